@@ -1,0 +1,97 @@
+package otp
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Errors without parameters. Match them with errors.Is.
+var (
+	// ErrUnavailable means Redis or Postgres could not be reached in time; nothing was sent.
+	ErrUnavailable = errors.New("a backing service is unavailable")
+	// ErrNotFound means there is no pending verification for the phone or id.
+	ErrNotFound = errors.New("no pending verification")
+	// ErrExpired means the verification's time ran out before a correct code arrived.
+	ErrExpired = errors.New("verification expired")
+	// ErrTooManyAttempts means the verification's wrong-guess budget is spent; it is dead.
+	ErrTooManyAttempts = errors.New("too many attempts")
+	// ErrDuplicateSubmit means the same client asked for the same phone within the duplicate window.
+	ErrDuplicateSubmit = errors.New("duplicate submit")
+)
+
+// ErrInvalidRequest lists field problems of a request that the service refused before doing anything.
+type ErrInvalidRequest struct {
+	// Fields maps a field name to what is wrong with it.
+	Fields map[string]string
+}
+
+func (e *ErrInvalidRequest) Error() string {
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + e.Fields[k]
+	}
+	return "invalid request: " + strings.Join(parts, "; ")
+}
+
+// ErrInvalidPhone means the phone number could not be parsed or is not a valid number.
+type ErrInvalidPhone struct {
+	Reason string
+}
+
+func (e *ErrInvalidPhone) Error() string { return "invalid phone: " + e.Reason }
+
+// ErrCountryNotAllowed means the number belongs to a country outside OTP_ALLOWED_COUNTRIES.
+type ErrCountryNotAllowed struct {
+	Country string
+}
+
+func (e *ErrCountryNotAllowed) Error() string { return "country not allowed: " + e.Country }
+
+// ErrRateLimited means one or more limiter rules refused the request.
+type ErrRateLimited struct {
+	// Violations are the refusing rules, each with its own retry-after.
+	Violations []RuleState
+	// RetryAfter is when every violated rule admits the request again.
+	RetryAfter time.Duration
+	// Decision is the full limiter decision, for rate-limit headers.
+	Decision Decision
+}
+
+func (e *ErrRateLimited) Error() string {
+	parts := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		parts[i] = v.Scope + " " + v.Rule.String()
+	}
+	return fmt.Sprintf("rate limited by %s; retry after %s", strings.Join(parts, ", "), e.RetryAfter)
+}
+
+// ErrInvalidCode means the code did not match; the attempt was counted.
+type ErrInvalidCode struct {
+	AttemptsLeft int
+}
+
+func (e *ErrInvalidCode) Error() string {
+	return fmt.Sprintf("invalid code; %d attempts left", e.AttemptsLeft)
+}
+
+// ErrProvider means the SMS provider failed. Definite failures were certainly not
+// delivered (and the limiter was refunded); others may or may not have been.
+type ErrProvider struct {
+	Provider string
+	Definite bool
+	Err      error
+}
+
+func (e *ErrProvider) Error() string {
+	return fmt.Sprintf("sms provider %s: %v", e.Provider, e.Err)
+}
+
+func (e *ErrProvider) Unwrap() error { return e.Err }

@@ -1,0 +1,129 @@
+package otp
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Rule is one sliding-window limit: at most Limit requests in any Window.
+type Rule struct {
+	Limit  int
+	Window time.Duration
+}
+
+// String renders the rule in the form ParseRules reads, such as "10/1h".
+func (r Rule) String() string {
+	return fmt.Sprintf("%d/%s", r.Limit, FormatWindow(r.Window))
+}
+
+// FormatWindow renders a window with the largest unit that divides it exactly
+// (24h stays "24h" so that what the operator configured reads back the same).
+func FormatWindow(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	default:
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	}
+}
+
+// Limit is one dimension of a policy: the rules that apply to one key of one scope,
+// such as scope "phone", key "+819012345678", rules 1/1m and 10/1h.
+type Limit struct {
+	Scope string
+	Key   string
+	Rules []Rule
+}
+
+// RuleState is what one rule of one key looks like at the moment of a decision.
+type RuleState struct {
+	Scope string
+	Key   string
+	Rule  Rule
+	// Used counts the requests inside the window, including this one when it was allowed.
+	Used int
+	// Remaining is Rule.Limit - Used, never below zero.
+	Remaining int
+	// ResetAfter is how long until the oldest counted request leaves the window (0 when none is counted).
+	ResetAfter time.Duration
+	// RetryAfter is how long until this rule would admit one more request (0 when it would now).
+	RetryAfter time.Duration
+	// Violated reports that this rule refused the request.
+	Violated bool
+}
+
+// Decision is the limiter's answer for a whole policy.
+type Decision struct {
+	// Allowed is true when every rule of every limit admitted the request and it was recorded.
+	Allowed bool
+	// Rules holds every rule of every limit, in policy order.
+	Rules []RuleState
+	// Reservation identifies what was recorded, for Refund; empty when denied.
+	Reservation Reservation
+	// Replayed is true when the limiter recognised a retry of a call it had already recorded.
+	Replayed bool
+}
+
+// Violations returns the rules that refused the request.
+func (d Decision) Violations() []RuleState {
+	var out []RuleState
+	for _, s := range d.Rules {
+		if s.Violated {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// RetryAfter is how long until every violated rule would admit the request again.
+func (d Decision) RetryAfter() time.Duration {
+	var max time.Duration
+	for _, s := range d.Rules {
+		if s.Violated && s.RetryAfter > max {
+			max = s.RetryAfter
+		}
+	}
+	return max
+}
+
+// Closest returns the rule nearest to its limit: the fewest remaining, and of
+// those the one that stays blocked longest. ok is false when there are no rules.
+func (d Decision) Closest() (s RuleState, ok bool) {
+	for i, r := range d.Rules {
+		if i == 0 || r.Remaining < s.Remaining ||
+			(r.Remaining == s.Remaining && r.RetryAfter > s.RetryAfter) ||
+			(r.Remaining == s.Remaining && r.RetryAfter == s.RetryAfter && r.ResetAfter > s.ResetAfter) {
+			s, ok = r, true
+		}
+	}
+	return s, ok
+}
+
+// Reservation identifies one recorded request so that it can be refunded.
+type Reservation struct {
+	// ID is the member the request was recorded under in every key.
+	ID string
+	// Keys are the storage keys that hold it.
+	Keys []string
+}
+
+// Limiter decides, records and refunds requests against policies of several limits.
+type Limiter interface {
+	// Allow decides the request against every limit at once and records it in all of
+	// them, or in none when any rule refuses it. Errors wrap ErrUnavailable.
+	Allow(ctx context.Context, limits []Limit) (Decision, error)
+	// Refund removes a reservation from every key that holds it; refunding an unknown
+	// or already refunded reservation changes nothing. Errors wrap ErrUnavailable.
+	Refund(ctx context.Context, r Reservation) error
+	// Inspect reports the state of one limit without recording anything.
+	Inspect(ctx context.Context, l Limit) ([]RuleState, error)
+	// Reset forgets every request recorded for one scope and key.
+	Reset(ctx context.Context, scope, key string) error
+}

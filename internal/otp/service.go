@@ -1,0 +1,101 @@
+package otp
+
+import (
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Config holds the service's typed settings; cmd/server fills it from the environment.
+type Config struct {
+	// Secret keys the code HMACs.
+	Secret      []byte
+	CodeLength  int
+	CodeTTL     time.Duration
+	MaxSends    int
+	MaxAttempts int
+	// DefaultRegion parses numbers written without a leading +, such as "JP".
+	DefaultRegion string
+	// AllowedCountries are ISO 3166 alpha-2 codes; empty allows every country.
+	AllowedCountries []string
+	PhoneRules       []Rule
+	IPRules          []Rule
+	// DuplicateWindow allows one send per phone and client fingerprint per window; 0 turns it off.
+	DuplicateWindow time.Duration
+	// GlobalRules budget all sends together; empty turns it off.
+	GlobalRules     []Rule
+	CheckPhoneRules []Rule
+	CheckIPRules    []Rule
+	// SMSTimeout bounds one call to the SMS provider.
+	SMSTimeout time.Duration
+	// DevMode lets the log sender print codes.
+	DevMode bool
+}
+
+// Service sends and checks verification codes.
+type Service struct {
+	cfg     Config
+	store   Store
+	limiter Limiter
+	sender  Sender
+	denied  DeniedRecorder
+	log     *slog.Logger
+
+	// Now is the service's clock (history times, expiry); tests replace it.
+	Now func() time.Time
+	// NewID makes ids for verifications and sends; tests replace it.
+	NewID func() string
+	// Rand is the source of code digits; tests replace it.
+	Rand io.Reader
+}
+
+// NewService wires a service from its parts.
+func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied DeniedRecorder, log *slog.Logger) *Service {
+	return &Service{
+		cfg: cfg, store: store, limiter: limiter, sender: sender, denied: denied, log: log,
+		Now:   func() time.Time { return time.Now().UTC() },
+		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
+		Rand:  rand.Reader,
+	}
+}
+
+// SendInput is one request to send (or resend) a code.
+type SendInput struct {
+	Phone   string
+	Channel string // "sms"; empty means sms
+	Locale  string // "en" or "ja"; empty means en
+	// ClientIP is the client's address as the limiter keys it (IPv6 already cut to its prefix).
+	ClientIP string
+	// Fingerprint tells one client from another for the duplicate window, with ClientIP.
+	Fingerprint string
+}
+
+// SendResult is what a send produced. Decision is set whenever the limiter was
+// asked, also when Send returns an error, so callers can always emit rate-limit headers.
+type SendResult struct {
+	Verification Verification
+	// Created is true for a new verification, false for a resend.
+	Created bool
+	// NextResendAt is the earliest time the phone's limits admit another send.
+	NextResendAt time.Time
+	// SendsLeft is how many more sends this verification may have.
+	SendsLeft int
+	Decision  Decision
+}
+
+// CheckInput is one attempt to prove a code: by verification ID or by Phone.
+type CheckInput struct {
+	ID       string
+	Phone    string
+	Code     string
+	ClientIP string
+}
+
+// CheckResult is an approved verification. Decision is set whenever the limiter was asked.
+type CheckResult struct {
+	Verification Verification
+	Decision     Decision
+}

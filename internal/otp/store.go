@@ -1,0 +1,94 @@
+package otp
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps verifications, their sends and their check attempts.
+// Implementations: internal/postgres (production) and internal/inmem (dev mode);
+// internal/storetest holds the behaviour both must share.
+type Store interface {
+	// BeginSend counts one send for the phone in one atomic step: it reuses the phone's
+	// pending, unexpired verification (extending its expiry to Now+TTL) or closes an
+	// expired one and creates a new one with ID NewVerificationID; it appends
+	// CodeHash(verification id) to its codes and writes a send row with status sending.
+	// Errors: *ErrSendBudget when the pending verification already had MaxSends sends.
+	BeginSend(ctx context.Context, p BeginSend) (SendStart, error)
+	// FinishSend records how a begun send ended. With Undo, what BeginSend counted is
+	// given back: a verification it created is canceled, a resend no longer counts.
+	FinishSend(ctx context.Context, p FinishSend) error
+	// Verification returns one verification by id. Errors: ErrNotFound.
+	Verification(ctx context.Context, id string) (Verification, error)
+	// Check locks the verification named by CheckRef (by id, or the phone's newest),
+	// calls decide with it, saves the Status, Attempts and ClosedAt that decide
+	// returns and records the attempt with decide's outcome, all in one transaction,
+	// so concurrent checks see each other's counts. Errors: ErrNotFound when no
+	// verification matches (decide is then not called).
+	Check(ctx context.Context, p CheckRef, decide func(Verification) (Verification, CheckOutcome)) (Verification, CheckOutcome, error)
+}
+
+// BeginSend holds what Store.BeginSend needs.
+type BeginSend struct {
+	Phone    string
+	Channel  string
+	Locale   string
+	ClientIP string
+	Provider string
+	Now      time.Time
+	TTL      time.Duration
+	MaxSends int
+	// MaxAttempts is stored with a verification when it is created.
+	MaxAttempts int
+	// NewVerificationID is used when a new verification has to be created.
+	NewVerificationID string
+	// SendID names the new send row.
+	SendID string
+	// CodeHash returns the hash of this send's code for the given verification id.
+	CodeHash func(verificationID string) []byte
+}
+
+// SendStart is the outcome of Store.BeginSend.
+type SendStart struct {
+	// Verification is the state after this send was counted.
+	Verification Verification
+	// Created is true when this send created the verification.
+	Created bool
+}
+
+// FinishSend holds what Store.FinishSend needs.
+type FinishSend struct {
+	SendID         string
+	VerificationID string
+	Status         SendStatus // SendSent or SendFailed
+	ProviderID     string
+	Error          string
+	Undo           bool
+	Created        bool
+	Now            time.Time
+}
+
+// CheckRef names the verification a check is for: ID, or else Phone (its newest verification).
+type CheckRef struct {
+	ID       string
+	Phone    string
+	ClientIP string
+	Now      time.Time
+}
+
+// DeniedSend is a refused send, recorded in history asynchronously.
+type DeniedSend struct {
+	ID       string
+	Phone    string
+	ClientIP string
+	Status   SendStatus // SendBlocked or SendDuplicate
+	// Reason is the refusing rule, such as "phone 1/1m" or "duplicate 1/5s".
+	Reason string
+	Time   time.Time
+}
+
+// DeniedRecorder takes refused sends for history without ever blocking the request;
+// what it cannot keep up with it drops and counts.
+type DeniedRecorder interface {
+	RecordDenied(d DeniedSend)
+}

@@ -1,0 +1,83 @@
+package otp
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status is the life-cycle state of a verification.
+type Status string
+
+// Verification statuses. Only pending verifications accept codes and resends.
+const (
+	StatusPending  Status = "pending"
+	StatusApproved Status = "approved"
+	StatusExpired  Status = "expired"
+	// StatusFailed: the wrong-guess budget is spent; the verification is dead.
+	StatusFailed Status = "failed"
+	// StatusCanceled: its first SMS definitely failed, so it never reached the user.
+	StatusCanceled Status = "canceled"
+)
+
+// Verification is one attempt to prove control of a phone number. It may have
+// several sends (each with its own code, all valid until it closes) and several checks.
+type Verification struct {
+	ID      string
+	Phone   string // E.164
+	Channel string
+	Locale  string
+	Status  Status
+	// CodeHashes holds HMAC-SHA256(secret, id ‖ code) of every code sent for it.
+	CodeHashes  [][]byte
+	Sends       int
+	Attempts    int
+	MaxAttempts int
+	ClientIP    string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	// ClosedAt is set when the status left pending.
+	ClosedAt time.Time
+}
+
+// AttemptsLeft is how many wrong guesses the verification still tolerates.
+func (v Verification) AttemptsLeft() int {
+	if n := v.MaxAttempts - v.Attempts; n > 0 {
+		return n
+	}
+	return 0
+}
+
+// SendStatus is the state of one send in history.
+type SendStatus string
+
+// Send statuses. A send row is written as sending before the SMS goes out.
+const (
+	SendSending   SendStatus = "sending"
+	SendSent      SendStatus = "sent"
+	SendFailed    SendStatus = "failed"
+	SendBlocked   SendStatus = "blocked"
+	SendDuplicate SendStatus = "duplicate"
+)
+
+// CheckOutcome is the result of one check attempt, as recorded in history.
+type CheckOutcome string
+
+// Check outcomes.
+const (
+	OutcomeApproved        CheckOutcome = "approved"
+	OutcomeInvalidCode     CheckOutcome = "invalid_code"
+	OutcomeExpired         CheckOutcome = "expired"
+	OutcomeTooManyAttempts CheckOutcome = "too_many_attempts"
+	// OutcomeNotPending: the verification exists but is closed (approved or canceled).
+	OutcomeNotPending CheckOutcome = "not_pending"
+)
+
+// ErrSendBudget means the pending verification already had its OTP_MAX_SENDS sends.
+type ErrSendBudget struct {
+	MaxSends  int
+	ExpiresAt time.Time
+}
+
+func (e *ErrSendBudget) Error() string {
+	return fmt.Sprintf("verification already had its %d sends; it expires at %s", e.MaxSends, e.ExpiresAt.Format(time.RFC3339))
+}
