@@ -3,9 +3,131 @@ package otp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
 )
 
-// Check proves a code against a verification and closes it when it matches.
+// Check proves a code against a verification and closes it when it matches. The
+// store runs the decision under a lock, so concurrent guesses never exceed the
+// attempt budget and one code never approves twice.
 func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error) {
-	return CheckResult{}, errors.New("not implemented yet")
+	var res CheckResult
+	if err := checkInput(in, s.cfg.CodeLength); err != nil {
+		return res, err
+	}
+	in.ID = strings.ToLower(in.ID)
+	ref := CheckRef{ID: in.ID, ClientIP: in.ClientIP}
+	phone, known := "", true
+	if in.Phone != "" {
+		p, _, err := NormalizePhone(in.Phone, s.cfg.DefaultRegion)
+		if err != nil {
+			return res, err
+		}
+		phone, ref.Phone = p, p
+	} else {
+		sctx, cancel := bounded(ctx, s.cfg.StoreTimeout)
+		v, err := s.store.Verification(sctx, in.ID)
+		cancel()
+		switch {
+		case errors.Is(err, ErrNotFound):
+			// An unknown id still costs the client IP a guess, so ids cannot be probed for free.
+			known = false
+		case err != nil:
+			return res, fmt.Errorf("otp: check: find verification: %w", err)
+		default:
+			phone = v.Phone
+		}
+	}
+
+	lctx, cancel := bounded(ctx, s.cfg.LimiterTimeout)
+	dec, err := s.limiter.Allow(lctx, s.checkPolicy(phone, in.ClientIP))
+	cancel()
+	if err != nil {
+		return res, unavailable("otp: check: limiter", err)
+	}
+	res.Decision = dec
+	if !dec.Allowed {
+		return res, &ErrRateLimited{Violations: dec.Violations(), RetryAfter: dec.RetryAfter(), Decision: dec}
+	}
+	if !known {
+		return res, ErrNotFound
+	}
+
+	ref.Now = s.Now()
+	sctx, cancel := bounded(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	v, outcome, err := s.store.Check(sctx, ref, func(v Verification) (Verification, CheckOutcome) {
+		return s.decide(v, in.Code, ref.Now)
+	})
+	if err != nil {
+		return res, fmt.Errorf("otp: check: %w", err)
+	}
+	res.Verification = v
+	switch outcome {
+	case OutcomeApproved:
+		return res, nil
+	case OutcomeInvalidCode:
+		return res, &ErrInvalidCode{AttemptsLeft: v.AttemptsLeft()}
+	case OutcomeExpired:
+		return res, ErrExpired
+	case OutcomeTooManyAttempts:
+		return res, ErrTooManyAttempts
+	default:
+		return res, ErrNotFound
+	}
+}
+
+// decide is the whole check rule, run by the store while it holds the verification's lock.
+func (s *Service) decide(v Verification, code string, now time.Time) (Verification, CheckOutcome) {
+	switch v.Status {
+	case StatusPending:
+	case StatusExpired:
+		return v, OutcomeExpired
+	case StatusFailed:
+		return v, OutcomeTooManyAttempts
+	default:
+		return v, OutcomeNotPending
+	}
+	if !now.Before(v.ExpiresAt) {
+		v.Status, v.ClosedAt = StatusExpired, now
+		return v, OutcomeExpired
+	}
+	if v.Attempts >= v.MaxAttempts {
+		v.Status, v.ClosedAt = StatusFailed, now
+		return v, OutcomeTooManyAttempts
+	}
+	if codeMatches(s.cfg.Secret, v, code) {
+		v.Status, v.ClosedAt = StatusApproved, now
+		return v, OutcomeApproved
+	}
+	v.Attempts++
+	if v.Attempts >= v.MaxAttempts {
+		v.Status, v.ClosedAt = StatusFailed, now
+	}
+	return v, OutcomeInvalidCode
+}
+
+// checkInput refuses malformed checks before anything is looked up or spent.
+func checkInput(in CheckInput, codeLength int) error {
+	fields := map[string]string{}
+	switch {
+	case in.ID == "" && in.Phone == "":
+		fields["phone"] = "either phone or id is required"
+	case in.ID != "" && in.Phone != "":
+		fields["id"] = "give either phone or id, not both"
+	case in.ID != "":
+		if _, err := uuid.Parse(in.ID); err != nil || len(in.ID) != 36 {
+			fields["id"] = "must be a verification id (UUID)"
+		}
+	}
+	if !validCodeFormat(in.Code, codeLength) {
+		fields["code"] = fmt.Sprintf("must be %d digits", codeLength)
+	}
+	if len(fields) > 0 {
+		return &ErrInvalidRequest{Fields: fields}
+	}
+	return nil
 }

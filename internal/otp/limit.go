@@ -127,3 +127,15 @@ type Limiter interface {
 	// Reset forgets every request recorded for one scope and key.
 	Reset(ctx context.Context, scope, key string) error
 }
+
+// RetryAfterNext is how long until every rule would admit one more request: after an
+// allowed decision, when the next one may come.
+func (d Decision) RetryAfterNext() time.Duration {
+	var max time.Duration
+	for _, s := range d.Rules {
+		if s.RetryAfter > max {
+			max = s.RetryAfter
+		}
+	}
+	return max
+}

@@ -3,9 +3,215 @@ package otp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 )
 
-// Send sends a fresh code for the phone: a new verification, or a resend of its pending one.
+// finishTimeout bounds the history writes and refunds that follow a send; they run
+// detached from the request so a client hanging up cannot lose what was accepted.
+const finishTimeout = 5 * time.Second
+
+// Send sends a fresh code for the phone: a new verification, or a resend of its
+// pending one. Bad input is refused before anything is spent; once the limiter
+// admits the send, every path either sends the SMS or refunds the reservation,
+// except a provider timeout, whose outcome is unknown.
 func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
-	return SendResult{}, errors.New("not implemented yet")
+	var res SendResult
+	channel, locale, err := sendOptions(in)
+	if err != nil {
+		return res, err
+	}
+	phone, region, err := NormalizePhone(in.Phone, s.cfg.DefaultRegion)
+	if err != nil {
+		return res, err
+	}
+	if !s.countryAllowed(region) {
+		return res, &ErrCountryNotAllowed{Country: region}
+	}
+
+	lctx, cancel := bounded(ctx, s.cfg.LimiterTimeout)
+	dec, err := s.limiter.Allow(lctx, s.sendPolicy(phone, in.ClientIP, in.Fingerprint))
+	cancel()
+	if err != nil {
+		return res, unavailable("otp: send: limiter", err)
+	}
+	res.Decision = dec
+	now := s.Now()
+	if !dec.Allowed {
+		return res, s.denied(phone, in.ClientIP, dec, now)
+	}
+
+	code, err := newCode(s.Rand, s.cfg.CodeLength)
+	if err != nil {
+		s.refund(ctx, dec.Reservation)
+		return res, err
+	}
+	sendID := s.NewID()
+	bctx, cancel := bounded(ctx, s.cfg.StoreTimeout)
+	start, err := s.store.BeginSend(bctx, BeginSend{
+		Phone: phone, Channel: channel, Locale: locale, ClientIP: in.ClientIP,
+		Provider: s.sender.Name(), Now: now, TTL: s.cfg.CodeTTL,
+		MaxSends: s.cfg.MaxSends, MaxAttempts: s.cfg.MaxAttempts,
+		NewVerificationID: s.NewID(), SendID: sendID,
+		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
+	})
+	cancel()
+	if err != nil {
+		s.refund(ctx, dec.Reservation)
+		var budget *ErrSendBudget
+		if errors.As(err, &budget) {
+			return res, s.budgetSpent(budget, now, dec)
+		}
+		return res, fmt.Errorf("otp: send: begin: %w", err)
+	}
+
+	// From here on the send is accepted: a client that hangs up must not cancel the
+	// SMS halfway or leave its history row unwritten.
+	detached := context.WithoutCancel(ctx)
+	sctx, cancel := context.WithTimeout(detached, s.cfg.SMSTimeout)
+	providerID, sendErr := s.sender.Send(sctx, Message{
+		ID: sendID, To: phone, Body: renderMessage(locale, code, s.cfg.CodeTTL),
+		Locale: locale, CreatedAt: now,
+	})
+	cancel()
+	if sendErr != nil {
+		definite := errors.Is(sendErr, ErrNotDelivered)
+		s.finish(detached, FinishSend{
+			SendID: sendID, VerificationID: start.Verification.ID, Status: SendFailed,
+			Error: sendErr.Error(), Undo: definite, Created: start.Created, Now: s.Now(),
+		})
+		if definite {
+			s.refund(detached, dec.Reservation)
+		}
+		return res, &ErrProvider{Provider: s.sender.Name(), Definite: definite, Err: sendErr}
+	}
+	s.finish(detached, FinishSend{
+		SendID: sendID, VerificationID: start.Verification.ID, Status: SendSent,
+		ProviderID: providerID, Now: s.Now(),
+	})
+
+	res.Verification = start.Verification
+	res.Created = start.Created
+	res.SendsLeft = max(s.cfg.MaxSends-start.Verification.Sends, 0)
+	res.NextResendAt = now.Add(dec.RetryAfterNext())
+	return res, nil
+}
+
+// SendLimitState reports the client IP's send limit without recording anything,
+// for rate-limit headers on requests refused before they reached the limiter.
+func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision, error) {
+	if len(s.cfg.IPRules) == 0 {
+		return Decision{Allowed: true}, nil
+	}
+	ctx, cancel := bounded(ctx, s.cfg.LimiterTimeout)
+	defer cancel()
+	states, err := s.limiter.Inspect(ctx, Limit{Scope: ScopeIP, Key: clientIP, Rules: s.cfg.IPRules})
+	if err != nil {
+		return Decision{}, unavailable("otp: send limit state", err)
+	}
+	return Decision{Allowed: true, Rules: states}, nil
+}
+
+// sendOptions validates channel and locale, filling in their defaults.
+func sendOptions(in SendInput) (channel, locale string, err error) {
+	channel, locale = in.Channel, in.Locale
+	if channel == "" {
+		channel = "sms"
+	}
+	if locale == "" {
+		locale = "en"
+	}
+	fields := map[string]string{}
+	if channel != "sms" {
+		fields["channel"] = `must be "sms"`
+	}
+	if !validLocale(locale) {
+		fields["locale"] = `must be "en" or "ja"`
+	}
+	if len(fields) > 0 {
+		return "", "", &ErrInvalidRequest{Fields: fields}
+	}
+	return channel, locale, nil
+}
+
+// countryAllowed applies OTP_ALLOWED_COUNTRIES; an empty list allows all.
+func (s *Service) countryAllowed(region string) bool {
+	if len(s.cfg.AllowedCountries) == 0 {
+		return true
+	}
+	for _, c := range s.cfg.AllowedCountries {
+		if c == region {
+			return true
+		}
+	}
+	return false
+}
+
+// denied records a refused send for history and names the refusal. A double submit
+// is reported as such even when other rules refused it too.
+func (s *Service) denied(phone, ip string, dec Decision, now time.Time) error {
+	violations := dec.Violations()
+	status, reason := SendBlocked, ""
+	for _, v := range violations {
+		if v.Scope == ScopeDuplicate {
+			status = SendDuplicate
+		}
+	}
+	for _, v := range violations {
+		if status == SendBlocked || v.Scope == ScopeDuplicate {
+			reason = v.Scope + " " + v.Rule.String()
+			break
+		}
+	}
+	if s.history != nil {
+		s.history.RecordDenied(DeniedSend{
+			ID: s.NewID(), Phone: phone, ClientIP: ip, Status: status, Reason: reason, Time: now,
+		})
+	}
+	if status == SendDuplicate {
+		return ErrDuplicateSubmit
+	}
+	return &ErrRateLimited{Violations: violations, RetryAfter: dec.RetryAfter(), Decision: dec}
+}
+
+// budgetSpent turns a verification's spent send budget into a rate-limit refusal: it
+// frees up when the verification expires and a new one can be created.
+func (s *Service) budgetSpent(b *ErrSendBudget, now time.Time, dec Decision) error {
+	v := RuleState{
+		Scope: ScopeVerification, Rule: Rule{Limit: b.MaxSends, Window: s.cfg.CodeTTL},
+		Used: b.MaxSends, RetryAfter: max(b.ExpiresAt.Sub(now), 0), Violated: true,
+	}
+	v.ResetAfter = v.RetryAfter
+	dec.Allowed = false
+	dec.Reservation = Reservation{}
+	dec.Rules = append(append([]RuleState(nil), dec.Rules...), v)
+	return &ErrRateLimited{Violations: []RuleState{v}, RetryAfter: v.RetryAfter, Decision: dec}
+}
+
+// refund gives back a reservation for a send that definitely did not happen. A
+// failed refund only over-counts, so it is logged, not returned.
+func (s *Service) refund(ctx context.Context, r Reservation) {
+	ctx, cancel := bounded(context.WithoutCancel(ctx), max(s.cfg.LimiterTimeout, finishTimeout))
+	defer cancel()
+	if err := s.limiter.Refund(ctx, r); err != nil {
+		s.log.Warn("limiter refund failed", "err", err)
+	}
+}
+
+// finish writes how a send ended. The SMS is already out (or definitely not), so a
+// failed write is logged rather than turned into an error the client would retry.
+func (s *Service) finish(ctx context.Context, p FinishSend) {
+	ctx, cancel := context.WithTimeout(ctx, finishTimeout)
+	defer cancel()
+	if err := s.store.FinishSend(ctx, p); err != nil {
+		s.log.Error("recording send outcome failed", "send_id", p.SendID, "status", p.Status, "err", err)
+	}
+}
+
+// unavailable makes sure a backing-service error says so, whatever wrapped it.
+func unavailable(op string, err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
 }

@@ -1,6 +1,7 @@
 package otp
 
 import (
+	"context"
 	"crypto/rand"
 	"io"
 	"log/slog"
@@ -31,6 +32,10 @@ type Config struct {
 	CheckIPRules    []Rule
 	// SMSTimeout bounds one call to the SMS provider.
 	SMSTimeout time.Duration
+	// LimiterTimeout bounds one limiter call; past it the request fails closed.
+	LimiterTimeout time.Duration
+	// StoreTimeout bounds one store call.
+	StoreTimeout time.Duration
 	// DevMode lets the log sender print codes.
 	DevMode bool
 }
@@ -41,7 +46,7 @@ type Service struct {
 	store   Store
 	limiter Limiter
 	sender  Sender
-	denied  DeniedRecorder
+	history DeniedRecorder
 	log     *slog.Logger
 
 	// Now is the service's clock (history times, expiry); tests replace it.
@@ -55,7 +60,7 @@ type Service struct {
 // NewService wires a service from its parts.
 func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied DeniedRecorder, log *slog.Logger) *Service {
 	return &Service{
-		cfg: cfg, store: store, limiter: limiter, sender: sender, denied: denied, log: log,
+		cfg: cfg, store: store, limiter: limiter, sender: sender, history: denied, log: log,
 		Now:   func() time.Time { return time.Now().UTC() },
 		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
 		Rand:  rand.Reader,
@@ -98,4 +103,13 @@ type CheckInput struct {
 type CheckResult struct {
 	Verification Verification
 	Decision     Decision
+}
+
+// bounded gives a call to a backing service its own deadline, so a slow Redis or
+// Postgres turns into a prompt 503 instead of a hanging request.
+func bounded(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
 }

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"otpgate/internal/sms"
+	"otpgate/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// instance is one server started through run, as the binary would be.
+type instance struct {
+	api, admin string
+	stdout     *syncBuffer
+	stderr     *syncBuffer
+	stop       func() error
+}
+
+// startServer runs the server in-process with env as its whole environment and
+// waits until it listens; it is stopped at cleanup.
+func startServer(t testing.TB, env map[string]string) *instance {
+	t.Helper()
+	full := map[string]string{"OTP_HTTP_ADDR": "127.0.0.1:0", "OTP_ADMIN_ADDR": "127.0.0.1:0"}
+	for k, v := range env {
+		full[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{stdout: newSyncBuffer(), stderr: newSyncBuffer()}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"server"}, func(k string) string { return full[k] }, in.stdout, in.stderr)
+	}()
+	var once sync.Once
+	var stopErr error
+	in.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				stopErr = fmt.Errorf("server did not stop in 30s")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := in.stop(); err != nil {
+			t.Errorf("server stop: %v", err)
+		}
+	})
+
+	re := regexp.MustCompile(`listening: api http://(\S+) admin http://(\S+)/admin/`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(in.stdout.String()); m != nil {
+			in.api, in.admin = "http://"+m[1], "http://"+m[2]
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("server exited before listening: %v\nstderr:\n%s", err, in.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start in 30s\nstdout:\n%s\nstderr:\n%s", in.stdout.String(), in.stderr.String())
+		}
+	}
+	for {
+		resp, err := http.Get(in.api + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return in
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz never answered 200: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// prodEnv is a production-mode environment over the test's Redis and a fresh
+// database, sending SMS to p through the webhook sender.
+func prodEnv(t testing.TB, p *provider, extra map[string]string) map[string]string {
+	env := map[string]string{
+		"REDIS_URL":          testenv.RedisURL(t),
+		"DATABASE_URL":       testenv.PostgresDSN(t),
+		"OTP_REDIS_PREFIX":   testenv.KeyPrefix(t),
+		"OTP_SECRET":         "test-secret-0123456789abcdef0123456789",
+		"ADMIN_TOKEN":        "test-admin-token-0123456789",
+		"SMS_PROVIDER":       "webhook",
+		"SMS_WEBHOOK_URL":    p.url(),
+		"SMS_WEBHOOK_SECRET": p.secret,
+		"OTP_LOG_LEVEL":      "warn",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// provider is a webhook receiver standing in for the SMS provider. It checks the
+// signature of every delivery and keeps what it received.
+type provider struct {
+	t      testing.TB
+	srv    *httptest.Server
+	secret string
+
+	mu       sync.Mutex
+	messages []delivery
+	status   int           // reply status; 0 means 200
+	delay    time.Duration // wait before replying
+}
+
+// delivery is one message the provider accepted or refused.
+type delivery struct {
+	To, Body, Code string
+}
+
+var codeRe = regexp.MustCompile(`\b(\d{4,10})\b`)
+
+func newProvider(t testing.TB) *provider {
+	p := &provider{t: t, secret: "webhook-secret"}
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *provider) url() string { return p.srv.URL + "/sms" }
+
+func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if err := sms.VerifySignature(p.secret, r.Header.Get("Otpgate-Signature"), body, time.Now(), time.Minute); err != nil {
+		p.t.Errorf("provider: bad signature: %v", err)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var m struct{ ID, To, Body, Locale, CreatedAt string }
+	if err := json.Unmarshal(body, &m); err != nil {
+		p.t.Errorf("provider: bad json: %v", err)
+	}
+	p.mu.Lock()
+	status, delay := p.status, p.delay
+	if status == 0 || status/100 == 2 {
+		code := ""
+		if c := codeRe.FindStringSubmatch(m.Body); c != nil {
+			code = c[1]
+		}
+		p.messages = append(p.messages, delivery{To: m.To, Body: m.Body, Code: code})
+	}
+	p.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"id":"msg-%s"}`, m.ID)
+}
+
+// set changes how the provider answers from now on.
+func (p *provider) set(status int, delay time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.status, p.delay = status, delay
+}
+
+// received returns the messages delivered so far to one number ("" for all).
+func (p *provider) received(to string) []delivery {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []delivery
+	for _, m := range p.messages {
+		if to == "" || m.To == to {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// lastCode is the code of the newest message to a number.
+func (p *provider) lastCode(t testing.TB, to string) string {
+	t.Helper()
+	ms := p.received(to)
+	if len(ms) == 0 || ms[len(ms)-1].Code == "" {
+		t.Fatalf("provider received no code for %s (got %d messages)", to, len(ms))
+	}
+	return ms[len(ms)-1].Code
+}
+
+// reply is one decoded response.
+type reply struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    string
+}
+
+func (r reply) str(k string) string {
+	s, _ := r.Body[k].(string)
+	return s
+}
+
+func (r reply) num(k string) float64 {
+	n, _ := r.Body[k].(float64)
+	return n
+}
+
+// client posts JSON to one instance.
+var client = &http.Client{Timeout: 30 * time.Second}
+
+func post(t testing.TB, url string, body any, headers ...string) reply {
+	t.Helper()
+	var buf []byte
+	switch b := body.(type) {
+	case string:
+		buf = []byte(b)
+	default:
+		var err error
+		if buf, err = json.Marshal(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Errorf("POST %s: %v", url, err)
+		return reply{}
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &r.Body); err != nil {
+			t.Errorf("POST %s: %d reply is not JSON: %q", url, resp.StatusCode, raw)
+		}
+	}
+	return r
+}
+
+func send(t testing.TB, in *instance, phone string, headers ...string) reply {
+	t.Helper()
+	return post(t, in.api+"/v1/verifications", map[string]string{"phone": phone}, headers...)
+}
+
+func check(t testing.TB, in *instance, body map[string]string, headers ...string) reply {
+	t.Helper()
+	return post(t, in.api+"/v1/verifications/check", body, headers...)
+}
+
+func wantStatus(t testing.TB, r reply, status int, code string) {
+	t.Helper()
+	if r.Status != status || (code != "" && r.str("code") != code) {
+		t.Fatalf("got %d %s, want %d %s; body %s", r.Status, r.str("code"), status, code, r.Raw)
+	}
+}
+
+// syncBuffer is an io.Writer safe for a server goroutine and a test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines returns the output lines that contain s.
+func (b *syncBuffer) lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"otpgate/internal/inmem"
+	"otpgate/internal/otp"
+	"otpgate/internal/postgres"
+	"otpgate/internal/sms"
+)
+
+// parts are the backing pieces of one server, dev or production.
+type parts struct {
+	redis   redis.UniversalClient
+	store   otp.Store
+	history otp.HistoryStore
+	denied  otp.DeniedRecorder
+	sender  otp.Sender
+	secret  []byte
+	token   string
+	// pingStore tells readiness whether the store answers.
+	pingStore func(context.Context) error
+	// batch is the production history writer, flushed at shutdown; nil in dev mode.
+	batch *postgres.BatchWriter
+	// closers run in reverse order at shutdown.
+	closers []func()
+}
+
+func (p *parts) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// devParts builds the embedded dev setup: miniredis running the same Lua, an
+// in-memory store, the log sender and a random secret and admin token.
+func devParts(cfg config, log *slog.Logger) (*parts, error) {
+	p := &parts{}
+	mr := miniredis.NewMiniRedis()
+	if err := mr.Start(); err != nil {
+		return nil, fmt.Errorf("dev mode: start embedded redis: %w", err)
+	}
+	p.closers = append(p.closers, mr.Close)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
+	p.closers = append(p.closers, func() { rdb.Close() })
+	p.redis = rdb
+
+	mem := inmem.New()
+	p.store, p.history, p.denied = mem, mem, mem
+	p.pingStore = mem.Ping
+
+	p.secret = []byte(cfg.Secret)
+	if len(p.secret) == 0 {
+		p.secret = randomBytes(32)
+	}
+	p.token = cfg.AdminToken
+	if p.token == "" {
+		p.token = hex.EncodeToString(randomBytes(16))
+	}
+	sender, err := newSender(cfg, log, true)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	p.sender = sender
+	return p, nil
+}
+
+// prodParts connects to the configured Redis and Postgres.
+func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
+	p := &parts{secret: []byte(cfg.Secret), token: cfg.AdminToken}
+	rdb, err := newRedis(cfg.RedisURL, cfg.RedisTimeout)
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, func() { rdb.Close() })
+	p.redis = rdb
+
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		p.close()
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	p.closers = append(p.closers, pool.Close)
+	if cfg.MigrateOnStart {
+		if err := postgres.Migrate(ctx, pool); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	store := postgres.New(pool)
+	p.store, p.history = store, store
+	p.pingStore = store.Ping
+	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
+	p.denied = p.batch
+
+	sender, err := newSender(cfg, log, false)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	p.sender = sender
+	return p, nil
+}
+
+// newSender builds the configured SMS sender.
+func newSender(cfg config, log *slog.Logger, dev bool) (otp.Sender, error) {
+	switch cfg.smsProvider {
+	case "log":
+		l := sms.NewLog(log.With("component", "sms"))
+		l.ShowCodes = dev
+		return l, nil
+	case "webhook":
+		return sms.NewWebhook(sms.WebhookConfig{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Timeout: cfg.SMSTimeout})
+	case "twilio":
+		return sms.NewTwilio(sms.TwilioConfig{
+			AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken,
+			From: cfg.TwilioFrom, MessagingServiceSID: cfg.TwilioMessagingSID,
+			BaseURL: cfg.TwilioBaseURL, Timeout: cfg.SMSTimeout,
+		})
+	}
+	return nil, fmt.Errorf("SMS_PROVIDER=%q: unknown", cfg.smsProvider)
+}
+
+// migrate is the `migrate` subcommand: apply the schema and exit.
+func migrate(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	dsn := getenv("DATABASE_URL")
+	if dsn == "" {
+		return errors.New("migrate: DATABASE_URL is required")
+	}
+	pool, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer pool.Close()
+	if err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return b
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// newRedis builds the one client the limiter and idempotency records share, from
+// REDIS_URL:
+//
+//	redis://[user:pass@]host:port[/db]             standalone
+//	rediss://...                                   standalone over TLS
+//	redis+cluster://[user:pass@]host:port,host:port cluster (rediss+cluster for TLS)
+//	redis+sentinel://[user:pass@]host:port,host:port/master-name[?db=N] sentinel (rediss+sentinel for TLS)
+//
+// Every command is bounded by timeout on the socket and by the caller's context
+// (ContextTimeoutEnabled), so a slow Redis fails requests closed instead of hanging them.
+func newRedis(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, fmt.Errorf("REDIS_URL: missing scheme (want redis://, rediss://, redis+cluster:// or redis+sentinel://)")
+	}
+	tune := func(dial, rw *time.Duration, ctxTimeout *bool) {
+		*dial, *rw = max(timeout, time.Second), timeout
+		*ctxTimeout = true
+	}
+	switch scheme {
+	case "redis", "rediss":
+		opt, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
+		opt.WriteTimeout = opt.ReadTimeout
+		return redis.NewClient(opt), nil
+	case "redis+cluster", "rediss+cluster":
+		u, hosts, err := splitHosts(strings.TrimSuffix(scheme, "+cluster"), rest)
+		if err != nil {
+			return nil, err
+		}
+		opt := &redis.ClusterOptions{Addrs: hosts}
+		setAuth(u, &opt.Username, &opt.Password)
+		if u.Scheme == "rediss" {
+			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOnly(hosts[0])}
+		}
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
+		opt.WriteTimeout = opt.ReadTimeout
+		return redis.NewClusterClient(opt), nil
+	case "redis+sentinel", "rediss+sentinel":
+		u, hosts, err := splitHosts(strings.TrimSuffix(scheme, "+sentinel"), rest)
+		if err != nil {
+			return nil, err
+		}
+		master := strings.Trim(u.Path, "/")
+		if master == "" {
+			return nil, fmt.Errorf("REDIS_URL: sentinel form needs the master name as path, e.g. redis+sentinel://host:26379/mymaster")
+		}
+		opt := &redis.FailoverOptions{MasterName: master, SentinelAddrs: hosts}
+		setAuth(u, &opt.Username, &opt.Password)
+		if p, ok := u.User.Password(); ok {
+			opt.SentinelPassword = p
+		}
+		if db := u.Query().Get("db"); db != "" {
+			n, err := strconv.Atoi(db)
+			if err != nil {
+				return nil, fmt.Errorf("REDIS_URL: db=%q is not a number", db)
+			}
+			opt.DB = n
+		}
+		if u.Scheme == "rediss" {
+			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
+		opt.WriteTimeout = opt.ReadTimeout
+		return redis.NewFailoverClient(opt), nil
+	default:
+		return nil, fmt.Errorf("REDIS_URL: unknown scheme %q (want redis, rediss, redis+cluster or redis+sentinel)", scheme)
+	}
+}
+
+// splitHosts parses "user:pass@h1:p1,h2:p2/path?query" with the plain scheme given.
+func splitHosts(scheme, rest string) (*url.URL, []string, error) {
+	hostPart, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		hostPart, tail = rest[:i], rest[i:]
+	}
+	userinfo := ""
+	if i := strings.LastIndex(hostPart, "@"); i >= 0 {
+		userinfo, hostPart = hostPart[:i+1], hostPart[i+1:]
+	}
+	var hosts []string
+	for _, h := range strings.Split(hostPart, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		return nil, nil, fmt.Errorf("REDIS_URL: no hosts")
+	}
+	u, err := url.Parse(scheme + "://" + userinfo + hosts[0] + tail)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	return u, hosts, nil
+}
+
+func setAuth(u *url.URL, user, pass *string) {
+	if u.User == nil {
+		return
+	}
+	*user = u.User.Username()
+	if p, ok := u.User.Password(); ok {
+		*pass = p
+	}
+}
+
+func hostOnly(hostport string) string {
+	if i := strings.LastIndex(hostport, ":"); i >= 0 {
+		return hostport[:i]
+	}
+	return hostport
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	otphttp "otpgate/internal/http"
+	"otpgate/internal/idempotency"
+	"otpgate/internal/otp"
+	"otpgate/internal/ratelimit"
+)
+
+// serve runs both listeners until ctx ends or SIGINT/SIGTERM arrives, then drains:
+// readiness fails first, in-flight requests finish (bounded by
+// OTP_SHUTDOWN_TIMEOUT), the history writer flushes, and the pools close.
+func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+
+	var p *parts
+	if cfg.dev {
+		p, err = devParts(cfg, log)
+	} else {
+		p, err = prodParts(ctx, cfg, log)
+	}
+	if err != nil {
+		return err
+	}
+	defer p.close()
+
+	limiter := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:")
+	svc := otp.NewService(cfg.serviceConfig(p.secret), p.store, limiter, p.sender, p.denied, log)
+
+	var draining atomic.Bool
+	ready := func(ctx context.Context) error {
+		if draining.Load() {
+			return errors.New("shutting down")
+		}
+		if err := p.redis.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		if err := p.pingStore(ctx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		return nil
+	}
+
+	public := otphttp.NewServer(otphttp.Deps{
+		Logger:         log,
+		Verifier:       svc,
+		Idempotency:    idempotency.New(p.redis, cfg.RedisPrefix+"idem:", cfg.IdempotencyTTL),
+		TrustedProxies: cfg.proxies,
+		IPv6Prefix:     cfg.IPv6Prefix,
+		CodeLength:     cfg.CodeLength,
+		Ready:          ready,
+	})
+	admin := newAdminHandler(ready)
+
+	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("OTP_HTTP_ADDR=%s: %w", cfg.HTTPAddr, err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		publicLn.Close()
+		return fmt.Errorf("OTP_ADMIN_ADDR=%s: %w", cfg.AdminAddr, err)
+	}
+
+	if cfg.dev {
+		printDevBanner(stdout, p.token)
+	}
+	fmt.Fprintf(stdout, "otpgate %s listening: api http://%s admin http://%s/admin/\n", version, publicLn.Addr(), adminLn.Addr())
+	log.Info("listening", "api", publicLn.Addr().String(), "admin", adminLn.Addr().String(), "dev_mode", cfg.dev)
+
+	servers := []*http.Server{
+		{Handler: public, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second},
+		{Handler: admin, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+	}
+	errc := make(chan error, len(servers)+1)
+	var wg sync.WaitGroup
+	for i, ln := range []net.Listener{publicLn, adminLn} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := servers[i].Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	batchDone := make(chan struct{})
+	batchCtx, stopBatch := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(batchDone)
+		if p.batch != nil {
+			if err := p.batch.Run(batchCtx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("history writer stopped", "err", err)
+			}
+		}
+	}()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case runErr = <-errc:
+		log.Error("listener failed", "err", runErr)
+	}
+
+	// Fail readiness first so load balancers stop sending, then let what was
+	// accepted finish on a fresh deadline: ctx is already cancelled.
+	draining.Store(true)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Shutdown(sctx); err != nil {
+			log.Error("shutdown", "err", err)
+			runErr = errors.Join(runErr, fmt.Errorf("shutdown: %w", err))
+		}
+	}
+	wg.Wait()
+	stopBatch()
+	<-batchDone
+	if p.batch != nil {
+		if err := p.batch.Close(sctx); err != nil {
+			log.Error("history writer flush", "err", err)
+		}
+	}
+	log.Info("stopped")
+	return runErr
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.dev {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func printDevBanner(w io.Writer, token string) {
+	line := strings.Repeat("=", 72)
+	fmt.Fprintf(w, "%s\n  DEV MODE — embedded Redis, in-memory store, codes printed to the log.\n"+
+		"  Nothing is kept after exit. Set REDIS_URL and DATABASE_URL for production.\n"+
+		"  Admin token (shown once): %s\n%s\n", line, token, line)
+}

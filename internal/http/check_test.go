@@ -1,0 +1,71 @@
+package http
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+func TestCheck(t *testing.T) {
+	t.Run("ApprovedIs200", func(t *testing.T) {
+		v := &stubVerifier{}
+		h, _ := newTestServer(t, v, nil)
+		w := post(t, h, "/v1/verifications/check", `{"id":"`+testID+`","code":"123456"}`, nil)
+		if w.Code != 200 {
+			t.Fatalf("status: got %v, want %v (%s)", w.Code, 200, w.Body)
+		}
+		want := `{"id":"` + testID + `","phone":"+819012345678","status":"approved"}` + "\n"
+		if w.Body.String() != want {
+			t.Errorf("body: got %s, want %s", w.Body, want)
+		}
+		if in := v.checks[0]; in.ID != testID || in.Code != "123456" || in.Phone != "" || in.ClientIP != "192.0.2.1" {
+			t.Errorf("service input: got %+v", in)
+		}
+	})
+	t.Run("CodeLengthIsConfigured", func(t *testing.T) {
+		v := &stubVerifier{}
+		h, _ := newTestServer(t, v, func(d *Deps) { d.CodeLength = 8 })
+		if w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, nil); w.Code != 400 {
+			t.Errorf("six digits: got %v, want %v", w.Code, 400)
+		}
+		if w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"12345678"}`, nil); w.Code != 200 {
+			t.Errorf("eight digits: got %v, want %v", w.Code, 200)
+		}
+	})
+	t.Run("InvalidFieldsAre400", func(t *testing.T) {
+		v := &stubVerifier{}
+		h, _ := newTestServer(t, v, nil)
+		w := post(t, h, "/v1/verifications/check", `{"phone":"1","id":"`+testID+`","code":"12"}`, nil)
+		p := decodeProblem(t, w)
+		if w.Code != 400 || p.Errors["id"] == "" || p.Errors["code"] == "" {
+			t.Errorf("got %v %v, want 400 naming id and code", w.Code, p.Errors)
+		}
+		if len(v.checks) != 0 {
+			t.Error("the service was called for an invalid request")
+		}
+	})
+	t.Run("InvalidCodeHasAttemptsLeft", func(t *testing.T) {
+		v := &stubVerifier{check: func(context.Context, otp.CheckInput) (otp.CheckResult, error) {
+			return otp.CheckResult{}, &otp.ErrInvalidCode{AttemptsLeft: 3}
+		}}
+		h, _ := newTestServer(t, v, nil)
+		w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, nil)
+		p := decodeProblem(t, w)
+		if w.Code != 422 || p.Code != "invalid_code" || p.AttemptsLeft == nil || *p.AttemptsLeft != 3 {
+			t.Errorf("got %v %v %v, want 422 invalid_code with attempts_left 3", w.Code, p.Code, p.AttemptsLeft)
+		}
+	})
+	t.Run("RateLimitedHasHeaders", func(t *testing.T) {
+		d := otp.Decision{Rules: []otp.RuleState{{Scope: "check_ip", Rule: otp.Rule{Limit: 100, Window: time.Hour}, Used: 100, RetryAfter: 10 * time.Second, ResetAfter: 10 * time.Second, Violated: true}}}
+		v := &stubVerifier{check: func(context.Context, otp.CheckInput) (otp.CheckResult, error) {
+			return otp.CheckResult{}, &otp.ErrRateLimited{Violations: d.Rules, RetryAfter: 10 * time.Second, Decision: d}
+		}}
+		h, _ := newTestServer(t, v, nil)
+		w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, nil)
+		if w.Code != 429 || w.Header().Get("Retry-After") != "10" || w.Header().Get("RateLimit") != `"check_ip-1h";r=0;t=10` {
+			t.Errorf("got %v, Retry-After %q, RateLimit %q; want 429, 10, the check_ip rule", w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"))
+		}
+	})
+}

@@ -1,0 +1,40 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"otpgate/internal/otp"
+)
+
+// healthResponse is the body of /healthz and /readyz.
+type healthResponse struct {
+	Status string `json:"status"`
+}
+
+// handleHealthz answers while the process serves at all; it checks nothing else, so an
+// orchestrator does not restart servers because Redis blinked.
+func handleHealthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = encode(w, http.StatusOK, healthResponse{Status: "ok"})
+	})
+}
+
+// handleReadyz answers 200 when ready (Redis and Postgres answer) within a short
+// timeout, else a 503 problem, so a load balancer stops sending requests here.
+func handleReadyz(log *slog.Logger, ready func(ctx context.Context) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			err := ready(ctx)
+			cancel()
+			if err != nil {
+				writeProblem(w, r, log, fmt.Errorf("readyz: %w: %w", otp.ErrUnavailable, err))
+				return
+			}
+		}
+		_ = encode(w, http.StatusOK, healthResponse{Status: "ok"})
+	})
+}

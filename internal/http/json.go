@@ -1,0 +1,239 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// readJSON checks that the request carries JSON and reads its body, which limitBody has
+// capped. Errors: errUnsupportedMediaType, errTooLarge, *requestError.
+func readJSON(r *http.Request) ([]byte, error) {
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !isJSONMediaType(ct[0]) {
+		return nil, errUnsupportedMediaType
+	}
+	body, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errTooLarge
+	}
+	if err != nil {
+		return nil, &requestError{detail: "the request body could not be read"}
+	}
+	return body, nil
+}
+
+// isJSONMediaType accepts application/json, optionally with charset=utf-8 and nothing else.
+func isJSONMediaType(ct string) bool {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return false
+		}
+	}
+	return true
+}
+
+// decode reads body strictly into a T (a struct of JSON fields). Beyond encoding/json it
+// refuses, as *requestError naming the problem: an empty body, invalid UTF-8 (which
+// encoding/json would silently replace), anything but one object, trailing data,
+// duplicate keys at any depth compared regardless of letter case (encoding/json would
+// keep the last), top-level names that do not match a field exactly (encoding/json
+// matches them case-insensitively), top-level nulls, and wrong types.
+func decode[T any](body []byte) (T, error) {
+	var v T
+	if err := checkJSON(body, jsonFieldNames(reflect.TypeFor[T]())); err != nil {
+		return v, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return v, &requestError{detail: fmt.Sprintf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type))}
+		}
+		return v, &requestError{detail: "malformed JSON: " + err.Error()}
+	}
+	return v, nil
+}
+
+// encode writes v as JSON with status; a Content-Type set earlier (problem+json) is kept.
+func encode[T any](w http.ResponseWriter, status int, v T) error {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	return nil
+}
+
+// checkJSON walks body's tokens for the faults encoding/json lets through; fields are
+// the top-level names allowed (nil allows any).
+func checkJSON(body []byte, fields map[string]bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return &requestError{detail: "the request body is empty"}
+	}
+	if !utf8.Valid(body) {
+		return &requestError{detail: "the request body is not valid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return malformed(err)
+	}
+	if tok != json.Delim('{') {
+		return &requestError{detail: "the request body must be a JSON object"}
+	}
+	if err := checkObject(dec, fields); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &requestError{detail: "unexpected data after the JSON object"}
+	}
+	return nil
+}
+
+// checkObject checks the members of an object whose '{' was just read, through its '}'.
+func checkObject(dec *json.Decoder, fields map[string]bool) error {
+	seen := map[string]string{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return &requestError{detail: "malformed JSON: object key is not a string"}
+		}
+		folded := foldKey(key)
+		if prev, dup := seen[folded]; dup {
+			if prev == key {
+				return &requestError{detail: fmt.Sprintf("duplicate field %q", key)}
+			}
+			return &requestError{detail: fmt.Sprintf("duplicate field %q (also given as %q; names are compared regardless of letter case)", key, prev)}
+		}
+		seen[folded] = key
+		if fields != nil && !fields[key] {
+			return &requestError{detail: fmt.Sprintf("unknown field %q", key)}
+		}
+		tok, err = dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		if tok == nil && fields != nil {
+			return &requestError{detail: fmt.Sprintf("field %q must not be null", key)}
+		}
+		if err := checkNested(dec, tok); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return malformed(err)
+	}
+	return nil
+}
+
+// checkNested descends into the object or array that tok opens, if any.
+func checkNested(dec *json.Decoder, tok json.Token) error {
+	switch tok {
+	case json.Delim('{'):
+		return checkObject(dec, nil)
+	case json.Delim('['):
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return malformed(err)
+			}
+			if err := checkNested(dec, t); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return malformed(err)
+		}
+	}
+	return nil
+}
+
+// malformed turns a tokenizer error into a 400 that says where the JSON broke.
+func malformed(err error) error {
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return &requestError{detail: fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, err)}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &requestError{detail: "malformed JSON: unexpected end of input"}
+	default:
+		return &requestError{detail: "malformed JSON: " + err.Error()}
+	}
+}
+
+// foldKey maps every rune to the smallest rune of its Unicode case-folding orbit, so two
+// keys fold equal exactly when strings.EqualFold (encoding/json's name match) says so:
+// "K", "k" and the Kelvin sign, or "s" and "ſ", all collide.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+// jsonFieldNames lists the JSON names of a struct type's exported fields; nil for other types.
+func jsonFieldNames(t reflect.Type) map[string]bool {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	names := map[string]bool{}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names[name] = true
+	}
+	return names
+}
+
+// jsonKind names the JSON type a Go type expects, for error details.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}

@@ -1,0 +1,205 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+	"otpgate/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// stubVerifier is an in-test Verifier for checks of the HTTP shape only; the service's
+// behaviour is tested end to end elsewhere, through real Redis and PostgreSQL.
+type stubVerifier struct {
+	send  func(ctx context.Context, in otp.SendInput) (otp.SendResult, error)
+	check func(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error)
+	state func(ctx context.Context, ip string) (otp.Decision, error)
+
+	mu     sync.Mutex
+	sends  []otp.SendInput
+	checks []otp.CheckInput
+	states []string
+}
+
+func (s *stubVerifier) Send(ctx context.Context, in otp.SendInput) (otp.SendResult, error) {
+	s.mu.Lock()
+	s.sends = append(s.sends, in)
+	s.mu.Unlock()
+	if s.send == nil {
+		return pendingResult(true), nil
+	}
+	return s.send(ctx, in)
+}
+
+func (s *stubVerifier) Check(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error) {
+	s.mu.Lock()
+	s.checks = append(s.checks, in)
+	s.mu.Unlock()
+	if s.check == nil {
+		return otp.CheckResult{Verification: otp.Verification{ID: testID, Phone: testPhone, Status: otp.StatusApproved}}, nil
+	}
+	return s.check(ctx, in)
+}
+
+func (s *stubVerifier) SendLimitState(ctx context.Context, ip string) (otp.Decision, error) {
+	s.mu.Lock()
+	s.states = append(s.states, ip)
+	s.mu.Unlock()
+	if s.state == nil {
+		return ipState(), nil
+	}
+	return s.state(ctx, ip)
+}
+
+func (s *stubVerifier) sendCalls() []otp.SendInput {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]otp.SendInput(nil), s.sends...)
+}
+
+const (
+	testID    = "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"
+	testPhone = "+819012345678"
+)
+
+// testNow is a fixed instant for results, so response bodies can be compared exactly.
+var testNow = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// pendingResult is an allowed send whose closest rule is phone 1/1m.
+func pendingResult(created bool) otp.SendResult {
+	return otp.SendResult{
+		Verification: otp.Verification{
+			ID: testID, Phone: testPhone, Channel: "sms", Status: otp.StatusPending,
+			ExpiresAt: testNow.Add(5 * time.Minute),
+		},
+		Created:      created,
+		NextResendAt: testNow.Add(time.Minute),
+		SendsLeft:    4,
+		Decision: otp.Decision{Allowed: true, Rules: []otp.RuleState{
+			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: time.Minute, RetryAfter: time.Minute},
+			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 1, Remaining: 9, ResetAfter: time.Hour},
+		}},
+	}
+}
+
+// ipState is what SendLimitState reports when nothing was spent yet.
+func ipState() otp.Decision {
+	return otp.Decision{Allowed: true, Rules: []otp.RuleState{
+		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7, ResetAfter: 30*time.Minute + 500*time.Millisecond},
+	}}
+}
+
+// newTestServer builds the public handler around v, logging into the returned buffer.
+func newTestServer(t *testing.T, v Verifier, mod func(*Deps)) (http.Handler, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	d := Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil)), Verifier: v}
+	if mod != nil {
+		mod(&d)
+	}
+	return NewServer(d), logs
+}
+
+// request is one call to the handler under test.
+type request struct {
+	method, path, body string
+	header             map[string]string
+}
+
+// do serves req in memory, as JSON unless the request says otherwise.
+func do(t *testing.T, h http.Handler, req request) *httptest.ResponseRecorder {
+	t.Helper()
+	var body io.Reader
+	if req.body != "" {
+		body = strings.NewReader(req.body)
+	}
+	r := httptest.NewRequest(req.method, req.path, body)
+	if req.method == http.MethodPost {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range req.header {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// post is do for a JSON POST.
+func post(t *testing.T, h http.Handler, path, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	return do(t, h, request{method: http.MethodPost, path: path, body: body, header: header})
+}
+
+// syncBuffer is a log sink that handlers may write to from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serve runs one prepared request through h.
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// problemBody is a problem+json response as a client reads it.
+type problemBody struct {
+	Type              string            `json:"type"`
+	Title             string            `json:"title"`
+	Status            int               `json:"status"`
+	Detail            string            `json:"detail"`
+	Code              string            `json:"code"`
+	Errors            map[string]string `json:"errors"`
+	AttemptsLeft      *int              `json:"attempts_left"`
+	RetryAfterSeconds *int64            `json:"retry_after_seconds"`
+	Violations        []violation       `json:"violations"`
+}
+
+// decodeProblem reads a problem response, failing unless it is well-formed problem+json.
+func decodeProblem(t *testing.T, w *httptest.ResponseRecorder) problemBody {
+	t.Helper()
+	if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("content type: got %v, want %v", ct, "application/problem+json")
+	}
+	var p problemBody
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("problem body %q: %v", w.Body, err)
+	}
+	if p.Status != w.Code {
+		t.Errorf("problem status: got %v, want %v", p.Status, w.Code)
+	}
+	if p.Type != "urn:otpgate:problem:"+p.Code {
+		t.Errorf("problem type: got %v, want %v", p.Type, "urn:otpgate:problem:"+p.Code)
+	}
+	if p.Title == "" || p.Detail == "" {
+		t.Errorf("problem title and detail: got %q and %q, want both set", p.Title, p.Detail)
+	}
+	return p
+}
+
+// discardLogger is for tests that do not read the logs.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,176 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+)
+
+// ctxKey keys the values the middleware hands to handlers.
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	clientIPKey
+)
+
+// maxRequestIDLen bounds an incoming X-Request-Id that is echoed and logged.
+const maxRequestIDLen = 128
+
+// requestIDFrom returns the request's id, or "" outside a request.
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// clientIPFrom returns the request's client IP as the limiter keys it.
+func clientIPFrom(ctx context.Context) string {
+	ip, _ := ctx.Value(clientIPKey).(string)
+	return ip
+}
+
+// requestID keeps a sane incoming X-Request-Id, so one id follows a request through
+// the proxies, or makes one; the response echoes it.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !saneRequestID(id) {
+			id = uuid.NewString()
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+// saneRequestID accepts ids that are safe to log and echo: short, and made of letters,
+// digits and the punctuation common id formats use.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for _, c := range []byte(id) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '_', c == '.', c == ':', c == '/', c == '+', c == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// clientIP stores the client address (see ClientIP) in the request's context.
+func clientIP(trusted []netip.Prefix, v6prefix int) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ip := ClientIP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), trusted, v6prefix)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPKey, ip)))
+		})
+	}
+}
+
+// accessLog writes one line per request. It names the route pattern, never the raw
+// path, and never a body, header value, code or token.
+func accessLog(log *slog.Logger, observe func(route string, status int, d time.Duration)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			d := time.Since(start)
+			route := "unmatched"
+			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+				route = rc.RoutePattern()
+			}
+			status := sw.statusOr200()
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("route", route),
+				slog.Int("status", status),
+				slog.Duration("duration", d),
+				slog.Int64("bytes", sw.bytes),
+				slog.String("client_ip", clientIPFrom(r.Context())),
+				slog.String("request_id", requestIDFrom(r.Context())),
+			)
+			if observe != nil {
+				observe(route, status, d)
+			}
+		})
+	}
+}
+
+// recoverPanics turns a handler's panic into a logged stack and a 500 problem, when the
+// response has not started yet. http.ErrAbortHandler keeps its meaning.
+func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sw := &statusWriter{ResponseWriter: w}
+			defer func() {
+				v := recover()
+				if v == nil {
+					return
+				}
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.ErrorContext(r.Context(), "panic serving request",
+					"request_id", requestIDFrom(r.Context()), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					writeProblem(sw, r, log, fmt.Errorf("panic: %v", v))
+				}
+			}()
+			next.ServeHTTP(sw, r)
+		})
+	}
+}
+
+// limitBody caps request bodies; reading past the cap fails with *http.MaxBytesError.
+func limitBody(n int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, n)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// statusWriter remembers the status and counts the body bytes of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 && status >= 200 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// statusOr200 is the status sent, counting a handler that wrote nothing as 200.
+func (w *statusWriter) statusOr200() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}

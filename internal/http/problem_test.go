@@ -1,0 +1,155 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/idempotency"
+	"otpgate/internal/otp"
+)
+
+func TestProblemFor(t *testing.T) {
+	limited := &otp.ErrRateLimited{
+		Violations: []otp.RuleState{
+			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
+			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, RetryAfter: 90 * time.Second, Violated: true},
+		},
+		RetryAfter: 90 * time.Second,
+	}
+	tests := []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"RequestError", &requestError{detail: "bad"}, 400, "invalid_request"},
+		{"ServiceInvalidRequest", &otp.ErrInvalidRequest{Fields: map[string]string{"locale": "bad"}}, 400, "invalid_request"},
+		{"TooLarge", errTooLarge, 413, "request_too_large"},
+		{"UnsupportedMediaType", errUnsupportedMediaType, 415, "unsupported_media_type"},
+		{"RouteNotFound", errRouteNotFound, 404, "not_found"},
+		{"MethodNotAllowed", errMethodNotAllowed, 405, "method_not_allowed"},
+		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
+		{"CountryNotAllowed", &otp.ErrCountryNotAllowed{Country: "US"}, 403, "country_not_allowed"},
+		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409, "duplicate_submit"},
+		{"IdempotencyInFlight", idempotency.ErrInFlight, 409, "idempotency_in_flight"},
+		{"IdempotencyKeyReused", idempotency.ErrKeyReused, 422, "idempotency_key_reused"},
+		{"RateLimited", limited, 429, "rate_limited"},
+		{"ProviderDefinite", &otp.ErrProvider{Provider: "twilio", Definite: true, Err: otp.ErrNotDelivered}, 502, "provider_error"},
+		{"ProviderTimeout", &otp.ErrProvider{Provider: "webhook", Err: context.DeadlineExceeded}, 502, "provider_error"},
+		{"Unavailable", fmt.Errorf("redis: %w: dial tcp: refused", otp.ErrUnavailable), 503, "unavailable"},
+		{"IdempotencyStoreUnavailable", fmt.Errorf("idempotency: claim key: %w: %w", otp.ErrUnavailable, errors.New("EOF")), 503, "unavailable"},
+		{"Timeout", fmt.Errorf("store: %w", context.DeadlineExceeded), 503, "unavailable"},
+		{"InvalidCode", &otp.ErrInvalidCode{AttemptsLeft: 0}, 422, "invalid_code"},
+		{"TooManyAttempts", otp.ErrTooManyAttempts, 429, "too_many_attempts"},
+		{"NotFound", otp.ErrNotFound, 404, "not_found"},
+		{"Expired", otp.ErrExpired, 410, "expired"},
+		{"WrappedDomainError", fmt.Errorf("otp: check: %w", otp.ErrExpired), 410, "expired"},
+		{"Unknown", errors.New("boom: secret detail"), 500, "internal"},
+		{"UnknownThatMentionsANotFound", errors.New("no pending verification"), 500, "internal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := problemFor(tt.err)
+			if p.Status != tt.status || p.Code != tt.code {
+				t.Errorf("got %v %v, want %v %v", p.Status, p.Code, tt.status, tt.code)
+			}
+			if p.Type != problemTypePrefix+tt.code || p.Title == "" || p.Detail == "" {
+				t.Errorf("got type %q, title %q, detail %q; want all set", p.Type, p.Title, p.Detail)
+			}
+			if strings.Contains(p.Detail, "secret") {
+				t.Errorf("detail %q repeats the internal error", p.Detail)
+			}
+		})
+	}
+
+	t.Run("RateLimitedListsViolations", func(t *testing.T) {
+		p := problemFor(fmt.Errorf("otp: send: %w", limited))
+		want := []violation{
+			{Scope: "phone", Limit: 1, WindowSeconds: 60, RetryAfterSeconds: 42},
+			{Scope: "ip", Limit: 10, WindowSeconds: 3600, RetryAfterSeconds: 90},
+		}
+		if !reflect.DeepEqual(p.Violations, want) {
+			t.Errorf("violations: got %+v, want %+v", p.Violations, want)
+		}
+		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 90 {
+			t.Errorf("retry_after_seconds: got %v, want %v", p.RetryAfterSeconds, 90)
+		}
+	})
+	t.Run("RateLimitedFallsBackToDecision", func(t *testing.T) {
+		d := otp.Decision{Rules: []otp.RuleState{
+			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, RetryAfter: 1500 * time.Millisecond, Violated: true},
+			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}},
+		}}
+		p := problemFor(&otp.ErrRateLimited{Decision: d})
+		if len(p.Violations) != 1 || p.Violations[0].Scope != "phone" {
+			t.Errorf("violations: got %+v, want the phone rule only", p.Violations)
+		}
+		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 2 {
+			t.Errorf("retry_after_seconds: got %v, want %v", p.RetryAfterSeconds, 2)
+		}
+	})
+	t.Run("InvalidCodeCarriesAttemptsLeftEvenZero", func(t *testing.T) {
+		p := problemFor(&otp.ErrInvalidCode{AttemptsLeft: 0})
+		if p.AttemptsLeft == nil || *p.AttemptsLeft != 0 {
+			t.Errorf("attempts_left: got %v, want %v", p.AttemptsLeft, 0)
+		}
+	})
+	t.Run("ServiceFieldsBecomeErrors", func(t *testing.T) {
+		p := problemFor(&otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}})
+		if p.Errors["locale"] != `must be "en" or "ja"` {
+			t.Errorf("errors: got %v, want the locale problem", p.Errors)
+		}
+	})
+}
+
+func TestWriteProblem(t *testing.T) {
+	t.Run("RetryAfterHeaderInWholeSecondsRoundedUp", func(t *testing.T) {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/", nil)
+		writeProblem(w, r, discardLogger(), &otp.ErrRateLimited{RetryAfter: 59*time.Second + time.Microsecond})
+		if got := w.Header().Get("Retry-After"); got != "60" {
+			t.Errorf("Retry-After: got %v, want %v", got, "60")
+		}
+		p := decodeProblem(t, w)
+		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 60 {
+			t.Errorf("retry_after_seconds: got %v, want %v", p.RetryAfterSeconds, 60)
+		}
+	})
+	t.Run("RetryAfterIsAtLeastOneSecond", func(t *testing.T) {
+		w := httptest.NewRecorder()
+		writeProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{})
+		if got := w.Header().Get("Retry-After"); got != "1" {
+			t.Errorf("Retry-After: got %v, want %v", got, "1")
+		}
+	})
+	t.Run("NoRetryAfterOnOtherProblems", func(t *testing.T) {
+		w := httptest.NewRecorder()
+		writeProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), otp.ErrTooManyAttempts)
+		if got := w.Header().Get("Retry-After"); got != "" {
+			t.Errorf("Retry-After: got %v, want none", got)
+		}
+	})
+	t.Run("InternalErrorIsLoggedWithRequestID", func(t *testing.T) {
+		v := &stubVerifier{check: func(context.Context, otp.CheckInput) (otp.CheckResult, error) {
+			return otp.CheckResult{}, errors.New("disk on fire")
+		}}
+		h, logs := newTestServer(t, v, nil)
+		w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, map[string]string{"X-Request-Id": "req-42"})
+		p := decodeProblem(t, w)
+		if w.Code != 500 || p.Code != "internal" || p.Detail != "internal error" {
+			t.Errorf("got %v %v %q, want 500 internal %q", w.Code, p.Code, p.Detail, "internal error")
+		}
+		if strings.Contains(w.Body.String(), "disk on fire") {
+			t.Errorf("body %s leaks the internal error", w.Body)
+		}
+		if !strings.Contains(logs.String(), `"msg":"internal error","request_id":"req-42","err":"disk on fire"`) {
+			t.Errorf("logs %s: want the internal error with its request id", logs)
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"otpgate/internal/otp"
+)
+
+// setRateLimitHeaders writes the RateLimit-Policy and RateLimit fields
+// (draft-ietf-httpapi-ratelimit-headers) for the decision's rule closest to its limit,
+// such as
+//
+//	RateLimit-Policy: "phone-1m";q=1;w=60
+//	RateLimit: "phone-1m";r=0;t=42
+//
+// The policy is named "<scope>-<window>"; keys (phone, IP) are never shown. It reports
+// false, writing nothing, when the decision has no rules.
+func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
+	s, ok := d.Closest()
+	if !ok {
+		return false
+	}
+	name := sfString(s.Scope + "-" + otp.FormatWindow(s.Rule.Window))
+	// The quota comes back when the oldest counted request leaves the window; for a
+	// refused rule that is its retry-after, which can only be later.
+	reset := max(s.ResetAfter, s.RetryAfter)
+	h.Set("RateLimit-Policy", name+";q="+strconv.Itoa(s.Rule.Limit)+";w="+strconv.FormatInt(ceilSeconds(s.Rule.Window), 10))
+	h.Set("RateLimit", name+";r="+strconv.Itoa(max(s.Remaining, 0))+";t="+strconv.FormatInt(ceilSeconds(reset), 10))
+	return true
+}
+
+// setSendRateLimitHeaders gives every response of the send endpoint its rate-limit
+// headers: from d when the limiter was asked, else from the client IP's current state.
+// When that state cannot be read either, the headers are left out; the response itself
+// already says what went wrong.
+func setSendRateLimitHeaders(ctx context.Context, h http.Header, v Verifier, d otp.Decision) {
+	if setRateLimitHeaders(h, d) {
+		return
+	}
+	state, err := v.SendLimitState(ctx, clientIPFrom(ctx))
+	if err != nil {
+		return
+	}
+	setRateLimitHeaders(h, state)
+}
+
+// decisionOf is the limiter decision behind a result: d when it has rules, else the one
+// a rate-limit refusal carries.
+func decisionOf(d otp.Decision, err error) otp.Decision {
+	var limited *otp.ErrRateLimited
+	if len(d.Rules) == 0 && errors.As(err, &limited) {
+		return limited.Decision
+	}
+	return d
+}
+
+// sfString renders s as a structured-field String (RFC 8941): quoted, with '"' and '\'
+// escaped; characters outside printable ASCII, which the syntax cannot carry, become '?'.
+func sfString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r > 0x7e:
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,103 @@
+package inmem
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// Verification implements otp.Store.
+func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, error) {
+	if err := alive("verification", ctx); err != nil {
+		return otp.Verification{}, err
+	}
+	id, _ = canonID(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.verifications[id]
+	if v == nil {
+		return otp.Verification{}, fmt.Errorf("inmem: verification: %w", otp.ErrNotFound)
+	}
+	return clone(v), nil
+}
+
+// Check implements otp.Store; decide runs under the store's lock.
+func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
+	if err := alive("check", ctx); err != nil {
+		return otp.Verification{}, "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.lookup(ref)
+	if v == nil {
+		return otp.Verification{}, "", fmt.Errorf("inmem: check: %w", otp.ErrNotFound)
+	}
+	decided, outcome := decide(clone(v))
+	if !validStatus(decided.Status) || decided.Attempts < 0 || !validOutcome(outcome) {
+		return otp.Verification{}, "", fmt.Errorf("inmem: check: decide returned status %q, attempts %d, outcome %q",
+			decided.Status, decided.Attempts, outcome)
+	}
+	if v.Status == otp.StatusPending && decided.Status != otp.StatusPending {
+		delete(s.pending, v.Phone)
+	}
+	if v.Status != otp.StatusPending && decided.Status == otp.StatusPending {
+		if other, taken := s.pending[v.Phone]; taken && other != v.ID {
+			return otp.Verification{}, "", fmt.Errorf("inmem: check: phone %s already has a pending verification", v.Phone)
+		}
+		s.pending[v.Phone] = v.ID
+	}
+	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(closeState(decided, ref.Now))
+	s.attempts = append(s.attempts, otp.Attempt{
+		ID: int64(len(s.attempts) + 1), VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
+	})
+	return clone(v), outcome, nil
+}
+
+// lookup finds the verification a check names: by id, or the phone's newest.
+func (s *Store) lookup(ref otp.CheckRef) *otp.Verification {
+	if ref.ID != "" {
+		id, _ := canonID(ref.ID)
+		return s.verifications[id]
+	}
+	if ref.Phone == "" {
+		return nil
+	}
+	var newest *otp.Verification
+	for _, id := range s.byPhone[ref.Phone] {
+		v := s.verifications[id]
+		if newest == nil || newer(v.CreatedAt, v.ID, newest.CreatedAt, newest.ID) {
+			newest = v
+		}
+	}
+	return newest
+}
+
+// closeState keeps ClosedAt in step with the status decide chose: set exactly
+// when the verification is no longer pending.
+func closeState(v otp.Verification, now time.Time) time.Time {
+	switch {
+	case v.Status == otp.StatusPending:
+		return time.Time{}
+	case v.ClosedAt.IsZero():
+		return now
+	}
+	return v.ClosedAt
+}
+
+func validStatus(s otp.Status) bool {
+	switch s {
+	case otp.StatusPending, otp.StatusApproved, otp.StatusExpired, otp.StatusFailed, otp.StatusCanceled:
+		return true
+	}
+	return false
+}
+
+func validOutcome(o otp.CheckOutcome) bool {
+	switch o {
+	case otp.OutcomeApproved, otp.OutcomeInvalidCode, otp.OutcomeExpired, otp.OutcomeTooManyAttempts, otp.OutcomeNotPending:
+		return true
+	}
+	return false
+}

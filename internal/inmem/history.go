@@ -1,0 +1,121 @@
+package inmem
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// ListSends implements otp.HistoryStore by scanning every send.
+func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, string, error) {
+	if err := alive("list sends", ctx); err != nil {
+		return nil, "", err
+	}
+	if !otp.ValidHistoryStatus(f.Status) {
+		return nil, "", fmt.Errorf("inmem: list sends: %w", &otp.ErrInvalidRequest{Fields: map[string]string{"status": "unknown status " + strconv.Quote(f.Status)}})
+	}
+	var cursor otp.SendCursor
+	if f.Cursor != "" {
+		c, err := otp.ParseSendCursor(f.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("inmem: list sends: %w", err)
+		}
+		cursor = c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.Now()
+	var out []otp.SendRow
+	for _, r := range s.sends {
+		row := s.label(r, now)
+		switch {
+		case f.Phone != "" && r.Phone != f.Phone,
+			f.ClientIP != "" && r.ClientIP != f.ClientIP,
+			!f.From.IsZero() && r.Time.Before(f.From),
+			!f.To.IsZero() && !r.Time.Before(f.To),
+			f.Cursor != "" && !newer(cursor.Time, cursor.ID, r.Time, r.ID),
+			f.Status != "" && strings.SplitN(row.Status, ":", 2)[0] != f.Status:
+			continue
+		}
+		out = append(out, row)
+	}
+	slices.SortFunc(out, func(a, b otp.SendRow) int {
+		if newer(a.Time, a.ID, b.Time, b.ID) {
+			return -1
+		}
+		return 1
+	})
+	limit, next := f.PageLimit(), ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = otp.SendCursor{Time: out[limit-1].Time, ID: out[limit-1].ID}.String()
+	}
+	return out, next, nil
+}
+
+// label copies a send with its history status, which depends on its verification.
+func (s *Store) label(r *otp.SendRow, now time.Time) otp.SendRow {
+	row := *r
+	var vs otp.Status
+	var expires = r.Time
+	if v := s.verifications[r.VerificationID]; v != nil {
+		vs, expires = v.Status, v.ExpiresAt
+	}
+	row.Status = otp.HistoryStatus(r.SendStatus, r.Reason, vs, expires, now)
+	return row
+}
+
+// Send implements otp.HistoryStore.
+func (s *Store) Send(ctx context.Context, id string) (otp.SendRow, error) {
+	if err := alive("send", ctx); err != nil {
+		return otp.SendRow{}, err
+	}
+	id, _ = canonID(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.sends[id]
+	if r == nil {
+		return otp.SendRow{}, fmt.Errorf("inmem: send: %w", otp.ErrNotFound)
+	}
+	return s.label(r, s.Now()), nil
+}
+
+// VerificationDetail implements otp.HistoryStore.
+func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.VerificationDetail, error) {
+	if err := alive("verification detail", ctx); err != nil {
+		return otp.VerificationDetail{}, err
+	}
+	id, _ = canonID(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.verifications[id]
+	if v == nil {
+		return otp.VerificationDetail{}, fmt.Errorf("inmem: verification detail: %w", otp.ErrNotFound)
+	}
+	now := s.Now()
+	d := otp.VerificationDetail{Verification: *v}
+	d.Verification.CodeHashes = nil
+	for _, r := range s.sends {
+		if r.VerificationID == id {
+			d.Sends = append(d.Sends, s.label(r, now))
+		}
+	}
+	slices.SortFunc(d.Sends, func(a, b otp.SendRow) int {
+		if newer(b.Time, b.ID, a.Time, a.ID) {
+			return -1
+		}
+		return 1
+	})
+	for _, a := range s.attempts {
+		if a.VerificationID == id {
+			d.Attempts = append(d.Attempts, a)
+		}
+	}
+	slices.SortStableFunc(d.Attempts, func(a, b otp.Attempt) int { return a.Time.Compare(b.Time) })
+	return d, nil
+}

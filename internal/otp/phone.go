@@ -1,0 +1,52 @@
+package otp
+
+import (
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+	"golang.org/x/text/width"
+)
+
+// maxPhoneInput bounds what the parser is given; real numbers with formatting are far shorter.
+const maxPhoneInput = 64
+
+// NormalizePhone parses a phone number as a user may type it — with spaces, dashes,
+// brackets, dots or full-width characters — and returns it in E.164 with its ISO
+// 3166 region. Numbers without a leading + are read in defaultRegion.
+// Errors are *ErrInvalidPhone.
+func NormalizePhone(raw, defaultRegion string) (e164, region string, err error) {
+	if len(raw) > maxPhoneInput*3 { // full-width runes take 3 bytes each
+		return "", "", &ErrInvalidPhone{Reason: "too long"}
+	}
+	// Full-width digits, plus and dashes become ASCII, so every spelling of one
+	// number shares one limiter key.
+	s := strings.TrimSpace(width.Narrow.String(raw))
+	if s == "" {
+		return "", "", &ErrInvalidPhone{Reason: "empty"}
+	}
+	if len([]rune(s)) > maxPhoneInput {
+		return "", "", &ErrInvalidPhone{Reason: "too long"}
+	}
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+		case r == '+' && i == 0:
+		case r == ' ' || r == '-' || r == '(' || r == ')' || r == '.' || r == '/' || r == '\u2010' || r == '\u2212':
+		default:
+			// Letters (vanity numbers, "ext") and other symbols are refused rather than
+			// guessed at: a code must go to exactly the number the user meant.
+			return "", "", &ErrInvalidPhone{Reason: "contains characters other than digits, +, spaces, dashes, dots and brackets"}
+		}
+	}
+	if !strings.HasPrefix(s, "+") && defaultRegion == "" {
+		return "", "", &ErrInvalidPhone{Reason: "must start with + and a country code"}
+	}
+	num, err := phonenumbers.Parse(s, strings.ToUpper(defaultRegion))
+	if err != nil {
+		return "", "", &ErrInvalidPhone{Reason: "not a phone number"}
+	}
+	if !phonenumbers.IsValidNumber(num) {
+		return "", "", &ErrInvalidPhone{Reason: "not a valid number"}
+	}
+	return phonenumbers.Format(num, phonenumbers.E164), phonenumbers.GetRegionCodeForNumber(num), nil
+}

@@ -1,0 +1,42 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/otp"
+)
+
+// RecordAdminAction implements otp.HistoryStore.
+func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error {
+	if a.Action == "" {
+		return fmt.Errorf("postgres: record admin action: %w", &otp.ErrInvalidRequest{Fields: map[string]string{"action": "required"}})
+	}
+	if a.Time.IsZero() {
+		a.Time = s.Now()
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO admin_actions (action, target, detail, created_at) VALUES ($1, $2, $3, $4)`,
+		a.Action, a.Target, a.Detail, a.Time)
+	return wrap("record admin action", err)
+}
+
+// AdminActions implements otp.HistoryStore.
+func (s *Store) AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error) {
+	if limit <= 0 || limit > otp.MaxListLimit {
+		limit = otp.MaxListLimit
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT id, action, target, detail, created_at FROM admin_actions
+		ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AdminAction, error) {
+		var a otp.AdminAction
+		err := r.Scan(&a.ID, &a.Action, &a.Target, &a.Detail, &a.Time)
+		a.Time = a.Time.UTC()
+		return a, err
+	})
+	if err != nil {
+		return nil, wrap("admin actions", err)
+	}
+	return out, nil
+}

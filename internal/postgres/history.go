@@ -1,0 +1,178 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/otp"
+)
+
+// sendCols are read by scanSend, in this order; v is the send's verification, if any.
+const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.phone, s.client_ip,
+	s.status, s.reason, s.provider, s.provider_message_id, s.error, s.updated_at,
+	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch')`
+
+const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
+
+func scanSend(row pgx.Row, now time.Time) (otp.SendRow, error) {
+	var (
+		r               otp.SendRow
+		status, vStatus string
+		expires         time.Time
+	)
+	err := row.Scan(&r.ID, &r.VerificationID, &r.Time, &r.Phone, &r.ClientIP, &status, &r.Reason,
+		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires)
+	if err != nil {
+		return otp.SendRow{}, err
+	}
+	r.Time, r.Updated = r.Time.UTC(), r.Updated.UTC()
+	r.SendStatus = otp.SendStatus(status)
+	r.Status = otp.HistoryStatus(r.SendStatus, r.Reason, otp.Status(vStatus), expires, now)
+	return r, nil
+}
+
+// ListSends implements otp.HistoryStore. Every filter and the cursor are
+// conditions on one of the (…, created_at, id) indexes, so a page is an index range scan.
+func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, string, error) {
+	now := s.Now()
+	q, args, err := listQuery(f, now)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: list sends: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, "", wrap("list sends", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
+	if err != nil {
+		return nil, "", wrap("list sends", err)
+	}
+	next := ""
+	if limit := f.PageLimit(); len(out) > limit {
+		out = out[:limit]
+		next = otp.SendCursor{Time: out[limit-1].Time, ID: out[limit-1].ID}.String()
+	}
+	return out, next, nil
+}
+
+// listQuery builds the query of one page: one row more than the page, to tell
+// whether another page follows.
+func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
+	if !otp.ValidHistoryStatus(f.Status) {
+		return "", nil, &otp.ErrInvalidRequest{Fields: map[string]string{"status": "unknown status " + strconv.Quote(f.Status)}}
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.Phone != "" {
+		where = append(where, "s.phone = "+arg(f.Phone))
+	}
+	if f.ClientIP != "" {
+		where = append(where, "s.client_ip = "+arg(f.ClientIP))
+	}
+	if !f.From.IsZero() {
+		where = append(where, "s.created_at >= "+arg(f.From))
+	}
+	if !f.To.IsZero() {
+		where = append(where, "s.created_at < "+arg(f.To))
+	}
+	if f.Cursor != "" {
+		c, err := otp.ParseSendCursor(f.Cursor)
+		if err != nil {
+			return "", nil, err
+		}
+		where = append(where, "(s.created_at, s.id) < ("+arg(c.Time)+", "+arg(c.ID)+")")
+	}
+	if f.Status != "" {
+		where = append(where, statusCond(f.Status, func() string { return arg(now) }))
+	}
+	q := `SELECT ` + sendCols + sendFrom
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q + " ORDER BY s.created_at DESC, s.id DESC LIMIT " + strconv.Itoa(f.PageLimit()+1), args, nil
+}
+
+// statusCond is the condition for one SendFilter.Status; it matches exactly the
+// rows otp.HistoryStatus labels that way. now adds the clock as an argument.
+func statusCond(status string, now func() string) string {
+	const outcome = `s.status IN ('sent', 'sending') AND `
+	switch status {
+	case otp.HistoryApproved:
+		return outcome + `v.status = 'approved'`
+	case otp.HistoryExpired:
+		return outcome + `(v.status = 'expired' OR (v.status = 'pending' AND v.expires_at <= ` + now() + `))`
+	case otp.HistorySent, otp.HistorySending:
+		return `s.status = '` + status + `' AND v.status <> 'approved' AND v.status <> 'expired'
+			AND NOT (v.status = 'pending' AND v.expires_at <= ` + now() + `)`
+	}
+	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by ValidHistoryStatus
+}
+
+// Send implements otp.HistoryStore.
+func (s *Store) Send(ctx context.Context, id string) (otp.SendRow, error) {
+	if !validID(id) {
+		return otp.SendRow{}, fmt.Errorf("postgres: send: %w", otp.ErrNotFound)
+	}
+	r, err := scanSend(s.pool.QueryRow(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.id = $1`, id), s.Now())
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = otp.ErrNotFound
+	}
+	return r, wrap("send", err)
+}
+
+// VerificationDetail implements otp.HistoryStore, reading all three parts from one snapshot.
+func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.VerificationDetail, error) {
+	if !validID(id) {
+		return otp.VerificationDetail{}, fmt.Errorf("postgres: verification detail: %w", otp.ErrNotFound)
+	}
+	now := s.Now()
+	var d otp.VerificationDetail
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		v, err := scanVerification(tx.QueryRow(ctx, `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return otp.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		v.CodeHashes = nil
+		d.Verification = v
+		rows, _ := tx.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.verification_id = $1 ORDER BY s.created_at, s.id`, id)
+		d.Sends, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
+		if err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `SELECT id, verification_id, outcome, client_ip, created_at FROM attempts
+			WHERE verification_id = $1 ORDER BY created_at, id`, id)
+		d.Attempts, err = pgx.CollectRows(rows, scanAttempt)
+		return err
+	})
+	if err != nil {
+		return otp.VerificationDetail{}, wrap("verification detail", err)
+	}
+	return d, nil
+}
+
+func scanAttempt(row pgx.CollectableRow) (otp.Attempt, error) {
+	var (
+		a       otp.Attempt
+		outcome string
+	)
+	if err := row.Scan(&a.ID, &a.VerificationID, &outcome, &a.ClientIP, &a.Time); err != nil {
+		return otp.Attempt{}, err
+	}
+	a.Outcome, a.Time = otp.CheckOutcome(outcome), a.Time.UTC()
+	return a, nil
+}

@@ -1,0 +1,67 @@
+package postgres_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"otpgate/internal/postgres"
+	"otpgate/internal/storetest"
+	"otpgate/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// mustOpen returns a pool on a fresh, migrated database, closed at cleanup.
+func mustOpen(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	return mustOpenDSN(tb, testenv.PostgresDSN(tb))
+}
+
+func mustOpenDSN(tb testing.TB, dsn string) *pgxpool.Pool {
+	tb.Helper()
+	ctx := context.Background()
+	pool, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	if err := postgres.Migrate(ctx, pool); err != nil {
+		tb.Fatalf("Migrate: %v", err)
+	}
+	return pool
+}
+
+// startWriter runs a batch writer until cleanup.
+func startWriter(tb testing.TB, pool *pgxpool.Pool, log *slog.Logger, opts postgres.BatchOptions) *postgres.BatchWriter {
+	tb.Helper()
+	w := postgres.NewBatchWriter(pool, log, opts)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	tb.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+		if err := <-done; err != nil {
+			tb.Errorf("Run: %v", err)
+		}
+	})
+	return w
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Stores {
+		pool := mustOpen(t)
+		s := postgres.New(pool)
+		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
+		return storetest.Stores{
+			Store: s, History: s, Denied: w, Flush: w.Flush,
+			SetClock: func(now func() time.Time) { s.Now = now },
+		}
+	})
+}

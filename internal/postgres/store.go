@@ -1,0 +1,108 @@
+// Package postgres keeps verifications, sends and check attempts in PostgreSQL
+// through pgxpool: the production otp.Store, otp.HistoryStore and otp.DeniedRecorder.
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"otpgate/internal/otp"
+	"otpgate/migrations"
+)
+
+// Store implements otp.Store and otp.HistoryStore over a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+
+	// Now is the clock that tells history which pending verifications have expired
+	// and where the stats range ends; tests replace it.
+	Now func() time.Time
+}
+
+var (
+	_ otp.Store        = (*Store)(nil)
+	_ otp.HistoryStore = (*Store)(nil)
+)
+
+// New returns a store over pool; the caller closes the pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Open connects a pool to dsn and pings it. Without a connect_timeout in dsn,
+// connecting gives up after five seconds, so a dead server fails fast.
+func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, wrap("open", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, wrap("ping", err)
+	}
+	return pool, nil
+}
+
+// Migrate applies the schema in migrations/ over connections of its own with the
+// pool's settings, so the advisory lock dies with them if anything goes wrong.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	db := stdlib.OpenDB(*pool.Config().ConnConfig)
+	defer db.Close()
+	if err := migrations.Up(ctx, db); err != nil {
+		return wrap("migrate", err)
+	}
+	return nil
+}
+
+// Ping tells whether the database answers, for readiness checks. Errors wrap otp.ErrUnavailable.
+func (s *Store) Ping(ctx context.Context) error {
+	return wrap("ping", s.pool.Ping(ctx))
+}
+
+// inTx runs fn in one transaction and gives its error the operation's context.
+func (s *Store) inTx(ctx context.Context, op string, fn func(pgx.Tx) error) error {
+	return wrap(op, pgx.BeginFunc(ctx, s.pool, fn))
+}
+
+// verificationCols are read by scanVerification, in this order.
+const verificationCols = `id, phone, channel, locale, status, code_hashes, sends, attempts,
+	max_attempts, client_ip, created_at, expires_at, closed_at`
+
+func scanVerification(row pgx.Row) (otp.Verification, error) {
+	var (
+		v      otp.Verification
+		status string
+		closed *time.Time
+	)
+	err := row.Scan(&v.ID, &v.Phone, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
+		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed)
+	if err != nil {
+		return otp.Verification{}, err
+	}
+	v.Status = otp.Status(status)
+	v.CreatedAt, v.ExpiresAt = v.CreatedAt.UTC(), v.ExpiresAt.UTC()
+	if closed != nil {
+		v.ClosedAt = closed.UTC()
+	}
+	return v, nil
+}
+
+// nullTime stores the zero time as NULL.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,173 @@
+// Package ratelimit is otpgate's limiter: policies of several keys, each with several
+// sliding-window rules, decided atomically inside Redis by one Lua script over sorted sets.
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"otpgate/internal/otp"
+	"otpgate/lua"
+)
+
+// client is the part of go-redis the limiter uses.
+type client interface {
+	redis.Scripter
+	Del(ctx context.Context, keys ...string) *redis.IntCmd
+}
+
+// Limiter implements otp.Limiter on Redis: standalone, Sentinel or Cluster.
+//
+// Time is the Redis server's clock (TIME, in microseconds), read inside the script, so the
+// clocks of the app servers never matter. Tests that need exact time set Clock: the limiter
+// then passes Clock's time to the script, which uses it instead of TIME. Nothing else
+// changes, so the deterministic tests run the very code that production runs.
+type Limiter struct {
+	rdb    client
+	prefix string
+	script *redis.Script
+	// group splits a policy's keys into the sets that one script call may touch together.
+	group func(keys []string) [][]int
+
+	// Clock, when set, replaces the Redis server clock; it is for tests and nil otherwise.
+	Clock func() time.Time
+	// NewID makes the request id a decision is recorded under; tests replace it.
+	NewID func() string
+}
+
+// New returns a limiter storing its keys under prefix. A *redis.ClusterClient gets one
+// script call per hash slot (see Allow); a *redis.Ring one per key, since it shards by key;
+// every other client, standalone or Sentinel, one call per decision.
+func New(rdb redis.UniversalClient, prefix string) *Limiter {
+	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), NewID: newID, group: together}
+	switch rdb.(type) {
+	case *redis.ClusterClient:
+		l.group = bySlot
+	case *redis.Ring:
+		l.group = apart
+	}
+	return l
+}
+
+// newID returns 8 random bytes in base64url: 11 characters, unique enough among the
+// entries one key holds.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Key returns the Redis key of one scope and key. Its hash tag is the whole scope and key,
+// so that Redis Cluster spreads keys over slots and a key's slot never depends on the prefix.
+func (l *Limiter) Key(scope, key string) string {
+	return l.prefix + "{" + scope + ":" + key + "}"
+}
+
+// Allow decides the request against every limit and records it in all of them, or in none
+// when any rule refuses it. A limit without rules limits nothing and is not recorded.
+//
+// On standalone Redis the decision is one script call. On a cluster, keys in different hash
+// slots cannot meet in one script, so each slot is decided in turn, in ascending order; when
+// a slot refuses, the slots already recorded are undone and the remaining ones only report,
+// so the decision still names every violated rule. Under contention this may refuse a
+// request that a single call would have admitted, but never admits more than the rules allow.
+// Errors wrap otp.ErrUnavailable; nothing is admitted then.
+func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, error) {
+	p, err := l.plan(limits)
+	if err != nil {
+		return otp.Decision{}, fmt.Errorf("ratelimit: allow: %w", err)
+	}
+	if len(p.keys) == 0 {
+		return otp.Decision{Allowed: true}, nil
+	}
+	id := l.NewID()
+	dec := otp.Decision{Rules: p.states()}
+	groups := l.group(p.keys)
+	for i, g := range groups {
+		status, err := l.run(ctx, modeAllow, id, p, g, dec.Rules)
+		if err != nil {
+			// Nothing will be sent, so what the earlier slots recorded may go. The caller's
+			// context may be what failed; the client's own timeouts bound this attempt.
+			undo := l.undo(context.WithoutCancel(ctx), id, p, groups[:i], nil)
+			return otp.Decision{}, errors.Join(fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err), undo)
+		}
+		if status == statusReplayed {
+			dec.Replayed = true
+		}
+		if status != statusDenied {
+			continue
+		}
+		if err := l.undo(ctx, id, p, groups[:i], dec.Rules); err != nil {
+			return otp.Decision{}, err
+		}
+		for _, g := range groups[i+1:] {
+			if _, err := l.run(ctx, modePeek, id, p, g, dec.Rules); err != nil {
+				return otp.Decision{}, fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
+			}
+		}
+		dec.Replayed = false
+		return dec, nil
+	}
+	dec.Allowed = true
+	dec.Reservation = otp.Reservation{ID: id, Keys: p.keys}
+	return dec, nil
+}
+
+// undo removes the request id from the keys of the given groups and, when states is not
+// nil, reports their state without it there.
+func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, states []otp.RuleState) error {
+	for _, g := range groups {
+		if _, err := l.run(ctx, modeUndo, id, p, g, states); err != nil {
+			return fmt.Errorf("ratelimit: allow: undo: %w: %w", otp.ErrUnavailable, err)
+		}
+	}
+	return nil
+}
+
+// Refund removes a reservation from every key that holds it; an unknown or already refunded
+// reservation changes nothing. Errors wrap otp.ErrUnavailable.
+func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
+	if r.ID == "" || len(r.Keys) == 0 {
+		return nil
+	}
+	p := &plan{keys: r.Keys, rules: make([][]otp.Rule, len(r.Keys))}
+	for _, g := range l.group(r.Keys) {
+		if _, err := l.run(ctx, modeUndo, r.ID, p, g, nil); err != nil {
+			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
+		}
+	}
+	return nil
+}
+
+// Inspect reports the state of one limit without recording anything. Errors wrap
+// otp.ErrUnavailable.
+func (l *Limiter) Inspect(ctx context.Context, lim otp.Limit) ([]otp.RuleState, error) {
+	p, err := l.plan([]otp.Limit{lim})
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: inspect: %w", err)
+	}
+	states := p.states()
+	if len(p.keys) == 0 {
+		return states, nil
+	}
+	if _, err := l.run(ctx, modePeek, "", p, []int{0}, states); err != nil {
+		return nil, fmt.Errorf("ratelimit: inspect: %w: %w", otp.ErrUnavailable, err)
+	}
+	return states, nil
+}
+
+// Reset forgets every request recorded for one scope and key. Errors wrap otp.ErrUnavailable.
+func (l *Limiter) Reset(ctx context.Context, scope, key string) error {
+	if err := l.rdb.Del(ctx, l.Key(scope, key)).Err(); err != nil {
+		return fmt.Errorf("ratelimit: reset: %w: %w", otp.ErrUnavailable, err)
+	}
+	return nil
+}
+
+var _ otp.Limiter = (*Limiter)(nil)

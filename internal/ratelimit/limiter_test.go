@@ -1,0 +1,418 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"otpgate/internal/otp"
+	"otpgate/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// clock is a settable test clock; safe for concurrent use.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// newClock starts a clock at a fixed time on a whole minute.
+func newClock() *clock { return &clock{t: time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// mustLimiter returns a limiter on the shared Redis under a key prefix of this test, and a
+// client to look at its keys.
+func mustLimiter(tb testing.TB) (*Limiter, *redis.Client) {
+	tb.Helper()
+	rdb, prefix := testenv.Redis(tb)
+	return New(rdb, prefix), rdb
+}
+
+// mustRules parses rules or ends the test.
+func mustRules(tb testing.TB, s string) []otp.Rule {
+	tb.Helper()
+	rules, err := ParseRules(s)
+	if err != nil {
+		tb.Fatalf("ParseRules(%q): %v", s, err)
+	}
+	return rules
+}
+
+// mustAllow calls Allow and ends the test on an error.
+func mustAllow(tb testing.TB, l *Limiter, limits ...otp.Limit) otp.Decision {
+	tb.Helper()
+	d, err := l.Allow(context.Background(), limits)
+	if err != nil {
+		tb.Fatalf("Allow: %v", err)
+	}
+	return d
+}
+
+// count returns how many entries a limit's key holds.
+func count(tb testing.TB, l *Limiter, rdb redis.Cmdable, lim otp.Limit) int64 {
+	tb.Helper()
+	n, err := rdb.ZCard(context.Background(), l.Key(lim.Scope, lim.Key)).Result()
+	if err != nil {
+		tb.Fatalf("ZCARD: %v", err)
+	}
+	return n
+}
+
+func TestAllow(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("AdmitsUpToTheLimitThenDenies", func(t *testing.T) {
+		l, rdb := mustLimiter(t)
+		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
+		for i := range 3 {
+			d := mustAllow(t, l, phone)
+			if !d.Allowed {
+				t.Fatalf("request %d: got denied, want allowed", i+1)
+			}
+			if got, want := d.Rules[0].Used, i+1; got != want {
+				t.Errorf("request %d: got used %d, want %d", i+1, got, want)
+			}
+			if got, want := d.Rules[0].Remaining, 2-i; got != want {
+				t.Errorf("request %d: got remaining %d, want %d", i+1, got, want)
+			}
+		}
+		d := mustAllow(t, l, phone)
+		if d.Allowed {
+			t.Fatalf("request 4: got allowed, want denied")
+		}
+		if got := d.Violations(); len(got) != 1 || got[0].Rule != phone.Rules[0] {
+			t.Errorf("got violations %+v, want the 3/1m rule", got)
+		}
+		if d.Reservation.ID != "" {
+			t.Errorf("got reservation %+v for a denial, want none", d.Reservation)
+		}
+		if got, want := count(t, l, rdb, phone), int64(3); got != want {
+			t.Errorf("got %d entries, want %d", got, want)
+		}
+	})
+
+	t.Run("DeniedRequestIsNotRecorded", func(t *testing.T) {
+		l, rdb := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		mustAllow(t, l, phone)
+		for range 5 {
+			c.Add(10 * time.Second)
+			if d := mustAllow(t, l, phone); d.Allowed {
+				t.Fatalf("got allowed within the window, want denied")
+			}
+		}
+		if got, want := count(t, l, rdb, phone), int64(1); got != want {
+			t.Errorf("got %d entries, want %d", got, want)
+		}
+		c.Add(10 * time.Second) // one minute after the first request
+		if d := mustAllow(t, l, phone); !d.Allowed {
+			t.Errorf("got denied once the window passed, want allowed: denials must not extend the lockout")
+		}
+	})
+
+	t.Run("AllOrNothing", func(t *testing.T) {
+		l, rdb := mustLimiter(t)
+		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,10/1h")}
+		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
+		mustAllow(t, l, ip)
+		d := mustAllow(t, l, phone, ip)
+		if d.Allowed {
+			t.Fatalf("got allowed, want denied by the ip rule")
+		}
+		if got, want := count(t, l, rdb, phone), int64(0); got != want {
+			t.Errorf("got %d phone entries, want %d", got, want)
+		}
+		v := d.Violations()
+		if len(v) != 1 || v[0].Scope != "ip" {
+			t.Errorf("got violations %+v, want only ip", v)
+		}
+		if got, want := len(d.Rules), 3; got != want {
+			t.Fatalf("got %d rule states, want %d", got, want)
+		}
+		if got := d.Rules[0]; got.Scope != "phone" || got.Used != 0 || got.Remaining != 1 || got.Violated {
+			t.Errorf("got phone state %+v, want untouched", got)
+		}
+	})
+
+	t.Run("ReportsEveryViolatedRule", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,2/1h")}
+		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
+		mustAllow(t, l, phone, ip)
+		c.Add(2 * time.Minute)
+		mustAllow(t, l, phone, ip)
+		c.Add(time.Second)
+		d := mustAllow(t, l, phone, ip)
+		var got []string
+		for _, v := range d.Violations() {
+			got = append(got, v.Scope+" "+v.Rule.String())
+		}
+		want := []string{"phone 1/1m", "phone 2/1h", "ip 1/1m"}
+		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Errorf("got violations %v, want %v", got, want)
+		}
+		// 2/1h admits again when the first request, 2m1s ago, leaves the hour.
+		if got, want := d.RetryAfter(), time.Hour-2*time.Minute-time.Second; got != want {
+			t.Errorf("got retry after %v, want %v", got, want)
+		}
+	})
+
+	t.Run("SlidingNotFixedWindow", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		lim := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "3/1m")}
+		// Requests at 0:50, 0:55 and 1:05, then one at 1:45. A window fixed to whole minutes
+		// would admit the fourth (its minute holds one other); the sliding minute holds three.
+		c.Add(50 * time.Second)
+		mustAllow(t, l, lim)
+		c.Add(5 * time.Second)
+		mustAllow(t, l, lim)
+		c.Add(10 * time.Second)
+		if d := mustAllow(t, l, lim); !d.Allowed {
+			t.Fatalf("third request: got denied, want allowed")
+		}
+		c.Add(40 * time.Second)
+		d := mustAllow(t, l, lim)
+		if d.Allowed {
+			t.Fatalf("fourth request inside the sliding minute: got allowed, want denied")
+		}
+		if got, want := d.Rules[0].RetryAfter, 5*time.Second; got != want {
+			t.Errorf("got retry after %v, want %v", got, want)
+		}
+		c.Add(5 * time.Second) // 1:50: the request of 0:50 leaves the window
+		d = mustAllow(t, l, lim)
+		if !d.Allowed {
+			t.Fatalf("at the boundary: got denied, want allowed")
+		}
+		if got, want := d.Rules[0].Used, 3; got != want {
+			t.Errorf("got used %d, want %d", got, want)
+		}
+	})
+
+	t.Run("WindowBoundaryIsExclusive", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1s")}
+		mustAllow(t, l, lim)
+		c.Add(time.Second - time.Microsecond)
+		d := mustAllow(t, l, lim)
+		if d.Allowed {
+			t.Fatalf("1µs before the window ends: got allowed, want denied")
+		}
+		if got, want := d.Rules[0].RetryAfter, time.Microsecond; got != want {
+			t.Errorf("got retry after %v, want %v", got, want)
+		}
+		c.Add(time.Microsecond)
+		if d := mustAllow(t, l, lim); !d.Allowed {
+			t.Errorf("when the window ends: got denied, want allowed")
+		}
+	})
+
+	t.Run("RetryAfterIsExact", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/10s")}
+		steps := []time.Duration{0, 1234567 * time.Microsecond, 2 * time.Second}
+		for _, s := range steps {
+			c.Add(s)
+			mustAllow(t, l, lim)
+		}
+		c.Add(time.Second)
+		// Entries at 0, 1.234567s and 3.234567s; now 4.234567s. One more fits once the
+		// oldest leaves at 10s: 5.765433s from now. The window empties 6s after the last.
+		d := mustAllow(t, l, lim)
+		if got, want := d.Rules[0].RetryAfter, 5765433*time.Microsecond; got != want {
+			t.Errorf("got retry after %v, want %v", got, want)
+		}
+		if got, want := d.Rules[0].ResetAfter, 5765433*time.Microsecond; got != want {
+			t.Errorf("got reset after %v, want %v", got, want)
+		}
+		c.Add(5765432 * time.Microsecond)
+		if d := mustAllow(t, l, lim); d.Allowed {
+			t.Fatalf("1µs early: got allowed, want denied")
+		}
+		c.Add(time.Microsecond)
+		d = mustAllow(t, l, lim)
+		if !d.Allowed {
+			t.Fatalf("at retry after: got denied, want allowed")
+		}
+		// Now full again: entries at 1.234567s, 3.234567s, 10s; the next slot opens when
+		// 1.234567s leaves, at 11.234567s, 1.234567s from now.
+		if got, want := d.Rules[0].RetryAfter, 1234567*time.Microsecond; got != want {
+			t.Errorf("after recording: got retry after %v, want %v", got, want)
+		}
+	})
+
+	t.Run("RetryAfterCountsOnlyTheEntriesThatMustLeave", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		// 2/1m and 3/1h on one key: the hour rule needs its oldest entry gone, the
+		// minute rule its second newest.
+		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,3/1h")}
+		mustAllow(t, l, lim) // 0
+		c.Add(30 * time.Minute)
+		mustAllow(t, l, lim) // 30m
+		c.Add(30 * time.Second)
+		mustAllow(t, l, lim) // 30m30s
+		c.Add(10 * time.Second)
+		d := mustAllow(t, l, lim) // 30m40s
+		if d.Allowed {
+			t.Fatalf("got allowed, want denied")
+		}
+		minute, hour := d.Rules[0], d.Rules[1]
+		if got, want := minute.RetryAfter, 20*time.Second; got != want || !minute.Violated {
+			t.Errorf("2/1m: got retry after %v violated %v, want %v true", got, minute.Violated, want)
+		}
+		if got, want := hour.RetryAfter, 29*time.Minute+20*time.Second; got != want || !hour.Violated {
+			t.Errorf("3/1h: got retry after %v violated %v, want %v true", got, hour.Violated, want)
+		}
+		if got, want := d.RetryAfter(), 29*time.Minute+20*time.Second; got != want {
+			t.Errorf("decision: got retry after %v, want %v", got, want)
+		}
+	})
+
+	t.Run("RetryIsReplayedNotCounted", func(t *testing.T) {
+		l, rdb := mustLimiter(t)
+		l.NewID = func() string { return "fixed-id-01" }
+		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
+		first := mustAllow(t, l, phone, ip)
+		if !first.Allowed || first.Replayed {
+			t.Fatalf("first call: got allowed %v replayed %v, want true false", first.Allowed, first.Replayed)
+		}
+		again := mustAllow(t, l, phone, ip)
+		if !again.Allowed || !again.Replayed {
+			t.Fatalf("same id again: got allowed %v replayed %v, want true true", again.Allowed, again.Replayed)
+		}
+		if got, want := again.Rules[1].Used, 1; got != want {
+			t.Errorf("ip: got used %d, want %d", got, want)
+		}
+		if got, want := again.Reservation, first.Reservation; got.ID != want.ID || len(got.Keys) != len(want.Keys) {
+			t.Errorf("got reservation %+v, want %+v", got, want)
+		}
+		for _, lim := range []otp.Limit{phone, ip} {
+			if got, want := count(t, l, rdb, lim), int64(1); got != want {
+				t.Errorf("%s: got %d entries, want %d", lim.Scope, got, want)
+			}
+		}
+	})
+
+	t.Run("UsesTheServerClock", func(t *testing.T) {
+		l, rdb := mustLimiter(t)
+		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,5/1h")}
+		before, err := rdb.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := mustAllow(t, l, lim)
+		after, err := rdb.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		score, err := rdb.ZScore(ctx, l.Key(lim.Scope, lim.Key), d.Reservation.ID).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.UnixMicro(int64(score))
+		if at.Before(before) || at.After(after) {
+			t.Errorf("got score %v, want between server times %v and %v", at, before, after)
+		}
+		if got := d.Rules[1].ResetAfter; got <= time.Hour-after.Sub(before) || got > time.Hour {
+			t.Errorf("got reset after %v, want just under 1h", got)
+		}
+		ttl, err := rdb.PTTL(ctx, l.Key(lim.Scope, lim.Key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= 59*time.Minute || ttl > time.Hour {
+			t.Errorf("got ttl %v, want the longest window, 1h", ttl)
+		}
+		d = mustAllow(t, l, lim)
+		if d = mustAllow(t, l, lim); d.Allowed {
+			t.Fatalf("third request: got allowed, want denied")
+		}
+		if got := d.Rules[0].RetryAfter; got <= 59*time.Second || got > time.Minute {
+			t.Errorf("got retry after %v, want just under 1m", got)
+		}
+	})
+
+	t.Run("TrimsEntriesOlderThanTheLongestWindow", func(t *testing.T) {
+		l, rdb := mustLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1s,3/2s")}
+		for range 20 {
+			mustAllow(t, l, lim)
+			c.Add(700 * time.Millisecond)
+		}
+		// Entries live 2s: at most 3 are younger, and the one just past 2s is trimmed
+		// by the next call.
+		if got := count(t, l, rdb, lim); got > 3 {
+			t.Errorf("got %d entries, want at most 3", got)
+		}
+	})
+
+	t.Run("EmptyPolicyIsAllowed", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		d := mustAllow(t, l, otp.Limit{Scope: "global", Key: "all"})
+		if !d.Allowed || len(d.Rules) != 0 || d.Reservation.ID != "" {
+			t.Errorf("got %+v, want allowed with nothing recorded", d)
+		}
+	})
+
+	t.Run("BadPolicyIsAnError", func(t *testing.T) {
+		l, _ := mustLimiter(t)
+		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		for name, limits := range map[string][]otp.Limit{
+			"ZeroLimit":    {{Scope: "phone", Key: "+1", Rules: []otp.Rule{{Limit: 0, Window: time.Minute}}}},
+			"ZeroWindow":   {{Scope: "phone", Key: "+1", Rules: []otp.Rule{{Limit: 1}}}},
+			"DuplicateKey": {phone, phone},
+		} {
+			if _, err := l.Allow(ctx, limits); err == nil || errors.Is(err, otp.ErrUnavailable) {
+				t.Errorf("%s: got error %v, want a policy error", name, err)
+			}
+		}
+	})
+}
+
+func TestNoScriptFallsBackToEval(t *testing.T) {
+	srv := testenv.StartRedis(t)
+	rdb := srv.Client()
+	l := New(rdb, testenv.KeyPrefix(t))
+	lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m")}
+	mustAllow(t, l, lim)
+	if err := rdb.ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatalf("SCRIPT FLUSH: %v", err)
+	}
+	d := mustAllow(t, l, lim)
+	if !d.Allowed || d.Rules[0].Used != 2 {
+		t.Errorf("after SCRIPT FLUSH: got allowed %v used %d, want true 2", d.Allowed, d.Rules[0].Used)
+	}
+	if d := mustAllow(t, l, lim); d.Allowed {
+		t.Errorf("third request: got allowed, want denied")
+	}
+}

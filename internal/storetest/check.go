@@ -1,0 +1,157 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+func testCheck(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("CorrectCodeApprovesOnce", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		at := base().Add(time.Minute)
+		v, oc := e.check(id, "111111", at)
+		if oc != otp.OutcomeApproved || v.Status != otp.StatusApproved || !v.ClosedAt.Equal(at) {
+			t.Fatalf("got %s status %s closed %v, want approved at %v", oc, v.Status, v.ClosedAt, at)
+		}
+		if got := e.verification(id); got.Status != otp.StatusApproved || !got.ClosedAt.Equal(at) {
+			t.Errorf("stored: got status %s closed %v, want approved at %v", got.Status, got.ClosedAt, at)
+		}
+		if _, oc := e.check(id, "111111", at); oc != otp.OutcomeNotPending {
+			t.Errorf("second check: got %s, want %s", oc, otp.OutcomeNotPending)
+		}
+	})
+
+	t.Run("EveryCodeOfAResendApproves", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		for i, code := range []string{"111111", "222222"} {
+			phone := "+81901234567" + string(rune('0'+i))
+			id := e.send(params(phone, "111111", base())).Verification.ID
+			e.send(params(phone, "222222", base().Add(time.Minute)))
+			if _, oc := e.check(id, code, base().Add(2*time.Minute)); oc != otp.OutcomeApproved {
+				t.Errorf("code %s: got %s, want approved", code, oc)
+			}
+		}
+	})
+
+	t.Run("WrongCodeCountsAnAttempt", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		v, oc := e.check(id, "000000", base())
+		if oc != otp.OutcomeInvalidCode || v.Attempts != 1 || v.AttemptsLeft() != maxAttempts-1 || v.Status != otp.StatusPending {
+			t.Errorf("got %s attempts %d status %s, want invalid_code, 1, pending", oc, v.Attempts, v.Status)
+		}
+		if got := e.verification(id); got.Attempts != 1 || !got.ClosedAt.IsZero() {
+			t.Errorf("stored: got attempts %d closed %v, want 1 and open", got.Attempts, got.ClosedAt)
+		}
+	})
+
+	t.Run("AttemptBudgetSurvivesResend", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		e.check(id, "000000", base())
+		e.check(id, "000000", base())
+		if v := e.send(params("+819012345678", "222222", base().Add(time.Minute))).Verification; v.Attempts != 2 {
+			t.Errorf("after resend: got attempts %d, want 2", v.Attempts)
+		}
+	})
+
+	t.Run("ExpiredVerificationIsClosedByCheck", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		v := e.send(params("+819012345678", "111111", base())).Verification
+		got, oc := e.check(v.ID, "111111", v.ExpiresAt)
+		if oc != otp.OutcomeExpired || got.Status != otp.StatusExpired || !got.ClosedAt.Equal(v.ExpiresAt) {
+			t.Errorf("got %s status %s closed %v, want expired, closed at %v", oc, got.Status, got.ClosedAt, v.ExpiresAt)
+		}
+	})
+
+	t.Run("CheckByPhoneTakesTheNewestVerification", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		old := e.send(params("+819012345678", "111111", base())).Verification
+		newer := e.send(params("+819012345678", "222222", old.ExpiresAt)).Verification
+		decide := decideCode("111111", old.ExpiresAt)
+		var seen string
+		v, oc, err := e.Store.Check(e.ctx, otp.CheckRef{Phone: "+819012345678", Now: old.ExpiresAt},
+			func(v otp.Verification) (otp.Verification, otp.CheckOutcome) { seen = v.ID; return decide(v) })
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		if seen != newer.ID || v.ID != newer.ID || oc != otp.OutcomeInvalidCode {
+			t.Errorf("got decide on %s, result %s %s, want %s and invalid_code (the old code is not the new one's)", seen, v.ID, oc, newer.ID)
+		}
+	})
+
+	t.Run("CheckByPhoneSeesAClosedNewest", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		e.check(id, "111111", base())
+		_, oc, err := e.Store.Check(e.ctx, otp.CheckRef{Phone: "+819012345678", Now: base()}, decideCode("111111", base()))
+		if err != nil || oc != otp.OutcomeNotPending {
+			t.Errorf("got %s, %v, want not_pending", oc, err)
+		}
+	})
+
+	t.Run("DecideChangesOnlyStatusAttemptsAndClosedAt", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		want := e.send(params("+819012345678", "111111", base())).Verification
+		_, _, err := e.Store.Check(e.ctx, otp.CheckRef{ID: want.ID, Now: base()}, func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
+			v.Phone, v.Sends, v.MaxAttempts, v.CodeHashes, v.ExpiresAt = "+10000000000", 99, 99, nil, time.Time{}
+			v.Attempts = 3
+			return v, otp.OutcomeInvalidCode
+		})
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		want.Attempts = 3
+		if got := e.verification(want.ID); !equalVerification(got, want) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("ClosingWithoutClosedAtUsesCheckTime", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		at := base().Add(time.Second)
+		v, _, err := e.Store.Check(e.ctx, otp.CheckRef{ID: id, Now: at}, func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
+			v.Status = otp.StatusFailed
+			return v, otp.OutcomeTooManyAttempts
+		})
+		if err != nil || v.Status != otp.StatusFailed || !v.ClosedAt.Equal(at) {
+			t.Errorf("got status %s closed %v err %v, want failed closed at %v", v.Status, v.ClosedAt, err, at)
+		}
+	})
+
+	t.Run("UnknownVerificationIsNotFoundWithoutDeciding", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		e.send(params("+819012345678", "111111", base()))
+		for _, ref := range []otp.CheckRef{{ID: newID()}, {ID: "not-a-uuid"}, {Phone: "+819087654321"}, {}} {
+			_, _, err := e.Store.Check(e.ctx, ref, func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
+				t.Errorf("decide called for %+v", ref)
+				return v, otp.OutcomeNotPending
+			})
+			wantNotFound(t, "Check", err)
+		}
+	})
+
+	t.Run("AttemptsAreRecorded", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		e.check(id, "000000", base().Add(time.Second))
+		e.check(id, "111111", base().Add(2*time.Second))
+		d, err := e.History.VerificationDetail(e.ctx, id)
+		if err != nil {
+			t.Fatalf("VerificationDetail: %v", err)
+		}
+		want := []otp.CheckOutcome{otp.OutcomeInvalidCode, otp.OutcomeApproved}
+		if len(d.Attempts) != len(want) {
+			t.Fatalf("got %d attempts, want %d", len(d.Attempts), len(want))
+		}
+		for i, a := range d.Attempts {
+			if a.Outcome != want[i] || a.VerificationID != id || a.ClientIP != "198.51.100.7" || !a.Time.Equal(base().Add(time.Duration(i+1)*time.Second)) {
+				t.Errorf("attempt %d: got %+v, want %s at +%ds", i, a, want[i], i+1)
+			}
+		}
+	})
+}

@@ -1,0 +1,136 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+func testConcurrency(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("ConcurrentWrongGuessesNeverExceedTheBudget", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		outcomes := checkConcurrently(e, id, "000000", 200)
+		if got := outcomes[otp.OutcomeInvalidCode]; got != maxAttempts {
+			t.Errorf("got %d invalid_code, want %d (outcomes %v)", got, maxAttempts, outcomes)
+		}
+		if got := outcomes[otp.OutcomeTooManyAttempts]; got != 200-maxAttempts {
+			t.Errorf("got %d too_many_attempts, want %d", got, 200-maxAttempts)
+		}
+		if v := e.verification(id); v.Attempts != maxAttempts || v.Status != otp.StatusFailed {
+			t.Errorf("got attempts %d status %s, want %d failed", v.Attempts, v.Status, maxAttempts)
+		}
+	})
+
+	t.Run("ConcurrentCorrectChecksApproveExactlyOnce", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		outcomes := checkConcurrently(e, id, "111111", 50)
+		if outcomes[otp.OutcomeApproved] != 1 || outcomes[otp.OutcomeNotPending] != 49 {
+			t.Errorf("got %v, want 1 approved and 49 not_pending", outcomes)
+		}
+	})
+
+	t.Run("ConcurrentSendsShareOnePendingVerification", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		results, errs := sendConcurrently(e, 30, base(), 100)
+		created, ids := 0, map[string]bool{}
+		for _, r := range results {
+			if r.Created {
+				created++
+			}
+			ids[r.Verification.ID] = true
+		}
+		if created != 1 || len(ids) != 1 || len(errs) != 0 {
+			t.Fatalf("got %d created, %d ids, errors %v; want one verification", created, len(ids), errs)
+		}
+		for id := range ids {
+			if v := e.verification(id); v.Sends != 30 || len(v.CodeHashes) != 30 {
+				t.Errorf("got %d sends and %d codes, want 30 each", v.Sends, len(v.CodeHashes))
+			}
+		}
+	})
+
+	t.Run("ConcurrentSendsStopAtTheSendBudget", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		results, errs := sendConcurrently(e, 30, base(), maxSends)
+		if len(results) != maxSends || len(errs) != 30-maxSends {
+			t.Fatalf("got %d sends and %d errors, want %d and %d", len(results), len(errs), maxSends, 30-maxSends)
+		}
+		for _, err := range errs {
+			var budget *otp.ErrSendBudget
+			if !errors.As(err, &budget) {
+				t.Errorf("got error %v, want ErrSendBudget", err)
+			}
+		}
+	})
+
+	t.Run("ConcurrentSendsAfterExpiryCreateOneVerification", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		old := e.send(params("+819012345678", "111111", base())).Verification
+		results, errs := sendConcurrently(e, 30, old.ExpiresAt, 100)
+		created, ids := 0, map[string]bool{}
+		for _, r := range results {
+			if r.Created {
+				created++
+			}
+			ids[r.Verification.ID] = true
+		}
+		if created != 1 || len(ids) != 1 || ids[old.ID] || len(errs) != 0 {
+			t.Errorf("got %d created, ids %v, errors %v; want one new verification", created, ids, errs)
+		}
+	})
+}
+
+// checkConcurrently checks code n times at once and counts the outcomes.
+func checkConcurrently(e *env, id, code string, n int) map[otp.CheckOutcome]int {
+	e.t.Helper()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		outcomes = map[otp.CheckOutcome]int{}
+	)
+	for range n {
+		wg.Go(func() {
+			_, oc, err := e.Store.Check(e.ctx, otp.CheckRef{ID: id, Now: base()}, decideCode(code, base()))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				e.t.Errorf("Check: %v", err)
+				return
+			}
+			outcomes[oc]++
+		})
+	}
+	wg.Wait()
+	return outcomes
+}
+
+// sendConcurrently begins n sends for one phone at once.
+func sendConcurrently(e *env, n int, at time.Time, budget int) ([]otp.SendStart, []error) {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		results []otp.SendStart
+		errs    []error
+	)
+	for i := range n {
+		wg.Go(func() {
+			p := params("+819012345678", "1000"+string(rune('a'+i%26)), at)
+			p.MaxSends = budget
+			st, err := e.Store.BeginSend(e.ctx, p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			results = append(results, st)
+		})
+	}
+	wg.Wait()
+	return results, errs
+}

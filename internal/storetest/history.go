@@ -1,0 +1,200 @@
+package storetest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// seeded is history with one row of every label; labels maps send id to its label.
+type seeded struct {
+	labels map[string]string
+	phone  map[string]string
+	ip     map[string]string
+	at     map[string]time.Time
+	// verification is the approved verification's id.
+	verification string
+}
+
+// seedHistory writes sends of every kind and sets the clock to base+6m, when the
+// verification sent at +10s has expired but the one sent at +5m30s has not.
+func seedHistory(e *env) seeded {
+	e.t.Helper()
+	s := seeded{labels: map[string]string{}, phone: map[string]string{}, ip: map[string]string{}, at: map[string]time.Time{}}
+	allowed := func(phone, ip string, at time.Duration, finish otp.SendStatus, label string) otp.Verification {
+		p := params(phone, "111111", base().Add(at))
+		p.ClientIP = ip
+		v := e.send(p).Verification
+		if finish != "" {
+			err := e.Store.FinishSend(e.ctx, otp.FinishSend{SendID: p.SendID, VerificationID: v.ID, Status: finish, ProviderID: "pm-" + phone, Now: p.Now})
+			if err != nil {
+				e.t.Fatalf("FinishSend: %v", err)
+			}
+		}
+		s.labels[p.SendID], s.phone[p.SendID], s.ip[p.SendID], s.at[p.SendID] = label, phone, ip, p.Now
+		return v
+	}
+	denied := func(phone, ip string, at time.Duration, status otp.SendStatus, reason, label string) {
+		d := otp.DeniedSend{ID: newID(), Phone: phone, ClientIP: ip, Status: status, Reason: reason, Time: base().Add(at)}
+		e.Denied.RecordDenied(d)
+		s.labels[d.ID], s.phone[d.ID], s.ip[d.ID], s.at[d.ID] = label, phone, ip, d.Time
+	}
+	approved := allowed("+819000000001", "192.0.2.1", 0, otp.SendSent, otp.HistoryApproved)
+	e.check(approved.ID, "111111", base().Add(30*time.Second))
+	s.verification = approved.ID
+	allowed("+819000000002", "192.0.2.2", 10*time.Second, otp.SendSent, otp.HistoryExpired)
+	allowed("+819000000003", "192.0.2.1", 20*time.Second, otp.SendFailed, otp.HistoryFailed)
+	denied("+819000000001", "192.0.2.1", 40*time.Second, otp.SendBlocked, "phone 1/1m", "blocked:phone 1/1m")
+	denied("+819000000002", "192.0.2.2", 50*time.Second, otp.SendDuplicate, "duplicate 1/5s", otp.HistoryDuplicate)
+	allowed("+819000000004", "192.0.2.2", 5*time.Minute+30*time.Second, "", otp.HistorySending)
+	allowed("+819000000005", "192.0.2.1", 5*time.Minute+40*time.Second, otp.SendSent, otp.HistorySent)
+	denied("+819000000006", "192.0.2.3", 5*time.Minute+50*time.Second, otp.SendBlocked, "ip 10/1h", "blocked:ip 10/1h")
+	e.flush()
+	e.setClock(base().Add(6 * time.Minute))
+	return s
+}
+
+// list runs ListSends and fails the test on error.
+func (e *env) list(f otp.SendFilter) ([]otp.SendRow, string) {
+	e.t.Helper()
+	rows, next, err := e.History.ListSends(e.ctx, f)
+	if err != nil {
+		e.t.Fatalf("ListSends(%+v): %v", f, err)
+	}
+	return rows, next
+}
+
+func ids(rows []otp.SendRow) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// want lists the seeded ids that keep, newest first.
+func (s seeded) want(keep func(id string) bool) []string {
+	var out []string
+	for id := range s.labels {
+		if keep(id) {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return s.at[b].Compare(s.at[a]) })
+	return out
+}
+
+func testHistory(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("RowsAreLabelledByHowTheyEnded", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		s := seedHistory(e)
+		for id, label := range s.labels {
+			if r := e.sendRow(id); r.Status != label {
+				t.Errorf("send %s: got status %q, want %q", id, r.Status, label)
+			}
+		}
+	})
+
+	t.Run("ListIsNewestFirst", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		s := seedHistory(e)
+		rows, next := e.list(otp.SendFilter{})
+		if want := s.want(func(string) bool { return true }); !slices.Equal(ids(rows), want) || next != "" {
+			t.Errorf("got %v next %q, want %v and no next page", ids(rows), next, want)
+		}
+		for _, r := range rows {
+			if r.Phone != s.phone[r.ID] || r.ClientIP != s.ip[r.ID] || !r.Time.Equal(s.at[r.ID]) || r.Status != s.labels[r.ID] {
+				t.Errorf("got %+v, want phone %s ip %s at %v label %s", r, s.phone[r.ID], s.ip[r.ID], s.at[r.ID], s.labels[r.ID])
+			}
+		}
+	})
+
+	t.Run("StatusFilterMatchesTheLabels", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		s := seedHistory(e)
+		for _, status := range []string{otp.HistorySending, otp.HistorySent, otp.HistoryFailed, otp.HistoryBlocked, otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired} {
+			rows, _ := e.list(otp.SendFilter{Status: status})
+			want := s.want(func(id string) bool { return strings.SplitN(s.labels[id], ":", 2)[0] == status })
+			if !slices.Equal(ids(rows), want) || len(want) == 0 {
+				t.Errorf("status %s: got %v, want %v", status, ids(rows), want)
+			}
+		}
+	})
+
+	t.Run("FiltersByPhoneIPAndTime", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		s := seedHistory(e)
+		from, to := base().Add(10*time.Second), base().Add(5*time.Minute+40*time.Second)
+		cases := []struct {
+			name   string
+			filter otp.SendFilter
+			keep   func(id string) bool
+		}{
+			{"Phone", otp.SendFilter{Phone: "+819000000001"}, func(id string) bool { return s.phone[id] == "+819000000001" }},
+			{"IP", otp.SendFilter{ClientIP: "192.0.2.2"}, func(id string) bool { return s.ip[id] == "192.0.2.2" }},
+			{"TimeRangeFromInclusiveToExclusive", otp.SendFilter{From: from, To: to}, func(id string) bool { return !s.at[id].Before(from) && s.at[id].Before(to) }},
+			{"IPAndStatus", otp.SendFilter{ClientIP: "192.0.2.1", Status: otp.HistoryBlocked}, func(id string) bool {
+				return s.ip[id] == "192.0.2.1" && strings.HasPrefix(s.labels[id], "blocked")
+			}},
+			{"NoMatch", otp.SendFilter{Phone: "+819099999999"}, func(string) bool { return false }},
+		}
+		for _, c := range cases {
+			rows, _ := e.list(c.filter)
+			if want := s.want(c.keep); !slices.Equal(ids(rows), want) {
+				t.Errorf("%s: got %v, want %v", c.name, ids(rows), want)
+			}
+		}
+	})
+
+	t.Run("VerificationDetailHasSendsAndAttemptsButNoCodes", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		s := seedHistory(e)
+		d, err := e.History.VerificationDetail(e.ctx, s.verification)
+		if err != nil {
+			t.Fatalf("VerificationDetail: %v", err)
+		}
+		if d.Verification.ID != s.verification || d.Verification.Status != otp.StatusApproved || d.Verification.CodeHashes != nil {
+			t.Errorf("got %+v, want the approved verification without code hashes", d.Verification)
+		}
+		if len(d.Sends) != 1 || d.Sends[0].Status != otp.HistoryApproved || d.Sends[0].ProviderMessageID != "pm-+819000000001" {
+			t.Errorf("got sends %+v, want its one approved send", d.Sends)
+		}
+		if len(d.Attempts) != 1 || d.Attempts[0].Outcome != otp.OutcomeApproved {
+			t.Errorf("got attempts %+v, want one approval", d.Attempts)
+		}
+		_, err = e.History.VerificationDetail(e.ctx, newID())
+		wantNotFound(t, "VerificationDetail(unknown)", err)
+		_, err = e.History.VerificationDetail(e.ctx, "nope")
+		wantNotFound(t, "VerificationDetail(malformed)", err)
+	})
+
+	t.Run("UnknownSendIsNotFound", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		_, err := e.History.Send(e.ctx, newID())
+		wantNotFound(t, "Send(unknown)", err)
+		_, err = e.History.Send(e.ctx, "nope")
+		wantNotFound(t, "Send(malformed)", err)
+	})
+
+	t.Run("BadStatusOrCursorIsAnInvalidRequest", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		_, _, err := e.History.ListSends(e.ctx, otp.SendFilter{Status: "delivered"})
+		wantInvalid(t, "status", err, "status")
+		for _, c := range []string{"!!", "bm90LWEtY3Vyc29y", otp.SendCursor{Time: base(), ID: "x"}.String()} {
+			_, _, err = e.History.ListSends(e.ctx, otp.SendFilter{Cursor: c})
+			wantInvalid(t, "cursor "+c, err, "cursor")
+		}
+	})
+
+	t.Run("DeniedRowOfAnotherStatusIsDropped", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		d := otp.DeniedSend{ID: newID(), Phone: "+819012345678", Status: otp.SendSent, Time: base()}
+		e.Denied.RecordDenied(d)
+		e.flush()
+		_, err := e.History.Send(e.ctx, d.ID)
+		wantNotFound(t, "Send(dropped)", err)
+	})
+}

@@ -1,0 +1,153 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// seedDenied records n refused sends, two per timestamp so that ids break ties, and
+// returns their ids newest first.
+func seedDenied(e *env, n int, from time.Time) []string {
+	e.t.Helper()
+	rows := make([]otp.DeniedSend, n)
+	for i := range rows {
+		rows[i] = otp.DeniedSend{
+			ID: newID(), Phone: fmt.Sprintf("+8190%08d", i%7), ClientIP: "192.0.2.9",
+			Status: otp.SendBlocked, Reason: "phone 1/1m", Time: from.Add(time.Duration(i/2) * time.Second),
+		}
+		e.Denied.RecordDenied(rows[i])
+	}
+	e.flush()
+	slices.SortFunc(rows, func(a, b otp.DeniedSend) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return compareIDs(b.ID, a.ID)
+	})
+	out := make([]string, n)
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// compareIDs orders canonical uuids as Postgres orders uuid values.
+func compareIDs(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pageAll follows cursors from the first page to the last.
+func (e *env) pageAll(f otp.SendFilter, during func()) []string {
+	e.t.Helper()
+	var out []string
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			e.t.Fatal("pagination does not end")
+		}
+		rows, next := e.list(f)
+		out = append(out, ids(rows)...)
+		if next == "" {
+			return out
+		}
+		f.Cursor = next
+		if during != nil {
+			during()
+		}
+	}
+}
+
+func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("PagesCoverEveryRowOnceInOrder", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		want := seedDenied(e, 25, base())
+		if got := e.pageAll(otp.SendFilter{Limit: 7}, nil); !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+		rows, next := e.list(otp.SendFilter{Limit: 25})
+		if len(rows) != 25 || next != "" {
+			t.Errorf("exact page: got %d rows, next %q; want 25 and no next page", len(rows), next)
+		}
+	})
+
+	t.Run("FilteredPagesCoverEveryMatchOnce", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		all := seedDenied(e, 40, base())
+		var want []string
+		for _, id := range all {
+			if r := e.sendRow(id); r.Phone == "+819000000003" {
+				want = append(want, id)
+			}
+		}
+		if got := e.pageAll(otp.SendFilter{Phone: "+819000000003", Status: otp.HistoryBlocked, Limit: 2}, nil); !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+
+	t.Run("LimitDefaultsAndIsCapped", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		seedDenied(e, otp.MaxListLimit+10, base())
+		if rows, next := e.list(otp.SendFilter{}); len(rows) != otp.DefaultListLimit || next == "" {
+			t.Errorf("no limit: got %d rows, next %q; want %d and a next page", len(rows), next, otp.DefaultListLimit)
+		}
+		if rows, next := e.list(otp.SendFilter{Limit: 10_000}); len(rows) != otp.MaxListLimit || next == "" {
+			t.Errorf("huge limit: got %d rows, next %q; want %d and a next page", len(rows), next, otp.MaxListLimit)
+		}
+	})
+
+	t.Run("PagesAreStableUnderConcurrentInserts", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		want := seedDenied(e, 150, base())
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { // newer sends, and older ones landing between pages
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, p := range []otp.BeginSend{
+					params(fmt.Sprintf("+8180%08d", i), "111111", base().Add(time.Hour+time.Duration(i)*time.Millisecond)),
+					params(fmt.Sprintf("+8170%08d", i), "111111", base().Add(time.Duration(i%75)*time.Second)),
+				} {
+					if _, err := e.Store.BeginSend(e.ctx, p); err != nil {
+						t.Errorf("BeginSend: %v", err)
+						return
+					}
+				}
+			}
+		})
+		got := e.pageAll(otp.SendFilter{ClientIP: "192.0.2.9", Limit: 10}, func() { time.Sleep(time.Millisecond) })
+		all := e.pageAll(otp.SendFilter{Limit: 13}, nil)
+		close(stop)
+		wg.Wait()
+		if !slices.Equal(got, want) {
+			t.Errorf("filtered: got %d ids, want the %d seeded in order", len(got), len(want))
+		}
+		seen := map[string]int{}
+		for _, id := range all {
+			seen[id]++
+		}
+		for _, id := range want {
+			if seen[id] != 1 {
+				t.Errorf("seeded row %s seen %d times, want once", id, seen[id])
+			}
+		}
+		for id, n := range seen {
+			if n > 1 {
+				t.Errorf("row %s seen %d times", id, n)
+			}
+		}
+	})
+}

@@ -1,0 +1,188 @@
+// Package storetest is the behaviour every otp.Store must show, as one suite that
+// internal/postgres and internal/inmem both run, so that dev mode and production
+// cannot drift apart.
+package storetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/otp"
+)
+
+// Stores is one implementation under test, fresh and empty.
+type Stores struct {
+	Store   otp.Store
+	History otp.HistoryStore
+	Denied  otp.DeniedRecorder
+	// Flush makes what Denied recorded visible to History.
+	Flush func(ctx context.Context) error
+	// SetClock replaces the clock History reads (expiry labels, the end of Stats).
+	SetClock func(now func() time.Time)
+}
+
+// Run runs the whole suite; newStore is called once per subtest.
+func Run(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("Send", func(t *testing.T) { testSend(t, newStore) })
+	t.Run("FinishSend", func(t *testing.T) { testFinish(t, newStore) })
+	t.Run("Check", func(t *testing.T) { testCheck(t, newStore) })
+	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
+	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
+	t.Run("Pagination", func(t *testing.T) { testPagination(t, newStore) })
+	t.Run("Stats", func(t *testing.T) { testStats(t, newStore) })
+	t.Run("Admin", func(t *testing.T) { testAdmin(t, newStore) })
+}
+
+const (
+	ttl         = 5 * time.Minute
+	maxSends    = 3
+	maxAttempts = 5
+)
+
+// base is the suite's "now"; a fixed time keeps stored and expected times exact.
+func base() time.Time { return time.Date(2030, 3, 4, 5, 0, 0, 0, time.UTC) }
+
+// env is one subtest's store with its history clock.
+type env struct {
+	Stores
+	t   *testing.T
+	ctx context.Context
+
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newEnv(t *testing.T, newStore func(t *testing.T) Stores) *env {
+	t.Helper()
+	t.Parallel()
+	e := &env{Stores: newStore(t), t: t, ctx: t.Context(), now: base()}
+	e.SetClock(e.clock)
+	return e
+}
+
+func (e *env) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now
+}
+
+func (e *env) setClock(t time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = t
+}
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// hash stands in for the service's HMAC: tied to the verification id, as the real one is.
+func hash(verificationID, code string) []byte {
+	h := sha256.Sum256([]byte(verificationID + "|" + code))
+	return h[:]
+}
+
+// params is a send of code to phone at time at, with the suite's limits.
+func params(phone, code string, at time.Time) otp.BeginSend {
+	return otp.BeginSend{
+		Phone: phone, Channel: "sms", Locale: "en", ClientIP: "192.0.2.1", Provider: "test",
+		Now: at, TTL: ttl, MaxSends: maxSends, MaxAttempts: maxAttempts,
+		NewVerificationID: newID(), SendID: newID(),
+		CodeHash: func(id string) []byte { return hash(id, code) },
+	}
+}
+
+// send begins a send and fails the test on error.
+func (e *env) send(p otp.BeginSend) otp.SendStart {
+	e.t.Helper()
+	st, err := e.Store.BeginSend(e.ctx, p)
+	if err != nil {
+		e.t.Fatalf("BeginSend(%s): %v", p.Phone, err)
+	}
+	return st
+}
+
+// decideCode is a decision like the service's: it approves a matching code of a
+// pending, unexpired verification and counts a wrong one against the budget.
+func decideCode(code string, now time.Time) func(otp.Verification) (otp.Verification, otp.CheckOutcome) {
+	return func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
+		switch {
+		case v.Status == otp.StatusFailed:
+			return v, otp.OutcomeTooManyAttempts
+		case v.Status == otp.StatusExpired:
+			return v, otp.OutcomeExpired
+		case v.Status != otp.StatusPending:
+			return v, otp.OutcomeNotPending
+		case !now.Before(v.ExpiresAt):
+			v.Status = otp.StatusExpired
+			return v, otp.OutcomeExpired
+		case v.Attempts >= v.MaxAttempts:
+			v.Status = otp.StatusFailed
+			return v, otp.OutcomeTooManyAttempts
+		}
+		for _, h := range v.CodeHashes {
+			if string(h) == string(hash(v.ID, code)) {
+				v.Status, v.ClosedAt = otp.StatusApproved, now
+				return v, otp.OutcomeApproved
+			}
+		}
+		if v.Attempts++; v.Attempts >= v.MaxAttempts {
+			v.Status = otp.StatusFailed
+		}
+		return v, otp.OutcomeInvalidCode
+	}
+}
+
+// check runs one check of code by id and fails the test on error.
+func (e *env) check(id, code string, at time.Time) (otp.Verification, otp.CheckOutcome) {
+	e.t.Helper()
+	v, oc, err := e.Store.Check(e.ctx, otp.CheckRef{ID: id, ClientIP: "198.51.100.7", Now: at}, decideCode(code, at))
+	if err != nil {
+		e.t.Fatalf("Check(%s): %v", id, err)
+	}
+	return v, oc
+}
+
+func (e *env) verification(id string) otp.Verification {
+	e.t.Helper()
+	v, err := e.Store.Verification(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Verification(%s): %v", id, err)
+	}
+	return v
+}
+
+func (e *env) sendRow(id string) otp.SendRow {
+	e.t.Helper()
+	r, err := e.History.Send(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Send(%s): %v", id, err)
+	}
+	return r
+}
+
+func (e *env) flush() {
+	e.t.Helper()
+	if err := e.Flush(e.ctx); err != nil {
+		e.t.Fatalf("Flush: %v", err)
+	}
+}
+
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, otp.ErrNotFound) {
+		t.Errorf("%s: got error %v, want ErrNotFound", what, err)
+	}
+}
+
+func wantInvalid(t *testing.T, what string, err error, field string) {
+	t.Helper()
+	var inv *otp.ErrInvalidRequest
+	if !errors.As(err, &inv) || inv.Fields[field] == "" {
+		t.Errorf("%s: got error %v, want ErrInvalidRequest naming %q", what, err, field)
+	}
+}

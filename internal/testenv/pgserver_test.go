@@ -1,0 +1,55 @@
+package testenv_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/testenv"
+)
+
+func TestStartPostgres(t *testing.T) {
+	ctx := context.Background()
+	s := testenv.StartPostgres(t)
+	dsn := s.DSN("postgres")
+	c := connect(t, dsn)
+	if _, err := c.Exec(ctx, "CREATE TABLE kept (id int)"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("StoppedServerRefuses", func(t *testing.T) {
+		s.Stop()
+		short, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(short, dsn); err == nil {
+			conn.Close(ctx)
+			t.Fatalf("got a connection to a stopped server, want an error")
+		}
+	})
+
+	t.Run("StartedAgainKeepsCommittedData", func(t *testing.T) {
+		s.Start()
+		var n int
+		if err := connect(t, dsn).QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&n); err != nil {
+			t.Fatalf("got %v, want the table created before the restart", err)
+		}
+	})
+}
+
+func TestThrowAwayServers(t *testing.T) {
+	t.Run("UsedWhenLocalPortsAreIgnored", func(t *testing.T) {
+		if os.Getenv("OTPGATE_TESTENV_NO_LOCAL") == "" {
+			t.Skip("set OTPGATE_TESTENV_NO_LOCAL=1 (and no REDIS_URL/DATABASE_URL) to check the throw-away servers")
+		}
+		if u := testenv.RedisURL(t); strings.Contains(u, ":6379") {
+			t.Errorf("got redis %s, want a throw-away server", u)
+		}
+		if dsn := testenv.PostgresDSN(t); strings.Contains(dsn, ":5432") {
+			t.Errorf("got postgres %s, want a throw-away server", dsn)
+		}
+	})
+}

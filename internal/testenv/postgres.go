@@ -1,0 +1,127 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const localPostgresURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// PostgresDSN creates an empty database on the shared PostgreSQL for this test and returns its
+// postgres:// URL; the database is dropped at cleanup, even with connections left open.
+func PostgresDSN(tb testing.TB) string {
+	tb.Helper()
+	admin, err := shared.postgres.get(findPostgres)
+	if err != nil {
+		unavailable(tb, "PostgreSQL", err, "postgresql")
+	}
+	name := "otpgate_t_" + randomHex(tb, 6)
+	dsn, err := withDatabase(admin, name)
+	if err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	if err := adminExec(admin, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+		tb.Fatalf("testenv: create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := adminExec(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			tb.Errorf("testenv: drop database %s: %v", name, err)
+		}
+	})
+	return dsn
+}
+
+// withDatabase returns dsn with its database replaced by name.
+func withDatabase(dsn, name string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("DATABASE_URL must be a postgres:// URL")
+	}
+	u.Path = "/" + name
+	q := u.Query()
+	if q.Get("sslmode") == "" {
+		q.Set("sslmode", "disable")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
+}
+
+// adminExec runs one statement on its own connection, so parallel tests share nothing.
+func adminExec(dsn, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// pingPostgres checks quickly that a PostgreSQL accepts the dsn.
+func pingPostgres(ctx context.Context, dsn string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return err
+	}
+	cfg.ConnectTimeout = time.Second
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return conn.Ping(ctx)
+}
+
+// findPostgres picks DATABASE_URL, then the local port, then a throw-away server.
+func findPostgres() (string, error) {
+	var tried []error
+	try := func(dsn string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return pingPostgres(ctx, dsn)
+	}
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		err := try(u)
+		if err == nil {
+			return u, nil
+		}
+		tried = append(tried, fmt.Errorf("DATABASE_URL does not answer: %w", err))
+	}
+	if os.Getenv("OTPGATE_TESTENV_NO_LOCAL") == "" {
+		err := try(localPostgresURL)
+		if err == nil {
+			return localPostgresURL, nil
+		}
+		tried = append(tried, fmt.Errorf("nothing on 127.0.0.1:5432: %w", err))
+	}
+	s, err := startSharedPostgres()
+	if err != nil {
+		return "", errors.Join(append(tried, err)...)
+	}
+	return s.DSN("postgres"), nil
+}
+
+// startSharedPostgres starts the throw-away PostgreSQL that lives until Main stops it.
+func startSharedPostgres() (*PostgresServer, error) {
+	s, err := newPostgresServer()
+	if err != nil {
+		return nil, err
+	}
+	if err := atExit(s.remove); err != nil {
+		s.remove()
+		return nil, err
+	}
+	if err := s.start(); err != nil {
+		return nil, fmt.Errorf("throw-away postgres: %w", err)
+	}
+	return s, nil
+}
