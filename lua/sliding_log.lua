@@ -4,8 +4,8 @@
 -- Each key is a sorted set whose members are request ids and whose scores are the times of
 -- the requests in microseconds. A request at score s counts for a rule of window w while
 -- now - w < s; entries after now (left behind by a clock step back) count too, so that a
--- step back never admits more. Scores and windows are whole microseconds, so "s > now - w"
--- is written as the inclusive bound now - w + 1.
+-- step back never admits more. Scores are whole microseconds, so "s > now - w" is written as
+-- the inclusive bound now - w + 1. A key expires one longest window after its newest entry.
 --
 -- KEYS[1..n]  the sorted sets, one per limit of the policy.
 -- ARGV[1]     mode: "allow" records the request in every key if every rule admits it, and in
@@ -14,7 +14,9 @@
 -- ARGV[2]     the request id. "allow" answers "replayed" without recording when a key already
 --             holds it: a client retry of a call that reached Redis must not count twice.
 -- ARGV[3]     now in microseconds, or "" for the server clock (TIME); only tests set it.
--- ARGV[4..]   per key, in KEYS order: its rule count r, then r pairs of limit and window (µs).
+-- ARGV[4..]   per key, in KEYS order: its rule count r; the rank of the oldest entry to read,
+--             as a negative index (Go picks -(largest limit + 1), capped, so that one entry
+--             beyond any full window is seen); then r pairs of limit and window in milliseconds.
 --
 -- Reply: a flat array of integers, {status, then per rule in ARGV order: used, reset, retry}.
 --   status  0 denied: nothing recorded, the state before the request;
@@ -25,38 +27,37 @@
 --   reset   microseconds until the oldest of them leaves the window (0 when none).
 --   retry   microseconds until the rule admits one more request (0 when it would now).
 
-local mode, id = ARGV[1], ARGV[2]
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
+local call, tonumber, fmt = redis.call, tonumber, string.format
+local KEYS, ARGV = KEYS, ARGV
+local mode, id, nowstr = ARGV[1], ARGV[2], ARGV[3]
+if nowstr == '' then
+  local t = call('TIME')
+  nowstr = t[1] .. ('00000' .. t[2]):sub(-6)
 end
+local now = tonumber(nowstr)
 
--- The script runs on every request, so it allocates little: no table per key or rule, only
--- what Redis replies. It reads the newest entries of each key, one more than the key's
--- largest limit (capped, for huge limits): a window holds a suffix of the score order, so
--- they answer every rule without a call per rule.
-local CAP = 100
-local at, z, more = {}, {}, {} -- per key: ARGV index of its rule count, newest entries, older ones exist
-
+-- The script runs on every request, so it does little: one read per key, whose newest
+-- entries answer every rule (a window holds a suffix of the score order), no table per key
+-- or rule, and strings rather than numbers handed to Redis, whose conversion is slow.
+-- Per key: the ARGV index of its rule count, its newest entries (id, score, id, score, ...),
+-- whether older ones exist, and its longest window in µs and, as given, in ms for PEXPIRE.
+local at, z, more, span, ttl = {}, {}, {}, {}, {}
 local a = 4
 for i = 1, #KEYS do
-  at[i] = a
-  local r = tonumber(ARGV[a])
-  if mode == 'undo' then redis.call('ZREM', KEYS[i], id) end
-  local fetch = 0
-  for j = a + 1, a + 2 * r, 2 do
-    fetch = math.max(fetch, tonumber(ARGV[j]))
+  local key, r, first = KEYS[i], tonumber(ARGV[a]), ARGV[a + 1]
+  if mode == 'undo' then call('ZREM', key, id) end
+  local raw = r > 0 and call('ZRANGE', key, first, '-1', 'WITHSCORES') or {}
+  for j = 2, #raw, 2 do raw[j] = tonumber(raw[j]) end
+  -- The rules become numbers in place, windows in µs.
+  local maxwin = 0
+  for j = a + 2, a + 1 + 2 * r, 2 do
+    local win = tonumber(ARGV[j + 1]) * 1000
+    if win > maxwin then maxwin, ttl[i] = win, ARGV[j + 1] end
+    ARGV[j], ARGV[j + 1] = tonumber(ARGV[j]), win
   end
-  if r > 0 then
-    fetch = math.min(fetch, CAP) + 1
-    local raw = redis.call('ZRANGE', KEYS[i], -fetch, -1, 'WITHSCORES') -- id, score, id, ...
-    for j = 2, #raw, 2 do raw[j] = tonumber(raw[j]) end
-    z[i], more[i] = raw, #raw >= 2 * fetch
-  else
-    z[i], more[i] = {}, false
-  end
-  a = a + 1 + 2 * r
+  ARGV[a] = r
+  at[i], z[i], more[i], span[i] = a, raw, #raw >= -2 * tonumber(first), maxwin
+  a = a + 2 + 2 * r
 end
 
 -- count returns how many entries of key i lie inside a window of win microseconds.
@@ -67,31 +68,7 @@ local function count(i, win)
     c = c + 1
   end
   if not more[i] then return c end
-  return redis.call('ZCOUNT', KEYS[i], lo + 1, '+inf')
-end
-
--- state reports one rule of key i: used, reset, retry.
-local function state(i, limit, win)
-  local raw, n = z[i], count(i, win)
-  if n == 0 then return 0, 0, 0 end
-  local m, oldest, retry = #raw / 2, nil, 0
-  if n <= m then
-    oldest = raw[2 * (m - n + 1)]
-  else
-    oldest = tonumber(redis.call('ZRANGEBYSCORE', KEYS[i], now - win + 1, '+inf',
-      'WITHSCORES', 'LIMIT', 0, 1)[2])
-  end
-  if n >= limit then
-    -- One more fits once n - limit + 1 entries have left: the limit-th newest is the last.
-    local last
-    if limit <= m then
-      last = raw[2 * (m - limit + 1)]
-    else
-      last = tonumber(redis.call('ZRANGE', KEYS[i], -limit, -limit, 'WITHSCORES')[2])
-    end
-    retry = last + win - now
-  end
-  return n, oldest + win - now, retry
+  return call('ZCOUNT', KEYS[i], fmt('%d', lo + 1), '+inf')
 end
 
 local status = 3
@@ -102,29 +79,31 @@ if mode == 'allow' then
     for j = #raw - 1, 1, -2 do
       if raw[j] == id then status = 2 end
     end
-    if status == 1 and more[i] and redis.call('ZSCORE', KEYS[i], id) then status = 2 end
+    if status == 1 and more[i] and call('ZSCORE', KEYS[i], id) then status = 2 end
   end
-  if status == 1 then
-    for i = 1, #KEYS do
-      a = at[i]
-      for j = a + 1, a + 2 * tonumber(ARGV[a]), 2 do
-        if count(i, tonumber(ARGV[j + 1])) >= tonumber(ARGV[j]) then status = 0 end
-      end
-    end
+end
+
+-- Count every rule; the request is admitted when none is full.
+local reply, n = {status}, 1
+for i = 1, #KEYS do
+  a = at[i]
+  for j = a + 2, a + 1 + 2 * ARGV[a], 2 do
+    local used = count(i, ARGV[j + 1])
+    if status == 1 and used >= ARGV[j] then status = 0 end
+    reply[n + 1], reply[n + 2], reply[n + 3] = used, 0, 0
+    n = n + 3
   end
+end
+
+if mode == 'allow' then
   for i = 1, #KEYS do
-    a = at[i]
-    local raw, maxwin = z[i], 0
-    for j = a + 2, a + 2 * tonumber(ARGV[a]), 2 do
-      maxwin = math.max(maxwin, tonumber(ARGV[j]))
-    end
-    local cut = now - maxwin
+    local key, raw, cut = KEYS[i], z[i], now - span[i]
     if more[i] or (raw[2] and raw[2] <= cut) then
-      redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cut)
+      call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', cut))
     end
     if status == 1 then
-      redis.call('ZADD', KEYS[i], now, id)
-      redis.call('PEXPIRE', KEYS[i], math.ceil(maxwin / 1000))
+      call('ZADD', key, nowstr, id)
+      call('PEXPIRE', key, ttl[i])
       -- Keep the entries in score order: the new one is the newest unless the clock stepped back.
       local j = #raw
       while j > 0 and raw[j] > now do
@@ -136,14 +115,34 @@ if mode == 'allow' then
   end
 end
 
-local reply = {status}
+-- Report every rule. The entries inside a window are the newest "used" ones; a recorded
+-- request is one of them.
+n = 1
 for i = 1, #KEYS do
   a = at[i]
-  for j = a + 1, a + 2 * tonumber(ARGV[a]), 2 do
-    local n, reset, retry = state(i, tonumber(ARGV[j]), tonumber(ARGV[j + 1]))
-    reply[#reply + 1] = n
-    reply[#reply + 1] = reset
-    reply[#reply + 1] = retry
+  local key, raw = KEYS[i], z[i]
+  local m = #raw / 2
+  for j = a + 2, a + 1 + 2 * ARGV[a], 2 do
+    local limit, win, used = ARGV[j], ARGV[j + 1], reply[n + 1]
+    if status == 1 then used = used + 1 end
+    if used > 0 then
+      local oldest, retry = raw[2 * (m - used + 1)], 0
+      if used > m then
+        oldest = tonumber(call('ZRANGEBYSCORE', key, fmt('%d', now - win + 1), '+inf',
+          'WITHSCORES', 'LIMIT', '0', '1')[2])
+      end
+      if used >= limit then
+        -- One more fits once used - limit + 1 entries have left: the limit-th newest is the last.
+        local last = raw[2 * (m - limit + 1)]
+        if limit > m then
+          last = tonumber(call('ZRANGE', key, fmt('%d', -limit), fmt('%d', -limit), 'WITHSCORES')[2])
+        end
+        retry = last + win - now
+      end
+      reply[n + 1], reply[n + 2], reply[n + 3] = used, oldest + win - now, retry
+    end
+    n = n + 3
   end
 end
+reply[1] = status
 return reply

@@ -2,24 +2,31 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+
+	otphttp "otpgate/internal/http"
+	"otpgate/internal/otp"
 )
 
-// newAdminHandler serves the admin listener.
-func newAdminHandler(ready func(context.Context) error) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}`))
+// newAdminHandler serves the admin listener: the console and its API over the
+// history store and the limiter, plus /metrics, /healthz and /readyz.
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, ready func(context.Context) error, metrics http.Handler) http.Handler {
+	return otphttp.NewAdminServer(otphttp.AdminDeps{
+		Logger:  log,
+		History: p.history,
+		Limiter: limiter,
+		// The rules the limits page shows for a phone or an IP.
+		Limits: []otp.Limit{
+			{Scope: otp.ScopePhone, Rules: cfg.phoneRules},
+			{Scope: otp.ScopeIP, Rules: cfg.ipRules},
+			{Scope: otp.ScopeCheckPhone, Rules: cfg.checkPhone},
+			{Scope: otp.ScopeCheckIP, Rules: cfg.checkIP},
+		},
+		Token:         p.token,
+		DefaultRegion: cfg.DefaultRegion,
+		IPv6Prefix:    cfg.IPv6Prefix,
+		Ready:         ready,
+		Metrics:       metrics,
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if err := ready(r.Context()); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(`{"status":"unavailable"}`))
-			return
-		}
-		w.Write([]byte(`{"status":"ok"}`))
-	})
-	return mux
 }

@@ -15,12 +15,16 @@ import (
 
 // config is every setting of the server, read from the environment once at start.
 type config struct {
-	HTTPAddr    string `env:"OTP_HTTP_ADDR" envDefault:":8080"`
-	AdminAddr   string `env:"OTP_ADMIN_ADDR" envDefault:"127.0.0.1:8081"`
-	RedisURL    string `env:"REDIS_URL"`
-	DatabaseURL string `env:"DATABASE_URL"`
-	Secret      string `env:"OTP_SECRET"`
-	AdminToken  string `env:"ADMIN_TOKEN"`
+	HTTPAddr  string `env:"OTP_HTTP_ADDR" envDefault:":8080"`
+	AdminAddr string `env:"OTP_ADMIN_ADDR" envDefault:"127.0.0.1:8081"`
+	RedisURL  string `env:"REDIS_URL"`
+	// TLS to Redis beyond the system roots: a CA to trust instead, a client certificate.
+	RedisCAFile   string `env:"REDIS_CA_FILE"`
+	RedisCertFile string `env:"REDIS_CLIENT_CERT_FILE"`
+	RedisKeyFile  string `env:"REDIS_CLIENT_KEY_FILE"`
+	DatabaseURL   string `env:"DATABASE_URL"`
+	Secret        string `env:"OTP_SECRET"`
+	AdminToken    string `env:"ADMIN_TOKEN"`
 
 	SMSProvider        string        `env:"SMS_PROVIDER"`
 	SMSTimeout         time.Duration `env:"SMS_TIMEOUT" envDefault:"5s"`
@@ -55,16 +59,14 @@ type config struct {
 	IdempotencyTTL     time.Duration `env:"OTP_IDEMPOTENCY_TTL" envDefault:"24h"`
 
 	// Parsed forms, filled by parse.
-	dev          bool
-	phoneRules   []otp.Rule
-	ipRules      []otp.Rule
-	globalRules  []otp.Rule
-	checkPhone   []otp.Rule
-	checkIP      []otp.Rule
-	proxies      []netip.Prefix
-	smsProvider  string
-	explicitSMS  bool
-	generatedKey bool
+	dev         bool
+	phoneRules  []otp.Rule
+	ipRules     []otp.Rule
+	globalRules []otp.Rule
+	checkPhone  []otp.Rule
+	checkIP     []otp.Rule
+	proxies     []netip.Prefix
+	smsProvider string
 }
 
 // loadConfig reads and validates the environment. Every error names the variable.
@@ -110,7 +112,9 @@ func (c *config) parse() error {
 			return errors.New("config: ADMIN_TOKEN must be at least 16 characters")
 		}
 	}
-	c.explicitSMS = c.SMSProvider != ""
+	if err := c.checkRedisTLS(); err != nil {
+		return err
+	}
 	c.smsProvider = c.SMSProvider
 	if c.smsProvider == "" {
 		c.smsProvider = "log"
@@ -189,6 +193,24 @@ func (c *config) parse() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("config: OTP_LOG_LEVEL=%q: must be debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// checkRedisTLS refuses TLS files that would silently not be used.
+func (c *config) checkRedisTLS() error {
+	if (c.RedisCertFile == "") != (c.RedisKeyFile == "") {
+		return errors.New("config: REDIS_CLIENT_CERT_FILE and REDIS_CLIENT_KEY_FILE go together: set both or neither")
+	}
+	if c.RedisCAFile == "" && c.RedisCertFile == "" {
+		return nil
+	}
+	if !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "rediss+") {
+		name := "REDIS_CA_FILE"
+		if c.RedisCAFile == "" {
+			name = "REDIS_CLIENT_CERT_FILE"
+		}
+		return fmt.Errorf("config: %s is set, but REDIS_URL does not use TLS (want rediss://, rediss+cluster:// or rediss+sentinel://)", name)
 	}
 	return nil
 }

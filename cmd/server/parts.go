@@ -78,7 +78,7 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 // prodParts connects to the configured Redis and Postgres.
 func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
 	p := &parts{secret: []byte(cfg.Secret), token: cfg.AdminToken}
-	rdb, err := newRedis(cfg.RedisURL, cfg.RedisTimeout)
+	rdb, err := newRedis(cfg.RedisURL, cfg.RedisTimeout, redisTLS{caFile: cfg.RedisCAFile, certFile: cfg.RedisCertFile, keyFile: cfg.RedisKeyFile})
 	if err != nil {
 		return nil, err
 	}

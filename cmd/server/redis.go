@@ -2,8 +2,10 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +23,15 @@ import (
 //
 // Every command is bounded by timeout on the socket and by the caller's context
 // (ContextTimeoutEnabled), so a slow Redis fails requests closed instead of hanging them.
-func newRedis(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
+// The TLS forms trust the system roots, or only REDIS_CA_FILE when set (tlsFiles).
+func newRedis(rawURL string, timeout time.Duration, tlsFiles redisTLS) (redis.UniversalClient, error) {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
 		return nil, fmt.Errorf("REDIS_URL: missing scheme (want redis://, rediss://, redis+cluster:// or redis+sentinel://)")
+	}
+	tlsConfig, err := tlsFiles.load()
+	if err != nil {
+		return nil, err
 	}
 	tune := func(dial, rw *time.Duration, ctxTimeout *bool) {
 		*dial, *rw = max(timeout, time.Second), timeout
@@ -35,6 +42,9 @@ func newRedis(rawURL string, timeout time.Duration) (redis.UniversalClient, erro
 		opt, err := redis.ParseURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		if opt.TLSConfig != nil {
+			tlsConfig.apply(opt.TLSConfig)
 		}
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
 		opt.WriteTimeout = opt.ReadTimeout
@@ -48,6 +58,7 @@ func newRedis(rawURL string, timeout time.Duration) (redis.UniversalClient, erro
 		setAuth(u, &opt.Username, &opt.Password)
 		if u.Scheme == "rediss" {
 			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOnly(hosts[0])}
+			tlsConfig.apply(opt.TLSConfig)
 		}
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
 		opt.WriteTimeout = opt.ReadTimeout
@@ -75,6 +86,7 @@ func newRedis(rawURL string, timeout time.Duration) (redis.UniversalClient, erro
 		}
 		if u.Scheme == "rediss" {
 			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+			tlsConfig.apply(opt.TLSConfig)
 		}
 		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
 		opt.WriteTimeout = opt.ReadTimeout
@@ -82,6 +94,50 @@ func newRedis(rawURL string, timeout time.Duration) (redis.UniversalClient, erro
 	default:
 		return nil, fmt.Errorf("REDIS_URL: unknown scheme %q (want redis, rediss, redis+cluster or redis+sentinel)", scheme)
 	}
+}
+
+// redisTLS names the files of REDIS_CA_FILE, REDIS_CLIENT_CERT_FILE and
+// REDIS_CLIENT_KEY_FILE; config checks that they come with a TLS URL.
+type redisTLS struct {
+	caFile, certFile, keyFile string
+}
+
+// redisTLSConfig is what the files hold: the roots to trust instead of the system's (nil
+// for the system's) and the client certificate to show.
+type redisTLSConfig struct {
+	roots *x509.CertPool
+	certs []tls.Certificate
+}
+
+// load reads the files once at start; a server restart picks up renewed certificates.
+func (f redisTLS) load() (redisTLSConfig, error) {
+	var c redisTLSConfig
+	if f.caFile != "" {
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return c, fmt.Errorf("REDIS_CA_FILE: %w", err)
+		}
+		c.roots = x509.NewCertPool()
+		if !c.roots.AppendCertsFromPEM(pem) {
+			return c, fmt.Errorf("REDIS_CA_FILE=%s: no PEM certificate in it", f.caFile)
+		}
+	}
+	if f.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
+		if err != nil {
+			return c, fmt.Errorf("REDIS_CLIENT_CERT_FILE, REDIS_CLIENT_KEY_FILE: %w", err)
+		}
+		c.certs = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// apply puts the roots and the client certificate into a client's TLS config.
+func (c redisTLSConfig) apply(tc *tls.Config) {
+	if c.roots != nil {
+		tc.RootCAs = c.roots
+	}
+	tc.Certificates = c.certs
 }
 
 // splitHosts parses "user:pass@h1:p1,h2:p2/path?query" with the plain scheme given.

@@ -17,6 +17,7 @@ import (
 
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/idempotency"
+	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
 )
@@ -45,8 +46,17 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}
 	defer p.close()
 
-	limiter := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:")
-	svc := otp.NewService(cfg.serviceConfig(p.secret), p.store, limiter, p.sender, p.denied, log)
+	// Metrics: decorators around what the service uses, served on the admin listener.
+	mx := metrics.New()
+	if h, ok := p.denied.(interface {
+		QueueDepth() int
+		Dropped() uint64
+		Written() uint64
+	}); ok {
+		mx.History(h.QueueDepth, h.Dropped, h.Written)
+	}
+	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:"))
+	svc := otp.NewService(cfg.serviceConfig(p.secret), mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
 
 	var draining atomic.Bool
 	ready := func(ctx context.Context) error {
@@ -64,14 +74,15 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 
 	public := otphttp.NewServer(otphttp.Deps{
 		Logger:         log,
-		Verifier:       svc,
+		Verifier:       mx.Verifier(svc),
 		Idempotency:    idempotency.New(p.redis, cfg.RedisPrefix+"idem:", cfg.IdempotencyTTL),
 		TrustedProxies: cfg.proxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		CodeLength:     cfg.CodeLength,
 		Ready:          ready,
+		Observe:        mx.ObserveHTTP,
 	})
-	admin := newAdminHandler(ready)
+	admin := newAdminHandler(cfg, p, log, limiter, ready, mx.Handler())
 
 	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
 )
@@ -203,3 +204,9 @@ func decodeProblem(t *testing.T, w *httptest.ResponseRecorder) problemBody {
 
 // discardLogger is for tests that do not read the logs.
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// The service the server runs on in production must fit the interface declared here.
+var _ Verifier = (*otp.Service)(nil)
+
+// And so must the Redis store.
+var _ Idempotency = (*idempotency.Store)(nil)

@@ -17,6 +17,42 @@ func addRoutes(r chi.Router, d Deps) {
 	r.MethodNotAllowed(handleMethodNotAllowed(d.Logger, r).ServeHTTP)
 }
 
+// addAdminRoutes is the admin listener's table of contents. Probes and metrics answer
+// without the token; everything else under /admin/ needs it.
+func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
+	log := d.Logger
+	params := adminParams{region: d.DefaultRegion, v6prefix: d.IPv6Prefix, now: d.Now}
+	limits := newAdminLimits(d)
+
+	r.Method(http.MethodGet, "/healthz", handleHealthz())
+	r.Method(http.MethodGet, "/readyz", handleReadyz(log, d.Ready))
+	if d.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", d.Metrics)
+	}
+	r.Method(http.MethodGet, "/", handleRedirect("/admin/"))
+	r.Method(http.MethodGet, "/admin", handleRedirect("/admin/"))
+	r.Method(http.MethodGet, "/admin/static/*", handleAdminStatic(log, view))
+
+	r.Group(func(r chi.Router) {
+		r.Use(requireAdmin(log, view, d.Token, view.csrf))
+		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.History, params))
+		r.Method(http.MethodGet, "/admin/verifications/{id}", handleVerificationPage(log, view, d.History))
+		r.Method(http.MethodGet, "/admin/limits", handleLimitsPage(log, view, limits, params))
+		r.Method(http.MethodGet, "/admin/limits/reset", handleResetConfirm(log, view, limits, params))
+		r.Method(http.MethodPost, "/admin/limits/reset", handleResetLimits(log, view, limits, params))
+		r.Method(http.MethodGet, "/admin/charts", handleChartsPage(log, view, d.History, d.Now))
+
+		r.Method(http.MethodGet, "/admin/api/sends", handleAdminSends(log, d.History, params))
+		r.Method(http.MethodGet, "/admin/api/sends/{id}", handleAdminSend(log, d.History))
+		r.Method(http.MethodGet, "/admin/api/verifications/{id}", handleAdminVerification(log, d.History))
+		r.Method(http.MethodGet, "/admin/api/limits", handleAdminLimits(log, limits, params))
+		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, limits, params))
+		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.History, params))
+	})
+	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
+	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)
+}
+
 // handleNotFound answers unknown paths with a problem.
 func handleNotFound(log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

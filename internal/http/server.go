@@ -47,7 +47,8 @@ type Idempotency interface {
 // Deps is what the public server needs; zero values get the defaults documented per field.
 type Deps struct {
 	// Logger receives the access log and internal errors; nil discards them.
-	Logger   *slog.Logger
+	Logger *slog.Logger
+	// Verifier sends and checks codes; required.
 	Verifier Verifier
 	// Idempotency stores Idempotency-Key records; nil validates the header but replays nothing.
 	Idempotency Idempotency

@@ -37,7 +37,7 @@ type BatchWriter struct {
 	opts BatchOptions
 
 	queue   chan otp.DeniedSend
-	flushes chan chan error
+	flushes chan chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 
@@ -67,7 +67,7 @@ func NewBatchWriter(pool *pgxpool.Pool, log *slog.Logger, opts BatchOptions) *Ba
 	return &BatchWriter{
 		pool: pool, log: log, opts: opts,
 		queue:   make(chan otp.DeniedSend, opts.QueueSize),
-		flushes: make(chan chan error),
+		flushes: make(chan chan struct{}),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -114,6 +114,10 @@ func (w *BatchWriter) Run(ctx context.Context) error {
 		}
 	}
 	defer close(w.done)
+	stopped := ctx.Done()
+	// Writes outlive ctx, bounded by WriteTimeout, so that rows taken from the
+	// queue are written even when ctx ends in the middle of a batch.
+	ctx = context.WithoutCancel(ctx)
 	tick := time.NewTicker(w.opts.FlushInterval)
 	defer tick.Stop()
 	batch := make([]otp.DeniedSend, 0, w.opts.BatchSize)
@@ -129,12 +133,12 @@ func (w *BatchWriter) Run(ctx context.Context) error {
 			batch = batch[:0]
 		case reply := <-w.flushes:
 			batch = w.drain(ctx, batch)
-			reply <- nil
+			close(reply)
 		case <-w.stop:
-			w.drain(context.WithoutCancel(ctx), batch)
+			w.drain(ctx, batch)
 			return nil
-		case <-ctx.Done():
-			w.drain(context.WithoutCancel(ctx), batch)
+		case <-stopped:
+			w.drain(ctx, batch)
 			return nil
 		}
 	}
@@ -143,7 +147,7 @@ func (w *BatchWriter) Run(ctx context.Context) error {
 // Flush writes everything queued so far and returns once it is written (or
 // dropped); it needs Run to be running.
 func (w *BatchWriter) Flush(ctx context.Context) error {
-	reply := make(chan error, 1)
+	reply := make(chan struct{})
 	select {
 	case w.flushes <- reply:
 	case <-w.done:
@@ -152,8 +156,8 @@ func (w *BatchWriter) Flush(ctx context.Context) error {
 		return fmt.Errorf("postgres: batch writer: flush: %w", ctx.Err())
 	}
 	select {
-	case err := <-reply:
-		return err
+	case <-reply:
+		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("postgres: batch writer: flush: %w", ctx.Err())
 	}

@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/otp"
@@ -100,7 +103,8 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 			if err != nil {
 				t.Fatalf("listQuery: %v", err)
 			}
-			rows, err := pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+q, args...)
+			rows, err := pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+q,
+				append([]any{pgx.QueryExecModeExec}, args...)...)
 			if err != nil {
 				t.Fatalf("explain: %v", err)
 			}
@@ -123,6 +127,54 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 				t.Errorf("got %d sends rows read for a page of %d, want at most %d", read, f.Limit, 20*(f.Limit+1))
 			}
 		})
+	}
+}
+
+// A cached generic plan cannot know that a phone has thousands of sends; once
+// Postgres switched to one, a pumped phone's page would read and sort them all.
+func TestRepeatedListSendsKeepsPlansForItsValues(t *testing.T) {
+	cfg := seedLarge(t).Config()
+	cfg.MaxConns = 1
+	var (
+		mu    sync.Mutex
+		plans []string
+	)
+	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_level = notice`)
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+	defer pool.Close()
+	s := New(pool)
+	s.Now = func() time.Time { return seedBase().Add(100 * 24 * time.Hour) }
+	f := listFilters()["HotPhoneBlocked"]
+	for range 10 {
+		if _, _, err := s.ListSends(t.Context(), f); err != nil {
+			t.Fatalf("ListSends: %v", err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen := 0
+	for _, p := range plans {
+		if !strings.Contains(p, "sends s") {
+			continue
+		}
+		seen++
+		if strings.Contains(p, "Bitmap Heap Scan") || strings.Contains(p, "Sort") {
+			t.Fatalf("query %d was planned without its values:\n%s", seen, p)
+		}
+	}
+	if seen != 10 {
+		t.Errorf("got %d plans, want 10", seen)
 	}
 }
 

@@ -45,7 +45,10 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 	if err != nil {
 		return nil, "", fmt.Errorf("postgres: list sends: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	// An unnamed statement is planned for its own values every time: a cached
+	// generic plan cannot tell a pumped phone with 100,000 sends from a phone with
+	// two, and would read all of them.
+	rows, err := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...)
 	if err != nil {
 		return nil, "", wrap("list sends", err)
 	}
@@ -76,32 +79,41 @@ func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
 		return "$" + strconv.Itoa(len(args))
 	}
 	if f.Phone != "" {
-		where = append(where, "s.phone = "+arg(f.Phone))
+		where = append(where, "s.phone = "+arg(f.Phone)+"::text")
 	}
 	if f.ClientIP != "" {
-		where = append(where, "s.client_ip = "+arg(f.ClientIP))
+		where = append(where, "s.client_ip = "+arg(f.ClientIP)+"::text")
 	}
 	if !f.From.IsZero() {
-		where = append(where, "s.created_at >= "+arg(f.From))
+		where = append(where, "s.created_at >= "+arg(ceilMicro(f.From))+"::timestamptz")
 	}
 	if !f.To.IsZero() {
-		where = append(where, "s.created_at < "+arg(f.To))
+		where = append(where, "s.created_at < "+arg(ceilMicro(f.To))+"::timestamptz")
 	}
 	if f.Cursor != "" {
 		c, err := otp.ParseSendCursor(f.Cursor)
 		if err != nil {
 			return "", nil, err
 		}
-		where = append(where, "(s.created_at, s.id) < ("+arg(c.Time)+", "+arg(c.ID)+")")
+		where = append(where, "(s.created_at, s.id) < ("+arg(c.Time)+"::timestamptz, "+arg(c.ID)+"::uuid)")
 	}
 	if f.Status != "" {
-		where = append(where, statusCond(f.Status, func() string { return arg(now) }))
+		where = append(where, statusCond(f.Status, func() string { return arg(now.Truncate(time.Microsecond)) + "::timestamptz" }))
 	}
 	q := `SELECT ` + sendCols + sendFrom
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	return q + " ORDER BY s.created_at DESC, s.id DESC LIMIT " + strconv.Itoa(f.PageLimit()+1), args, nil
+}
+
+// ceilMicro rounds t up to the microseconds Postgres keeps, so that comparing
+// stored times with it gives the same answer as comparing with t.
+func ceilMicro(t time.Time) time.Time {
+	if r := t.Truncate(time.Microsecond); !r.Equal(t) {
+		return r.Add(time.Microsecond)
+	}
+	return t
 }
 
 // statusCond is the condition for one SendFilter.Status; it matches exactly the
@@ -114,8 +126,8 @@ func statusCond(status string, now func() string) string {
 	case otp.HistoryExpired:
 		return outcome + `(v.status = 'expired' OR (v.status = 'pending' AND v.expires_at <= ` + now() + `))`
 	case otp.HistorySent, otp.HistorySending:
-		return `s.status = '` + status + `' AND v.status <> 'approved' AND v.status <> 'expired'
-			AND NOT (v.status = 'pending' AND v.expires_at <= ` + now() + `)`
+		return `s.status = '` + status + `' AND coalesce(v.status, '') NOT IN ('approved', 'expired')
+			AND NOT (coalesce(v.status, '') = 'pending' AND v.expires_at <= ` + now() + `)`
 	}
 	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by ValidHistoryStatus
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"otpgate/internal/otp"
 )
 
@@ -29,8 +31,9 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 		return &spare // cannot happen: the range conditions keep k inside
 	}
 
-	rows, err := s.pool.Query(ctx, `SELECT floor(extract(epoch FROM created_at) / $3)::bigint, status, reason, count(*)
-		FROM sends WHERE created_at >= $1 AND created_at < $2 GROUP BY 1, 2, 3`, start, end, secs)
+	rows, err := s.pool.Query(ctx, `SELECT floor(extract(epoch FROM created_at) / $3::bigint)::bigint, status, reason, count(*)
+		FROM sends WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz GROUP BY 1, 2, 3`,
+		pgx.QueryExecModeExec, start, end, secs) // planned for this range, not a cached generic one
 	if err != nil {
 		return nil, wrap("stats", err)
 	}
@@ -61,8 +64,9 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 		return nil, wrap("stats", err)
 	}
 
-	rows, err = s.pool.Query(ctx, `SELECT floor(extract(epoch FROM created_at) / $3)::bigint, count(*)
-		FROM attempts WHERE outcome = 'approved' AND created_at >= $1 AND created_at < $2 GROUP BY 1`, start, end, secs)
+	rows, err = s.pool.Query(ctx, `SELECT floor(extract(epoch FROM created_at) / $3::bigint)::bigint, count(*)
+		FROM attempts WHERE outcome = 'approved' AND created_at >= $1::timestamptz AND created_at < $2::timestamptz GROUP BY 1`,
+		pgx.QueryExecModeExec, start, end, secs)
 	if err != nil {
 		return nil, wrap("stats", err)
 	}

@@ -5,6 +5,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,12 +35,20 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, Now: func() time.Time { return time.Now().UTC() }}
 }
 
+// DefaultMaxConns is the pool size when the DSN has no pool_max_conns. pgxpool's own
+// default (the CPU count, at least 4) queues a busy server's sends behind a handful of
+// connections; three instances at 20 stay within Postgres's default 100.
+const DefaultMaxConns = 20
+
 // Open connects a pool to dsn and pings it. Without a connect_timeout in dsn,
 // connecting gives up after five seconds, so a dead server fails fast.
 func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second

@@ -39,17 +39,17 @@ func TestExp4(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6399"})
 	variants := map[string]string{
 		"full":      lua.SlidingLog,
-		"afterTIME": cut("-- The newest entries"),
-		"afterParse": cut("-- load reads"),
-		"afterLoad": cut("if mode == 'allow' then\n  status = 1"),
-		"afterRecord": cut("local reply = {status}"),
+		"afterTIME": cut("-- The script runs on every request"),
+		"afterLoad": cut("-- count returns"),
+		"afterDecide": cut("  for i = 1, #KEYS do\n    local key, raw = KEYS[i], z[i]"),
+		"afterRecord": cut("local reply, n = {status}, 1"),
 	}
 	for _, extra := range []string{"", "x"} {
 		_ = extra
 	}
 	best := map[string]float64{}
 	r := rand.New(rand.NewPCG(1, 2))
-	for rep := 0; rep < 5; rep++ {
+	for rep := 0; rep < 8; rep++ {
 		for name, src := range variants {
 			l := New(rdb, "b:")
 			l.script = redis.NewScript(src)

@@ -127,20 +127,29 @@ func (l *Limiter) args(mode, id string, p *plan, g []int) (keys []string, args [
 		now = strconv.FormatInt(l.Clock().UnixMicro(), 10)
 	}
 	keys = make([]string, len(g))
-	args = make([]any, 0, 3+len(g)*5)
+	args = make([]any, 0, 3+len(g)*6)
 	args = append(args, mode, id, now)
 	for i, k := range g {
 		keys[i] = p.keys[k]
-		args = append(args, len(p.rules[k]))
+		largest := 0
 		for _, r := range p.rules[k] {
-			args = append(args, r.Limit, micros(r.Window))
+			largest = max(largest, r.Limit)
+		}
+		args = append(args, len(p.rules[k]), "-"+strconv.Itoa(min(largest, readCap)+1))
+		for _, r := range p.rules[k] {
+			args = append(args, r.Limit, millis(r.Window))
 		}
 		nrules += len(p.rules[k])
 	}
 	return keys, args, nrules
 }
 
-// micros returns d in whole microseconds, rounded up so a window never shrinks.
-func micros(d time.Duration) int64 {
-	return int64((d + time.Microsecond - 1) / time.Microsecond)
+// readCap bounds how many of a key's newest entries the script reads: enough to answer
+// ordinary limits from one read, few enough that a huge limit does not make every call
+// copy thousands of entries (the script then counts inside Redis instead).
+const readCap = 100
+
+// millis returns d in whole milliseconds, rounded up so a window never shrinks.
+func millis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }

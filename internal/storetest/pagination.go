@@ -111,11 +111,11 @@ func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() { // newer sends, and older ones landing between pages
-			for i := 0; ; i++ {
+			for i := range 300 {
 				select {
 				case <-stop:
 					return
-				default:
+				case <-time.After(500 * time.Microsecond):
 				}
 				for _, p := range []otp.BeginSend{
 					params(fmt.Sprintf("+8180%08d", i), "111111", base().Add(time.Hour+time.Duration(i)*time.Millisecond)),

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// sendRow is one group of the sends table.
+type sendRow struct {
+	phone, ip, status string
+	n                 int
+}
+
+// sendRows groups the sends table by phone, client IP and status.
+func sendRows(t testing.TB, dsn string) []sendRow {
+	t.Helper()
+	var out []sendRow
+	query(t, dsn, `SELECT phone, client_ip, status, count(*) FROM sends GROUP BY 1, 2, 3`, func(r pgx.Rows) error {
+		var s sendRow
+		if err := r.Scan(&s.phone, &s.ip, &s.status, &s.n); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out
+}
+
+// sentVerifications returns the verification ids that have a sent row.
+func sentVerifications(t testing.TB, dsn string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	query(t, dsn, `SELECT verification_id::text FROM sends WHERE status = 'sent'`, func(r pgx.Rows) error {
+		var id string
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		out[id] = true
+		return nil
+	})
+	return out
+}
+
+// query runs sql on its own connection and calls each for every row.
+func query(t testing.TB, dsn, sql string, each func(pgx.Rows) error, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}

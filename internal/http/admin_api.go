@@ -1,0 +1,274 @@
+package http
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"otpgate/internal/otp"
+)
+
+// adminSend is one send as the admin API shows it. It never holds a code or code hash.
+type adminSend struct {
+	ID             string    `json:"id"`
+	VerificationID string    `json:"verification_id,omitempty"`
+	Time           time.Time `json:"time"`
+	Phone          string    `json:"phone"`
+	ClientIP       string    `json:"client_ip"`
+	// Status is the label for people: sent, failed, blocked:<rule>, duplicate, approved, expired, sending.
+	Status string `json:"status"`
+	// SendStatus is the row's own state: sending, sent, failed, blocked or duplicate.
+	SendStatus        string    `json:"send_status"`
+	Reason            string    `json:"reason,omitempty"`
+	Provider          string    `json:"provider,omitempty"`
+	ProviderMessageID string    `json:"provider_message_id,omitempty"`
+	Error             string    `json:"error,omitempty"`
+	UpdatedAt         time.Time `json:"updated_at"`
+}
+
+func toAdminSend(r otp.SendRow) adminSend {
+	return adminSend{
+		ID: r.ID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
+		Status: r.Status, SendStatus: string(r.SendStatus), Reason: r.Reason, Provider: r.Provider,
+		ProviderMessageID: r.ProviderMessageID, Error: r.Error, UpdatedAt: r.Updated,
+	}
+}
+
+// sendsResponse is one page of GET /admin/api/sends; NextCursor is "" on the last page.
+type sendsResponse struct {
+	Sends      []adminSend `json:"sends"`
+	NextCursor string      `json:"next_cursor"`
+}
+
+// verificationResponse is GET /admin/api/verifications/{id}: everything that happened
+// to one verification, oldest first, without its code hashes.
+type verificationResponse struct {
+	Verification adminVerification `json:"verification"`
+	Sends        []adminSend       `json:"sends"`
+	Attempts     []adminAttempt    `json:"attempts"`
+}
+
+type adminVerification struct {
+	ID           string     `json:"id"`
+	Phone        string     `json:"phone"`
+	Channel      string     `json:"channel"`
+	Locale       string     `json:"locale"`
+	Status       string     `json:"status"`
+	Sends        int        `json:"sends"`
+	Attempts     int        `json:"attempts"`
+	MaxAttempts  int        `json:"max_attempts"`
+	AttemptsLeft int        `json:"attempts_left"`
+	ClientIP     string     `json:"client_ip"`
+	CreatedAt    time.Time  `json:"created_at"`
+	ExpiresAt    time.Time  `json:"expires_at"`
+	ClosedAt     *time.Time `json:"closed_at,omitempty"`
+}
+
+type adminAttempt struct {
+	ID       int64     `json:"id"`
+	Outcome  string    `json:"outcome"`
+	ClientIP string    `json:"client_ip"`
+	Time     time.Time `json:"time"`
+}
+
+func toVerificationResponse(d otp.VerificationDetail) verificationResponse {
+	v := d.Verification
+	out := verificationResponse{
+		Verification: adminVerification{
+			ID: v.ID, Phone: v.Phone, Channel: v.Channel, Locale: v.Locale, Status: string(v.Status),
+			Sends: v.Sends, Attempts: v.Attempts, MaxAttempts: v.MaxAttempts, AttemptsLeft: v.AttemptsLeft(),
+			ClientIP: v.ClientIP, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
+		},
+		Sends:    make([]adminSend, len(d.Sends)),
+		Attempts: make([]adminAttempt, len(d.Attempts)),
+	}
+	if !v.ClosedAt.IsZero() {
+		out.Verification.ClosedAt = &v.ClosedAt
+	}
+	for i, s := range d.Sends {
+		out.Sends[i] = toAdminSend(s)
+	}
+	for i, a := range d.Attempts {
+		out.Attempts[i] = adminAttempt{ID: a.ID, Outcome: string(a.Outcome), ClientIP: a.ClientIP, Time: a.Time}
+	}
+	return out
+}
+
+// limitsResponse is GET and DELETE /admin/api/limits: the state of every configured
+// rule of a phone's or IP's scopes (after the reset, for DELETE).
+type limitsResponse struct {
+	Target string       `json:"target"`
+	Kind   string       `json:"kind"`
+	Key    string       `json:"key"`
+	Rules  []adminLimit `json:"rules"`
+}
+
+type adminLimit struct {
+	Scope             string `json:"scope"`
+	Key               string `json:"key"`
+	Rule              string `json:"rule"`
+	Limit             int    `json:"limit"`
+	WindowSeconds     int64  `json:"window_seconds"`
+	Used              int    `json:"used"`
+	Remaining         int    `json:"remaining"`
+	ResetAfterSeconds int64  `json:"reset_after_seconds"`
+	RetryAfterSeconds int64  `json:"retry_after_seconds"`
+}
+
+func toLimitsResponse(t limitTarget, states []otp.RuleState) limitsResponse {
+	out := limitsResponse{Target: t.String(), Kind: t.Kind, Key: t.Key, Rules: make([]adminLimit, len(states))}
+	for i, s := range states {
+		out.Rules[i] = adminLimit{
+			Scope: s.Scope, Key: s.Key, Rule: s.Rule.String(), Limit: s.Rule.Limit,
+			WindowSeconds: ceilSeconds(s.Rule.Window), Used: s.Used, Remaining: s.Remaining,
+			ResetAfterSeconds: ceilSeconds(s.ResetAfter), RetryAfterSeconds: ceilSeconds(s.RetryAfter),
+		}
+	}
+	return out
+}
+
+// statsResponse is GET /admin/api/stats.
+type statsResponse struct {
+	BucketSeconds int64         `json:"bucket_seconds"`
+	Buckets       []statsBucket `json:"buckets"`
+}
+
+type statsBucket struct {
+	Start      time.Time      `json:"start"`
+	Sends      int            `json:"sends"`
+	Failed     int            `json:"failed"`
+	Blocked    map[string]int `json:"blocked"`
+	Duplicates int            `json:"duplicates"`
+	Approvals  int            `json:"approvals"`
+	// ApprovalRatio is approvals / sends; 0 without sends.
+	ApprovalRatio float64 `json:"approval_ratio"`
+}
+
+// handleAdminSends lists sends newest first, one keyset page at a time.
+func handleAdminSends(log *slog.Logger, h otp.HistoryStore, p adminParams) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, problems := p.sendFilter(r.URL.Query())
+		if len(problems) > 0 {
+			writeAdminProblem(w, r, log, invalidParams(problems))
+			return
+		}
+		rows, next, err := h.ListSends(r.Context(), f)
+		if err != nil {
+			writeAdminProblem(w, r, log, err)
+			return
+		}
+		out := sendsResponse{Sends: make([]adminSend, len(rows)), NextCursor: next}
+		for i, row := range rows {
+			out.Sends[i] = toAdminSend(row)
+		}
+		_ = encode(w, http.StatusOK, out)
+	})
+}
+
+// handleAdminSend shows one send.
+func handleAdminSend(log *slog.Logger, h otp.HistoryStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		row, err := h.Send(r.Context(), chi.URLParam(r, "id"))
+		if err != nil {
+			writeAdminProblem(w, r, log, err)
+			return
+		}
+		_ = encode(w, http.StatusOK, toAdminSend(row))
+	})
+}
+
+// handleAdminVerification shows one verification with its sends and attempts.
+func handleAdminVerification(log *slog.Logger, h otp.HistoryStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, err := h.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
+		if err != nil {
+			writeAdminProblem(w, r, log, err)
+			return
+		}
+		_ = encode(w, http.StatusOK, toVerificationResponse(d))
+	})
+}
+
+// handleAdminLimits reports the limiter state of phone= or ip= (GET) or resets it
+// and reports the state after the reset (DELETE).
+func handleAdminLimits(log *slog.Logger, a adminLimits, p adminParams) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, problems := p.target(r.URL.Query())
+		if len(problems) == 0 && t.Kind == "" {
+			problems = map[string]string{"phone": "give phone or ip"}
+		}
+		if len(problems) > 0 {
+			writeAdminProblem(w, r, log, invalidParams(problems))
+			return
+		}
+		if r.Method == http.MethodDelete {
+			if err := a.reset(r.Context(), t, actorFrom(r.Context())); err != nil {
+				writeAdminProblem(w, r, log, err)
+				return
+			}
+		}
+		states, err := a.inspect(r.Context(), t)
+		if err != nil {
+			writeAdminProblem(w, r, log, err)
+			return
+		}
+		_ = encode(w, http.StatusOK, toLimitsResponse(t, states))
+	})
+}
+
+// handleAdminStats counts sends, blocks by reason and approvals per bucket.
+func handleAdminStats(log *slog.Logger, h otp.HistoryStore, p adminParams) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		since, bucket, problems := p.statsRange(r.URL.Query())
+		if len(problems) > 0 {
+			writeAdminProblem(w, r, log, invalidParams(problems))
+			return
+		}
+		buckets, err := h.Stats(r.Context(), since, bucket)
+		if err != nil {
+			writeAdminProblem(w, r, log, err)
+			return
+		}
+		out := statsResponse{BucketSeconds: ceilSeconds(bucket), Buckets: make([]statsBucket, len(buckets))}
+		for i, b := range buckets {
+			blocked := b.Blocked
+			if blocked == nil {
+				blocked = map[string]int{}
+			}
+			out.Buckets[i] = statsBucket{Start: b.Start, Sends: b.Sends, Failed: b.Failed, Blocked: blocked,
+				Duplicates: b.Duplicates, Approvals: b.Approvals, ApprovalRatio: b.ApprovalRatio}
+		}
+		_ = encode(w, http.StatusOK, out)
+	})
+}
+
+// adminProblemFor maps the admin listener's own errors and the history's not-found
+// (which problemFor words for the public API), and leaves the rest to problemFor.
+func adminProblemFor(err error) problem {
+	switch {
+	case errors.Is(err, errUnauthorized):
+		return newProblem(http.StatusUnauthorized, "unauthorized", "Unauthorized",
+			"send the admin token as a Bearer token, or as the password of HTTP Basic")
+	case errors.Is(err, errCSRF):
+		return newProblem(http.StatusForbidden, "csrf_failed", "CSRF check failed",
+			"a change made with a browser login needs the page's CSRF token and must come from this console")
+	case errors.Is(err, otp.ErrNotFound):
+		return newProblem(http.StatusNotFound, "not_found", "Not found", "there is no such send or verification")
+	}
+	return problemFor(err)
+}
+
+// writeAdminProblem answers the API with the problem for err; unknown errors are
+// handled, and logged, by writeProblem.
+func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	p := adminProblemFor(err)
+	if p.Status == http.StatusInternalServerError || p.Status == http.StatusServiceUnavailable {
+		writeProblem(w, r, log, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	_ = encode(w, p.Status, p)
+}

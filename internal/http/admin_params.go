@@ -1,0 +1,233 @@
+package http
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// adminParams reads the query parameters of the console and the API, normalising
+// phones and IPs the way the public API keys them.
+type adminParams struct {
+	region   string
+	v6prefix int
+	now      func() time.Time
+}
+
+// historyStatuses are the values of the status filter, in the order the console lists them.
+func historyStatuses() []string {
+	return []string{otp.HistorySent, otp.HistorySending, otp.HistoryFailed, otp.HistoryBlocked,
+		otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired}
+}
+
+// Defaults of the stats range.
+const (
+	defaultStatsSince  = 24 * time.Hour
+	defaultStatsBucket = time.Hour
+)
+
+// sendFilter reads phone, ip, status, from, to, limit and cursor; problems maps each
+// bad parameter to what is wrong with it.
+func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[string]string) {
+	problems = map[string]string{}
+	if raw := strings.TrimSpace(q.Get("phone")); raw != "" {
+		phone, _, err := otp.NormalizePhone(raw, p.region)
+		var bad *otp.ErrInvalidPhone
+		if errors.As(err, &bad) {
+			problems["phone"] = bad.Reason
+		}
+		f.Phone = phone
+	}
+	if raw := strings.TrimSpace(q.Get("ip")); raw != "" {
+		ip, err := p.ipKey(raw)
+		if err != nil {
+			problems["ip"] = err.Error()
+		}
+		f.ClientIP = ip
+	}
+	f.Status = strings.TrimSpace(q.Get("status"))
+	if !otp.ValidHistoryStatus(f.Status) {
+		problems["status"] = "must be one of " + strings.Join(historyStatuses(), ", ")
+	}
+	var err error
+	for _, t := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if raw := strings.TrimSpace(q.Get(t.name)); raw != "" {
+			if *t.dst, err = parseAdminTime(raw); err != nil {
+				problems[t.name] = err.Error()
+			}
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
+		problems["to"] = "must be after from"
+	}
+	if raw := strings.TrimSpace(q.Get("limit")); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > otp.MaxListLimit {
+			problems["limit"] = fmt.Sprintf("must be a whole number from 1 to %d", otp.MaxListLimit)
+		}
+		f.Limit = n
+	}
+	if f.Cursor = strings.TrimSpace(q.Get("cursor")); f.Cursor != "" {
+		if _, err := otp.ParseSendCursor(f.Cursor); err != nil {
+			problems["cursor"] = "malformed cursor; use next_cursor of the previous page"
+		}
+	}
+	return f, problems
+}
+
+// filterQuery renders a filter as the query of a console link, times in RFC 3339.
+func filterQuery(f otp.SendFilter) url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"phone": f.Phone, "ip": f.ClientIP, "status": f.Status, "cursor": f.Cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if !f.From.IsZero() {
+		q.Set("from", f.From.Format(time.RFC3339Nano))
+	}
+	if !f.To.IsZero() {
+		q.Set("to", f.To.Format(time.RFC3339Nano))
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	return q
+}
+
+// parseAdminTime reads RFC 3339, or the value of a datetime-local input (with or
+// without seconds, or a bare date), which has no zone and is read as UTC.
+func parseAdminTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("must be a time in RFC 3339, such as 2030-01-02T15:04:05Z")
+}
+
+// ipKey turns an IP filter into the form the limiter and history key clients by: an
+// IPv4 address as is, an IPv6 address or network as its /v6prefix network.
+func (p adminParams) ipKey(raw string) (string, error) {
+	if a, ok := parseHostAddr(raw); ok {
+		return ipKey(a, p.v6prefix), nil
+	}
+	pfx, err := netip.ParsePrefix(raw)
+	if err != nil {
+		return "", errors.New("must be an IPv4 or IPv6 address")
+	}
+	a := pfx.Addr().WithZone("").Unmap()
+	switch {
+	case a.Is4() && pfx.Bits() == 32, a.Is6() && pfx.Bits() >= p.v6prefix:
+		return ipKey(a, p.v6prefix), nil
+	case a.Is6():
+		return "", fmt.Errorf("IPv6 clients are keyed by their /%d network; give an address or a /%d", p.v6prefix, p.v6prefix)
+	}
+	return "", errors.New("must be a single IPv4 address")
+}
+
+// limitTarget is what the limits page inspects and resets: a phone or a client IP.
+type limitTarget struct {
+	// Kind is "phone" or "ip", also the name of the query parameter.
+	Kind string
+	// Key is the E.164 phone or the client IP key.
+	Key string
+}
+
+// String names the target in the audit log, such as "phone:+819012345678".
+func (t limitTarget) String() string { return t.Kind + ":" + t.Key }
+
+// Query is the target as URL query.
+func (t limitTarget) Query() string { return url.Values{t.Kind: {t.Key}}.Encode() }
+
+// URL links to the target's limits page.
+func (t limitTarget) URL() string { return "/admin/limits?" + t.Query() }
+
+// scopes lists the limiter scopes the target is keyed in: its send scope, then its check scope.
+func (t limitTarget) scopes() []string {
+	if t.Kind == "phone" {
+		return []string{otp.ScopePhone, otp.ScopeCheckPhone}
+	}
+	return []string{otp.ScopeIP, otp.ScopeCheckIP}
+}
+
+// target reads phone= or ip=. Neither is a zero target without problems; both, or a
+// bad value, are problems.
+func (p adminParams) target(q url.Values) (limitTarget, map[string]string) {
+	phone, ip := strings.TrimSpace(q.Get("phone")), strings.TrimSpace(q.Get("ip"))
+	switch {
+	case phone != "" && ip != "":
+		return limitTarget{}, map[string]string{"ip": "give either phone or ip, not both"}
+	case phone != "":
+		e164, _, err := otp.NormalizePhone(phone, p.region)
+		var bad *otp.ErrInvalidPhone
+		if errors.As(err, &bad) {
+			return limitTarget{}, map[string]string{"phone": bad.Reason}
+		}
+		return limitTarget{Kind: "phone", Key: e164}, nil
+	case ip != "":
+		key, err := p.ipKey(ip)
+		if err != nil {
+			return limitTarget{}, map[string]string{"ip": err.Error()}
+		}
+		return limitTarget{Kind: "ip", Key: key}, nil
+	}
+	return limitTarget{}, nil
+}
+
+// statsRange reads since (RFC 3339, or a span back from now such as 24h or 7d) and
+// bucket (a span such as 1h or 1d).
+func (p adminParams) statsRange(q url.Values) (since time.Time, bucket time.Duration, problems map[string]string) {
+	problems = map[string]string{}
+	since, bucket = p.now().Add(-defaultStatsSince), defaultStatsBucket
+	if raw := strings.TrimSpace(q.Get("since")); raw != "" {
+		if d, err := parseSpan(raw); err == nil {
+			since = p.now().Add(-d)
+		} else if t, err := time.Parse(time.RFC3339Nano, raw); err == nil {
+			since = t.UTC()
+		} else {
+			problems["since"] = "must be a time in RFC 3339 or a span back from now, such as 24h or 7d"
+		}
+	}
+	if raw := strings.TrimSpace(q.Get("bucket")); raw != "" {
+		d, err := parseSpan(raw)
+		if err != nil {
+			problems["bucket"] = "must be a span such as 15m, 1h or 1d"
+		}
+		bucket = d
+	}
+	return since, bucket, problems
+}
+
+// parseSpan reads a positive Go duration, or whole days such as "7d".
+func parseSpan(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 || n > 3650 {
+			return 0, errors.New("bad number of days")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, errors.New("not a positive duration")
+	}
+	return d, nil
+}
+
+// invalidParams turns parameter problems into the error the API answers 400 for.
+func invalidParams(problems map[string]string) error {
+	return &requestError{detail: "invalid query parameters", fields: problems}
+}

@@ -1,0 +1,125 @@
+// Package metrics exposes otpgate's Prometheus metrics. It wraps the otp interfaces
+// (Limiter, Store, Sender) and the public API's Verifier in decorators that count and
+// time what passes through, so no domain package imports Prometheus. Each server has
+// its own registry (never the global one), served by Handler on the admin listener.
+//
+// Every metric, in one place. Label values come from code or configuration only:
+// never a raw path, phone number, IP address or code.
+//
+//	| metric | type | labels | what it counts |
+//	|---|---|---|---|
+//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
+//	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
+//	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
+//	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
+//	| `otpgate_limiter_duration_seconds` | histogram | `op`: allow, refund, inspect, reset | limiter call latency |
+//	| `otpgate_store_duration_seconds` | histogram | `op`: begin_send, finish_send, verification, check; `result`: ok, unavailable, error | store call latency |
+//	| `otpgate_provider_duration_seconds` | histogram | `provider`: log, webhook, twilio | SMS provider call latency, failures included |
+//	| `otpgate_provider_errors_total` | counter | `provider`; `kind`: definite (never delivered), unknown (timeout, 5xx) | SMS provider failures |
+//	| `otpgate_http_requests_total` | counter | `route` (chi pattern, or unmatched), `status` | public API requests |
+//	| `otpgate_http_request_duration_seconds` | histogram | `route` | public API request latency |
+//	| `otpgate_history_queue_depth` | gauge | | refused sends waiting for the history writer (always 0 in dev mode) |
+//	| `otpgate_history_dropped_total` | counter | | refused sends never written to history: queue full or write failed |
+//	| `otpgate_history_written_total` | counter | | refused sends written to history |
+//	| `go_*`, `process_*` | | | the Go runtime and the process, from the standard collectors |
+//
+// Sends and checks are counted when they reach the service: requests the API refuses
+// before that (malformed JSON, a bad Idempotency-Key, an idempotent replay) show only
+// in otpgate_http_requests_total. The store counts domain answers (no such
+// verification, send budget spent) as ok: the store did its job.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Bucket boundaries in seconds. Redis answers in well under a millisecond and the
+// limiter times out at 200ms by default; Postgres takes a little longer; an SMS
+// provider may take seconds before its timeout.
+var (
+	fastBuckets     = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+	storeBuckets    = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
+	providerBuckets = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	httpBuckets     = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+)
+
+// Metrics holds one server's registry and every otpgate collector in it.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	sends            *prometheus.CounterVec
+	checks           *prometheus.CounterVec
+	decisions        *prometheus.CounterVec
+	ruleDecisions    *prometheus.CounterVec
+	limiterDuration  *prometheus.HistogramVec
+	storeDuration    *prometheus.HistogramVec
+	providerDuration *prometheus.HistogramVec
+	providerErrors   *prometheus.CounterVec
+	httpRequests     *prometheus.CounterVec
+	httpDuration     *prometheus.HistogramVec
+}
+
+// New returns metrics on a fresh registry that also holds the Go and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_sends_total", Help: "Send calls that reached the service, by outcome.",
+		}, []string{"outcome"}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_checks_total", Help: "Check calls that reached the service, by outcome.",
+		}, []string{"outcome"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_limiter_decisions_total", Help: "Limiter decisions: allowed, denied or error.",
+		}, []string{"result"}),
+		ruleDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_limiter_rule_decisions_total",
+			Help: "Each rule of each limiter decision: denied when that rule refused the request, else allowed.",
+		}, []string{"scope", "rule", "result"}),
+		limiterDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "otpgate_limiter_duration_seconds", Help: "Latency of limiter calls.", Buckets: fastBuckets,
+		}, []string{"op"}),
+		storeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "otpgate_store_duration_seconds", Help: "Latency of store calls.", Buckets: storeBuckets,
+		}, []string{"op", "result"}),
+		providerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "otpgate_provider_duration_seconds", Help: "Latency of SMS provider calls.", Buckets: providerBuckets,
+		}, []string{"provider"}),
+		providerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_provider_errors_total",
+			Help: "SMS provider failures: definite (never delivered) or unknown (may have been delivered).",
+		}, []string{"provider", "kind"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_http_requests_total", Help: "Public API requests by route pattern and status.",
+		}, []string{"route", "status"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "otpgate_http_request_duration_seconds", Help: "Latency of public API requests.", Buckets: httpBuckets,
+		}, []string{"route"}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.sends, m.checks, m.decisions, m.ruleDecisions, m.limiterDuration,
+		m.storeDuration, m.providerDuration, m.providerErrors, m.httpRequests, m.httpDuration,
+	)
+	// Known label values start at zero, so rates and alerts work before the first event.
+	for _, o := range sendOutcomes {
+		m.sends.WithLabelValues(o)
+	}
+	for _, o := range checkOutcomes {
+		m.checks.WithLabelValues(o)
+	}
+	for _, r := range []string{resultAllowed, resultDenied, resultError} {
+		m.decisions.WithLabelValues(r)
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}

@@ -1,0 +1,107 @@
+package ratelimit
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+func TestParseRules(t *testing.T) {
+	day := 24 * time.Hour
+	good := []struct {
+		in   string
+		want []otp.Rule
+	}{
+		{"1/5s,10/1m,100/1h,1000/24h", []otp.Rule{{1, 5 * time.Second}, {10, time.Minute}, {100, time.Hour}, {1000, day}}},
+		{"1/1m", []otp.Rule{{1, time.Minute}}},
+		{" 1/1m , 10/1h ", []otp.Rule{{1, time.Minute}, {10, time.Hour}}},
+		{"5/250ms", []otp.Rule{{5, 250 * time.Millisecond}}},
+		{"3/2d", []otp.Rule{{3, 2 * day}}},
+		{"1/60s", []otp.Rule{{1, time.Minute}}},
+		{"007/1m", []otp.Rule{{7, time.Minute}}},
+		{"1000000/366d", []otp.Rule{{1_000_000, 366 * day}}},
+	}
+	for _, tc := range good {
+		got, err := ParseRules(tc.in)
+		if err != nil {
+			t.Errorf("ParseRules(%q): got error %v, want %v", tc.in, err, tc.want)
+			continue
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("ParseRules(%q): got %v, want %v", tc.in, got, tc.want)
+		}
+	}
+
+	bad := []struct {
+		in, want string // want is part of the error, naming what is wrong and where
+	}{
+		{"", "no rules"},
+		{"  ", "no rules"},
+		{"1/1m,", `rule 2 "": empty rule`},
+		{",1/1m", `rule 1 "": empty rule`},
+		{"1/1m,,10/1h", `rule 2 "": empty rule`},
+		{"0/1m", `rule 1 "0/1m": count: "0" is zero`},
+		{"1/0s", `rule 1 "1/0s": window: "0s": "0" is zero`},
+		{"-1/1m", `rule 1 "-1/1m": count: "-1" is negative`},
+		{"1/-5s", `window: "-5s": "-5" is negative`},
+		{"1/1m,10/1y", `rule 2 "10/1y": window: "1y" has unknown unit "y"`},
+		{"1/5", `"5" has no unit`},
+		{"1/m", `window: "m": missing number`},
+		{"/1m", `count: missing number`},
+		{"1m", `rule 1 "1m": missing "/"`},
+		{"1.5/1m", `count: "1.5" is not a whole number`},
+		{"1/1.5h", `window: "1.5h": "1.5" is not a whole number`},
+		{"+1/1m", `count: "+1" is not a whole number`},
+		{"1 /1m", `count: "1 " is not a whole number`},
+		{"1000001/1h", `count: "1000001" is too large`},
+		{"99999999999999999999/1h", `is too large`},
+		{"1/367d", `window: "367d": "367" is too large (at most 366)`},
+		{"1/9999999999999999999h", `is too large`},
+		{"1/1m/1h", `window: "1m/1h"`},
+		{"1/1m,2/60s", `rule 2 "2/60s": a rule for window 1m is already given`},
+	}
+	for _, tc := range bad {
+		got, err := ParseRules(tc.in)
+		if err == nil {
+			t.Errorf("ParseRules(%q): got %v, want an error containing %q", tc.in, got, tc.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseRules(%q): got error %q, want it to contain %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseRules checks that the parser never panics and that what it accepts reads back
+// the same through otp.Rule.String, which the admin console and the logs show.
+func FuzzParseRules(f *testing.F) {
+	for _, s := range []string{
+		"1/5s,10/1m,100/1h,1000/24h", "1/1m", " 2/250ms ,3/2d", "0/1m", "1/1y", "1/", "/", ",",
+		"1/1m,1/60s", "1/9999999999999999999h", "-1/1s", "1000000/366d", "1/1000ms", "07/01m",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rules, err := ParseRules(s)
+		if err != nil {
+			return
+		}
+		parts := make([]string, len(rules))
+		for i, r := range rules {
+			if r.Limit < 1 || r.Limit > maxLimit || r.Window < time.Millisecond || r.Window > maxWindow {
+				t.Fatalf("ParseRules(%q) accepted out-of-range rule %v", s, r)
+			}
+			parts[i] = r.String()
+		}
+		again, err := ParseRules(strings.Join(parts, ","))
+		if err != nil {
+			t.Fatalf("ParseRules(%q) = %v, whose String %q does not parse: %v", s, rules, parts, err)
+		}
+		if !slices.Equal(again, rules) {
+			t.Fatalf("round trip of %q: got %v, want %v", s, again, rules)
+		}
+	})
+}
