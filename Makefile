@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 PKGS        := ./...
 TEST_FLAGS  ?= -race -count=1 -timeout 30m
 
-.PHONY: all run build test lint vet fmt-check staticcheck unit bench soak fuzz clean
+.PHONY: all run build test lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
 
 all: lint test
 
@@ -38,15 +38,39 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) $(PKGS)
 
-## bench: limiter, store and HTTP benchmarks against the local Redis/Postgres.
+## bench: limiter, store and HTTP benchmarks against the local Redis/Postgres, then the load report.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
+	$(MAKE) loadreport
+
+## loadreport: drive the real binary with cmd/loadgen and write docs/load-report.md.
+## It uses REDIS_URL / DATABASE_URL when set, else the standard local ports, with a fresh
+## database and key prefix that it removes afterwards. LOADGEN_FLAGS adds flags, such as
+## LOADGEN_FLAGS='-servers 2 -duration 30s'.
+LOADGEN_FLAGS ?=
+loadreport: build
+	$(GO) run ./cmd/loadgen -bin bin/otpgate -out docs/load-report.md $(LOADGEN_FLAGS)
+
+## soak: the long version of the end-to-end fault and load proof in e2e/.
+soak:
+	OTPGATE_SOAK=1 $(GO) test -race -count=1 -timeout 90m -v ./e2e/
 
 ## fuzz: run each fuzz target for a while (their seed corpora already run in `make test`).
 FUZZTIME ?= 30s
+# One "package:target" per fuzz test; `go test -fuzz` takes one target at a time.
+FUZZ_TARGETS := \
+	./internal/ratelimit/:FuzzParseRules \
+	./internal/otp/:FuzzNormalizePhone \
+	./internal/http/:FuzzClientIP \
+	./internal/http/:FuzzDecodeSend \
+	./internal/http/:FuzzDecodeCheck \
+	./internal/sms/:FuzzVerifySignature
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRules$$' -fuzztime $(FUZZTIME) ./internal/ratelimit/
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizePhone$$' -fuzztime $(FUZZTIME) ./internal/otp/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 clean:
 	rm -rf bin

@@ -23,21 +23,28 @@ func TestProviderHangs(t *testing.T) {
 	s := startServer(t, prodEnv(t, testenv.RedisURL(t), testenv.PostgresDSN(t), p, map[string]string{
 		"SMS_TIMEOUT":  smsTimeout.String(),
 		"OTP_LIMIT_IP": "1000000/1h",
+		// Only the provider may fail here; a busy machine must not time out Redis or Postgres.
+		"OTP_REDIS_TIMEOUT": "5s",
+		"OTP_DB_TIMEOUT":    "10s",
+		"OTP_LOG_LEVEL":     "info", // the access log tells how long each request took inside
 	}))
 	client := newClient(t, true)
 	wave := func(w int) []outcome {
 		calls := make([]call, perWave)
 		for i := range calls {
 			n := w*perWave + i
-			calls[i] = call{srv: s, phone: phone(n), ip: fmt.Sprintf("10.66.%d.%d", n/200, 1+n%200)}
+			calls[i] = call{srv: s, phone: phone(n), ip: fmt.Sprintf("10.66.%d.%d", n/200, 1+n%200), reqID: fmt.Sprintf("hang-%d", n)}
 		}
 		outs := runCalls(client, calls, perWave)
 		client.CloseIdleConnections()
 		return outs
 	}
-	// A first wave with a provider that answers brings every pool to its working size.
-	if outs := wave(0); statuses(outs) != fmt.Sprintf("201×%d", perWave) {
-		t.Fatalf("warm-up wave: got %s, want %d × 201", statuses(outs), perWave)
+	// A first wave with a provider that answers brings every pool to its working size. On a
+	// busy machine the provider may answer a few of them after SMS_TIMEOUT: 502, as it should.
+	for _, o := range wave(0) {
+		if o.err != nil || o.invalid != "" || (o.status != http.StatusCreated && o.status != http.StatusBadGateway) {
+			t.Fatalf("warm-up wave: got %d %s (err %v, invalid %q), want 201 or 502", o.status, o.code, o.err, o.invalid)
+		}
 	}
 	baseG, baseFD := settle(t, s, 0, 0)
 	t.Logf("baseline after a wave of %d answered sends: %d goroutines, %d open fds", perWave, baseG, baseFD)
@@ -49,23 +56,33 @@ func TestProviderHangs(t *testing.T) {
 		peak := peakGoroutines(t, s)
 		outs := wave(w)
 		peakG := peak()
+		took := accessLog(t, s)
+		var inside []time.Duration
 		var bad []string
 		for _, o := range outs {
-			if o.err != nil || o.status != http.StatusBadGateway || o.code != "provider_error" {
+			d, logged := took[o.reqID]
+			inside = append(inside, d)
+			switch {
+			case o.err != nil || o.status != http.StatusBadGateway || o.code != "provider_error":
 				bad = append(bad, fmt.Sprintf("%d %s %v", o.status, o.code, o.err))
-			} else if o.latency() < smsTimeout {
-				bad = append(bad, fmt.Sprintf("502 after %v, before SMS_TIMEOUT", o.latency()))
+			case !logged:
+				bad = append(bad, o.reqID+" not in the access log")
+			case d < smsTimeout:
+				bad = append(bad, fmt.Sprintf("502 after %v, before SMS_TIMEOUT", d))
 			}
 		}
 		if len(bad) > 0 {
 			t.Errorf("wave %d: got %d answers other than 502 provider_error after SMS_TIMEOUT, such as %v", w, len(bad), bad[0])
 		}
-		d := latencies(outs)
-		if d.p95 > smsTimeout+500*time.Millisecond {
-			t.Errorf("wave %d: p95 of the 502s: got %v, want at most SMS_TIMEOUT %v + 500ms", w, d.p95, smsTimeout)
+		// SMS_TIMEOUT bounds the provider call; before it, the sends of a wave queue for the
+		// store's few connections. The bound only tells a wait from a hang.
+		d := distOf(inside)
+		if d.p99 > smsTimeout+1500*time.Millisecond {
+			t.Errorf("wave %d: p99 of the 502s inside the server: got %v, want at most SMS_TIMEOUT %v + 1.5s", w, d.p99, smsTimeout)
 		}
 		g, fd := settle(t, s, baseG+slack, baseFD+slack)
-		t.Logf("wave %d of %d hanging sends: 502 latency %v; peak %d goroutines; after: %d goroutines, %d fds", w, perWave, d, peakG, g, fd)
+		t.Logf("wave %d of %d hanging sends: 502 latency inside the server %v, seen by the client %v; peak %d goroutines; after: %d goroutines, %d fds",
+			w, perWave, d, latencies(outs), peakG, g, fd)
 		if g > baseG+slack || fd > baseFD+slack {
 			t.Errorf("after wave %d: got %d goroutines and %d fds, want at most %d and %d (baseline + %d)", w, g, fd, baseG+slack, baseFD+slack, slack)
 		}

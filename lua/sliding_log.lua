@@ -5,7 +5,8 @@
 -- the requests in microseconds. A request at score s counts for a rule of window w while
 -- now - w < s; entries after now (left behind by a clock step back) count too, so that a
 -- step back never admits more. Scores are whole microseconds, so "s > now - w" is written as
--- the inclusive bound now - w + 1. A key expires one longest window after its newest entry.
+-- the inclusive bound now - w + 1. A key expires one longest window after the last request
+-- it recorded.
 --
 -- KEYS[1..n]  the sorted sets, one per limit of the policy.
 -- ARGV[1]     mode: "allow" records the request in every key if every rule admits it, and in
@@ -37,25 +38,25 @@ end
 local now = tonumber(nowstr)
 
 -- The script runs on every request, so it does little: one read per key, whose newest
--- entries answer every rule (a window holds a suffix of the score order), no table per key
--- or rule, and strings rather than numbers handed to Redis, whose conversion is slow.
+-- entries answer every rule (a window holds a suffix of the score order), few tables, and
+-- strings rather than numbers handed to Redis, which formats numbers slowly.
 -- Per key: the ARGV index of its rule count, its newest entries (id, score, id, score, ...),
 -- whether older ones exist, and its longest window in µs and, as given, in ms for PEXPIRE.
-local at, z, more, span, ttl = {}, {}, {}, {}, {}
+-- num holds ARGV's rule counts, limits and windows (µs) as numbers, at the same indexes.
+local at, z, more, span, ttl, num = {}, {}, {}, {}, {}, {}
 local a = 4
 for i = 1, #KEYS do
   local key, r, first = KEYS[i], tonumber(ARGV[a]), ARGV[a + 1]
   if mode == 'undo' then call('ZREM', key, id) end
   local raw = r > 0 and call('ZRANGE', key, first, '-1', 'WITHSCORES') or {}
   for j = 2, #raw, 2 do raw[j] = tonumber(raw[j]) end
-  -- The rules become numbers in place, windows in µs.
   local maxwin = 0
   for j = a + 2, a + 1 + 2 * r, 2 do
     local win = tonumber(ARGV[j + 1]) * 1000
     if win > maxwin then maxwin, ttl[i] = win, ARGV[j + 1] end
-    ARGV[j], ARGV[j + 1] = tonumber(ARGV[j]), win
+    num[j], num[j + 1] = tonumber(ARGV[j]), win
   end
-  ARGV[a] = r
+  num[a] = r
   at[i], z[i], more[i], span[i] = a, raw, #raw >= -2 * tonumber(first), maxwin
   a = a + 2 + 2 * r
 end
@@ -87,9 +88,9 @@ end
 local reply, n = {status}, 1
 for i = 1, #KEYS do
   a = at[i]
-  for j = a + 2, a + 1 + 2 * ARGV[a], 2 do
-    local used = count(i, ARGV[j + 1])
-    if status == 1 and used >= ARGV[j] then status = 0 end
+  for j = a + 2, a + 1 + 2 * num[a], 2 do
+    local used = count(i, num[j + 1])
+    if status == 1 and used >= num[j] then status = 0 end
     reply[n + 1], reply[n + 2], reply[n + 3] = used, 0, 0
     n = n + 3
   end
@@ -122,8 +123,8 @@ for i = 1, #KEYS do
   a = at[i]
   local key, raw = KEYS[i], z[i]
   local m = #raw / 2
-  for j = a + 2, a + 1 + 2 * ARGV[a], 2 do
-    local limit, win, used = ARGV[j], ARGV[j + 1], reply[n + 1]
+  for j = a + 2, a + 1 + 2 * num[a], 2 do
+    local limit, win, used = num[j], num[j + 1], reply[n + 1]
     if status == 1 then used = used + 1 end
     if used > 0 then
       local oldest, retry = raw[2 * (m - used + 1)], 0

@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -65,13 +66,14 @@ func requireAdmin(log *slog.Logger, view *adminView, token string, csrf csrfGuar
 			}
 			if auth == authBasic && !safeMethod(r.Method) {
 				if err := csrf.verify(r); err != nil {
+					log.WarnContext(r.Context(), "admin change refused", "request_id", requestIDFrom(r.Context()), "reason", err.Error())
 					adminError(w, r, log, view, err)
 					return
 				}
 			}
 			actor := "api token"
 			if auth == authBasic {
-				actor = "console user " + strconvQuoteName(user)
+				actor = "console user " + actorName(user)
 			}
 			actor += " from " + clientIPFrom(r.Context())
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), adminActorKey, actor)))
@@ -121,8 +123,8 @@ func isAdminAPI(r *http.Request) bool {
 	return strings.HasPrefix(r.URL.Path, "/admin/api/")
 }
 
-// strconvQuoteName keeps a user-chosen Basic name short and printable for the audit log.
-func strconvQuoteName(name string) string {
+// actorName keeps a user-chosen Basic name short and printable for the audit log.
+func actorName(name string) string {
 	name = strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
 			return r
@@ -177,28 +179,31 @@ func (g csrfGuard) issue(w http.ResponseWriter, r *http.Request) string {
 }
 
 // verify checks a state-changing request: a browser that says the request comes from
-// another site is refused outright; otherwise the token in the form field or the
-// X-CSRF-Token header must belong to the cookie's nonce. Errors: errCSRF.
+// another site (Sec-Fetch-Site, or an Origin other than this host) is refused outright;
+// otherwise the token in the form field or the X-CSRF-Token header must belong to the
+// cookie's nonce. Errors wrap errCSRF.
 func (g csrfGuard) verify(r *http.Request) error {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return errCSRF
+		return fmt.Errorf("%w: Sec-Fetch-Site %s", errCSRF, site)
 	}
-	if origin := r.Header.Get("Origin"); origin != "" {
+	// The console's Referrer-Policy no-referrer makes browsers send "Origin: null" with
+	// its own form posts, so only a real origin can be compared with this host.
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
 		u, err := url.Parse(origin)
 		if err != nil || u.Host != r.Host {
-			return errCSRF
+			return fmt.Errorf("%w: origin is not this host", errCSRF)
 		}
 	}
 	c, err := r.Cookie(csrfCookie)
 	if err != nil || !validNonce(c.Value) {
-		return errCSRF
+		return fmt.Errorf("%w: no CSRF cookie", errCSRF)
 	}
 	sent := r.Header.Get(csrfHeader)
 	if sent == "" {
 		sent = r.PostFormValue(csrfField)
 	}
 	if subtle.ConstantTimeCompare([]byte(sent), []byte(g.tokenFor(c.Value))) != 1 {
-		return errCSRF
+		return fmt.Errorf("%w: token missing or wrong", errCSRF)
 	}
 	return nil
 }

@@ -214,6 +214,15 @@ func TestAdminLimitsPage(t *testing.T) {
 		})
 	}
 
+	t.Run("PostWithNullOriginAndTokenIsServed", func(t *testing.T) {
+		// What a browser sends under the console's Referrer-Policy no-referrer.
+		w := e.call(t, http.MethodPost, "/admin/limits/reset", basic("support", testAdminToken),
+			with(with(form(url.Values{"ip": {"192.0.2.99"}, "csrf": {token}}), "Origin", "null"), "Sec-Fetch-Site", "same-origin"))
+		if w.Code != http.StatusSeeOther {
+			t.Fatalf("got %d, want 303; body %s", w.Code, w.Body)
+		}
+	})
+
 	t.Run("ResetClearsAndIsListed", func(t *testing.T) {
 		w := e.call(t, http.MethodPost, "/admin/limits/reset", basic("support", testAdminToken),
 			with(with(form(url.Values{"phone": {"090-1234-5678"}, "csrf": {token}}), "Origin", "http://example.com"), "Sec-Fetch-Site", "same-origin"))

@@ -37,10 +37,9 @@ const (
 func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[string]string) {
 	problems = map[string]string{}
 	if raw := strings.TrimSpace(q.Get("phone")); raw != "" {
-		phone, _, err := otp.NormalizePhone(raw, p.region)
-		var bad *otp.ErrInvalidPhone
-		if errors.As(err, &bad) {
-			problems["phone"] = bad.Reason
+		phone, err := p.phone(raw)
+		if err != nil {
+			problems["phone"] = err.Error()
 		}
 		f.Phone = phone
 	}
@@ -82,6 +81,17 @@ func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[st
 		}
 	}
 	return f, problems
+}
+
+// phone normalises a phone filter to E.164 as the public API does, so any spelling of
+// a number finds its history and its limits. The error says what is wrong, for people.
+func (p adminParams) phone(raw string) (string, error) {
+	e164, _, err := otp.NormalizePhone(raw, p.region)
+	var bad *otp.ErrInvalidPhone
+	if errors.As(err, &bad) {
+		return "", errors.New(bad.Reason)
+	}
+	return e164, err
 }
 
 // filterQuery renders a filter as the query of a console link, times in RFC 3339.
@@ -171,10 +181,9 @@ func (p adminParams) target(q url.Values) (limitTarget, map[string]string) {
 	case phone != "" && ip != "":
 		return limitTarget{}, map[string]string{"ip": "give either phone or ip, not both"}
 	case phone != "":
-		e164, _, err := otp.NormalizePhone(phone, p.region)
-		var bad *otp.ErrInvalidPhone
-		if errors.As(err, &bad) {
-			return limitTarget{}, map[string]string{"phone": bad.Reason}
+		e164, err := p.phone(phone)
+		if err != nil {
+			return limitTarget{}, map[string]string{"phone": err.Error()}
 		}
 		return limitTarget{Kind: "phone", Key: e164}, nil
 	case ip != "":

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -72,7 +73,11 @@ func handleSend(log *slog.Logger, v Verifier, idem Idempotency) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		fail := func(w http.ResponseWriter, err error, d otp.Decision) {
-			setSendRateLimitHeaders(ctx, w.Header(), v, decisionOf(d, err))
+			// When Redis is what failed, asking it again for the headers would only
+			// double the time to the 503 that fails the request closed.
+			if !errors.Is(err, otp.ErrUnavailable) {
+				setSendRateLimitHeaders(ctx, w.Header(), v, decisionOf(d, err))
+			}
 			writeProblem(w, r, log, err)
 		}
 

@@ -12,29 +12,6 @@ import (
 	"otpgate/internal/testenv"
 )
 
-func TestSlotMatchesRedis(t *testing.T) {
-	ctx := context.Background()
-	rdb := testenv.RedisCluster(t).Client()
-	l := New(rdb, "otp:")
-	keys := []string{
-		"", "a", "foo", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}",
-		"{}", "}{", "{a", "a}", "x{ä}y",
-		l.Key("phone", "+819012345678"), l.Key("ip", "2001:db8::/64"), l.Key("dup", "+1|{fp}"),
-	}
-	for i := range 200 {
-		keys = append(keys, l.Key("phone", fmt.Sprintf("+8190%08d", i)))
-	}
-	for _, k := range keys {
-		want, err := rdb.ClusterKeySlot(ctx, k).Result()
-		if err != nil {
-			t.Fatalf("CLUSTER KEYSLOT %q: %v", k, err)
-		}
-		if got := slot(k); int64(got) != want {
-			t.Errorf("slot(%q): got %d, want %d", k, got, want)
-		}
-	}
-}
-
 func TestBySlot(t *testing.T) {
 	// Slots as CLUSTER KEYSLOT reports them: "foo" 12182, "a" 15495, "{foo}x" 12182 (its
 	// hash tag is "foo"), "{user1000}.following" 3443.
@@ -74,6 +51,8 @@ func twoSlots(tb testing.TB, l *Limiter, rules string, phoneFirst bool, round in
 func TestCluster(t *testing.T) {
 	ctx := context.Background()
 	cluster := testenv.RedisCluster(t)
+
+	t.Run("SlotMatchesClusterKeySlot", func(t *testing.T) { testSlotMatchesRedis(t, cluster) })
 
 	for _, phoneFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("AllOrNothingAcrossSlots/PhoneSlotFirst=%v", phoneFirst), func(t *testing.T) {
@@ -161,4 +140,28 @@ func TestCluster(t *testing.T) {
 			}
 		}
 	})
+}
+
+// testSlotMatchesRedis compares slot with CLUSTER KEYSLOT.
+func testSlotMatchesRedis(t *testing.T, cluster *testenv.Cluster) {
+	ctx := context.Background()
+	rdb := cluster.Client()
+	l := New(rdb, "otp:")
+	keys := []string{
+		"", "a", "foo", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}",
+		"{}", "}{", "{a", "a}", "x{ä}y",
+		l.Key("phone", "+819012345678"), l.Key("ip", "2001:db8::/64"), l.Key("dup", "+1|{fp}"),
+	}
+	for i := range 200 {
+		keys = append(keys, l.Key("phone", fmt.Sprintf("+8190%08d", i)))
+	}
+	for _, k := range keys {
+		want, err := rdb.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("CLUSTER KEYSLOT %q: %v", k, err)
+		}
+		if got := slot(k); int64(got) != want {
+			t.Errorf("slot(%q): got %d, want %d", k, got, want)
+		}
+	}
 }

@@ -43,7 +43,9 @@ type Limiter struct {
 
 // New returns a limiter storing its keys under prefix. A *redis.ClusterClient gets one
 // script call per hash slot (see Allow); a *redis.Ring one per key, since it shards by key;
-// every other client, standalone or Sentinel, one call per decision.
+// every other client, standalone or Sentinel, one call per decision. Calls are bounded by
+// their context's deadline and the client's timeouts; without a deadline, the client's
+// retries against a Redis that is down take over a second to give up.
 func New(rdb redis.UniversalClient, prefix string) *Limiter {
 	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), NewID: newID, group: together}
 	switch rdb.(type) {
@@ -77,7 +79,9 @@ func (l *Limiter) Key(scope, key string) string {
 // a slot refuses, the slots already recorded are undone and the remaining ones only report,
 // so the decision still names every violated rule. Under contention this may refuse a
 // request that a single call would have admitted, but never admits more than the rules allow.
-// Errors wrap otp.ErrUnavailable; nothing is admitted then.
+// Errors from Redis wrap otp.ErrUnavailable and admit nothing; an invalid policy (a rule
+// below 1 or 1ms, a key given twice) is an error of its own. Windows count in whole
+// milliseconds, finer ones round up.
 func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, error) {
 	p, err := l.plan(limits)
 	if err != nil {
@@ -145,8 +149,8 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 	return nil
 }
 
-// Inspect reports the state of one limit without recording anything. Errors wrap
-// otp.ErrUnavailable.
+// Inspect reports the state of one limit without recording anything; a rule at its limit is
+// reported violated, since it would refuse the next request. Errors wrap otp.ErrUnavailable.
 func (l *Limiter) Inspect(ctx context.Context, lim otp.Limit) ([]otp.RuleState, error) {
 	p, err := l.plan([]otp.Limit{lim})
 	if err != nil {

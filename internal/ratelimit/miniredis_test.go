@@ -81,4 +81,22 @@ func TestMiniredis(t *testing.T) {
 			t.Errorf("at retry after: got denied, want allowed")
 		}
 	})
+
+	t.Run("LimitsBeyondWhatOneReadCovers", func(t *testing.T) {
+		l := New(rdb, "mini-big:")
+		c := newClock()
+		l.Clock = c.Now
+		lim := otp.Limit{Scope: "global", Key: "all", Rules: mustRules(t, "101/1h")}
+		for i := range 101 {
+			if i > 0 {
+				c.Add(time.Second)
+			}
+			mustAllow(t, l, lim)
+		}
+		c.Add(time.Second)
+		d := mustAllow(t, l, lim)
+		if got := d.Rules[0]; d.Allowed || got.Used != 101 || got.RetryAfter != time.Hour-101*time.Second {
+			t.Errorf("got allowed %v %+v, want denied, 101 used, retry after %v", d.Allowed, got, time.Hour-101*time.Second)
+		}
+	})
 }

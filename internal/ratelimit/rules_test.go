@@ -9,20 +9,23 @@ import (
 	"otpgate/internal/otp"
 )
 
+// rule is a short otp.Rule literal for tables.
+func rule(limit int, window time.Duration) otp.Rule { return otp.Rule{Limit: limit, Window: window} }
+
 func TestParseRules(t *testing.T) {
 	day := 24 * time.Hour
 	good := []struct {
 		in   string
 		want []otp.Rule
 	}{
-		{"1/5s,10/1m,100/1h,1000/24h", []otp.Rule{{1, 5 * time.Second}, {10, time.Minute}, {100, time.Hour}, {1000, day}}},
-		{"1/1m", []otp.Rule{{1, time.Minute}}},
-		{" 1/1m , 10/1h ", []otp.Rule{{1, time.Minute}, {10, time.Hour}}},
-		{"5/250ms", []otp.Rule{{5, 250 * time.Millisecond}}},
-		{"3/2d", []otp.Rule{{3, 2 * day}}},
-		{"1/60s", []otp.Rule{{1, time.Minute}}},
-		{"007/1m", []otp.Rule{{7, time.Minute}}},
-		{"1000000/366d", []otp.Rule{{1_000_000, 366 * day}}},
+		{"1/5s,10/1m,100/1h,1000/24h", []otp.Rule{rule(1, 5*time.Second), rule(10, time.Minute), rule(100, time.Hour), rule(1000, day)}},
+		{"1/1m", []otp.Rule{rule(1, time.Minute)}},
+		{" 1/1m , 10/1h ", []otp.Rule{rule(1, time.Minute), rule(10, time.Hour)}},
+		{"5/250ms", []otp.Rule{rule(5, 250*time.Millisecond)}},
+		{"3/2d", []otp.Rule{rule(3, 2*day)}},
+		{"1/60s", []otp.Rule{rule(1, time.Minute)}},
+		{"007/1m", []otp.Rule{rule(7, time.Minute)}},
+		{"1000000/366d", []otp.Rule{rule(1_000_000, 366*day)}},
 	}
 	for _, tc := range good {
 		got, err := ParseRules(tc.in)

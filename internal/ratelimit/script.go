@@ -32,12 +32,13 @@ type plan struct {
 	rules  [][]otp.Rule
 	// first is the index of each key's first rule in the decision's states.
 	first []int
+	// nrules counts the rules of every key.
+	nrules int
 }
 
 // plan checks a policy and lays it out; limits without rules are left out.
 func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 	p := &plan{}
-	n := 0
 	for _, lim := range limits {
 		if len(lim.Rules) == 0 {
 			continue
@@ -56,15 +57,15 @@ func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 		p.limits = append(p.limits, lim)
 		p.keys = append(p.keys, key)
 		p.rules = append(p.rules, lim.Rules)
-		p.first = append(p.first, n)
-		n += len(lim.Rules)
+		p.first = append(p.first, p.nrules)
+		p.nrules += len(lim.Rules)
 	}
 	return p, nil
 }
 
 // states returns the plan's rules with nothing counted yet, in policy order.
 func (p *plan) states() []otp.RuleState {
-	var out []otp.RuleState
+	out := make([]otp.RuleState, 0, p.nrules)
 	for _, lim := range p.limits {
 		for _, r := range lim.Rules {
 			out = append(out, otp.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Remaining: r.Limit})

@@ -1,0 +1,113 @@
+// Command loadgen drives real otpgate server processes with concurrent clients and reports
+// requests per second and latency percentiles for sends (an all-allowed mix and an
+// all-denied flood) and checks (wrong codes within the attempt budget), as a table on
+// stdout and a Markdown file.
+//
+// By default it builds the server, starts -servers processes of it against the Redis of
+// REDIS_URL (default redis://127.0.0.1:6379/0, under a fresh key prefix) and a fresh
+// database created through DATABASE_URL (default the local postgres superuser), with a
+// built-in webhook SMS provider that answers at once, and removes all of it afterwards.
+// With -targets it drives servers that are already running instead; they must trust
+// X-Forwarded-For from this machine (OTP_TRUSTED_PROXIES) for the clients to look distinct.
+//
+//	loadgen [-servers 1] [-concurrency 64] [-duration 10s] [-out docs/load-report.md]
+//	loadgen -targets http://10.0.0.5:8080,http://10.0.0.6:8080
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command line.
+type options struct {
+	bin         string
+	servers     int
+	targets     []string
+	concurrency int
+	duration    time.Duration
+	warmup      time.Duration
+	out         string
+	scenarios   []string
+}
+
+// run parses the flags, sets up the servers, runs the scenarios and writes the report.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var targets, scenarios string
+	fs.StringVar(&o.bin, "bin", "", "otpgate binary to start (default: go build otpgate/cmd/server)")
+	fs.IntVar(&o.servers, "servers", 1, "server processes to start and spread the load over")
+	fs.StringVar(&targets, "targets", "", "comma-separated base URLs of running servers; nothing is started then")
+	fs.IntVar(&o.concurrency, "concurrency", 64, "requests in flight")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per scenario")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each scenario")
+	fs.StringVar(&o.out, "out", "docs/load-report.md", "Markdown report to write (empty: none)")
+	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if o.concurrency < 1 || o.duration <= 0 || o.warmup < 0 || (targets == "" && o.servers < 1) {
+		return errors.New("-concurrency and -servers must be at least 1, -duration positive")
+	}
+	for _, t := range strings.Split(targets, ",") {
+		if t = strings.TrimRight(strings.TrimSpace(t), "/"); t != "" {
+			o.targets = append(o.targets, t)
+		}
+	}
+	for _, s := range strings.Split(scenarios, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if _, ok := scenarioByName(s); !ok {
+				return fmt.Errorf("-scenarios: unknown %q (want some of %s)", s, strings.Join(scenarioNames(), ", "))
+			}
+			o.scenarios = append(o.scenarios, s)
+		}
+	}
+
+	env, err := setUp(ctx, o, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	defer env.tearDown()
+
+	var results []result
+	for _, name := range o.scenarios {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sc, _ := scenarioByName(name)
+		fmt.Fprintf(stderr, "loadgen: %s: %s for %v with %d in flight\n", name, sc.what, o.duration, o.concurrency)
+		r, err := runScenario(ctx, env, sc, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, r)
+	}
+	rep := report{opts: o, args: args, results: results, when: time.Now().UTC()}
+	rep.table(stdout)
+	if o.out != "" {
+		if err := rep.writeMarkdown(o.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "loadgen: wrote %s\n", o.out)
+	}
+	return nil
+}

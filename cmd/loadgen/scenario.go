@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// request is one request a scenario makes: a POST of body to path, from client ip.
+type request struct {
+	path string
+	body []byte
+	ip   string
+}
+
+// scenario is one kind of load.
+type scenario struct {
+	name, what string
+	// want is the status every measured request should get.
+	want int
+	// prepare runs before the clock starts and returns the maker of the n-th request.
+	prepare func(ctx context.Context, e *env, o options, hc *http.Client) (func(n int64) request, error)
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{"send-allowed", "sends for distinct phones from distinct clients, all admitted", http.StatusCreated,
+			func(_ context.Context, e *env, _ options, _ *http.Client) (func(int64) request, error) {
+				return func(n int64) request { return sendRequest(e.phone(1, n), e.clientIP(1, n)) }, nil
+			}},
+		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", http.StatusTooManyRequests,
+			func(ctx context.Context, e *env, o options, hc *http.Client) (func(int64) request, error) {
+				target := e.phone(2, 0)
+				if _, err := post(ctx, hc, e.targets[0], sendRequest(target, e.clientIP(2, -1))); err != nil {
+					return nil, err
+				}
+				return func(n int64) request { return sendRequest(target, e.clientIP(2, n)) }, nil
+			}},
+		{"check", "wrong codes for pending verifications, within their attempt budget", http.StatusUnprocessableEntity,
+			prepareChecks},
+	}
+}
+
+func scenarioNames() []string {
+	var names []string
+	for _, s := range scenarios() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+func scenarioByName(name string) (scenario, bool) {
+	for _, s := range scenarios() {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return scenario{}, false
+}
+
+// prepareChecks creates a pool of verifications, several per client in flight, and guesses
+// wrong for them in turn.
+func prepareChecks(ctx context.Context, e *env, o options, hc *http.Client) (func(int64) request, error) {
+	type pending struct{ id, wrong string }
+	pool := make([]pending, max(4*o.concurrency, 64))
+	for i := range pool {
+		ph := e.phone(3, int64(i))
+		body, err := post(ctx, hc, e.targets[i%len(e.targets)], sendRequest(ph, e.clientIP(3, int64(i))))
+		if err != nil {
+			return nil, err
+		}
+		var v struct{ ID string }
+		if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+			return nil, fmt.Errorf("send for the check pool: got %s", body)
+		}
+		// With -targets the codes are unknown; a guess of zeros is then wrong but for one
+		// chance in a million.
+		wrong := "000000"
+		if e.provider != nil {
+			code := e.provider.code(ph)
+			if code == "" {
+				return nil, fmt.Errorf("the provider got no code for %s", ph)
+			}
+			n, _ := strconv.Atoi(code)
+			wrong = fmt.Sprintf("%0*d", len(code), (n+1)%pow10(len(code)))
+		}
+		pool[i] = pending{v.ID, wrong}
+	}
+	return func(n int64) request {
+		p := pool[n%int64(len(pool))]
+		body, _ := json.Marshal(map[string]string{"id": p.id, "code": p.wrong})
+		return request{path: "/v1/verifications/check", body: body, ip: e.clientIP(3, -1-n%int64(o.concurrency))}
+	}, nil
+}
+
+// runScenario warms up, then measures for o.duration with o.concurrency requests in flight,
+// spread round-robin over the targets.
+func runScenario(ctx context.Context, e *env, sc scenario, o options) (result, error) {
+	tr := &http.Transport{MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	next, err := sc.prepare(ctx, e, o, hc)
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	from, until := start.Add(o.warmup), start.Add(o.warmup+o.duration)
+	var seq atomic.Int64
+	var mu sync.Mutex
+	res := result{scenario: sc, statuses: map[int]int{}}
+	var wg sync.WaitGroup
+	for w := range o.concurrency {
+		wg.Go(func() {
+			var lat []time.Duration
+			statuses := map[int]int{}
+			errs := 0
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if !t0.Before(until) {
+					break
+				}
+				n := seq.Add(1)
+				status, err := do(ctx, hc, e.targets[(int(n)+w)%len(e.targets)], next(n))
+				if t0.Before(from) {
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					errs++
+				} else {
+					statuses[status]++
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.latencies = append(res.latencies, lat...)
+			for s, c := range statuses {
+				res.statuses[s] += c
+			}
+			res.errors += errs
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return result{}, ctx.Err()
+	}
+	res.elapsed = o.duration
+	slices.Sort(res.latencies)
+	if bad := len(res.latencies) - res.statuses[sc.want]; bad*100 > len(res.latencies) {
+		return res, fmt.Errorf("%d of %d requests did not get %d (%s); is the setup right?", bad, len(res.latencies), sc.want, res.statusSummary())
+	}
+	return res, nil
+}
+
+// do makes one request and reads the whole answer.
+func do(ctx context.Context, hc *http.Client, base string, r request) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+r.path, bytes.NewReader(r.body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", r.ip)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return 0, err
+	}
+	return resp.StatusCode, nil
+}
+
+// post makes a request during preparation and wants a 201.
+func post(ctx context.Context, hc *http.Client, base string, r request) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+r.path, bytes.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", r.ip)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusCreated {
+		return nil, fmt.Errorf("POST %s: got %d %s, want 201", r.path, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return body, nil
+}
+
+func sendRequest(phone, ip string) request {
+	body, _ := json.Marshal(map[string]string{"phone": phone})
+	return request{path: "/v1/verifications", body: body, ip: ip}
+}
+
+// phone returns a valid Japanese mobile number, one range per scenario: n picks it, offset
+// by the run's base so that runs against the same -targets do not collide.
+func (e *env) phone(scenario int, n int64) string {
+	return fmt.Sprintf("+8190%d%07d", scenario, (e.base+n)%10_000_000)
+}
+
+// clientIP returns a distinct client address per n, in one quarter of 10.0.0.0/8 per
+// scenario, so that the scenarios of one run do not spend each other's IP limits.
+func (e *env) clientIP(scenario int, n int64) string {
+	n = (e.base + n) & (1<<22 - 1)
+	return fmt.Sprintf("10.%d.%d.%d", scenario%4*64+int(n>>16), n>>8&255, n&255)
+}
+
+func pow10(n int) int {
+	p := 1
+	for range n {
+		p *= 10
+	}
+	return p
+}
