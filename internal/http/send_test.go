@@ -86,7 +86,7 @@ func TestSend(t *testing.T) {
 
 // TestSendErrorsCarryRateLimitHeaders checks the contract that every response of the
 // send endpoint has RateLimit headers: from the decision when the limiter was asked,
-// else from SendLimitState.
+// else from SendLimitState — except a 503, where Redis is not asked a second time.
 func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 	refused := otp.Decision{Rules: []otp.RuleState{
 		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: 42 * time.Second, RetryAfter: 42 * time.Second, Violated: true},
@@ -111,7 +111,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 		{name: "RateLimitedUsesItsDecision", body: `{"phone":"1"}`, err: &otp.ErrRateLimited{Violations: refused.Rules, RetryAfter: 42 * time.Second, Decision: refused}, status: 429, code: "rate_limited", limit: fromDecision},
 		{name: "DuplicateUsesResultDecision", body: `{"phone":"1"}`, err: otp.ErrDuplicateSubmit, res: refused, status: 409, code: "duplicate_submit", limit: fromDecision},
 		{name: "ProviderErrorUsesResultDecision", body: `{"phone":"1"}`, err: &otp.ErrProvider{Provider: "log", Err: errors.New("x")}, res: refused, status: 502, code: "provider_error", limit: fromDecision},
-		{name: "LimiterUnavailable", body: `{"phone":"1"}`, err: fmt.Errorf("limiter: %w", otp.ErrUnavailable), status: 503, code: "unavailable", limit: fromState, asState: true},
+		{name: "LimiterUnavailable", body: `{"phone":"1"}`, err: fmt.Errorf("limiter: %w", otp.ErrUnavailable), status: 503, code: "unavailable", limit: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,8 +129,11 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 			if got := w.Header().Get("RateLimit"); got != tt.limit {
 				t.Errorf("RateLimit: got %v, want %v", got, tt.limit)
 			}
-			if w.Header().Get("RateLimit-Policy") == "" {
-				t.Error("RateLimit-Policy: got none, want one")
+			if (w.Header().Get("RateLimit-Policy") != "") != (tt.limit != "") {
+				t.Errorf("RateLimit-Policy: got %q, want one exactly when RateLimit is set", w.Header().Get("RateLimit-Policy"))
+			}
+			if !tt.asState && len(v.states) != 0 {
+				t.Errorf("SendLimitState calls: got %v, want none", v.states)
 			}
 			if tt.asState && (len(v.states) != 1 || v.states[0] != "192.0.2.1") {
 				t.Errorf("SendLimitState calls: got %v, want one for 192.0.2.1", v.states)
