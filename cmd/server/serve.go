@@ -75,6 +75,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	idem := idempotency.New(p.redis, cfg.RedisPrefix+"idem:", cfg.IdempotencyTTL)
 	// A request holds its key while it runs; the key must outlive the slowest send, or a
 	// retry could send a second SMS while the first is still on its way.
+	idem.Timeout = cfg.RedisTimeout
 	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.SMSTimeout+2*cfg.DBTimeout+2*cfg.RedisTimeout))
 
 	public := otphttp.NewServer(otphttp.Deps{

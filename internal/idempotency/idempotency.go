@@ -94,6 +94,17 @@ type Store struct {
 
 	// LockTTL is how long an in-flight marker lives when its request never finishes.
 	LockTTL time.Duration
+	// Timeout, when positive, bounds each operation, so a Redis that is down or slow
+	// fails the request closed promptly instead of after the client's dial retries.
+	Timeout time.Duration
+}
+
+// bounded applies Timeout to ctx.
+func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.Timeout)
 }
 
 // New returns a store that keeps records under prefix for ttl after completion (24h by the contract).
@@ -121,6 +132,8 @@ type record struct {
 // otherwise a Lock the caller must pass to Complete or Release. Errors: ErrInFlight,
 // ErrKeyReused, and errors wrapping otp.ErrUnavailable when Redis fails.
 func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]byte) (Claim, error) {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	k := s.redisKey(endpoint, key)
 	hash := hex.EncodeToString(bodyHash[:])
 	// The random token makes two requests' markers differ, so each can only release its own.
@@ -165,6 +178,8 @@ func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]by
 // marker, for the store's TTL. Errors: ErrLockLost when the marker is no longer ours
 // (nothing is stored then), errors wrapping otp.ErrUnavailable when Redis fails.
 func (s *Store) Complete(ctx context.Context, l Lock, r Response) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	done, err := json.Marshal(record{State: stateDone, Hash: l.hash, Status: r.Status, Header: r.Header, Body: r.Body})
 	if err != nil {
 		return fmt.Errorf("idempotency: encode response: %w", err)
@@ -182,6 +197,8 @@ func (s *Store) Complete(ctx context.Context, l Lock, r Response) error {
 // Release gives the key up so that a retry is evaluated afresh. A marker that is no
 // longer ours is left alone. Errors wrap otp.ErrUnavailable when Redis fails.
 func (s *Store) Release(ctx context.Context, l Lock) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if err := s.release.Run(ctx, s.rdb, []string{l.key}, l.marker).Err(); err != nil {
 		return unavailable("release key", err)
 	}

@@ -195,3 +195,22 @@ func TestStoreUnavailable(t *testing.T) {
 		t.Errorf("release: got %v, want %v", err, otp.ErrUnavailable)
 	}
 }
+
+func TestStoreTimeoutFailsClosedOnSlowRedis(t *testing.T) {
+	srv := testenv.StartRedis(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s := idempotency.New(rdb, testenv.KeyPrefix(t), time.Hour)
+	s.Timeout = 100 * time.Millisecond
+	// Another connection pauses every client for 3s: without Timeout, Begin would wait
+	// that out and then succeed, because the caller's context has no deadline.
+	admin := srv.Client()
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", 3000, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "CLIENT", "UNPAUSE") })
+	_, err := s.Begin(context.Background(), "send", "slow", bodyA)
+	if !errors.Is(err, otp.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("begin: got %v, want %v from the deadline", err, otp.ErrUnavailable)
+	}
+}

@@ -3,7 +3,6 @@ package inmem
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"otpgate/internal/otp"
 )
@@ -48,7 +47,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		}
 		s.pending[v.Phone] = v.ID
 	}
-	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(closeState(decided, ref.Now))
+	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(decided.SettledClosedAt(ref.Now))
 	s.attempts = append(s.attempts, otp.Attempt{
 		ID: int64(len(s.attempts) + 1), VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
 	})
@@ -72,18 +71,6 @@ func (s *Store) lookup(ref otp.CheckRef) *otp.Verification {
 		}
 	}
 	return newest
-}
-
-// closeState keeps ClosedAt in step with the status decide chose: set exactly
-// when the verification is no longer pending.
-func closeState(v otp.Verification, now time.Time) time.Time {
-	switch {
-	case v.Status == otp.StatusPending:
-		return time.Time{}
-	case v.ClosedAt.IsZero():
-		return now
-	}
-	return v.ClosedAt
 }
 
 func validStatus(s otp.Status) bool {

@@ -81,3 +81,15 @@ type ErrSendBudget struct {
 func (e *ErrSendBudget) Error() string {
 	return fmt.Sprintf("verification already had its %d sends; it expires at %s", e.MaxSends, e.ExpiresAt.Format(time.RFC3339))
 }
+
+// SettledClosedAt keeps ClosedAt in step with Status, as stores save it: zero while
+// pending, else the time it closed (now, if nobody set it yet).
+func (v Verification) SettledClosedAt(now time.Time) time.Time {
+	switch {
+	case v.Status == StatusPending:
+		return time.Time{}
+	case v.ClosedAt.IsZero():
+		return now
+	}
+	return v.ClosedAt
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,7 +48,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 			return err
 		}
 		decided, oc := decide(v)
-		closedAt := closeState(decided, ref.Now)
+		closedAt := decided.SettledClosedAt(ref.Now)
 		out, err = scanVerification(tx.QueryRow(ctx, `UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
 			WHERE id = $1 RETURNING `+verificationCols, v.ID, string(decided.Status), decided.Attempts, nullTime(closedAt)))
 		if err != nil {
@@ -64,16 +63,4 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", err
 	}
 	return out, outcome, nil
-}
-
-// closeState keeps closed_at in step with the status decide chose: set exactly
-// when the verification is no longer pending.
-func closeState(v otp.Verification, now time.Time) time.Time {
-	switch {
-	case v.Status == otp.StatusPending:
-		return time.Time{}
-	case v.ClosedAt.IsZero():
-		return now
-	}
-	return v.ClosedAt
 }
