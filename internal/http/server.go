@@ -1,5 +1,6 @@
-// Package http serves otpgate's public REST API: routing, middleware, strict JSON
-// decoding, problem+json errors, rate-limit headers and Idempotency-Key replays.
+// Package http serves otpgate over HTTP: the public REST API (routing, middleware,
+// strict JSON decoding, problem+json errors, rate-limit headers, Idempotency-Key
+// replays) and the admin console with its JSON API on the admin listener.
 // It is named after the dependency it wraps; callers that also use net/http import
 // it as otphttp.
 package http

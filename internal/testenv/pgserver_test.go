@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -41,10 +42,18 @@ func TestStartPostgres(t *testing.T) {
 }
 
 func TestThrowAwayServers(t *testing.T) {
-	t.Run("UsedWhenLocalPortsAreIgnored", func(t *testing.T) {
-		if os.Getenv("OTPGATE_TESTENV_NO_LOCAL") == "" {
-			t.Skip("set OTPGATE_TESTENV_NO_LOCAL=1 (and no REDIS_URL/DATABASE_URL) to check the throw-away servers")
+	if os.Getenv("OTPGATE_TESTENV_NO_LOCAL") == "" {
+		// Run this very test again in a child process that may not use the running
+		// services, as on a machine where Redis and PostgreSQL are installed but stopped.
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestThrowAwayServers$", "-test.v")
+		cmd.Env = append(withoutServiceURLs(os.Environ()), "OTPGATE_TESTENV_NO_LOCAL=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestThrowAwayServers/UsedWhenLocalPortsAreIgnored") {
+			t.Fatalf("child run with the local services ignored: %v\n%s", err, out)
 		}
+		return
+	}
+	t.Run("UsedWhenLocalPortsAreIgnored", func(t *testing.T) {
 		if u := testenv.RedisURL(t); strings.Contains(u, ":6379") {
 			t.Errorf("got redis %s, want a throw-away server", u)
 		}
@@ -52,4 +61,15 @@ func TestThrowAwayServers(t *testing.T) {
 			t.Errorf("got postgres %s, want a throw-away server", dsn)
 		}
 	})
+}
+
+// withoutServiceURLs drops REDIS_URL and DATABASE_URL from an environment.
+func withoutServiceURLs(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "REDIS_URL=") && !strings.HasPrefix(kv, "DATABASE_URL=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
