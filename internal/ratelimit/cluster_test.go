@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -111,6 +112,34 @@ func TestCluster(t *testing.T) {
 			if got, want := count(t, l, rdb, lim), int64(0); got != want {
 				t.Errorf("%s after refund: got %d entries, want %d", lim.Scope, got, want)
 			}
+		}
+	})
+
+	t.Run("FailedSlotUndoesTheSlotsBefore", func(t *testing.T) {
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: cluster.Addrs, ContextTimeoutEnabled: true,
+			DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+		})
+		t.Cleanup(func() { _ = rdb.Close() })
+		l := New(rdb, testenv.KeyPrefix(t))
+		phone, ip := twoSlots(t, l, "5/1m", true, 0)
+		count(t, l, rdb, ip) // learns the slot map while every master answers
+		// The IP's slot lies on the last master: paused, it lets the phone's slot record the
+		// request first, then fails the call by the caller's deadline.
+		last := redis.NewClient(&redis.Options{Addr: cluster.Addrs[2]})
+		t.Cleanup(func() { _ = last.Close() })
+		if err := last.Do(ctx, "CLIENT", "PAUSE", "500", "ALL").Err(); err != nil {
+			t.Fatalf("CLIENT PAUSE: %v", err)
+		}
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		got, err := l.Allow(short, []otp.Limit{phone, ip})
+		wantUnavailable(t, got, err)
+		if got, want := count(t, l, rdb, phone), int64(0); got != want {
+			t.Errorf("phone: got %d entries, want %d", got, want)
+		}
+		if err := last.Ping(ctx).Err(); err != nil { // answers once the pause ends
+			t.Fatalf("PING after the pause: %v", err)
 		}
 	})
 

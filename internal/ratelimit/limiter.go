@@ -93,13 +93,20 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	id := l.NewID()
 	dec := otp.Decision{Rules: p.states()}
 	groups := l.group(p.keys)
+	budget := undoBudget(ctx)
 	for i, g := range groups {
 		status, err := l.run(ctx, modeAllow, id, p, g, dec.Rules)
 		if err != nil {
+			err = fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
+			if i == 0 {
+				return otp.Decision{}, err
+			}
 			// Nothing will be sent, so what the earlier slots recorded may go. The caller's
-			// context may be what failed; the client's own timeouts bound this attempt.
-			undo := l.undo(context.WithoutCancel(ctx), id, p, groups[:i], nil)
-			return otp.Decision{}, errors.Join(fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err), undo)
+			// context may be what failed, so the undo gets a bound of its own.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+			undo := l.undo(uctx, id, p, groups[:i], nil)
+			cancel()
+			return otp.Decision{}, errors.Join(err, undo)
 		}
 		if status == statusReplayed {
 			dec.Replayed = true
@@ -123,6 +130,21 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	return dec, nil
 }
 
+// undoBound bounds the undo after a failed slot when the caller set no deadline.
+const undoBound = time.Second
+
+// undoBudget returns how long Allow may spend undoing the slots it recorded before a later
+// one failed: as long again as the caller allowed the whole call, or undoBound without a
+// deadline. Unbounded, the client's dial retries against a node that is down would hold
+// the 503 back for seconds; an undo cut short only leaves entries that deny a little more
+// until their windows pass, never admit more.
+func undoBudget(ctx context.Context) time.Duration {
+	if deadline, ok := ctx.Deadline(); ok {
+		return time.Until(deadline)
+	}
+	return undoBound
+}
+
 // undo removes the request id from the keys of the given groups and, when states is not
 // nil, reports their state without it there.
 func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, states []otp.RuleState) error {
@@ -140,7 +162,8 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 	if r.ID == "" || len(r.Keys) == 0 {
 		return nil
 	}
-	p := &plan{keys: r.Keys, rules: make([][]otp.Rule, len(r.Keys))}
+	// A reservation names keys only; limits without rules make the script just remove the id.
+	p := &plan{keys: r.Keys, limits: make([]otp.Limit, len(r.Keys))}
 	for _, g := range l.group(r.Keys) {
 		if _, err := l.run(ctx, modeUndo, r.ID, p, g, nil); err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)

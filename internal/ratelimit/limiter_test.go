@@ -44,6 +44,16 @@ func mustLimiter(tb testing.TB) (*Limiter, *redis.Client) {
 	return New(rdb, prefix), rdb
 }
 
+// backend makes a limiter under a key prefix of the calling test, and a client to look at
+// its keys.
+type backend func(tb testing.TB) (*Limiter, *redis.Client)
+
+// onBackends runs test on real Redis and on miniredis, which dev mode runs the same script on.
+func onBackends(t *testing.T, test func(t *testing.T, newLimiter backend)) {
+	t.Run("Redis", func(t *testing.T) { test(t, mustLimiter) })
+	t.Run("Miniredis", func(t *testing.T) { test(t, mustMiniredisLimiter) })
+}
+
 // mustRules parses rules or ends the test.
 func mustRules(tb testing.TB, s string) []otp.Rule {
 	tb.Helper()
@@ -74,11 +84,13 @@ func count(tb testing.TB, l *Limiter, rdb redis.Cmdable, lim otp.Limit) int64 {
 	return n
 }
 
-func TestAllow(t *testing.T) {
+func TestAllow(t *testing.T) { onBackends(t, testAllow) }
+
+func testAllow(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
 
 	t.Run("AdmitsUpToTheLimitThenDenies", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
 		for i := range 3 {
 			d := mustAllow(t, l, phone)
@@ -108,7 +120,7 @@ func TestAllow(t *testing.T) {
 	})
 
 	t.Run("DeniedRequestIsNotRecorded", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
@@ -129,7 +141,7 @@ func TestAllow(t *testing.T) {
 	})
 
 	t.Run("AllOrNothing", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,10/1h")}
 		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
 		mustAllow(t, l, ip)
@@ -153,7 +165,7 @@ func TestAllow(t *testing.T) {
 	})
 
 	t.Run("ReportsEveryViolatedRule", func(t *testing.T) {
-		l, _ := mustLimiter(t)
+		l, _ := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,2/1h")}
@@ -178,7 +190,7 @@ func TestAllow(t *testing.T) {
 	})
 
 	t.Run("RetryIsReplayedNotCounted", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		l.NewID = func() string { return "fixed-id-01" }
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
 		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
@@ -204,7 +216,7 @@ func TestAllow(t *testing.T) {
 	})
 
 	t.Run("EmptyPolicyIsAllowed", func(t *testing.T) {
-		l, _ := mustLimiter(t)
+		l, _ := newLimiter(t)
 		d := mustAllow(t, l, otp.Limit{Scope: "global", Key: "all"})
 		if !d.Allowed || len(d.Rules) != 0 || d.Reservation.ID != "" {
 			t.Errorf("got %+v, want allowed with nothing recorded", d)
@@ -212,7 +224,7 @@ func TestAllow(t *testing.T) {
 	})
 
 	t.Run("BadPolicyIsAnError", func(t *testing.T) {
-		l, _ := mustLimiter(t)
+		l, _ := newLimiter(t)
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
 		for name, limits := range map[string][]otp.Limit{
 			"ZeroLimit":    {{Scope: "phone", Key: "+1", Rules: []otp.Rule{{Limit: 0, Window: time.Minute}}}},

@@ -8,11 +8,13 @@ import (
 	"otpgate/internal/otp"
 )
 
-func TestRefund(t *testing.T) {
+func TestRefund(t *testing.T) { onBackends(t, testRefund) }
+
+func testRefund(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
 
 	t.Run("RestoresExactlyOneSlot", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
 		var last otp.Decision
 		for range 3 {
@@ -36,7 +38,7 @@ func TestRefund(t *testing.T) {
 	})
 
 	t.Run("RemovesTheReservationFromEveryKey", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "5/1m")}
 		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
 		mustAllow(t, l, phone, ip)
@@ -52,7 +54,7 @@ func TestRefund(t *testing.T) {
 	})
 
 	t.Run("UnknownOrRepeatedRefundChangesNothing", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "5/1m")}
 		mustAllow(t, l, phone)
 		d := mustAllow(t, l, phone)
@@ -73,11 +75,13 @@ func TestRefund(t *testing.T) {
 	})
 }
 
-func TestInspect(t *testing.T) {
+func TestInspect(t *testing.T) { onBackends(t, testInspect) }
+
+func testInspect(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
 
 	t.Run("ReportsWithoutRecording", func(t *testing.T) {
-		l, rdb := mustLimiter(t)
+		l, rdb := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
 		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,5/1h")}
@@ -106,7 +110,7 @@ func TestInspect(t *testing.T) {
 	})
 
 	t.Run("UnknownKeyIsEmpty", func(t *testing.T) {
-		l, _ := mustLimiter(t)
+		l, _ := newLimiter(t)
 		states, err := l.Inspect(ctx, otp.Limit{Scope: "ip", Key: "192.0.2.9", Rules: mustRules(t, "10/1h")})
 		if err != nil {
 			t.Fatalf("Inspect: %v", err)
@@ -118,9 +122,11 @@ func TestInspect(t *testing.T) {
 	})
 }
 
-func TestReset(t *testing.T) {
+func TestReset(t *testing.T) { onBackends(t, testReset) }
+
+func testReset(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
-	l, rdb := mustLimiter(t)
+	l, rdb := newLimiter(t)
 	phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1h")}
 	ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1h")}
 	mustAllow(t, l, phone)

@@ -29,7 +29,6 @@ const (
 type plan struct {
 	limits []otp.Limit
 	keys   []string
-	rules  [][]otp.Rule
 	// first is the index of each key's first rule in the decision's states.
 	first []int
 	// nrules counts the rules of every key.
@@ -56,7 +55,6 @@ func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 		}
 		p.limits = append(p.limits, lim)
 		p.keys = append(p.keys, key)
-		p.rules = append(p.rules, lim.Rules)
 		p.first = append(p.first, p.nrules)
 		p.nrules += len(lim.Rules)
 	}
@@ -103,7 +101,7 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, st
 	}
 	at := 1
 	for _, k := range g {
-		for j, r := range p.rules[k] {
+		for j, r := range p.limits[k].Rules {
 			used := int(reply[at])
 			states[p.first[k]+j] = otp.RuleState{
 				Scope:      p.limits[k].Scope,
@@ -132,15 +130,16 @@ func (l *Limiter) args(mode, id string, p *plan, g []int) (keys []string, args [
 	args = append(args, mode, id, now)
 	for i, k := range g {
 		keys[i] = p.keys[k]
+		rules := p.limits[k].Rules
 		largest := 0
-		for _, r := range p.rules[k] {
+		for _, r := range rules {
 			largest = max(largest, r.Limit)
 		}
-		args = append(args, len(p.rules[k]), "-"+strconv.Itoa(min(largest, readCap)+1))
-		for _, r := range p.rules[k] {
+		args = append(args, len(rules), "-"+strconv.Itoa(min(largest, readCap)+1))
+		for _, r := range rules {
 			args = append(args, r.Limit, millis(r.Window))
 		}
-		nrules += len(p.rules[k])
+		nrules += len(rules)
 	}
 	return keys, args, nrules
 }
