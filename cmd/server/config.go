@@ -66,7 +66,6 @@ type config struct {
 	checkPhone  []otp.Rule
 	checkIP     []otp.Rule
 	proxies     []netip.Prefix
-	smsProvider string
 }
 
 // loadConfig reads and validates the environment. Every error names the variable.
@@ -115,9 +114,9 @@ func (c *config) parse() error {
 	if err := c.checkRedisTLS(); err != nil {
 		return err
 	}
-	c.smsProvider = c.SMSProvider
-	if c.smsProvider == "" {
-		c.smsProvider = "log"
+	// Dev mode may leave SMS_PROVIDER unset; production was required to set it above.
+	if c.SMSProvider == "" {
+		c.SMSProvider = "log"
 	}
 	if err := c.checkSMS(); err != nil {
 		return err
@@ -144,8 +143,10 @@ func (c *config) parse() error {
 			return fmt.Errorf("config: %s=%s: must be positive", d.name, d.v)
 		}
 	}
-	if c.DuplicateWindow < 0 {
-		return fmt.Errorf("config: OTP_DUPLICATE_WINDOW=%s: must not be negative (0 turns it off)", c.DuplicateWindow)
+	// The limiter keeps time in milliseconds and refuses shorter windows; caught here,
+	// rather than as a failure of every send.
+	if c.DuplicateWindow < 0 || (c.DuplicateWindow > 0 && c.DuplicateWindow < time.Millisecond) {
+		return fmt.Errorf("config: OTP_DUPLICATE_WINDOW=%s: must be 0 (off) or at least 1ms", c.DuplicateWindow)
 	}
 	if c.IPv6Prefix < 1 || c.IPv6Prefix > 128 {
 		return fmt.Errorf("config: OTP_IPV6_PREFIX=%d: must be between 1 and 128", c.IPv6Prefix)
@@ -220,12 +221,12 @@ func (c *config) checkSMS() error {
 	need := func(pairs ...string) error {
 		for i := 0; i < len(pairs); i += 2 {
 			if pairs[i+1] == "" {
-				return fmt.Errorf("config: %s is required with SMS_PROVIDER=%s", pairs[i], c.smsProvider)
+				return fmt.Errorf("config: %s is required with SMS_PROVIDER=%s", pairs[i], c.SMSProvider)
 			}
 		}
 		return nil
 	}
-	switch c.smsProvider {
+	switch c.SMSProvider {
 	case "log":
 		return nil
 	case "webhook":
@@ -239,7 +240,7 @@ func (c *config) checkSMS() error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("config: SMS_PROVIDER=%q: must be log, webhook or twilio", c.smsProvider)
+		return fmt.Errorf("config: SMS_PROVIDER=%q: must be log, webhook or twilio", c.SMSProvider)
 	}
 }
 
@@ -252,6 +253,5 @@ func (c config) serviceConfig(secret []byte) otp.Config {
 		PhoneRules: c.phoneRules, IPRules: c.ipRules, DuplicateWindow: c.DuplicateWindow,
 		GlobalRules: c.globalRules, CheckPhoneRules: c.checkPhone, CheckIPRules: c.checkIP,
 		SMSTimeout: c.SMSTimeout, LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
-		DevMode: c.dev,
 	}
 }

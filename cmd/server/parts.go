@@ -66,7 +66,7 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 	if p.token == "" {
 		p.token = hex.EncodeToString(randomBytes(16))
 	}
-	sender, err := newSender(cfg, log, true)
+	sender, err := newSender(cfg, log)
 	if err != nil {
 		p.close()
 		return nil, err
@@ -103,7 +103,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch
 
-	sender, err := newSender(cfg, log, false)
+	sender, err := newSender(cfg, log)
 	if err != nil {
 		p.close()
 		return nil, err
@@ -112,12 +112,12 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	return p, nil
 }
 
-// newSender builds the configured SMS sender.
-func newSender(cfg config, log *slog.Logger, dev bool) (otp.Sender, error) {
-	switch cfg.smsProvider {
+// newSender builds the configured SMS sender; the log sender shows codes in dev mode only.
+func newSender(cfg config, log *slog.Logger) (otp.Sender, error) {
+	switch cfg.SMSProvider {
 	case "log":
 		l := sms.NewLog(log.With("component", "sms"))
-		l.ShowCodes = dev
+		l.ShowCodes = cfg.dev
 		return l, nil
 	case "webhook":
 		return sms.NewWebhook(sms.WebhookConfig{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Timeout: cfg.SMSTimeout})
@@ -128,7 +128,7 @@ func newSender(cfg config, log *slog.Logger, dev bool) (otp.Sender, error) {
 			BaseURL: cfg.TwilioBaseURL, Timeout: cfg.SMSTimeout,
 		})
 	}
-	return nil, fmt.Errorf("SMS_PROVIDER=%q: unknown", cfg.smsProvider)
+	return nil, fmt.Errorf("SMS_PROVIDER=%q: unknown", cfg.SMSProvider)
 }
 
 // migrate is the `migrate` subcommand: apply the schema and exit.

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -33,8 +34,8 @@ func newRedis(rawURL string, timeout time.Duration, tlsFiles redisTLS) (redis.Un
 	if err != nil {
 		return nil, err
 	}
-	tune := func(dial, rw *time.Duration, ctxTimeout *bool) {
-		*dial, *rw = max(timeout, time.Second), timeout
+	tune := func(dial, read, write *time.Duration, ctxTimeout *bool) {
+		*dial, *read, *write = max(timeout, time.Second), timeout, timeout
 		*ctxTimeout = true
 	}
 	switch scheme {
@@ -46,8 +47,7 @@ func newRedis(rawURL string, timeout time.Duration, tlsFiles redisTLS) (redis.Un
 		if opt.TLSConfig != nil {
 			tlsConfig.apply(opt.TLSConfig)
 		}
-		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
-		opt.WriteTimeout = opt.ReadTimeout
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.ContextTimeoutEnabled)
 		return redis.NewClient(opt), nil
 	case "redis+cluster", "rediss+cluster":
 		u, hosts, err := splitHosts(strings.TrimSuffix(scheme, "+cluster"), rest)
@@ -60,8 +60,7 @@ func newRedis(rawURL string, timeout time.Duration, tlsFiles redisTLS) (redis.Un
 			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOnly(hosts[0])}
 			tlsConfig.apply(opt.TLSConfig)
 		}
-		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
-		opt.WriteTimeout = opt.ReadTimeout
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.ContextTimeoutEnabled)
 		return redis.NewClusterClient(opt), nil
 	case "redis+sentinel", "rediss+sentinel":
 		u, hosts, err := splitHosts(strings.TrimSuffix(scheme, "+sentinel"), rest)
@@ -88,8 +87,7 @@ func newRedis(rawURL string, timeout time.Duration, tlsFiles redisTLS) (redis.Un
 			opt.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 			tlsConfig.apply(opt.TLSConfig)
 		}
-		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.ContextTimeoutEnabled)
-		opt.WriteTimeout = opt.ReadTimeout
+		tune(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.ContextTimeoutEnabled)
 		return redis.NewFailoverClient(opt), nil
 	default:
 		return nil, fmt.Errorf("REDIS_URL: unknown scheme %q (want redis, rediss, redis+cluster or redis+sentinel)", scheme)
@@ -176,9 +174,11 @@ func setAuth(u *url.URL, user, pass *string) {
 	}
 }
 
+// hostOnly is the host of "host:port" or "[v6]:port", without brackets, as a TLS
+// ServerName must be; anything without a port is returned as is.
 func hostOnly(hostport string) string {
-	if i := strings.LastIndex(hostport, ":"); i >= 0 {
-		return hostport[:i]
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		return host
 	}
 	return hostport
 }

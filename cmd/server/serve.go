@@ -84,7 +84,6 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		Idempotency:    idem,
 		TrustedProxies: cfg.proxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
-		CodeLength:     cfg.CodeLength,
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -196,10 +195,7 @@ func handleAdminVerification(log *slog.Logger, h otp.HistoryStore) http.Handler 
 // and reports the state after the reset (DELETE).
 func handleAdminLimits(log *slog.Logger, a adminLimits, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, problems := p.target(r.URL.Query())
-		if len(problems) == 0 && t.Kind == "" {
-			problems = map[string]string{"phone": "give phone or ip"}
-		}
+		t, problems := p.requiredTarget(r.URL.Query())
 		if len(problems) > 0 {
 			writeAdminProblem(w, r, log, invalidParams(problems))
 			return
@@ -234,41 +230,9 @@ func handleAdminStats(log *slog.Logger, h otp.HistoryStore, p adminParams) http.
 		}
 		out := statsResponse{BucketSeconds: ceilSeconds(bucket), Buckets: make([]statsBucket, len(buckets))}
 		for i, b := range buckets {
-			blocked := b.Blocked
-			if blocked == nil {
-				blocked = map[string]int{}
-			}
-			out.Buckets[i] = statsBucket{Start: b.Start, Sends: b.Sends, Failed: b.Failed, Blocked: blocked,
+			out.Buckets[i] = statsBucket{Start: b.Start, Sends: b.Sends, Failed: b.Failed, Blocked: b.Blocked,
 				Duplicates: b.Duplicates, Approvals: b.Approvals, ApprovalRatio: b.ApprovalRatio}
 		}
 		_ = encode(w, http.StatusOK, out)
 	})
-}
-
-// adminProblemFor maps the admin listener's own errors and the history's not-found
-// (which problemFor words for the public API), and leaves the rest to problemFor.
-func adminProblemFor(err error) problem {
-	switch {
-	case errors.Is(err, errUnauthorized):
-		return newProblem(http.StatusUnauthorized, "unauthorized", "Unauthorized",
-			"send the admin token as a Bearer token, or as the password of HTTP Basic")
-	case errors.Is(err, errCSRF):
-		return newProblem(http.StatusForbidden, "csrf_failed", "CSRF check failed",
-			"a change made with a browser login needs the page's CSRF token and must come from this console")
-	case errors.Is(err, otp.ErrNotFound):
-		return newProblem(http.StatusNotFound, "not_found", "Not found", "there is no such send or verification")
-	}
-	return problemFor(err)
-}
-
-// writeAdminProblem answers the API with the problem for err; unknown errors are
-// handled, and logged, by writeProblem.
-func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	p := adminProblemFor(err)
-	if p.Status == http.StatusInternalServerError || p.Status == http.StatusServiceUnavailable {
-		writeProblem(w, r, log, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	_ = encode(w, p.Status, p)
 }

@@ -213,6 +213,14 @@ func TestAdminAPISends(t *testing.T) {
 		})
 	}
 
+	t.Run("VerificationPastItsExpiryIsExpired", func(t *testing.T) {
+		c := getJSON[adminSend](t, e, "/admin/api/sends/"+f.sendC)
+		v := getJSON[verificationResponse](t, e, "/admin/api/verifications/"+c.VerificationID)
+		if v.Verification.Status != "expired" || len(v.Sends) != 1 || v.Sends[0].Status != "expired" {
+			t.Errorf("got status %q with sends %+v, want expired like its send", v.Verification.Status, v.Sends)
+		}
+	})
+
 	t.Run("VerificationDetailWithoutCodes", func(t *testing.T) {
 		w := e.call(t, http.MethodGet, "/admin/api/verifications/"+f.verA, bearer(testAdminToken), nil)
 		if w.Code != http.StatusOK {
@@ -387,6 +395,13 @@ func TestAdminAPIStats(t *testing.T) {
 		t.Errorf("got sends %d failed %d approvals %d duplicates %d blocked %v, want 4, 1, 1, 1 and phone 1/1m: 1",
 			sends, failed, approvals, duplicates, blocked)
 	}
+
+	t.Run("EmptyBucketsHaveAnEmptyBlockedObject", func(t *testing.T) {
+		body := e.call(t, http.MethodGet, "/admin/api/stats?since=3h&bucket=1h", bearer(testAdminToken), nil).Body.String()
+		if !strings.Contains(body, `"blocked":{}`) || strings.Contains(body, `"blocked":null`) {
+			t.Errorf("got %s, want blocked as {} in the empty first bucket and never null", body)
+		}
+	})
 
 	t.Run("SinceAsTime", func(t *testing.T) {
 		s := getJSON[statsResponse](t, e, "/admin/api/stats?since="+url.QueryEscape(now.Add(-48*time.Hour).Format(time.RFC3339))+"&bucket=1d")

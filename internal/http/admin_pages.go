@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -33,7 +34,7 @@ func handleHistoryPage(log *slog.Logger, view *adminView, h otp.HistoryStore, p 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f, problems := p.sendFilter(q)
-		data := historyPage{Statuses: historyStatuses(), Form: historyForm{
+		data := historyPage{Statuses: otp.HistoryStatuses(), Form: historyForm{
 			Phone: f.Phone, IP: f.ClientIP, Status: f.Status, From: datetimeLocal(f.From), To: datetimeLocal(f.To),
 		}}
 		for name, dst := range map[string]*string{"phone": &data.Form.Phone, "ip": &data.Form.IP, "status": &data.Form.Status, "from": &data.Form.From, "to": &data.Form.To} {
@@ -95,10 +96,11 @@ type limitsPage struct {
 	Actions []otp.AdminAction
 }
 
-// loadLimits reads the target of q and, when there is one, its limiter state.
-func loadLimits(r *http.Request, a adminLimits, p adminParams, q url.Values) (limitsPage, error) {
+// loadLimits reads the target of q with target (adminParams.target or requiredTarget)
+// and, when there is one, its limiter state.
+func loadLimits(r *http.Request, a adminLimits, q url.Values, target func(url.Values) (limitTarget, map[string]string)) (limitsPage, error) {
 	data := limitsPage{Phone: q.Get("phone"), IP: q.Get("ip")}
-	t, problems := p.target(q)
+	t, problems := target(q)
 	if len(problems) > 0 {
 		data.Problems = sortedProblems(problems)
 		return data, nil
@@ -121,7 +123,7 @@ func loadLimits(r *http.Request, a adminLimits, p adminParams, q url.Values) (li
 func handleLimitsPage(log *slog.Logger, view *adminView, a adminLimits, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		data, err := loadLimits(r, a, p, q)
+		data, err := loadLimits(r, a, q, p.target)
 		if err != nil {
 			adminError(w, r, log, view, err)
 			return
@@ -143,13 +145,10 @@ func handleLimitsPage(log *slog.Logger, view *adminView, a adminLimits, p adminP
 // reset needs no script and cannot be triggered by a link.
 func handleResetConfirm(log *slog.Logger, view *adminView, a adminLimits, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, err := loadLimits(r, a, p, r.URL.Query())
+		data, err := loadLimits(r, a, r.URL.Query(), p.requiredTarget)
 		if err != nil {
 			adminError(w, r, log, view, err)
 			return
-		}
-		if data.Target.Kind == "" && len(data.Problems) == 0 {
-			data.Problems = []fieldProblem{{"phone", "give phone or ip"}}
 		}
 		if len(data.Problems) > 0 {
 			view.render(w, r, http.StatusBadRequest, "limits", pageData{Title: "Limits", Nav: "limits", Data: data})
@@ -167,10 +166,7 @@ func handleResetLimits(log *slog.Logger, view *adminView, a adminLimits, p admin
 			adminError(w, r, log, view, invalidParams(map[string]string{"form": "could not be read"}))
 			return
 		}
-		t, problems := p.target(r.PostForm)
-		if len(problems) == 0 && t.Kind == "" {
-			problems = map[string]string{"phone": "give phone or ip"}
-		}
+		t, problems := p.requiredTarget(r.PostForm)
 		if len(problems) > 0 {
 			adminError(w, r, log, view, invalidParams(problems))
 			return
@@ -186,22 +182,34 @@ func handleResetLimits(log *slog.Logger, view *adminView, a adminLimits, p admin
 // handleChartsPage draws the last 24 hours by hour and the last 7 days by day.
 func handleChartsPage(log *slog.Logger, view *adminView, h otp.HistoryStore, now func() time.Time) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var charts []chart
-		for _, c := range []struct {
-			title  string
-			span   time.Duration
-			bucket time.Duration
-		}{
-			{"Last 24 hours, per hour", 23 * time.Hour, time.Hour},
-			{"Last 7 days, per day", 6 * 24 * time.Hour, 24 * time.Hour},
-		} {
-			buckets, err := h.Stats(r.Context(), now().Add(-c.span), c.bucket)
-			if err != nil {
-				adminError(w, r, log, view, err)
-				return
-			}
-			charts = append(charts, newChart(c.title, buckets, c.bucket))
+		charts, err := statCharts(r.Context(), h, now())
+		if err != nil {
+			adminError(w, r, log, view, err)
+			return
 		}
 		view.render(w, r, http.StatusOK, "charts", pageData{Title: "Charts", Nav: "charts", Data: charts})
 	})
+}
+
+// statCharts lays out the hours of the last 24 and the days of the last 7 from one
+// hourly Stats call: it starts at the first day's midnight, and hours add up into
+// days because both start at whole multiples since the Unix epoch.
+func statCharts(ctx context.Context, h otp.HistoryStore, now time.Time) ([]chart, error) {
+	const hour, day = time.Hour, 24 * time.Hour
+	since := now.Add(-6 * day)
+	hours, err := h.Stats(ctx, otp.BucketStart(since, day), hour)
+	if err != nil {
+		return nil, err
+	}
+	days, err := otp.NewStatCounter(since, now, day)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range hours {
+		days.AddBucket(b)
+	}
+	return []chart{
+		newChart("Last 24 hours, per hour", hours[max(len(hours)-24, 0):], hour),
+		newChart("Last 7 days, per day", days.Buckets(), day),
+	}, nil
 }

@@ -3,6 +3,7 @@ package http
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -18,12 +19,6 @@ type adminParams struct {
 	region   string
 	v6prefix int
 	now      func() time.Time
-}
-
-// historyStatuses are the values of the status filter, in the order the console lists them.
-func historyStatuses() []string {
-	return []string{otp.HistorySent, otp.HistorySending, otp.HistoryFailed, otp.HistoryBlocked,
-		otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired}
 }
 
 // Defaults of the stats range.
@@ -51,9 +46,6 @@ func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[st
 		f.ClientIP = ip
 	}
 	f.Status = strings.TrimSpace(q.Get("status"))
-	if !otp.ValidHistoryStatus(f.Status) {
-		problems["status"] = "must be one of " + strings.Join(historyStatuses(), ", ")
-	}
 	var err error
 	for _, t := range []struct {
 		name string
@@ -75,10 +67,12 @@ func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[st
 		}
 		f.Limit = n
 	}
-	if f.Cursor = strings.TrimSpace(q.Get("cursor")); f.Cursor != "" {
-		if _, err := otp.ParseSendCursor(f.Cursor); err != nil {
-			problems["cursor"] = "malformed cursor; use next_cursor of the previous page"
-		}
+	f.Cursor = strings.TrimSpace(q.Get("cursor"))
+	// The store checks status and cursor too; asking here lists them with the other
+	// parameters' problems in one answer.
+	if _, err := f.Validate(); err != nil {
+		fields, _ := invalidFields(err)
+		maps.Copy(problems, fields)
 	}
 	return f, problems
 }
@@ -194,6 +188,16 @@ func (p adminParams) target(q url.Values) (limitTarget, map[string]string) {
 		return limitTarget{Kind: "ip", Key: key}, nil
 	}
 	return limitTarget{}, nil
+}
+
+// requiredTarget is target for what needs one, inspecting by API and resetting:
+// neither phone nor ip is a problem too.
+func (p adminParams) requiredTarget(q url.Values) (limitTarget, map[string]string) {
+	t, problems := p.target(q)
+	if len(problems) == 0 && t.Kind == "" {
+		problems = map[string]string{"phone": "give phone or ip"}
+	}
+	return t, problems
 }
 
 // statsRange reads since (RFC 3339, or a span back from now such as 24h or 7d) and

@@ -110,14 +110,15 @@ func (v *adminView) fail(w http.ResponseWriter, r *http.Request, status int, mes
 }
 
 // adminError answers err as problem+json for the API and as an error page for the
-// console, logging what writeProblem would log.
+// console, logging it as every problem is logged.
 func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, err error) {
+	p := adminProblemFor(err)
 	if isAdminAPI(r) {
-		writeAdminProblem(w, r, log, err)
+		sendProblem(w, r, log, p, err)
 		return
 	}
-	p := adminProblemFor(err)
 	ctx := r.Context()
+	logProblem(ctx, log, p, err)
 	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: requestIDFrom(ctx)}
 	switch p.Status {
 	case http.StatusUnauthorized:
@@ -129,12 +130,8 @@ func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *
 		page.Problems = sortedProblems(p.Errors)
 	case http.StatusServiceUnavailable:
 		page.Message = "Redis or PostgreSQL did not answer in time. Try again in a moment."
-		if ctx.Err() == nil {
-			log.WarnContext(ctx, "backing service unavailable", "request_id", page.RequestID, "err", err)
-		}
 	case http.StatusInternalServerError:
 		page.Message = "Something went wrong. The request id below is in the server log."
-		log.ErrorContext(ctx, "internal error", "request_id", page.RequestID, "err", err)
 	}
 	view.render(w, r, p.Status, "error", pageData{Title: p.Title, Data: page})
 }

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -24,26 +25,25 @@ func TestCheck(t *testing.T) {
 			t.Errorf("service input: got %+v", in)
 		}
 	})
-	t.Run("CodeLengthIsConfigured", func(t *testing.T) {
-		v := &stubVerifier{}
-		h, _ := newTestServer(t, v, func(d *Deps) { d.CodeLength = 8 })
-		if w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, nil); w.Code != 400 {
-			t.Errorf("six digits: got %v, want %v", w.Code, 400)
-		}
-		if w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"12345678"}`, nil); w.Code != 200 {
-			t.Errorf("eight digits: got %v, want %v", w.Code, 200)
+	t.Run("CodeLengthIsTheServices", func(t *testing.T) {
+		h, _ := newTestServer(t, refusingService(8), nil)
+		w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, nil)
+		p := decodeProblem(t, w)
+		want := map[string]string{"code": "must be 8 digits"}
+		if w.Code != 400 || p.Code != "invalid_request" || !reflect.DeepEqual(p.Errors, want) {
+			t.Errorf("got %v %v %v, want 400 invalid_request %v", w.Code, p.Code, p.Errors, want)
 		}
 	})
 	t.Run("InvalidFieldsAre400", func(t *testing.T) {
-		v := &stubVerifier{}
-		h, _ := newTestServer(t, v, nil)
+		h, _ := newTestServer(t, refusingService(6), nil)
 		w := post(t, h, "/v1/verifications/check", `{"phone":"1","id":"`+testID+`","code":"12"}`, nil)
 		p := decodeProblem(t, w)
-		if w.Code != 400 || p.Errors["id"] == "" || p.Errors["code"] == "" {
-			t.Errorf("got %v %v, want 400 naming id and code", w.Code, p.Errors)
+		want := map[string]string{"id": `give either "phone" or "id", not both`, "code": "must be 6 digits"}
+		if w.Code != 400 || p.Code != "invalid_request" || !reflect.DeepEqual(p.Errors, want) {
+			t.Errorf("got %v %v %v, want 400 invalid_request %v", w.Code, p.Code, p.Errors, want)
 		}
-		if len(v.checks) != 0 {
-			t.Error("the service was called for an invalid request")
+		if w.Header().Get("RateLimit") != "" {
+			t.Errorf("RateLimit: got %q, want none (the limiter was not asked)", w.Header().Get("RateLimit"))
 		}
 	})
 	t.Run("InvalidCodeHasAttemptsLeft", func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestCheck(t *testing.T) {
 	t.Run("RateLimitedHasHeaders", func(t *testing.T) {
 		d := otp.Decision{Rules: []otp.RuleState{{Scope: "check_ip", Rule: otp.Rule{Limit: 100, Window: time.Hour}, Used: 100, RetryAfter: 10 * time.Second, ResetAfter: 10 * time.Second, Violated: true}}}
 		v := &stubVerifier{check: func(context.Context, otp.CheckInput) (otp.CheckResult, error) {
-			return otp.CheckResult{}, &otp.ErrRateLimited{Violations: d.Rules, RetryAfter: 10 * time.Second, Decision: d}
+			return otp.CheckResult{Decision: d}, &otp.ErrRateLimited{Decision: d}
 		}}
 		h, _ := newTestServer(t, v, nil)
 		w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, nil)

@@ -29,12 +29,12 @@ func replayable(name string) bool {
 	return false
 }
 
-// replayableHeaders copies the headers a replay repeats.
+// replayableHeaders copies the headers a replay repeats, under their canonical names.
 func replayableHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for name, vs := range h {
-		if replayable(http.CanonicalHeaderKey(name)) {
-			out[http.CanonicalHeaderKey(name)] = append([]string(nil), vs...)
+		if name = http.CanonicalHeaderKey(name); replayable(name) {
+			out[name] = append(out[name], vs...)
 		}
 	}
 	return out
@@ -86,7 +86,7 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store I
 		return
 	}
 
-	rec := &recorder{ResponseWriter: w}
+	rec := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 	served := false
 	// Deferred so that a panicking handler releases its key instead of holding it until
 	// the lock expires.
@@ -107,9 +107,10 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store I
 	served = true
 }
 
-// replay writes a stored response as it was first sent.
+// replay writes a stored response as it was first sent; the recorder kept only the
+// headers worth replaying.
 func replay(w http.ResponseWriter, resp idempotency.Response) {
-	for name, vs := range replayableHeaders(resp.Header) {
+	for name, vs := range resp.Header {
 		w.Header()[name] = vs
 	}
 	w.Header().Set("Idempotent-Replayed", "true")
@@ -117,20 +118,19 @@ func replay(w http.ResponseWriter, resp idempotency.Response) {
 	_, _ = w.Write(resp.Body)
 }
 
-// recorder passes a response through while keeping a copy for the idempotency store.
+// recorder passes a response through while keeping a copy for the idempotency store:
+// its status (kept by the statusWriter), the headers a replay repeats, and its body.
 type recorder struct {
-	http.ResponseWriter
-	status int
+	statusWriter
 	header http.Header
 	body   bytes.Buffer
 }
 
 func (rec *recorder) WriteHeader(status int) {
 	if rec.status == 0 && status >= 200 {
-		rec.status = status
 		rec.header = replayableHeaders(rec.Header())
 	}
-	rec.ResponseWriter.WriteHeader(status)
+	rec.statusWriter.WriteHeader(status)
 }
 
 func (rec *recorder) Write(b []byte) (int, error) {
@@ -138,11 +138,8 @@ func (rec *recorder) Write(b []byte) (int, error) {
 		rec.WriteHeader(http.StatusOK)
 	}
 	rec.body.Write(b)
-	return rec.ResponseWriter.Write(b)
+	return rec.statusWriter.Write(b)
 }
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
 // response is what was sent, in the form the store keeps.
 func (rec *recorder) response() idempotency.Response {

@@ -26,6 +26,13 @@ func newIdempotentServer(t *testing.T, v Verifier) http.Handler {
 	return h
 }
 
+// refusedFor is a decision whose phone rule refuses for retry.
+func refusedFor(retry time.Duration) otp.Decision {
+	return otp.Decision{Rules: []otp.RuleState{
+		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, ResetAfter: retry, RetryAfter: retry, Violated: true},
+	}}
+}
+
 func sendWithKey(t *testing.T, h http.Handler, key, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	return post(t, h, "/v1/verifications", body, map[string]string{"Idempotency-Key": key})
@@ -49,6 +56,9 @@ func TestIdempotencyKey(t *testing.T) {
 			if got, want := again.Header().Get(name), first.Header().Get(name); got != want || want == "" {
 				t.Errorf("%s: got %q, want %q", name, got, want)
 			}
+		}
+		if got, first := again.Header().Get("X-Request-Id"), first.Header().Get("X-Request-Id"); got == first || got == "" {
+			t.Errorf("X-Request-Id: got %q, want the replay's own id, not the first's %q", got, first)
 		}
 		if got := again.Header().Get("Idempotent-Replayed"); got != "true" {
 			t.Errorf("Idempotent-Replayed: got %q, want %q", got, "true")
@@ -139,7 +149,7 @@ func TestIdempotencyKey(t *testing.T) {
 		status int
 	}{
 		{"Unavailable", fmt.Errorf("store: %w", otp.ErrUnavailable), 503},
-		{"RateLimited", &otp.ErrRateLimited{RetryAfter: 7 * time.Second}, 429},
+		{"RateLimited", &otp.ErrRateLimited{Decision: refusedFor(7 * time.Second)}, 429},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409},
 		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "x"}, 422},
 		{"Internal", errors.New("bug"), 500},
@@ -164,7 +174,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	t.Run("RateLimitedIsNotStoredAndKeepsRetryAfter", func(t *testing.T) {
 		v := &stubVerifier{send: func(context.Context, otp.SendInput) (otp.SendResult, error) {
-			return otp.SendResult{}, &otp.ErrRateLimited{RetryAfter: 7 * time.Second}
+			return otp.SendResult{Decision: refusedFor(7 * time.Second)}, &otp.ErrRateLimited{Decision: refusedFor(7 * time.Second)}
 		}}
 		h := newIdempotentServer(t, v)
 		sendWithKey(t, h, "k-1", body)

@@ -45,15 +45,27 @@ func isJSONMediaType(ct string) bool {
 	return true
 }
 
-// decode reads body strictly into a T (a struct of JSON fields). Beyond encoding/json it
-// refuses, as *requestError naming the problem: an empty body, invalid UTF-8 (which
-// encoding/json would silently replace), anything but one object, trailing data,
-// duplicate keys at any depth compared regardless of letter case (encoding/json would
-// keep the last), top-level names that do not match a field exactly (encoding/json
-// matches them case-insensitively), top-level nulls, and wrong types.
-func decode[T any](body []byte) (T, error) {
+// decoder reads request bodies strictly into a T (a struct of JSON fields). A handler
+// makes one when it is built, so T's field names are looked up once, not per request.
+type decoder[T any] struct {
+	// fields are T's top-level JSON names; read-only after newDecoder.
+	fields map[string]bool
+}
+
+// newDecoder returns the decoder of T.
+func newDecoder[T any]() decoder[T] {
+	return decoder[T]{fields: jsonFieldNames(reflect.TypeFor[T]())}
+}
+
+// decode reads body strictly into a T. Beyond encoding/json it refuses, as
+// *requestError naming the problem: an empty body, invalid UTF-8 (which encoding/json
+// would silently replace), anything but one object, trailing data, duplicate keys at
+// any depth compared regardless of letter case (encoding/json would keep the last),
+// top-level names that do not match a field exactly (encoding/json matches them
+// case-insensitively), top-level nulls, and wrong types.
+func (d decoder[T]) decode(body []byte) (T, error) {
 	var v T
-	if err := checkJSON(body, jsonFieldNames(reflect.TypeFor[T]())); err != nil {
+	if err := checkJSON(body, d.fields); err != nil {
 		return v, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

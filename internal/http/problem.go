@@ -61,8 +61,8 @@ func newProblem(status int, code, title, detail string) problem {
 	return problem{Type: problemTypePrefix + code, Title: title, Status: status, Detail: detail, Code: code}
 }
 
-// problemFor is the one mapping from errors to problems; it matches with errors.Is/As
-// only. Anything it does not know is a 500 "internal error".
+// problemFor is the one mapping from errors to problems, for both listeners; it matches
+// with errors.Is/As only. Anything it does not know is a 500 "internal error".
 func problemFor(err error) problem {
 	var (
 		req      *requestError
@@ -93,6 +93,12 @@ func problemFor(err error) problem {
 	case errors.Is(err, errMethodNotAllowed):
 		return newProblem(http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed",
 			"the resource does not support this method")
+	case errors.Is(err, errUnauthorized):
+		return newProblem(http.StatusUnauthorized, "unauthorized", "Unauthorized",
+			"send the admin token as a Bearer token, or as the password of HTTP Basic")
+	case errors.Is(err, errCSRF):
+		return newProblem(http.StatusForbidden, "csrf_failed", "CSRF check failed",
+			"a change made with a browser login needs the page's CSRF token and must come from this console")
 	case errors.As(err, &phone):
 		return newProblem(http.StatusUnprocessableEntity, "invalid_phone", "Invalid phone number", phone.Reason)
 	case errors.As(err, &country):
@@ -138,14 +144,8 @@ func problemFor(err error) problem {
 // rateLimitedProblem lists every violated rule with its own retry-after.
 func rateLimitedProblem(e *otp.ErrRateLimited) problem {
 	p := newProblem(http.StatusTooManyRequests, "rate_limited", "Rate limited", "too many requests; retry later")
-	violations, retry := e.Violations, e.RetryAfter
-	if len(violations) == 0 {
-		violations = e.Decision.Violations()
-	}
-	if retry <= 0 {
-		retry = e.Decision.RetryAfter()
-	}
-	secs := max(ceilSeconds(retry), 1)
+	violations := e.Violations()
+	secs := max(ceilSeconds(e.RetryAfter()), 1)
 	p.RetryAfterSeconds = &secs
 	p.Violations = make([]violation, len(violations))
 	for i, v := range violations {
@@ -158,13 +158,44 @@ func rateLimitedProblem(e *otp.ErrRateLimited) problem {
 	return p
 }
 
-// writeProblem answers with the problem for err. Internal errors are logged with the
-// request id, since their detail is withheld from the client; unavailability is logged
-// as a warning. Provider errors are not logged here: their text may quote the provider's
-// reply, and the service logs the send's outcome.
-func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+// adminProblemFor is problemFor on the admin listener, where a missing record is a
+// send or verification rather than the public API's pending verification.
+func adminProblemFor(err error) problem {
 	p := problemFor(err)
-	ctx := r.Context()
+	if errors.Is(err, otp.ErrNotFound) {
+		p.Detail = "there is no such send or verification"
+	}
+	return p
+}
+
+// writeProblem answers with the problem for err.
+func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	sendProblem(w, r, log, problemFor(err), err)
+}
+
+// writeAdminProblem answers the admin API with the problem for err.
+func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	sendProblem(w, r, log, adminProblemFor(err), err)
+}
+
+// sendProblem writes p, the problem for err, as problem+json, after logging err as
+// logProblem does.
+func sendProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, p problem, err error) {
+	logProblem(r.Context(), log, p, err)
+	if p.RetryAfterSeconds != nil {
+		w.Header().Set("Retry-After", strconv.FormatInt(*p.RetryAfterSeconds, 10))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if err := encode(w, p.Status, p); err != nil {
+		log.DebugContext(r.Context(), "write problem", "request_id", requestIDFrom(r.Context()), "err", err)
+	}
+}
+
+// logProblem logs the errors behind 500s with the request id, since their detail is
+// withheld from the client, and unavailability as a warning. Other problems are the
+// client's and are not logged; provider errors neither, as their text may quote the
+// provider's reply and the service logs the send's outcome.
+func logProblem(ctx context.Context, log *slog.Logger, p problem, err error) {
 	switch p.Status {
 	case http.StatusInternalServerError:
 		log.ErrorContext(ctx, "internal error", "request_id", requestIDFrom(ctx), "err", err)
@@ -173,13 +204,6 @@ func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err 
 			break // the client hung up; nothing is wrong with the backing services
 		}
 		log.WarnContext(ctx, "backing service unavailable", "request_id", requestIDFrom(ctx), "err", err)
-	}
-	if p.RetryAfterSeconds != nil {
-		w.Header().Set("Retry-After", strconv.FormatInt(*p.RetryAfterSeconds, 10))
-	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	if err := encode(w, p.Status, p); err != nil {
-		log.DebugContext(ctx, "write problem", "request_id", requestIDFrom(ctx), "err", err)
 	}
 }
 

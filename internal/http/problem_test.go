@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -15,13 +16,10 @@ import (
 )
 
 func TestProblemFor(t *testing.T) {
-	limited := &otp.ErrRateLimited{
-		Violations: []otp.RuleState{
-			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, RetryAfter: 90 * time.Second, Violated: true},
-		},
-		RetryAfter: 90 * time.Second,
-	}
+	limited := &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
+		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
+		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 90 * time.Second, Violated: true},
+	}}}
 	tests := []struct {
 		name   string
 		err    error
@@ -34,6 +32,8 @@ func TestProblemFor(t *testing.T) {
 		{"UnsupportedMediaType", errUnsupportedMediaType, 415, "unsupported_media_type"},
 		{"RouteNotFound", errRouteNotFound, 404, "not_found"},
 		{"MethodNotAllowed", errMethodNotAllowed, 405, "method_not_allowed"},
+		{"AdminUnauthorized", errUnauthorized, 401, "unauthorized"},
+		{"AdminCSRF", fmt.Errorf("%w: no CSRF cookie", errCSRF), 403, "csrf_failed"},
 		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
 		{"CountryNotAllowed", &otp.ErrCountryNotAllowed{Country: "US"}, 403, "country_not_allowed"},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409, "duplicate_submit"},
@@ -81,10 +81,10 @@ func TestProblemFor(t *testing.T) {
 			t.Errorf("retry_after_seconds: got %v, want %v", p.RetryAfterSeconds, 90)
 		}
 	})
-	t.Run("RateLimitedFallsBackToDecision", func(t *testing.T) {
+	t.Run("RateLimitedListsOnlyViolatedRules", func(t *testing.T) {
 		d := otp.Decision{Rules: []otp.RuleState{
-			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, RetryAfter: 1500 * time.Millisecond, Violated: true},
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}},
+			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 1500 * time.Millisecond, Violated: true},
+			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7},
 		}}
 		p := problemFor(&otp.ErrRateLimited{Decision: d})
 		if len(p.Violations) != 1 || p.Violations[0].Scope != "phone" {
@@ -100,6 +100,15 @@ func TestProblemFor(t *testing.T) {
 			t.Errorf("attempts_left: got %v, want %v", p.AttemptsLeft, 0)
 		}
 	})
+	t.Run("AdminNotFoundNamesSendOrVerification", func(t *testing.T) {
+		p := adminProblemFor(fmt.Errorf("postgres: send: %w", otp.ErrNotFound))
+		if p.Status != 404 || p.Code != "not_found" || p.Detail != "there is no such send or verification" {
+			t.Errorf("got %v %v %q, want 404 not_found %q", p.Status, p.Code, p.Detail, "there is no such send or verification")
+		}
+		if q := adminProblemFor(errUnauthorized); !reflect.DeepEqual(q, problemFor(errUnauthorized)) {
+			t.Errorf("unauthorized: got %+v, want %+v", q, problemFor(errUnauthorized))
+		}
+	})
 	t.Run("ServiceFieldsBecomeErrors", func(t *testing.T) {
 		p := problemFor(&otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}})
 		if p.Errors["locale"] != `must be "en" or "ja"` {
@@ -112,7 +121,9 @@ func TestWriteProblem(t *testing.T) {
 	t.Run("RetryAfterHeaderInWholeSecondsRoundedUp", func(t *testing.T) {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("POST", "/", nil)
-		writeProblem(w, r, discardLogger(), &otp.ErrRateLimited{RetryAfter: 59*time.Second + time.Microsecond})
+		writeProblem(w, r, discardLogger(), &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
+			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 59*time.Second + time.Microsecond, Violated: true},
+		}}})
 		if got := w.Header().Get("Retry-After"); got != "60" {
 			t.Errorf("Retry-After: got %v, want %v", got, "60")
 		}
@@ -123,7 +134,10 @@ func TestWriteProblem(t *testing.T) {
 	})
 	t.Run("RetryAfterIsAtLeastOneSecond", func(t *testing.T) {
 		w := httptest.NewRecorder()
-		writeProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{})
+		// A spent send budget whose verification expires this instant refuses for 0s.
+		writeProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
+			{Scope: "verification", Rule: otp.Rule{Limit: 5, Window: 5 * time.Minute}, Used: 5, Violated: true},
+		}}})
 		if got := w.Header().Get("Retry-After"); got != "1" {
 			t.Errorf("Retry-After: got %v, want %v", got, "1")
 		}
@@ -152,4 +166,27 @@ func TestWriteProblem(t *testing.T) {
 			t.Errorf("logs %s: want the internal error with its request id", logs)
 		}
 	})
+}
+
+func TestAdminErrorLogsLikeEveryProblem(t *testing.T) {
+	for name, path := range map[string]string{"API": "/admin/api/sends", "Console": "/admin/"} {
+		t.Run(name, func(t *testing.T) {
+			logs := &syncBuffer{}
+			log := slog.New(slog.NewJSONHandler(logs, nil))
+			view, err := newAdminView(log, newCSRFGuard("admin token of the test"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest("GET", path, nil)
+			r = r.WithContext(context.WithValue(r.Context(), requestIDKey, "req-7"))
+			w := httptest.NewRecorder()
+			adminError(w, r, log, view, errors.New("disk on fire"))
+			if w.Code != 500 || strings.Contains(w.Body.String(), "disk on fire") {
+				t.Errorf("got %v %s, want a 500 that does not leak the error", w.Code, w.Body)
+			}
+			if got := strings.Count(logs.String(), `"msg":"internal error","request_id":"req-7","err":"disk on fire"`); got != 1 {
+				t.Errorf("internal error logged %v times, want 1: %s", got, logs)
+			}
+		})
+	}
 }

@@ -34,11 +34,13 @@ func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
 }
 
 // setSendRateLimitHeaders gives every response of the send endpoint its rate-limit
-// headers: from d when the limiter was asked, else from the client IP's current state.
-// When that state cannot be read either, the headers are left out; the response itself
-// already says what went wrong.
-func setSendRateLimitHeaders(ctx context.Context, h http.Header, v Verifier, d otp.Decision) {
-	if setRateLimitHeaders(h, d) {
+// headers: from d when the limiter answered, else from the client IP's current state.
+// That state is not read when err says a backing service is unavailable: when Redis is
+// what failed, asking it again would only double the time to the 503 that fails the
+// request closed. When the state cannot be read, the headers are left out; the response
+// itself already says what went wrong.
+func setSendRateLimitHeaders(ctx context.Context, h http.Header, v Verifier, d otp.Decision, err error) {
+	if setRateLimitHeaders(h, d) || errors.Is(err, otp.ErrUnavailable) {
 		return
 	}
 	state, err := v.SendLimitState(ctx, clientIPFrom(ctx))
@@ -46,16 +48,6 @@ func setSendRateLimitHeaders(ctx context.Context, h http.Header, v Verifier, d o
 		return
 	}
 	setRateLimitHeaders(h, state)
-}
-
-// decisionOf is the limiter decision behind a result: d when it has rules, else the one
-// a rate-limit refusal carries.
-func decisionOf(d otp.Decision, err error) otp.Decision {
-	var limited *otp.ErrRateLimited
-	if len(d.Rules) == 0 && errors.As(err, &limited) {
-		return limited.Decision
-	}
-	return d
 }
 
 // sfString renders s as a structured-field String (RFC 8941): quoted, with '"' and '\'

@@ -10,7 +10,7 @@ import (
 // addRoutes is the public API's table of contents.
 func addRoutes(r chi.Router, d Deps) {
 	r.Method(http.MethodPost, "/v1/verifications", handleSend(d.Logger, d.Verifier, d.Idempotency))
-	r.Method(http.MethodPost, "/v1/verifications/check", handleCheck(d.Logger, d.Verifier, d.CodeLength))
+	r.Method(http.MethodPost, "/v1/verifications/check", handleCheck(d.Logger, d.Verifier))
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Ready))
 	r.NotFound(handleNotFound(d.Logger).ServeHTTP)

@@ -1,10 +1,8 @@
 package http
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"otpgate/internal/otp"
@@ -15,21 +13,6 @@ type sendRequest struct {
 	Phone   string `json:"phone"`
 	Channel string `json:"channel"`
 	Locale  string `json:"locale"`
-}
-
-// validate lists the field problems the API can see without the service.
-func (req sendRequest) validate() map[string]string {
-	problems := map[string]string{}
-	if strings.TrimSpace(req.Phone) == "" {
-		problems["phone"] = "is required"
-	}
-	if req.Channel != "" && req.Channel != "sms" {
-		problems["channel"] = `must be "sms"`
-	}
-	if req.Locale != "" && req.Locale != "en" && req.Locale != "ja" {
-		problems["locale"] = `must be "en" or "ja"`
-	}
-	return problems
 }
 
 // sendResponse is the body of a successful send.
@@ -68,16 +51,14 @@ func ceilTime(t time.Time) time.Time {
 }
 
 // handleSend serves POST /v1/verifications: 201 for a new verification, 200 for a
-// resend. Every response, errors included, carries the RateLimit headers.
+// resend. Every response carries the RateLimit headers, errors included, except a 503
+// from Redis failing before the limiter answered, where Redis is not asked again.
 func handleSend(log *slog.Logger, v Verifier, idem Idempotency) http.Handler {
+	requests := newDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		fail := func(w http.ResponseWriter, err error, d otp.Decision) {
-			// When Redis is what failed, asking it again for the headers would only
-			// double the time to the 503 that fails the request closed.
-			if !errors.Is(err, otp.ErrUnavailable) {
-				setSendRateLimitHeaders(ctx, w.Header(), v, decisionOf(d, err))
-			}
+			setSendRateLimitHeaders(ctx, w.Header(), v, d, err)
 			writeProblem(w, r, log, err)
 		}
 
@@ -91,13 +72,9 @@ func handleSend(log *slog.Logger, v Verifier, idem Idempotency) http.Handler {
 			fail(w, err, otp.Decision{})
 			return
 		}
-		req, err := decode[sendRequest](body)
+		req, err := requests.decode(body)
 		if err != nil {
 			fail(w, err, otp.Decision{})
-			return
-		}
-		if problems := req.validate(); len(problems) > 0 {
-			fail(w, &requestError{detail: "the request has invalid fields", fields: problems}, otp.Decision{})
 			return
 		}
 
@@ -110,7 +87,7 @@ func handleSend(log *slog.Logger, v Verifier, idem Idempotency) http.Handler {
 				fail(w, err, res.Decision)
 				return
 			}
-			setSendRateLimitHeaders(ctx, w.Header(), v, res.Decision)
+			setSendRateLimitHeaders(ctx, w.Header(), v, res.Decision, nil)
 			status := http.StatusOK
 			if res.Created {
 				status = http.StatusCreated

@@ -67,31 +67,37 @@ func TestSend(t *testing.T) {
 		}
 	})
 	t.Run("ValidationListsEveryField", func(t *testing.T) {
-		v := &stubVerifier{}
-		h, _ := newTestServer(t, v, nil)
-		w := post(t, h, "/v1/verifications", `{"channel":"voice","locale":"fr"}`, nil)
-		p := decodeProblem(t, w)
-		if w.Code != 400 || p.Code != "invalid_request" {
-			t.Fatalf("got %v %v, want 400 invalid_request", w.Code, p.Code)
-		}
-		want := map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}
-		if fmt.Sprint(p.Errors) != fmt.Sprint(want) {
-			t.Errorf("errors: got %v, want %v", p.Errors, want)
-		}
-		if len(v.sendCalls()) != 0 {
-			t.Error("the service was called for an invalid request")
+		h, _ := newTestServer(t, refusingService(6), nil)
+		for name, body := range map[string]string{
+			"PhoneMissing": `{"channel":"voice","locale":"fr"}`,
+			"PhoneEmpty":   `{"phone":"","channel":"voice","locale":"fr"}`,
+			"PhoneBlank":   `{"phone":" \t","channel":"voice","locale":"fr"}`,
+		} {
+			w := post(t, h, "/v1/verifications", body, nil)
+			p := decodeProblem(t, w)
+			if w.Code != 400 || p.Code != "invalid_request" {
+				t.Fatalf("%s: got %v %v, want 400 invalid_request", name, w.Code, p.Code)
+			}
+			want := map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}
+			if fmt.Sprint(p.Errors) != fmt.Sprint(want) {
+				t.Errorf("%s: errors: got %v, want %v", name, p.Errors, want)
+			}
 		}
 	})
 }
 
 // TestSendErrorsCarryRateLimitHeaders checks the contract that every response of the
-// send endpoint has RateLimit headers: from the decision when the limiter was asked,
-// else from SendLimitState — except a 503, where Redis is not asked a second time.
+// send endpoint has RateLimit headers: from the decision when the limiter answered,
+// else from SendLimitState — except an unavailable error without a decision (Redis
+// failed before the limiter answered), where Redis is not asked a second time.
 func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 	refused := otp.Decision{Rules: []otp.RuleState{
 		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: 42 * time.Second, RetryAfter: 42 * time.Second, Violated: true},
 	}}
-	const fromDecision, fromState = `"phone-1m";r=0;t=42`, `"ip-1h";r=7;t=1801`
+	admitted := otp.Decision{Allowed: true, Rules: []otp.RuleState{
+		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 4, Remaining: 6, ResetAfter: 20 * time.Minute},
+	}}
+	const fromDecision, fromAdmitted, fromState = `"phone-1m";r=0;t=42`, `"ip-1h";r=6;t=1200`, `"ip-1h";r=7;t=1801`
 	tests := []struct {
 		name    string
 		body    string
@@ -108,10 +114,12 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 		{name: "BadIdempotencyKey", body: `{"phone":"1"}`, header: map[string]string{"Idempotency-Key": "tab\there"}, status: 400, code: "invalid_request", limit: fromState, asState: true},
 		{name: "InvalidPhoneBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrInvalidPhone{Reason: "too short"}, status: 422, code: "invalid_phone", limit: fromState, asState: true},
 		{name: "CountryBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrCountryNotAllowed{Country: "US"}, status: 403, code: "country_not_allowed", limit: fromState, asState: true},
-		{name: "RateLimitedUsesItsDecision", body: `{"phone":"1"}`, err: &otp.ErrRateLimited{Violations: refused.Rules, RetryAfter: 42 * time.Second, Decision: refused}, status: 429, code: "rate_limited", limit: fromDecision},
+		{name: "InvalidFieldsBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}}, status: 400, code: "invalid_request", limit: fromState, asState: true},
+		{name: "RateLimitedUsesItsDecision", body: `{"phone":"1"}`, err: &otp.ErrRateLimited{Decision: refused}, res: refused, status: 429, code: "rate_limited", limit: fromDecision},
 		{name: "DuplicateUsesResultDecision", body: `{"phone":"1"}`, err: otp.ErrDuplicateSubmit, res: refused, status: 409, code: "duplicate_submit", limit: fromDecision},
 		{name: "ProviderErrorUsesResultDecision", body: `{"phone":"1"}`, err: &otp.ErrProvider{Provider: "log", Err: errors.New("x")}, res: refused, status: 502, code: "provider_error", limit: fromDecision},
 		{name: "LimiterUnavailable", body: `{"phone":"1"}`, err: fmt.Errorf("limiter: %w", otp.ErrUnavailable), status: 503, code: "unavailable", limit: ""},
+		{name: "StoreUnavailableAfterLimiterUsesResultDecision", body: `{"phone":"1"}`, err: fmt.Errorf("otp: send: begin: %w", otp.ErrUnavailable), res: admitted, status: 503, code: "unavailable", limit: fromAdmitted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,7 +150,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 	}
 	t.Run("RateLimitedHasRetryAfterAndViolations", func(t *testing.T) {
 		v := &stubVerifier{send: func(context.Context, otp.SendInput) (otp.SendResult, error) {
-			return otp.SendResult{Decision: refused}, &otp.ErrRateLimited{Violations: refused.Rules, RetryAfter: 42 * time.Second, Decision: refused}
+			return otp.SendResult{Decision: refused}, &otp.ErrRateLimited{Decision: refused}
 		}}
 		h, _ := newTestServer(t, v, nil)
 		w := post(t, h, "/v1/verifications", `{"phone":"1"}`, nil)
@@ -161,7 +169,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 	t.Run("StateErrorOmitsHeaders", func(t *testing.T) {
 		v := &stubVerifier{state: func(context.Context, string) (otp.Decision, error) { return otp.Decision{}, otp.ErrUnavailable }}
 		h, _ := newTestServer(t, v, nil)
-		w := post(t, h, "/v1/verifications", `{}`, nil)
+		w := post(t, h, "/v1/verifications", `{"phone":`, nil)
 		if w.Code != 400 || w.Header().Get("RateLimit") != "" {
 			t.Errorf("got %v with RateLimit %q, want 400 without RateLimit", w.Code, w.Header().Get("RateLimit"))
 		}

@@ -21,11 +21,13 @@ import (
 // Verifier is the part of the otp service the public API calls.
 type Verifier interface {
 	// Send sends or resends a code. The result's Decision is set whenever the limiter was
-	// asked, also with an error. Errors: *otp.ErrInvalidRequest, *otp.ErrInvalidPhone,
+	// asked, also with an error; with *otp.ErrRateLimited it is the refusal's own.
+	// Errors: *otp.ErrInvalidRequest, *otp.ErrInvalidPhone,
 	// *otp.ErrCountryNotAllowed, otp.ErrDuplicateSubmit, *otp.ErrRateLimited,
 	// *otp.ErrProvider, and errors wrapping otp.ErrUnavailable.
 	Send(ctx context.Context, in otp.SendInput) (otp.SendResult, error)
-	// Check proves a code. Errors: *otp.ErrInvalidRequest, *otp.ErrInvalidCode,
+	// Check proves a code. The result's Decision is set whenever the limiter was asked,
+	// as with Send. Errors: *otp.ErrInvalidRequest, *otp.ErrInvalidCode,
 	// otp.ErrTooManyAttempts, otp.ErrNotFound, otp.ErrExpired, *otp.ErrRateLimited, and
 	// errors wrapping otp.ErrUnavailable.
 	Check(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error)
@@ -57,8 +59,6 @@ type Deps struct {
 	TrustedProxies []netip.Prefix
 	// IPv6Prefix is the prefix length IPv6 clients are limited by; 0 means 64.
 	IPv6Prefix int
-	// CodeLength is the number of digits a code has; 0 means 6.
-	CodeLength int
 	// Ready reports whether Redis and Postgres answer, for /readyz; nil is always ready.
 	Ready func(ctx context.Context) error
 	// Observe, when set, is called once per request, for metrics.
@@ -75,12 +75,6 @@ const (
 func NewServer(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
-	}
-	if d.IPv6Prefix == 0 {
-		d.IPv6Prefix = defaultIPv6Prefix
-	}
-	if d.CodeLength == 0 {
-		d.CodeLength = 6
 	}
 	r := chi.NewRouter()
 	// Outermost first: the id and client IP exist before anything logs; the access log

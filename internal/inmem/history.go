@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,16 +15,9 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 	if err := alive("list sends", ctx); err != nil {
 		return nil, "", err
 	}
-	if !otp.ValidHistoryStatus(f.Status) {
-		return nil, "", fmt.Errorf("inmem: list sends: %w", &otp.ErrInvalidRequest{Fields: map[string]string{"status": "unknown status " + strconv.Quote(f.Status)}})
-	}
-	var cursor otp.SendCursor
-	if f.Cursor != "" {
-		c, err := otp.ParseSendCursor(f.Cursor)
-		if err != nil {
-			return nil, "", fmt.Errorf("inmem: list sends: %w", err)
-		}
-		cursor = c
+	cursor, err := f.Validate()
+	if err != nil {
+		return nil, "", fmt.Errorf("inmem: list sends: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -50,19 +42,17 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 		}
 		return 1
 	})
-	limit, next := f.PageLimit(), ""
-	if len(out) > limit {
-		out = out[:limit]
-		next = otp.SendCursor{Time: out[limit-1].Time, ID: out[limit-1].ID}.String()
-	}
+	out, next := f.Page(out)
 	return out, next, nil
 }
 
 // label copies a send with its history status, which depends on its verification.
 func (s *Store) label(r *otp.SendRow, now time.Time) otp.SendRow {
 	row := *r
-	var vs otp.Status
-	var expires = r.Time
+	var (
+		vs      otp.Status
+		expires time.Time
+	)
 	if v := s.verifications[r.VerificationID]; v != nil {
 		vs, expires = v.Status, v.ExpiresAt
 	}
@@ -99,7 +89,7 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.Verifica
 	}
 	now := s.Now()
 	d := otp.VerificationDetail{Verification: *v}
-	d.Verification.CodeHashes = nil
+	d.Verification.CodeHashes, d.Verification.Status = nil, v.StatusAt(now)
 	for _, r := range s.sends {
 		if r.VerificationID == id {
 			d.Sends = append(d.Sends, s.label(r, now))

@@ -9,58 +9,26 @@ import (
 	"otpgate/internal/otp"
 )
 
-// Stats implements otp.HistoryStore.
+// Stats implements otp.HistoryStore by feeding every send and approval to otp.StatCounter.
 func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]otp.StatBucket, error) {
 	if err := alive("stats", ctx); err != nil {
 		return nil, err
 	}
-	start, n, err := otp.StatRange(since, s.Now(), bucket)
+	c, err := otp.NewStatCounter(since, s.Now(), bucket)
 	if err != nil {
 		return nil, fmt.Errorf("inmem: stats: %w", err)
-	}
-	out := make([]otp.StatBucket, n)
-	for i := range out {
-		out[i] = otp.StatBucket{Start: start.Add(time.Duration(i) * bucket), Blocked: map[string]int{}}
-	}
-	at := func(t time.Time) *otp.StatBucket {
-		if t.Before(start) {
-			return nil
-		}
-		if i := int(otp.BucketStart(t, bucket).Sub(start) / bucket); i < n {
-			return &out[i]
-		}
-		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.sends {
-		b := at(r.Time)
-		if b == nil {
-			continue
-		}
-		switch r.SendStatus {
-		case otp.SendBlocked:
-			b.Blocked[r.Reason]++
-		case otp.SendDuplicate:
-			b.Duplicates++
-		case otp.SendFailed:
-			b.Failed++
-			b.Sends++
-		default:
-			b.Sends++
-		}
+		c.AddSends(r.Time, r.SendStatus, r.Reason, 1)
 	}
 	for _, a := range s.attempts {
-		if b := at(a.Time); b != nil && a.Outcome == otp.OutcomeApproved {
-			b.Approvals++
+		if a.Outcome == otp.OutcomeApproved {
+			c.AddApprovals(a.Time, 1)
 		}
 	}
-	for i := range out {
-		if out[i].Sends > 0 {
-			out[i].ApprovalRatio = float64(out[i].Approvals) / float64(out[i].Sends)
-		}
-	}
-	return out, nil
+	return c.Buckets(), nil
 }
 
 // RecordAdminAction implements otp.HistoryStore.
@@ -68,8 +36,8 @@ func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error 
 	if err := alive("record admin action", ctx); err != nil {
 		return err
 	}
-	if a.Action == "" {
-		return fmt.Errorf("inmem: record admin action: %w", &otp.ErrInvalidRequest{Fields: map[string]string{"action": "required"}})
+	if err := a.Validate(); err != nil {
+		return fmt.Errorf("inmem: record admin action: %w", err)
 	}
 	if a.Time.IsZero() {
 		a.Time = s.Now()
@@ -86,9 +54,7 @@ func (s *Store) AdminActions(ctx context.Context, limit int) ([]otp.AdminAction,
 	if err := alive("admin actions", ctx); err != nil {
 		return nil, err
 	}
-	if limit <= 0 || limit > otp.MaxListLimit {
-		limit = otp.MaxListLimit
-	}
+	limit = otp.AdminActionLimit(limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.admin)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
@@ -36,6 +37,13 @@ func wrapped(err error) error { return fmt.Errorf("otp: send: %w", err) }
 
 var errUnavailable = fmt.Errorf("otp: limiter: %w: %w", otp.ErrUnavailable, errors.New("i/o timeout"))
 
+// rateLimited is a refusal by the phone's 1/1m rule.
+func rateLimited() error {
+	return &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
+		{Scope: otp.ScopePhone, Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 30 * time.Second, Violated: true},
+	}}}
+}
+
 func TestSendOutcomeMetrics(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -45,7 +53,7 @@ func TestSendOutcomeMetrics(t *testing.T) {
 	}{
 		{"NewVerificationIsCreated", true, nil, "created"},
 		{"PendingVerificationIsResent", false, nil, "resent"},
-		{"RateLimited", false, &otp.ErrRateLimited{}, "rate_limited"},
+		{"RateLimited", false, rateLimited(), "rate_limited"},
 		{"DuplicateSubmit", false, otp.ErrDuplicateSubmit, "duplicate"},
 		{"BadFieldsAreInvalid", false, &otp.ErrInvalidRequest{Fields: map[string]string{"locale": "bad"}}, "invalid"},
 		{"BadPhoneIsInvalid", false, &otp.ErrInvalidPhone{Reason: "too short"}, "invalid"},
@@ -86,7 +94,7 @@ func TestCheckOutcomeMetrics(t *testing.T) {
 		{"TooManyAttempts", otp.ErrTooManyAttempts, "too_many_attempts"},
 		{"Expired", wrapped(otp.ErrExpired), "expired"},
 		{"NotFound", otp.ErrNotFound, "not_found"},
-		{"RateLimited", wrapped(&otp.ErrRateLimited{}), "rate_limited"},
+		{"RateLimited", wrapped(rateLimited()), "rate_limited"},
 		{"BadFieldsAreInvalid", &otp.ErrInvalidRequest{Fields: map[string]string{"code": "bad"}}, "invalid"},
 		{"BadPhoneIsInvalid", &otp.ErrInvalidPhone{Reason: "not a number"}, "invalid"},
 		{"Unavailable", errUnavailable, "unavailable"},

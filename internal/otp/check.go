@@ -46,11 +46,11 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	dec, err := s.limiter.Allow(lctx, s.checkPolicy(phone, in.ClientIP))
 	cancel()
 	if err != nil {
-		return res, unavailable("otp: check: limiter", err)
+		return res, fmt.Errorf("otp: check: limiter: %w", err)
 	}
 	res.Decision = dec
 	if !dec.Allowed {
-		return res, &ErrRateLimited{Violations: dec.Violations(), RetryAfter: dec.RetryAfter(), Decision: dec}
+		return res, &ErrRateLimited{Decision: dec}
 	}
 	if !known {
 		return res, ErrNotFound
@@ -115,9 +115,9 @@ func checkInput(in CheckInput, codeLength int) error {
 	fields := map[string]string{}
 	switch {
 	case in.ID == "" && in.Phone == "":
-		fields["phone"] = "either phone or id is required"
+		fields["phone"] = `either "phone" or "id" is required`
 	case in.ID != "" && in.Phone != "":
-		fields["id"] = "give either phone or id, not both"
+		fields["id"] = `give either "phone" or "id", not both`
 	case in.ID != "":
 		if _, err := uuid.Parse(in.ID); err != nil || len(in.ID) != 36 {
 			fields["id"] = "must be a verification id (UUID)"

@@ -1,6 +1,11 @@
 package otp
 
 import (
+	"context"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,33 +49,94 @@ func TestDecide(t *testing.T) {
 }
 
 func TestCheckInput(t *testing.T) {
+	const id = "0190b5e4-6f7c-7b3a-9d4e-2c1f0a9b8c7d"
 	tests := []struct {
-		name  string
-		in    CheckInput
-		field string
+		name string
+		in   CheckInput
+		want map[string]string // nil: valid
 	}{
-		{"Valid", CheckInput{Phone: "+819012345678", Code: "123456"}, ""},
-		{"ValidID", CheckInput{ID: "0190b5e4-6f7c-7b3a-9d4e-2c1f0a9b8c7d", Code: "123456"}, ""},
-		{"Neither", CheckInput{Code: "123456"}, "phone"},
-		{"Both", CheckInput{Phone: "+819012345678", ID: "0190b5e4-6f7c-7b3a-9d4e-2c1f0a9b8c7d", Code: "123456"}, "id"},
-		{"BadID", CheckInput{ID: "42", Code: "123456"}, "id"},
-		{"ShortCode", CheckInput{Phone: "+819012345678", Code: "12345"}, "code"},
-		{"LetterCode", CheckInput{Phone: "+819012345678", Code: "12345a"}, "code"},
-		{"FullWidthCode", CheckInput{Phone: "+819012345678", Code: "１２３４５６"}, "code"},
+		{"ByPhone", CheckInput{Phone: "+819012345678", Code: "123456"}, nil},
+		{"ByID", CheckInput{ID: id, Code: "123456"}, nil},
+		{"ByUppercaseID", CheckInput{ID: strings.ToUpper(id), Code: "000000"}, nil},
+		{"Neither", CheckInput{Code: "123456"}, map[string]string{"phone": `either "phone" or "id" is required`}},
+		{"Both", CheckInput{Phone: "+819012345678", ID: id, Code: "123456"}, map[string]string{"id": `give either "phone" or "id", not both`}},
+		{"IDNotUUID", CheckInput{ID: "42", Code: "123456"}, map[string]string{"id": "must be a verification id (UUID)"}},
+		{"IDInBraces", CheckInput{ID: "{" + id + "}", Code: "123456"}, map[string]string{"id": "must be a verification id (UUID)"}},
+		{"IDAsURN", CheckInput{ID: "urn:uuid:" + id, Code: "123456"}, map[string]string{"id": "must be a verification id (UUID)"}},
+		{"CodeTooShort", CheckInput{Phone: "+819012345678", Code: "12345"}, map[string]string{"code": "must be 6 digits"}},
+		{"CodeTooLong", CheckInput{Phone: "+819012345678", Code: "1234567"}, map[string]string{"code": "must be 6 digits"}},
+		{"CodeNotDigits", CheckInput{Phone: "+819012345678", Code: "12345a"}, map[string]string{"code": "must be 6 digits"}},
+		{"CodeFullWidthDigits", CheckInput{Phone: "+819012345678", Code: "１２３４５６"}, map[string]string{"code": "must be 6 digits"}},
+		{"CodeMissing", CheckInput{Phone: "+819012345678"}, map[string]string{"code": "must be 6 digits"}},
+		{"AllWrong", CheckInput{ID: "x", Code: "x"}, map[string]string{"id": "must be a verification id (UUID)", "code": "must be 6 digits"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkInput(tt.in, 6)
-			if tt.field == "" {
-				if err != nil {
-					t.Fatalf("got %v, want nil", err)
-				}
-				return
-			}
-			ir, ok := err.(*ErrInvalidRequest)
-			if !ok || ir.Fields[tt.field] == "" {
-				t.Errorf("got %v, want a problem with %q", err, tt.field)
+			if got := invalidFields(checkInput(tt.in, 6)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestSendInput(t *testing.T) {
+	tests := []struct {
+		name                    string
+		in                      SendInput
+		want                    map[string]string // nil: valid
+		wantChannel, wantLocale string
+	}{
+		{"OnlyPhoneGetsDefaults", SendInput{Phone: "+819012345678"}, nil, "sms", "en"},
+		{"Everything", SendInput{Phone: "1", Channel: "sms", Locale: "en"}, nil, "sms", "en"},
+		{"Japanese", SendInput{Phone: "1", Locale: "ja"}, nil, "sms", "ja"},
+		{"PhoneMissing", SendInput{}, map[string]string{"phone": "is required"}, "", ""},
+		{"PhoneBlank", SendInput{Phone: " \t\u3000"}, map[string]string{"phone": "is required"}, "", ""},
+		{"OtherChannel", SendInput{Phone: "1", Channel: "voice"}, map[string]string{"channel": `must be "sms"`}, "", ""},
+		{"ChannelCase", SendInput{Phone: "1", Channel: "SMS"}, map[string]string{"channel": `must be "sms"`}, "", ""},
+		{"OtherLocale", SendInput{Phone: "1", Locale: "fr"}, map[string]string{"locale": `must be "en" or "ja"`}, "", ""},
+		{"AllWrong", SendInput{Channel: "x", Locale: "x"}, map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			channel, locale, err := sendInput(tt.in)
+			if got := invalidFields(err); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if channel != tt.wantChannel || locale != tt.wantLocale {
+				t.Errorf("got channel %q locale %q, want %q %q", channel, locale, tt.wantChannel, tt.wantLocale)
+			}
+		})
+	}
+}
+
+// TestServiceRefusesBadInputFirst shows the service's own validation, with its configured
+// code length, answering before any store, limiter or sender is touched (it has none).
+func TestServiceRefusesBadInputFirst(t *testing.T) {
+	s := NewService(Config{CodeLength: 8}, nil, nil, nil, nil, slog.New(slog.DiscardHandler))
+	t.Run("CheckCodeHasTheConfiguredLength", func(t *testing.T) {
+		_, err := s.Check(context.Background(), CheckInput{Phone: "+819012345678", Code: "123456"})
+		if got, want := invalidFields(err), map[string]string{"code": "must be 8 digits"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+	t.Run("SendNeedsAPhone", func(t *testing.T) {
+		_, err := s.Send(context.Background(), SendInput{Locale: "ja"})
+		if got, want := invalidFields(err), map[string]string{"phone": "is required"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+}
+
+// invalidFields returns the fields of an *ErrInvalidRequest, nil for no error, and a
+// marker for any other error so that it never passes for a valid input.
+func invalidFields(err error) map[string]string {
+	var ir *ErrInvalidRequest
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ir):
+		return ir.Fields
+	default:
+		return map[string]string{"unexpected error": err.Error()}
 	}
 }

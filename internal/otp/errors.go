@@ -57,20 +57,24 @@ func (e *ErrCountryNotAllowed) Error() string { return "country not allowed: " +
 
 // ErrRateLimited means one or more limiter rules refused the request.
 type ErrRateLimited struct {
-	// Violations are the refusing rules, each with its own retry-after.
-	Violations []RuleState
-	// RetryAfter is when every violated rule admits the request again.
-	RetryAfter time.Duration
-	// Decision is the full limiter decision, for rate-limit headers.
+	// Decision is the refusing decision: its violated rules say why, and all its rules
+	// feed the rate-limit headers.
 	Decision Decision
 }
 
+// Violations are the refusing rules, each with its own retry-after, in policy order.
+func (e *ErrRateLimited) Violations() []RuleState { return e.Decision.Violations() }
+
+// RetryAfter is how long until every violated rule admits the request again.
+func (e *ErrRateLimited) RetryAfter() time.Duration { return e.Decision.RetryAfter() }
+
 func (e *ErrRateLimited) Error() string {
-	parts := make([]string, len(e.Violations))
-	for i, v := range e.Violations {
+	violations := e.Violations()
+	parts := make([]string, len(violations))
+	for i, v := range violations {
 		parts[i] = v.Scope + " " + v.Rule.String()
 	}
-	return fmt.Sprintf("rate limited by %s; retry after %s", strings.Join(parts, ", "), e.RetryAfter)
+	return fmt.Sprintf("rate limited by %s; retry after %s", strings.Join(parts, ", "), e.RetryAfter())
 }
 
 // ErrInvalidCode means the code did not match; the attempt was counted.

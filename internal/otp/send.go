@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -17,7 +18,7 @@ const finishTimeout = 5 * time.Second
 // except a provider timeout, whose outcome is unknown.
 func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	var res SendResult
-	channel, locale, err := sendOptions(in)
+	channel, locale, err := sendInput(in)
 	if err != nil {
 		return res, err
 	}
@@ -33,7 +34,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	dec, err := s.limiter.Allow(lctx, s.sendPolicy(phone, in.ClientIP, in.Fingerprint))
 	cancel()
 	if err != nil {
-		return res, unavailable("otp: send: limiter", err)
+		return res, fmt.Errorf("otp: send: limiter: %w", err)
 	}
 	res.Decision = dec
 	now := s.Now()
@@ -60,7 +61,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		s.refund(ctx, dec.Reservation)
 		var budget *ErrSendBudget
 		if errors.As(err, &budget) {
-			return res, s.budgetSpent(budget, now, dec)
+			limited := s.budgetSpent(budget, now, dec)
+			res.Decision = limited.Decision
+			return res, limited
 		}
 		return res, fmt.Errorf("otp: send: begin: %w", err)
 	}
@@ -107,13 +110,14 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 	defer cancel()
 	states, err := s.limiter.Inspect(ctx, Limit{Scope: ScopeIP, Key: clientIP, Rules: s.cfg.IPRules})
 	if err != nil {
-		return Decision{}, unavailable("otp: send limit state", err)
+		return Decision{}, fmt.Errorf("otp: send limit state: %w", err)
 	}
 	return Decision{Allowed: true, Rules: states}, nil
 }
 
-// sendOptions validates channel and locale, filling in their defaults.
-func sendOptions(in SendInput) (channel, locale string, err error) {
+// sendInput refuses malformed sends before anything is spent, listing every bad
+// field, and fills in the defaults of channel and locale.
+func sendInput(in SendInput) (channel, locale string, err error) {
 	channel, locale = in.Channel, in.Locale
 	if channel == "" {
 		channel = "sms"
@@ -122,6 +126,9 @@ func sendOptions(in SendInput) (channel, locale string, err error) {
 		locale = "en"
 	}
 	fields := map[string]string{}
+	if strings.TrimSpace(in.Phone) == "" {
+		fields["phone"] = "is required"
+	}
 	if channel != "sms" {
 		fields["channel"] = `must be "sms"`
 	}
@@ -147,21 +154,18 @@ func (s *Service) countryAllowed(region string) bool {
 	return false
 }
 
-// denied records a refused send for history and names the refusal. A double submit
-// is reported as such even when other rules refused it too.
+// denied records a refused send for history and names the refusal by its first
+// violated rule. The duplicate limit comes first in sendPolicy and violations keep
+// policy order, so a double submit is reported as such even when other rules refused
+// it too.
 func (s *Service) denied(phone, ip string, dec Decision, now time.Time) error {
-	violations := dec.Violations()
 	status, reason := SendBlocked, ""
-	for _, v := range violations {
-		if v.Scope == ScopeDuplicate {
+	if violations := dec.Violations(); len(violations) > 0 {
+		first := violations[0]
+		if first.Scope == ScopeDuplicate {
 			status = SendDuplicate
 		}
-	}
-	for _, v := range violations {
-		if status == SendBlocked || v.Scope == ScopeDuplicate {
-			reason = v.Scope + " " + v.Rule.String()
-			break
-		}
+		reason = first.Scope + " " + first.Rule.String()
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
@@ -171,12 +175,13 @@ func (s *Service) denied(phone, ip string, dec Decision, now time.Time) error {
 	if status == SendDuplicate {
 		return ErrDuplicateSubmit
 	}
-	return &ErrRateLimited{Violations: violations, RetryAfter: dec.RetryAfter(), Decision: dec}
+	return &ErrRateLimited{Decision: dec}
 }
 
 // budgetSpent turns a verification's spent send budget into a rate-limit refusal: it
-// frees up when the verification expires and a new one can be created.
-func (s *Service) budgetSpent(b *ErrSendBudget, now time.Time, dec Decision) error {
+// frees up when the verification expires and a new one can be created. Its decision is
+// the limiter's, refused by the budget as one more rule, so the rate-limit headers show it.
+func (s *Service) budgetSpent(b *ErrSendBudget, now time.Time, dec Decision) *ErrRateLimited {
 	v := RuleState{
 		Scope: ScopeVerification, Rule: Rule{Limit: b.MaxSends, Window: s.cfg.CodeTTL},
 		Used: b.MaxSends, RetryAfter: max(b.ExpiresAt.Sub(now), 0), Violated: true,
@@ -185,7 +190,7 @@ func (s *Service) budgetSpent(b *ErrSendBudget, now time.Time, dec Decision) err
 	dec.Allowed = false
 	dec.Reservation = Reservation{}
 	dec.Rules = append(append([]RuleState(nil), dec.Rules...), v)
-	return &ErrRateLimited{Violations: []RuleState{v}, RetryAfter: v.RetryAfter, Decision: dec}
+	return &ErrRateLimited{Decision: dec}
 }
 
 // refund gives back a reservation for a send that definitely did not happen. A
@@ -206,12 +211,4 @@ func (s *Service) finish(ctx context.Context, p FinishSend) {
 	if err := s.store.FinishSend(ctx, p); err != nil {
 		s.log.Error("recording send outcome failed", "send_id", p.SendID, "status", p.Status, "err", err)
 	}
-}
-
-// unavailable makes sure a backing-service error says so, whatever wrapped it.
-func unavailable(op string, err error) error {
-	if errors.Is(err, ErrUnavailable) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
 }

@@ -36,8 +36,6 @@ type Config struct {
 	LimiterTimeout time.Duration
 	// StoreTimeout bounds one store call.
 	StoreTimeout time.Duration
-	// DevMode lets the log sender print codes.
-	DevMode bool
 }
 
 // Service sends and checks verification codes.
@@ -84,7 +82,8 @@ type SendResult struct {
 	Verification Verification
 	// Created is true for a new verification, false for a resend.
 	Created bool
-	// NextResendAt is the earliest time the phone's limits admit another send.
+	// NextResendAt is the earliest time every rule of the send policy (duplicate, phone,
+	// IP and global) admits another send.
 	NextResendAt time.Time
 	// SendsLeft is how many more sends this verification may have.
 	SendsLeft int

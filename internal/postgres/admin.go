@@ -11,8 +11,8 @@ import (
 
 // RecordAdminAction implements otp.HistoryStore.
 func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error {
-	if a.Action == "" {
-		return fmt.Errorf("postgres: record admin action: %w", &otp.ErrInvalidRequest{Fields: map[string]string{"action": "required"}})
+	if err := a.Validate(); err != nil {
+		return fmt.Errorf("postgres: record admin action: %w", err)
 	}
 	if a.Time.IsZero() {
 		a.Time = s.Now()
@@ -24,11 +24,8 @@ func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error 
 
 // AdminActions implements otp.HistoryStore.
 func (s *Store) AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error) {
-	if limit <= 0 || limit > otp.MaxListLimit {
-		limit = otp.MaxListLimit
-	}
 	rows, _ := s.pool.Query(ctx, `SELECT id, action, target, detail, created_at FROM admin_actions
-		ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
+		ORDER BY created_at DESC, id DESC LIMIT $1`, otp.AdminActionLimit(limit))
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AdminAction, error) {
 		var a otp.AdminAction
 		err := r.Scan(&a.ID, &a.Action, &a.Target, &a.Detail, &a.Time)

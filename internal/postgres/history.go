@@ -56,19 +56,16 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 	if err != nil {
 		return nil, "", wrap("list sends", err)
 	}
-	next := ""
-	if limit := f.PageLimit(); len(out) > limit {
-		out = out[:limit]
-		next = otp.SendCursor{Time: out[limit-1].Time, ID: out[limit-1].ID}.String()
-	}
+	out, next := f.Page(out)
 	return out, next, nil
 }
 
 // listQuery builds the query of one page: one row more than the page, to tell
 // whether another page follows.
 func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
-	if !otp.ValidHistoryStatus(f.Status) {
-		return "", nil, &otp.ErrInvalidRequest{Fields: map[string]string{"status": "unknown status " + strconv.Quote(f.Status)}}
+	cursor, err := f.Validate()
+	if err != nil {
+		return "", nil, err
 	}
 	var (
 		where []string
@@ -91,11 +88,7 @@ func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
 		where = append(where, "s.created_at < "+arg(ceilMicro(f.To))+"::timestamptz")
 	}
 	if f.Cursor != "" {
-		c, err := otp.ParseSendCursor(f.Cursor)
-		if err != nil {
-			return "", nil, err
-		}
-		where = append(where, "(s.created_at, s.id) < ("+arg(c.Time)+"::timestamptz, "+arg(c.ID)+"::uuid)")
+		where = append(where, "(s.created_at, s.id) < ("+arg(cursor.Time)+"::timestamptz, "+arg(cursor.ID)+"::uuid)")
 	}
 	if f.Status != "" {
 		where = append(where, statusCond(f.Status, func() string { return arg(now.Truncate(time.Microsecond)) + "::timestamptz" }))
@@ -129,7 +122,7 @@ func statusCond(status string, now func() string) string {
 		return `s.status = '` + status + `' AND coalesce(v.status, '') NOT IN ('approved', 'expired')
 			AND NOT (coalesce(v.status, '') = 'pending' AND v.expires_at <= ` + now() + `)`
 	}
-	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by ValidHistoryStatus
+	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by SendFilter.Validate
 }
 
 // Send implements otp.HistoryStore.
@@ -159,7 +152,7 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.Verifica
 		if err != nil {
 			return err
 		}
-		v.CodeHashes = nil
+		v.CodeHashes, v.Status = nil, v.StatusAt(now)
 		d.Verification = v
 		rows, _ := tx.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.verification_id = $1 ORDER BY s.created_at, s.id`, id)
 		d.Sends, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })

@@ -115,7 +115,7 @@ func testHistory(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("StatusFilterMatchesTheLabels", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		s := seedHistory(e)
-		for _, status := range []string{otp.HistorySending, otp.HistorySent, otp.HistoryFailed, otp.HistoryBlocked, otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired} {
+		for _, status := range otp.HistoryStatuses() {
 			rows, _ := e.list(otp.SendFilter{Status: status})
 			want := s.want(func(id string) bool { return strings.SplitN(s.labels[id], ":", 2)[0] == status })
 			if !slices.Equal(ids(rows), want) || len(want) == 0 {
@@ -169,6 +169,33 @@ func testHistory(t *testing.T, newStore func(t *testing.T) Stores) {
 		wantNotFound(t, "VerificationDetail(unknown)", err)
 		_, err = e.History.VerificationDetail(e.ctx, "nope")
 		wantNotFound(t, "VerificationDetail(malformed)", err)
+	})
+
+	t.Run("VerificationDetailShowsAPendingVerificationPastItsExpiryAsExpired", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		v := e.send(params("+819000000007", "111111", base())).Verification
+		for _, c := range []struct {
+			name   string
+			at     time.Time
+			status otp.Status
+			label  string
+		}{
+			{"BeforeExpiry", v.ExpiresAt.Add(-time.Microsecond), otp.StatusPending, otp.HistorySending},
+			{"AtExpiry", v.ExpiresAt, otp.StatusExpired, otp.HistoryExpired},
+			{"AfterExpiry", v.ExpiresAt.Add(time.Hour), otp.StatusExpired, otp.HistoryExpired},
+		} {
+			e.setClock(c.at)
+			d, err := e.History.VerificationDetail(e.ctx, v.ID)
+			if err != nil {
+				t.Fatalf("%s: VerificationDetail: %v", c.name, err)
+			}
+			if d.Verification.Status != c.status || len(d.Sends) != 1 || d.Sends[0].Status != c.label {
+				t.Errorf("%s: got status %q and sends %+v, want %q and one send labelled %q", c.name, d.Verification.Status, d.Sends, c.status, c.label)
+			}
+		}
+		if got := e.verification(v.ID).Status; got != otp.StatusPending {
+			t.Errorf("stored status: got %q, want %q until a send or check closes it", got, otp.StatusPending)
+		}
 	})
 
 	t.Run("UnknownSendIsNotFound", func(t *testing.T) {

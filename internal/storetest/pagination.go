@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,24 +28,13 @@ func seedDenied(e *env, n int, from time.Time) []string {
 		if c := b.Time.Compare(a.Time); c != 0 {
 			return c
 		}
-		return compareIDs(b.ID, a.ID)
+		return strings.Compare(b.ID, a.ID) // canonical uuids sort as Postgres sorts uuid values
 	})
 	out := make([]string, n)
 	for i, r := range rows {
 		out[i] = r.ID
 	}
 	return out
-}
-
-// compareIDs orders canonical uuids as Postgres orders uuid values.
-func compareIDs(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pageAll follows cursors from the first page to the last.
