@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv"
 )
 
@@ -22,15 +23,11 @@ import (
 func TestSIGTERMDrain(t *testing.T) {
 	const shutdownTimeout = 10 * time.Second
 	p := newProvider(t)
-	p.set(300*time.Millisecond, false)
+	p.Set(smstest.Reply{Delay: 300 * time.Millisecond})
 	dsn := testenv.PostgresDSN(t)
 	servers := startServers(t, 2, prodEnv(t, testenv.RedisURL(t), dsn, p, map[string]string{
 		"OTP_SHUTDOWN_TIMEOUT": shutdownTimeout.String(),
-		"OTP_LIMIT_IP":         "1000000/1h",
 		"OTP_LOG_LEVEL":        "info", // the access log tells which requests a server took
-		// Not about timeouts: on a busy machine the default 200ms would fail some closed.
-		"OTP_REDIS_TIMEOUT": "5s",
-		"OTP_DB_TIMEOUT":    "10s",
 	}))
 	victim, other := servers[0], servers[1]
 	// Without keep-alive, each request has its own connection: a refused connection is then
@@ -60,11 +57,11 @@ func TestSIGTERMDrain(t *testing.T) {
 	defer otherLoad.finish()
 
 	waitSent(t, victimLoad, time.Time{}, 20)
-	if !waitUntil(10*time.Second, func() bool { return p.inflight.Load() >= 10 }) {
+	if !waitUntil(10*time.Second, func() bool { return p.InFlight() >= 10 }) {
 		t.Fatalf("fewer than 10 sends in flight at the provider")
 	}
-	inflight := p.inflight.Load()
-	victim.term()
+	inflight := p.InFlight()
+	victim.Term()
 	termAt := time.Now()
 	// Keep knocking until the victim refuses connections, then a little longer.
 	if !waitUntil(shutdownTimeout, func() bool {
@@ -79,13 +76,13 @@ func TestSIGTERMDrain(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	outs := victimLoad.finish()
-	exitErr := victim.wait(shutdownTimeout + 5*time.Second)
-	exitAfter := victim.exitAt.Sub(termAt)
+	exitErr := victim.Wait(shutdownTimeout + 5*time.Second)
+	exitAfter := victim.ExitAt().Sub(termAt)
 	otherOuts := otherLoad.finish()
 
 	t.Run("ExitsZeroWithinShutdownTimeout", func(t *testing.T) {
 		if exitErr != nil {
-			t.Fatalf("%v\n%s", exitErr, victim.logTail(20))
+			t.Fatalf("%s: %v\n%s", victim.name, exitErr, victim.logTail(20))
 		}
 		t.Logf("exited 0 %v after SIGTERM, with %d sends in flight at the provider", exitAfter.Round(time.Millisecond), inflight)
 		if exitAfter > shutdownTimeout {

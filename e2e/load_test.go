@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"otpgate/internal/testenv/fixture"
 )
 
 // call is one send request to make.
@@ -80,7 +81,7 @@ func doSend(ctx context.Context, client *http.Client, c call) (o outcome) {
 		}
 	}()
 	body, _ := json.Marshal(map[string]string{"phone": c.phone})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.srv.api+"/v1/verifications", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.srv.API+"/v1/verifications", bytes.NewReader(body))
 	if err != nil {
 		o.err = err
 		return o
@@ -243,7 +244,7 @@ func distOf(ds []time.Duration) dist {
 	}
 	ds = slices.Clone(ds)
 	slices.Sort(ds)
-	q := func(p float64) time.Duration { return ds[max(int(math.Ceil(p*float64(len(ds))))-1, 0)] }
+	q := func(p float64) time.Duration { return fixture.Quantile(ds, p) }
 	return dist{n: len(ds), min: ds[0], p50: q(.5), p95: q(.95), p99: q(.99), max: ds[len(ds)-1]}
 }
 

@@ -19,7 +19,6 @@ func TestPostgresOutage(t *testing.T) {
 	p := newProvider(t)
 	env := prodEnv(t, testenv.RedisURL(t), pg.DSN("postgres"), p, map[string]string{
 		"OTP_DB_TIMEOUT": dbTimeout.String(),
-		"OTP_LIMIT_IP":   "1000000/1h",
 	})
 	servers := startServers(t, 2, env)
 	client := newClient(t, true)
@@ -37,7 +36,7 @@ func TestPostgresOutage(t *testing.T) {
 	pg.Stop()
 	stoppedFrom := time.Now()
 	time.Sleep(2*dbTimeout + time.Second)
-	ready := [2]int{servers[0].status(servers[0].api, "/readyz"), servers[1].status(servers[1].admin, "/readyz")}
+	ready := [2]int{getStatus(servers[0].API + "/readyz"), getStatus(servers[1].Admin + "/readyz")}
 	stoppedTo := time.Now()
 	pg.Start()
 	restarted := time.Now()
@@ -57,7 +56,7 @@ func TestPostgresOutage(t *testing.T) {
 		if len(down) < 10 {
 			t.Fatalf("got %d sends inside the outage, want at least 10", len(down))
 		}
-		sent := p.perPhone()
+		sent := p.PerPhone()
 		for _, o := range down {
 			if o.err != nil || o.status != http.StatusServiceUnavailable || o.code != "unavailable" {
 				t.Errorf("%s %s: got %d %s (err %v), want 503 unavailable", o.srv.name, o.phone, o.status, o.code, o.err)
@@ -83,7 +82,7 @@ func TestPostgresOutage(t *testing.T) {
 		}
 	})
 	for _, s := range servers {
-		if got := s.status(s.api, "/readyz"); got != http.StatusOK {
+		if got := getStatus(s.API + "/readyz"); got != http.StatusOK {
 			t.Errorf("%s: /readyz after recovery: got %d, want 200", s.name, got)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"otpgate/internal/testenv"
 )
 
 // daemon runs a helper server (a TLS redis-server, a sentinel) in dir until cleanup; its
@@ -57,7 +59,7 @@ func runUntilExit(t testing.TB, env map[string]string, timeout time.Duration) (s
 		list = append(list, k+"="+v)
 	}
 	list = append(list, "OTP_HTTP_ADDR=127.0.0.1:0", "OTP_ADMIN_ADDR=127.0.0.1:0")
-	cmd := exec.Command(serverBinary(t))
+	cmd := exec.Command(testenv.ServerBinary(t))
 	cmd.Env = list
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv"
 )
 
@@ -38,7 +39,6 @@ func TestRedisOutage(t *testing.T) {
 	p := newProvider(t)
 	env := prodEnv(t, rs.URL(), testenv.PostgresDSN(t), p, map[string]string{
 		"OTP_REDIS_TIMEOUT": redisTimeout.String(),
-		"OTP_LIMIT_IP":      "1000000/1h",
 		"OTP_LOG_LEVEL":     "info", // the access log tells how long each request took inside
 	})
 	servers := startServers(t, 2, env)
@@ -84,7 +84,7 @@ func TestRedisOutage(t *testing.T) {
 	recovered := waitSent(t, load, restarted, 5)
 	t.Logf("recovered %v after Redis was back", recovered.Sub(restarted).Round(time.Millisecond))
 	for _, s := range servers {
-		if got := s.status(s.api, "/readyz"); got != http.StatusOK {
+		if got := getStatus(s.API + "/readyz"); got != http.StatusOK {
 			t.Errorf("%s: /readyz after recovery: got %d, want 200", s.name, got)
 		}
 	}
@@ -117,7 +117,7 @@ func TestRedisOutage(t *testing.T) {
 			if len(outs) < 10 {
 				t.Fatalf("got %d sends inside the outage, want at least 10", len(outs))
 			}
-			sent := p.perPhone()
+			sent := p.PerPhone()
 			for _, o := range outs {
 				if o.err != nil || o.status != http.StatusServiceUnavailable || o.code != "unavailable" {
 					t.Errorf("%s %s: got %d %s (err %v), want 503 unavailable", o.srv.name, o.phone, o.status, o.code, o.err)
@@ -203,8 +203,8 @@ type readiness struct {
 
 func probeReady(servers []*server) readiness {
 	r := readiness{start: time.Now()}
-	r.api = servers[0].status(servers[0].api, "/readyz")
-	r.admin = servers[1].status(servers[1].admin, "/readyz")
+	r.api = getStatus(servers[0].API + "/readyz")
+	r.admin = getStatus(servers[1].Admin + "/readyz")
 	r.end = time.Now()
 	return r
 }
@@ -255,9 +255,9 @@ func accessLog(t *testing.T, servers ...*server) map[string]time.Duration {
 
 // checkSMSMatch201 checks that the provider received one SMS per 201 and none for any
 // other answer.
-func checkSMSMatch201(t *testing.T, p *provider, outs []outcome) {
+func checkSMSMatch201(t *testing.T, p *smstest.Provider, outs []outcome) {
 	t.Helper()
-	sent := p.perPhone()
+	sent := p.PerPhone()
 	created := 0
 	for _, o := range outs {
 		want := 0
@@ -269,7 +269,7 @@ func checkSMSMatch201(t *testing.T, p *provider, outs []outcome) {
 			t.Errorf("%s: got %d SMS for a %d (err %v), want %d", o.phone, sent[o.phone], o.status, o.err, want)
 		}
 	}
-	if n := len(p.received()); n != created {
+	if n := len(p.Received("")); n != created {
 		t.Errorf("provider received %d SMS, want %d (the 201s)", n, created)
 	}
 }

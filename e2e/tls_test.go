@@ -8,9 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +25,11 @@ import (
 func TestRedisTLS(t *testing.T) {
 	need(t, "redis-server")
 	dir := t.TempDir()
-	certs := newPKI(t, dir)
+	certs := testenv.NewPKI(t, dir)
 	port := freePort(t)
 	daemon(t, dir, "redis-server", "--port", "0", "--tls-port", port, "--bind", "127.0.0.1",
-		"--tls-cert-file", certs.serverCert, "--tls-key-file", certs.serverKey,
-		"--tls-ca-cert-file", certs.ca, "--tls-auth-clients", "yes",
+		"--tls-cert-file", certs.ServerCert, "--tls-key-file", certs.ServerKey,
+		"--tls-ca-cert-file", certs.CA, "--tls-auth-clients", "yes",
 		"--save", "", "--appendonly", "no", "--dir", dir)
 	waitRedis(t, &redis.Options{Addr: "127.0.0.1:" + port, TLSConfig: clientTLS(t, certs)})
 
@@ -51,14 +49,14 @@ func TestRedisTLS(t *testing.T) {
 		ready int
 		send  int
 	}{
-		{"CAAndClientCertificate", withFiles("REDIS_CA_FILE", certs.ca, "REDIS_CLIENT_CERT_FILE", certs.clientCert, "REDIS_CLIENT_KEY_FILE", certs.clientKey), 200, 201},
-		{"SystemRootsDoNotTrustThePrivateCA", withFiles("REDIS_CLIENT_CERT_FILE", certs.clientCert, "REDIS_CLIENT_KEY_FILE", certs.clientKey), 503, 503},
-		{"ServerDemandsAClientCertificate", withFiles("REDIS_CA_FILE", certs.ca), 503, 503},
+		{"CAAndClientCertificate", withFiles("REDIS_CA_FILE", certs.CA, "REDIS_CLIENT_CERT_FILE", certs.ClientCert, "REDIS_CLIENT_KEY_FILE", certs.ClientKey), 200, 201},
+		{"SystemRootsDoNotTrustThePrivateCA", withFiles("REDIS_CLIENT_CERT_FILE", certs.ClientCert, "REDIS_CLIENT_KEY_FILE", certs.ClientKey), 503, 503},
+		{"ServerDemandsAClientCertificate", withFiles("REDIS_CA_FILE", certs.CA), 503, 503},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := startServer(t, c.env)
-			if got := s.status(s.api, "/readyz"); got != c.ready {
+			if got := getStatus(s.API + "/readyz"); got != c.ready {
 				t.Errorf("/readyz: got %d, want %d", got, c.ready)
 			}
 			o := doSend(t.Context(), newClient(t, true), call{srv: s, phone: phone(7_100_000 + i), ip: "10.31.0.1"})
@@ -68,7 +66,7 @@ func TestRedisTLS(t *testing.T) {
 		})
 	}
 	t.Run("CAFileWithPlainURLStopsStartUp", func(t *testing.T) {
-		env := withFiles("REDIS_CA_FILE", certs.ca)
+		env := withFiles("REDIS_CA_FILE", certs.CA)
 		env["REDIS_URL"] = "redis://127.0.0.1:" + port + "/0"
 		log, err := runUntilExit(t, env, 30*time.Second)
 		if err == nil || !strings.Contains(log, "REDIS_CA_FILE") {
@@ -82,16 +80,16 @@ func TestRedisTLS(t *testing.T) {
 // refuses to start.
 func TestPostgresTLS(t *testing.T) {
 	pg := testenv.StartPostgres(t)
-	certs := postgresPKI(t)
+	certs := pg.NewPKI()
 	for _, sql := range []string{
-		"ALTER SYSTEM SET ssl_cert_file = '" + certs.serverCert + "'",
-		"ALTER SYSTEM SET ssl_key_file = '" + certs.serverKey + "'",
+		"ALTER SYSTEM SET ssl_cert_file = '" + certs.ServerCert + "'",
+		"ALTER SYSTEM SET ssl_key_file = '" + certs.ServerKey + "'",
 		"ALTER SYSTEM SET ssl = on",
 		"SELECT pg_reload_conf()",
 	} {
 		query(t, pg.DSN("postgres"), sql, func(pgx.Rows) error { return nil })
 	}
-	verifyFull := "postgres://postgres@" + pg.Addr + "/postgres?sslmode=verify-full&sslrootcert=" + url.QueryEscape(certs.ca)
+	verifyFull := "postgres://postgres@" + pg.Addr + "/postgres?sslmode=verify-full&sslrootcert=" + url.QueryEscape(certs.CA)
 	if !waitUntil(10*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -107,7 +105,7 @@ func TestPostgresTLS(t *testing.T) {
 
 	t.Run("VerifyFullWithTheCA", func(t *testing.T) {
 		s := startServer(t, prodEnv(t, testenv.RedisURL(t), verifyFull, p, nil))
-		if got := s.status(s.api, "/readyz"); got != http.StatusOK {
+		if got := getStatus(s.API + "/readyz"); got != http.StatusOK {
 			t.Errorf("/readyz: got %d, want 200", got)
 		}
 		o := doSend(t.Context(), newClient(t, true), call{srv: s, phone: phone(7_200_000), ip: "10.32.0.1"})
@@ -159,7 +157,7 @@ func TestRedisSentinel(t *testing.T) {
 	p := newProvider(t)
 	env := prodEnv(t, "redis+sentinel://127.0.0.1:"+port+"/otpgate", testenv.PostgresDSN(t), p, nil)
 	s := startServer(t, env)
-	if got := s.status(s.api, "/readyz"); got != http.StatusOK {
+	if got := getStatus(s.API + "/readyz"); got != http.StatusOK {
 		t.Errorf("/readyz: got %d, want 200", got)
 	}
 	o := doSend(t.Context(), newClient(t, true), call{srv: s, phone: phone(7_300_000), ip: "10.33.0.1"})
@@ -172,44 +170,16 @@ func TestRedisSentinel(t *testing.T) {
 	}
 }
 
-// postgresPKI writes the certificates where the PostgreSQL server user can read them: a
-// directory of the system temp dir owned by that user, since a test's TempDir is private
-// to the test's user and PostgreSQL wants its key owned by its own user.
-func postgresPKI(t *testing.T) *pki {
+// clientTLS is the client side of certs: its CA and client certificate.
+func clientTLS(t testing.TB, certs *testenv.PKI) *tls.Config {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "otpgate-pgtls-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	certs := newPKI(t, dir)
-	if os.Geteuid() != 0 {
-		return certs // PostgreSQL runs as this user
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		t.Fatalf("running as root, and no postgres user: %v", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	for _, path := range []string{dir, certs.ca, certs.serverCert, certs.serverKey} {
-		if err := os.Chown(path, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return certs
-}
-
-// clientTLS is the client side of pki: its CA and client certificate.
-func clientTLS(t testing.TB, certs *pki) *tls.Config {
-	t.Helper()
-	ca, err := os.ReadFile(certs.ca)
+	ca, err := os.ReadFile(certs.CA)
 	if err != nil {
 		t.Fatal(err)
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca)
-	cert, err := tls.LoadX509KeyPair(certs.clientCert, certs.clientKey)
+	cert, err := tls.LoadX509KeyPair(certs.ClientCert, certs.ClientKey)
 	if err != nil {
 		t.Fatal(err)
 	}

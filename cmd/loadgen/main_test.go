@@ -13,13 +13,14 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // TestShortRun runs every scenario briefly against a started server and checks the table
-// and the Markdown report; run itself fails when the answers are not the scenario's.
+// and the Markdown report; run itself fails when the answers are not the scenario's. loadgen
+// makes its own database and key prefix, so it gets the shared servers' URLs.
 func TestShortRun(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "docs", "load.md")
-	vars := map[string]string{"REDIS_URL": testenv.RedisURL(t), "DATABASE_URL": testenv.PostgresDSN(t)}
+	vars := map[string]string{"REDIS_URL": testenv.RedisURL(t), "DATABASE_URL": testenv.PostgresURL(t)}
 	var stdout, stderr bytes.Buffer
-	args := []string{"loadgen", "-duration", "300ms", "-warmup", "100ms", "-concurrency", "8", "-out", md}
+	args := []string{"loadgen", "-duration", "300ms", "-warmup", "100ms", "-concurrency", "8", "-out", md, "-bin", testenv.ServerBinary(t)}
 	if err := run(t.Context(), args, func(k string) string { return vars[k] }, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"otpgate/internal/testenv/fixture"
 )
 
 // result is what one scenario measured.
@@ -25,13 +26,8 @@ type result struct {
 
 func (r result) rate() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
 
-// quantile returns the q-quantile latency (nearest rank).
-func (r result) quantile(q float64) time.Duration {
-	if len(r.latencies) == 0 {
-		return 0
-	}
-	return r.latencies[max(int(math.Ceil(q*float64(len(r.latencies))))-1, 0)]
-}
+// quantile returns the q-quantile latency.
+func (r result) quantile(q float64) time.Duration { return fixture.Quantile(r.latencies, q) }
 
 // statusSummary reads like "201×12000, 503×2, errors×1".
 func (r result) statusSummary() string {

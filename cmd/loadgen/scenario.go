@@ -86,7 +86,7 @@ func prepareChecks(ctx context.Context, e *env, o options, hc *http.Client) (fun
 		// chance in a million.
 		wrong := "000000"
 		if e.provider != nil {
-			code := e.provider.code(ph)
+			code := e.provider.LastCode(ph)
 			if code == "" {
 				return nil, fmt.Errorf("the provider got no code for %s", ph)
 			}

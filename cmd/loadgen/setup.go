@@ -1,25 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	mathrand "math/rand/v2"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
+	"otpgate/internal/sms/smstest"
+	"otpgate/internal/testenv/fixture"
 )
 
 // Where the backing services are when REDIS_URL and DATABASE_URL are not set.
@@ -32,7 +27,7 @@ const (
 type env struct {
 	targets []string
 	// provider is the built-in SMS provider; nil with -targets, where codes are unknown.
-	provider *provider
+	provider *smstest.Provider
 	// base offsets the phone numbers and client addresses of this run.
 	base int64
 	undo []func()
@@ -72,160 +67,58 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 		}
 	}
 	run := randomHex(4)
-	dsn, err := freshDatabase(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run, e)
+	dsn, drop, err := fixture.CreateDatabase(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
+	e.undo = append(e.undo, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := drop(ctx); err != nil {
+			fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		}
+	})
 	redisURL := or(getenv("REDIS_URL"), localRedis)
 	prefix := "otpgate-load:" + run + ":"
-	e.undo = append(e.undo, func() { deleteKeys(redisURL, prefix, stderr) })
-	p, err := startProvider()
+	e.undo = append(e.undo, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// The keys of a cluster or sentinel Redis are left to expire with their windows.
+		if err := fixture.DeleteKeys(ctx, redisURL, prefix); err != nil {
+			fmt.Fprintf(stderr, "loadgen: cleaning up redis keys: %v\n", err)
+		}
+	})
+	// It answers at once and skips the signatures, so the numbers measure otpgate.
+	p, err := smstest.Start(smstest.Config{Secret: randomHex(16), SkipSignatures: true})
 	if err != nil {
 		return nil, err
 	}
 	e.provider = p
-	e.undo = append(e.undo, p.close)
+	e.undo = append(e.undo, p.Close)
 
 	vars := map[string]string{
 		"REDIS_URL": redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix,
 		"OTP_SECRET": randomHex(32), "ADMIN_TOKEN": randomHex(16),
-		"SMS_PROVIDER": "webhook", "SMS_WEBHOOK_URL": p.url, "SMS_WEBHOOK_SECRET": p.secret,
-		"OTP_HTTP_ADDR": "127.0.0.1:0", "OTP_ADMIN_ADDR": "127.0.0.1:0",
+		"SMS_PROVIDER": "webhook", "SMS_WEBHOOK_URL": p.URL, "SMS_WEBHOOK_SECRET": p.Secret,
 		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_LOG_LEVEL": "error",
 		// The check scenario guesses wrong within the budget for as long as it runs.
 		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": "1000000/1h", "OTP_LIMIT_CHECK_IP": "1000000/1h",
 	}
 	for i := range o.servers {
-		// The first one applies the migrations alone.
-		url, stop, err := startServer(ctx, bin, vars, i > 0)
+		var log strings.Builder // read only once the process has ended
+		s, err := fixture.StartServer(ctx, bin, vars, &log)
 		if err != nil {
-			return nil, fmt.Errorf("server %d: %w", i+1, err)
+			return nil, fmt.Errorf("server %d: %w\n%s", i+1, err, log.String())
 		}
-		e.targets = append(e.targets, url)
-		e.undo = append(e.undo, stop)
+		e.targets = append(e.targets, s.API)
+		e.undo = append(e.undo, func() {
+			if err := s.Stop(20 * time.Second); err != nil {
+				fmt.Fprintf(stderr, "loadgen: server %d: %v\n", i+1, err)
+			}
+		})
 	}
 	ok = true
 	return e, nil
-}
-
-var listeningRe = regexp.MustCompile(`listening: api (http://\S+) admin`)
-
-// startServer runs one server process and waits until it listens; stop ends it with
-// SIGTERM.
-func startServer(ctx context.Context, bin string, vars map[string]string, skipMigrate bool) (string, func(), error) {
-	cmd := exec.Command(bin)
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	if skipMigrate {
-		cmd.Env = append(cmd.Env, "OTP_MIGRATE=false")
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	done := make(chan struct{})
-	urlc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := listeningRe.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-	}()
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	select {
-	case u := <-urlc:
-		return u, stop, nil
-	case <-done:
-		return "", nil, fmt.Errorf("exited before listening: %s", stderr.String())
-	case <-ctx.Done():
-		stop()
-		return "", nil, ctx.Err()
-	case <-time.After(60 * time.Second):
-		stop()
-		return "", nil, errors.New("did not listen within 60s")
-	}
-}
-
-// freshDatabase creates database name through the admin URL and drops it at tear-down. The
-// servers get the admin URL's settings, pgxpool's pool_* ones included (such as
-// pool_max_conns, to compare pool sizes).
-func freshDatabase(ctx context.Context, adminURL, name string, e *env) (string, error) {
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	admin := *u
-	q := admin.Query()
-	for k := range q {
-		if strings.HasPrefix(k, "pool_") {
-			q.Del(k) // a single connection does not know them
-		}
-	}
-	admin.RawQuery = q.Encode()
-	do := func(ctx context.Context, sql string) error {
-		conn, err := pgx.Connect(ctx, admin.String())
-		if err != nil {
-			return fmt.Errorf("DATABASE_URL: %w", err)
-		}
-		defer conn.Close(context.Background())
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := do(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", fmt.Errorf("create database: %w", err)
-	}
-	e.undo = append(e.undo, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = do(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	u.Path = "/" + name
-	return u.String(), nil
-}
-
-// deleteKeys removes what the run left under prefix in a standalone Redis; the keys of
-// other forms expire with their longest window.
-func deleteKeys(redisURL, prefix string, stderr io.Writer) {
-	opt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		return
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	var batch []string
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == 1000 {
-			rdb.Unlink(ctx, batch...)
-			batch = batch[:0]
-		}
-	}
-	if len(batch) > 0 {
-		rdb.Unlink(ctx, batch...)
-	}
-	if err := iter.Err(); err != nil {
-		fmt.Fprintf(stderr, "loadgen: cleaning up redis keys: %v\n", err)
-	}
 }
 
 func or(v, def string) string {

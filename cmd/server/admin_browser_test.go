@@ -101,7 +101,7 @@ func TestAdminConsoleInBrowser(t *testing.T) {
 
 	// Phone A: verified after one wrong guess. Phone B: sent once, then blocked by its minute rule.
 	wantStatus(t, send(t, in, phoneA), http.StatusCreated, "")
-	code := p.lastCode(t, phoneA)
+	code := lastCode(t, p, phoneA)
 	wrong := "000000"
 	if code == wrong {
 		wrong = "111111"

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"otpgate/internal/testenv/fixture"
 )
 
 // BenchmarkHTTPSend drives POST /v1/verifications of one production-mode server
@@ -61,10 +63,10 @@ func BenchmarkHTTPSend(b *testing.B) {
 
 	b.ResetTimer()
 	for range b.N {
-		a := loadSends(b, hc, in.api, clients, dur, allowed)
+		a := loadSends(hc, in.api, clients, dur, allowed)
 		txBefore := commits(b, pool)
 		rowsBefore := countRows(b, env["DATABASE_URL"], `SELECT count(*) FROM sends WHERE status IN ('blocked','duplicate')`)
-		d := loadSends(b, hc, in.api, clients, dur, denied)
+		d := loadSends(hc, in.api, clients, dur, denied)
 		time.Sleep(time.Second) // let the history writer flush and the stats settle
 		rows := countRows(b, env["DATABASE_URL"], `SELECT count(*) FROM sends WHERE status IN ('blocked','duplicate')`) - rowsBefore
 		tx := commits(b, pool) - txBefore
@@ -99,17 +101,12 @@ type loadResult struct {
 
 func (r loadResult) rate() float64 { return float64(r.ok+r.refused) / r.took.Seconds() }
 
-func (r loadResult) p(q float64) time.Duration {
-	if len(r.lat) == 0 {
-		return 0
-	}
-	return r.lat[int(q*float64(len(r.lat)-1))]
-}
+func (r loadResult) p(q float64) time.Duration { return fixture.Quantile(r.lat, q) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // loadSends runs clients goroutines that each send as fast as they can for dur.
-func loadSends(tb testing.TB, hc *http.Client, api string, clients int, dur time.Duration, next func() (phone, ip string)) loadResult {
+func loadSends(hc *http.Client, api string, clients int, dur time.Duration, next func() (phone, ip string)) loadResult {
 	var mu sync.Mutex
 	var res loadResult
 	var wg sync.WaitGroup

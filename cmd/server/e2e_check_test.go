@@ -21,7 +21,7 @@ func TestConcurrentChecks(t *testing.T) {
 		phone := newPhone()
 		r := send(t, ins[0], phone)
 		wantStatus(t, r, http.StatusCreated, "")
-		code := p.lastCode(t, phone)
+		code := lastCode(t, p, phone)
 		wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1_000_000)
 		counts := concurrently(200, func(i int) int {
 			return check(t, ins[i%2], map[string]string{"id": r.str("id"), "code": wrong}).Status
@@ -37,7 +37,7 @@ func TestConcurrentChecks(t *testing.T) {
 		phone := newPhone()
 		r := send(t, ins[0], phone)
 		wantStatus(t, r, http.StatusCreated, "")
-		code := p.lastCode(t, phone)
+		code := lastCode(t, p, phone)
 		counts := concurrently(50, func(i int) int {
 			return check(t, ins[i%2], map[string]string{"phone": phone, "code": code}).Status
 		})
@@ -52,7 +52,7 @@ func TestCheckErrors(t *testing.T) {
 	in := startServer(t, prodEnv(t, p, map[string]string{"OTP_CODE_TTL": "1s", "OTP_LIMIT_CHECK_IP": "4/1h", "OTP_LIMIT_CHECK_PHONE": "100/1h"}))
 	phone := newPhone()
 	wantStatus(t, send(t, in, phone), http.StatusCreated, "")
-	code := p.lastCode(t, phone)
+	code := lastCode(t, p, phone)
 
 	wantStatus(t, check(t, in, map[string]string{"phone": newPhone(), "code": "123456"}), http.StatusNotFound, "not_found")
 	wantStatus(t, check(t, in, map[string]string{"id": "0190b5e4-6f7c-7b3a-9d4e-2c1f0a9b8c7d", "code": "123456"}), http.StatusNotFound, "not_found")

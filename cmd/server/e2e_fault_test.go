@@ -2,10 +2,11 @@ package main
 
 import (
 	"net/http"
-	"strings"
+	"net/url"
 	"testing"
 	"time"
 
+	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv"
 )
 
@@ -16,26 +17,26 @@ func TestProviderFailures(t *testing.T) {
 
 	t.Run("RefusalIsRefunded", func(t *testing.T) {
 		phone := newPhone()
-		p.set(http.StatusBadRequest, 0)
+		p.Set(smstest.Reply{Status: http.StatusBadRequest})
 		r := send(t, in, phone)
-		p.set(0, 0)
+		p.Set(smstest.Reply{})
 		wantStatus(t, r, http.StatusBadGateway, "provider_error")
 		if n := countRows(t, env["DATABASE_URL"], `SELECT count(*) FROM sends WHERE phone = $1 AND status = 'failed'`, phone); n != 1 {
 			t.Errorf("got %d failed sends in history, want 1", n)
 		}
 		// The limit was refunded, so the same client may try again at once and gets a new verification.
 		wantStatus(t, send(t, in, phone), http.StatusCreated, "")
-		if got := len(p.received(phone)); got != 1 {
+		if got := len(p.Received(phone)); got != 1 {
 			t.Errorf("provider delivered %d messages, want 1", got)
 		}
 	})
 	t.Run("TimeoutIsNotRefunded", func(t *testing.T) {
 		phone := newPhone()
-		p.set(0, 2*time.Second)
+		p.Set(smstest.Reply{Delay: 2 * time.Second})
 		start := time.Now()
 		r := send(t, in, phone)
 		took := time.Since(start)
-		p.set(0, 0)
+		p.Set(smstest.Reply{})
 		wantStatus(t, r, http.StatusBadGateway, "provider_error")
 		if took > 1500*time.Millisecond {
 			t.Errorf("send took %s with SMS_TIMEOUT=300ms", took)
@@ -48,20 +49,28 @@ func TestProviderFailures(t *testing.T) {
 func TestPostgresUnreachable(t *testing.T) {
 	p := newProvider(t)
 	dsn := testenv.PostgresDSN(t)
-	proxy := testenv.NewProxy(t, hostPort(dsn))
-	env := prodEnv(t, p, map[string]string{"DATABASE_URL": replaceHost(dsn, proxy.Addr), "OTP_DB_TIMEOUT": "500ms"})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewProxy(t, u.Host)
+	env := prodEnv(t, p, map[string]string{"DATABASE_URL": proxy.Via(dsn), "OTP_DB_TIMEOUT": "500ms"})
 	in := startServer(t, env)
 	phone := newPhone()
 
 	proxy.Cut()
 	r := send(t, in, phone)
 	wantStatus(t, r, http.StatusServiceUnavailable, "unavailable")
-	if got := len(p.received("")); got != 0 {
+	if got := len(p.Received("")); got != 0 {
 		t.Errorf("provider received %d messages while Postgres was down, want 0", got)
 	}
-	ready, err := http.Get(in.api + "/readyz")
-	if err != nil || ready.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("readyz while Postgres is down: %v %v, want 503", ready.StatusCode, err)
+	if ready, err := http.Get(in.api + "/readyz"); err != nil {
+		t.Errorf("readyz while Postgres is down: got %v, want 503", err)
+	} else {
+		ready.Body.Close()
+		if ready.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("readyz while Postgres is down: got %d, want 503", ready.StatusCode)
+		}
 	}
 	proxy.Restore()
 	// The reservation was refunded, so the same request succeeds once Postgres is back.
@@ -77,7 +86,7 @@ func TestRedisUnreachable(t *testing.T) {
 	r := send(t, in, newPhone())
 	took := time.Since(start)
 	wantStatus(t, r, http.StatusServiceUnavailable, "unavailable")
-	if got := len(p.received("")); got != 0 {
+	if got := len(p.Received("")); got != 0 {
 		t.Errorf("provider received %d messages while Redis was down, want 0", got)
 	}
 	t.Logf("503 after %s", took)
@@ -110,23 +119,7 @@ func TestIdempotencyKey(t *testing.T) {
 	other := post(t, in.api+"/v1/verifications", `{"phone":"`+newPhone()+`"}`, "Idempotency-Key", "order-42")
 	wantStatus(t, other, http.StatusUnprocessableEntity, "idempotency_key_reused")
 	wantStatus(t, post(t, in.api+"/v1/verifications", body, "Idempotency-Key", "ключ"), http.StatusBadRequest, "invalid_request")
-	if got := len(p.received("")); got != 1 {
+	if got := len(p.Received("")); got != 1 {
 		t.Errorf("provider received %d messages, want 1", got)
 	}
-}
-
-// hostPort is the host:port of a postgres:// DSN.
-func hostPort(dsn string) string {
-	rest := dsn[strings.Index(dsn, "://")+3:]
-	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		rest = rest[i+1:]
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
-}
-
-func replaceHost(dsn, addr string) string {
-	return strings.Replace(dsn, hostPort(dsn), addr, 1)
 }

@@ -37,7 +37,7 @@ func TestSendAndCheckProduction(t *testing.T) {
 		t.Errorf("missing RateLimit headers: %v", r.Header)
 	}
 	id := r.str("id")
-	code := p.lastCode(t, phone)
+	code := lastCode(t, p, phone)
 
 	t.Run("DoubleSubmitIsDuplicate", func(t *testing.T) {
 		wantStatus(t, send(t, in, phone), http.StatusConflict, "duplicate_submit")
@@ -74,7 +74,7 @@ func TestSendAndCheckProduction(t *testing.T) {
 		}
 		wantStatus(t, check(t, in, map[string]string{"id": id, "code": code}), http.StatusNotFound, "not_found")
 	})
-	if got := len(p.received(phone)); got != 1 {
+	if got := len(p.Received(phone)); got != 1 {
 		t.Errorf("provider received %d messages, want 1", got)
 	}
 }
@@ -96,7 +96,7 @@ func TestResend(t *testing.T) {
 			if second.num("sends_left") != 3 {
 				t.Errorf("sends_left = %v, want 3", second.Body["sends_left"])
 			}
-			msgs := p.received(phone)
+			msgs := p.Received(phone)
 			if len(msgs) != 2 || msgs[0].Code == msgs[1].Code {
 				t.Fatalf("got %d messages (%v), want 2 with different codes", len(msgs), msgs)
 			}
@@ -106,13 +106,13 @@ func TestResend(t *testing.T) {
 	t.Run("AttemptBudgetSurvivesResend", func(t *testing.T) {
 		phone := newPhone()
 		wantStatus(t, send(t, in, phone), http.StatusCreated, "")
-		code := p.lastCode(t, phone)
+		code := lastCode(t, p, phone)
 		wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1_000_000)
 		for range 3 {
 			wantStatus(t, check(t, in, map[string]string{"phone": phone, "code": wrong}), http.StatusUnprocessableEntity, "invalid_code")
 		}
 		wantStatus(t, send(t, in, phone), http.StatusOK, "")
-		code2 := p.lastCode(t, phone)
+		code2 := lastCode(t, p, phone)
 		wrong = fmt.Sprintf("%06d", (mustAtoi(t, code2)+1)%1_000_000)
 		if wrong == code {
 			wrong = fmt.Sprintf("%06d", (mustAtoi(t, code2)+2)%1_000_000)
@@ -136,7 +136,7 @@ func TestResend(t *testing.T) {
 		}
 		r := send(t, in, phone)
 		wantStatus(t, r, http.StatusTooManyRequests, "rate_limited")
-		if got := len(p.received(phone)); got != 5 {
+		if got := len(p.Received(phone)); got != 5 {
 			t.Errorf("provider received %d messages, want 5", got)
 		}
 	})
@@ -146,8 +146,8 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 	p := newProvider(t)
 	env := prodEnv(t, p, map[string]string{"OTP_TRUSTED_PROXIES": "127.0.0.1/32",
 		// The test proves admission is exact; on a small machine running 500 clients and
-		// three servers at once (under -race), the default 200ms would also, correctly,
-		// fail some closed; that is not what this test is about.
+		// three servers at once (under -race), even prodEnv's 5s has, correctly, failed
+		// some closed; that is not what this test is about.
 		"OTP_REDIS_TIMEOUT": "10s"})
 	var ins []*instance
 	for range 3 {
@@ -178,7 +178,7 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 		if created.Load() != 1 || refused.Load() != 499 {
 			t.Errorf("got %d created and %d refused, want 1 and 499", created.Load(), refused.Load())
 		}
-		if got := len(p.received(phone)); got != 1 {
+		if got := len(p.Received(phone)); got != 1 {
 			t.Errorf("provider received %d messages, want exactly 1", got)
 		}
 	})
@@ -216,7 +216,7 @@ func TestPhoneVariantsShareOneLimit(t *testing.T) {
 			wantStatus(t, r, http.StatusTooManyRequests, "rate_limited")
 		})
 	}
-	if got := len(p.received("+819012345678")); got != 1 {
+	if got := len(p.Received("+819012345678")); got != 1 {
 		t.Errorf("provider received %d messages, want 1", got)
 	}
 }
@@ -248,7 +248,7 @@ func TestRefusedSendsSpendNothing(t *testing.T) {
 			}
 		})
 	}
-	if got := len(p.received("")); got != 0 {
+	if got := len(p.Received("")); got != 0 {
 		t.Fatalf("provider received %d messages, want none", got)
 	}
 	// Nothing was spent: the IP (1/1m) and the phone still have their whole budget.

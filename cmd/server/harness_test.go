@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"otpgate/internal/sms"
+	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv"
+	"otpgate/internal/testenv/fixture"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -25,7 +23,6 @@ type instance struct {
 	api, admin string
 	stdout     *syncBuffer
 	stderr     *syncBuffer
-	stop       func() error
 }
 
 // startServer runs the server in-process with env as its whole environment and
@@ -42,34 +39,27 @@ func startServer(t testing.TB, env map[string]string) *instance {
 	go func() {
 		done <- run(ctx, []string{"server"}, func(k string) string { return full[k] }, in.stdout, in.stderr)
 	}()
-	var once sync.Once
-	var stopErr error
-	in.stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case stopErr = <-done:
-			case <-time.After(30 * time.Second):
-				stopErr = fmt.Errorf("server did not stop in 30s")
-			}
-		})
-		return stopErr
-	}
 	t.Cleanup(func() {
-		if err := in.stop(); err != nil {
-			t.Errorf("server stop: %v", err)
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("server stop: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("server stop: did not stop in 30s")
 		}
 	})
 
-	re := regexp.MustCompile(`listening: api http://(\S+) admin http://(\S+)/admin/`)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if m := re.FindStringSubmatch(in.stdout.String()); m != nil {
-			in.api, in.admin = "http://"+m[1], "http://"+m[2]
+		var ok bool
+		if in.api, in.admin, ok = fixture.Listening(in.stdout.String()); ok {
 			break
 		}
 		select {
 		case err := <-done:
+			done <- nil // reported here; the cleanup need not wait
 			t.Fatalf("server exited before listening: %v\nstderr:\n%s", err, in.stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -93,17 +83,16 @@ func startServer(t testing.TB, env map[string]string) *instance {
 }
 
 // prodEnv is a production-mode environment over the test's Redis and a fresh
-// database, sending SMS to p through the webhook sender.
-func prodEnv(t testing.TB, p *provider, extra map[string]string) map[string]string {
+// database, sending SMS to p through the webhook sender; extra overrides it, and a
+// database is made only when extra does not name one.
+func prodEnv(t testing.TB, p *smstest.Provider, extra map[string]string) map[string]string {
 	env := map[string]string{
-		"REDIS_URL":          testenv.RedisURL(t),
-		"DATABASE_URL":       testenv.PostgresDSN(t),
 		"OTP_REDIS_PREFIX":   testenv.KeyPrefix(t),
 		"OTP_SECRET":         "test-secret-0123456789abcdef0123456789",
 		"ADMIN_TOKEN":        "test-admin-token-0123456789",
 		"SMS_PROVIDER":       "webhook",
-		"SMS_WEBHOOK_URL":    p.url(),
-		"SMS_WEBHOOK_SECRET": p.secret,
+		"SMS_WEBHOOK_URL":    p.URL,
+		"SMS_WEBHOOK_SECRET": p.Secret,
 		"OTP_LOG_LEVEL":      "warn",
 		// Tests check outcomes, not latency: on a small machine running many servers and
 		// clients under -race, the production bounds would fail some requests closed.
@@ -113,102 +102,29 @@ func prodEnv(t testing.TB, p *provider, extra map[string]string) map[string]stri
 	for k, v := range extra {
 		env[k] = v
 	}
+	if env["REDIS_URL"] == "" {
+		env["REDIS_URL"] = testenv.RedisURL(t)
+	}
+	if env["DATABASE_URL"] == "" {
+		env["DATABASE_URL"] = testenv.PostgresDSN(t)
+	}
 	return env
 }
 
-// provider is a webhook receiver standing in for the SMS provider. It checks the
-// signature of every delivery and keeps what it received.
-type provider struct {
-	t      testing.TB
-	srv    *httptest.Server
-	secret string
-
-	mu       sync.Mutex
-	messages []delivery
-	status   int           // reply status; 0 means 200
-	delay    time.Duration // wait before replying
-}
-
-// delivery is one message the provider accepted or refused.
-type delivery struct {
-	To, Body, Code string
-}
-
-var codeRe = regexp.MustCompile(`\b(\d{4,10})\b`)
-
-func newProvider(t testing.TB) *provider {
-	p := &provider{t: t, secret: "webhook-secret"}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *provider) url() string { return p.srv.URL + "/sms" }
-
-func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if err := sms.VerifySignature(p.secret, r.Header.Get("Otpgate-Signature"), body, time.Now(), time.Minute); err != nil {
-		p.t.Errorf("provider: bad signature: %v", err)
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	var m struct{ ID, To, Body, Locale, CreatedAt string }
-	if err := json.Unmarshal(body, &m); err != nil {
-		p.t.Errorf("provider: bad json: %v", err)
-	}
-	p.mu.Lock()
-	status, delay := p.status, p.delay
-	if status == 0 || status/100 == 2 {
-		code := ""
-		if c := codeRe.FindStringSubmatch(m.Body); c != nil {
-			code = c[1]
-		}
-		p.messages = append(p.messages, delivery{To: m.To, Body: m.Body, Code: code})
-	}
-	p.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if status == 0 {
-		status = http.StatusOK
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"id":"msg-%s"}`, m.ID)
-}
-
-// set changes how the provider answers from now on.
-func (p *provider) set(status int, delay time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.status, p.delay = status, delay
-}
-
-// received returns the messages delivered so far to one number ("" for all).
-func (p *provider) received(to string) []delivery {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []delivery
-	for _, m := range p.messages {
-		if to == "" || m.To == to {
-			out = append(out, m)
-		}
-	}
-	return out
+// newProvider starts the fake SMS provider; the test fails if it gets a bad delivery.
+func newProvider(t testing.TB) *smstest.Provider {
+	t.Helper()
+	return smstest.New(t, "webhook-secret")
 }
 
 // lastCode is the code of the newest message to a number.
-func (p *provider) lastCode(t testing.TB, to string) string {
+func lastCode(t testing.TB, p *smstest.Provider, to string) string {
 	t.Helper()
-	ms := p.received(to)
-	if len(ms) == 0 || ms[len(ms)-1].Code == "" {
-		t.Fatalf("provider received no code for %s (got %d messages)", to, len(ms))
+	code := p.LastCode(to)
+	if code == "" {
+		t.Fatalf("provider received no code for %s (got %d messages)", to, len(p.Received(to)))
 	}
-	return ms[len(ms)-1].Code
+	return code
 }
 
 // reply is one decoded response.

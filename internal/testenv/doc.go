@@ -5,7 +5,8 @@
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 //
-// so that throw-away servers started for the whole test binary are stopped when it ends.
+// so that throw-away servers started for the whole test binary are stopped, and the server
+// binary it built is removed, when it ends.
 //
 // Shared servers are found in this order, lazily, the first time a test asks for one:
 //   - REDIS_URL / DATABASE_URL, when set and answering;
@@ -15,7 +16,9 @@
 //
 // Environment variables read here:
 //   - REDIS_URL: redis://host:port/db of a Redis the tests may write to (under key prefixes).
-//   - DATABASE_URL: postgres:// URL of a role allowed to CREATE and DROP databases.
+//   - DATABASE_URL: postgres:// URL of a role allowed to CREATE and DROP databases; its
+//     pgxpool pool_* parameters are ignored here.
+//   - OTPGATE_E2E_SERVER: the server binary ServerBinary returns instead of building one.
 //   - OTPGATE_TESTENV_NO_LOCAL=1: skip the standard local ports, to exercise the throw-away path.
 //   - CI=true: a service that cannot be found or started fails the test instead of skipping it.
 //

@@ -23,6 +23,7 @@ var shared struct {
 
 	redis    lazy
 	postgres lazy
+	server   lazy // the server binary
 }
 
 // lazy is a service found or started once per test binary.

@@ -70,6 +70,26 @@ func (s *PostgresServer) Start() {
 	}
 }
 
+// NewPKI writes a PKI where this server may read it, for ssl_cert_file and ssl_key_file: in
+// its own directory, owned by its user, since PostgreSQL wants its key owned by that user and
+// a test's TempDir is private to the test's user.
+func (s *PostgresServer) NewPKI() *PKI {
+	s.tb.Helper()
+	dir, err := os.MkdirTemp(s.dir, "tls-")
+	if err != nil {
+		s.tb.Fatalf("testenv: %v", err)
+	}
+	p := NewPKI(s.tb, dir)
+	if s.cred != nil {
+		for _, path := range []string{dir, p.CA, p.ServerCert, p.ServerKey} {
+			if err := os.Chown(path, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+				s.tb.Fatalf("testenv: hand %s to the postgres user: %v", path, err)
+			}
+		}
+	}
+	return p
+}
+
 // newPostgresServer prepares a temporary directory the server's user owns; it is made under
 // the system temp dir, because a test's TempDir is not reachable by another user.
 func newPostgresServer() (*PostgresServer, error) {

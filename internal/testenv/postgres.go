@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/testenv/fixture"
 )
 
 const localPostgresURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
@@ -18,52 +20,53 @@ const localPostgresURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=di
 // postgres:// URL; the database is dropped at cleanup, even with connections left open.
 func PostgresDSN(tb testing.TB) string {
 	tb.Helper()
-	admin, err := shared.postgres.get(findPostgres)
-	if err != nil {
-		unavailable(tb, "PostgreSQL", err, "postgresql")
-	}
+	admin := PostgresURL(tb)
 	name := "otpgate_t_" + randomHex(tb, 6)
-	dsn, err := withDatabase(admin, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, drop, err := fixture.CreateDatabase(ctx, admin, name)
 	if err != nil {
 		tb.Fatalf("testenv: %v", err)
 	}
-	if err := adminExec(admin, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
-		tb.Fatalf("testenv: create database: %v", err)
-	}
 	tb.Cleanup(func() {
-		if err := adminExec(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Errorf("testenv: drop database %s: %v", name, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := drop(ctx); err != nil {
+			tb.Errorf("testenv: %v", err)
 		}
 	})
 	return dsn
 }
 
-// withDatabase returns dsn with its database replaced by name.
-func withDatabase(dsn, name string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", fmt.Errorf("DATABASE_URL must be a postgres:// URL")
+// PostgresURL returns the postgres:// URL of a role on the shared PostgreSQL that may create
+// databases, for a program under test that makes its own (cmd/loadgen); a test that wants a
+// database takes PostgresDSN.
+func PostgresURL(tb testing.TB) string {
+	tb.Helper()
+	admin, err := shared.postgres.get(findPostgres)
+	if err != nil {
+		unavailable(tb, "PostgreSQL", err, "postgresql")
 	}
-	u.Path = "/" + name
+	return admin
+}
+
+// adminURL is DATABASE_URL as the tests use it: without pgxpool's pool_* parameters, which
+// the tests' single connections refuse, and without TLS unless it asks for it.
+func adminURL(dsn string) (string, error) {
+	single, err := fixture.SingleConnURL(dsn)
+	if err != nil {
+		return "", err
+	}
+	u, _ := url.Parse(single)
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return "", errors.New("DATABASE_URL must be a postgres:// URL")
+	}
 	q := u.Query()
 	if q.Get("sslmode") == "" {
 		q.Set("sslmode", "disable")
 		u.RawQuery = q.Encode()
 	}
 	return u.String(), nil
-}
-
-// adminExec runs one statement on its own connection, so parallel tests share nothing.
-func adminExec(dsn, sql string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql)
-	return err
 }
 
 // pingPostgres checks quickly that a PostgreSQL accepts the dsn.
@@ -90,9 +93,11 @@ func findPostgres() (string, error) {
 		return pingPostgres(ctx, dsn)
 	}
 	if u := os.Getenv("DATABASE_URL"); u != "" {
-		err := try(u)
+		u, err := adminURL(u)
 		if err == nil {
-			return u, nil
+			if err = try(u); err == nil {
+				return u, nil
+			}
 		}
 		tried = append(tried, fmt.Errorf("DATABASE_URL does not answer: %w", err))
 	}

@@ -54,10 +54,7 @@ func TestPostgresDSN(t *testing.T) {
 }
 
 // connect opens a connection closed at cleanup.
-func connect(t *testing.T, dsn string) *pgx.Conn { return connectB(t, dsn) }
-
-// connectB opens a connection closed at cleanup, for tests and benchmarks.
-func connectB(t testing.TB, dsn string) *pgx.Conn {
+func connect(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()
 	c, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {

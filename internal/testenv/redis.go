@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"otpgate/internal/testenv/fixture"
 )
 
 const localRedisURL = "redis://127.0.0.1:6379/0"
@@ -20,13 +22,16 @@ const localRedisURL = "redis://127.0.0.1:6379/0"
 // is closed and the keys under the prefix are deleted at cleanup.
 func Redis(tb testing.TB) (*redis.Client, string) {
 	tb.Helper()
-	opts, err := redis.ParseURL(RedisURL(tb))
+	u := RedisURL(tb)
+	opts, err := redis.ParseURL(u)
 	if err != nil {
 		tb.Fatalf("testenv: parse redis url: %v", err)
 	}
 	prefix := KeyPrefix(tb)
 	tb.Cleanup(func() {
-		if err := deleteKeys(opts, prefix); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := fixture.DeleteKeys(ctx, u, prefix); err != nil {
 			tb.Errorf("testenv: delete keys %s*: %v", prefix, err)
 		}
 	})
@@ -58,35 +63,6 @@ func randomHex(tb testing.TB, n int) string {
 		tb.Fatalf("testenv: random: %v", err)
 	}
 	return hex.EncodeToString(b)
-}
-
-// deleteKeys removes the keys under prefix with SCAN and UNLINK; the Redis is shared, so it
-// never flushes.
-func deleteKeys(opts *redis.Options, prefix string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	batch := make([]string, 0, 500)
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == cap(batch) {
-			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
-				return fmt.Errorf("unlink: %w", err)
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return fmt.Errorf("scan: %w", err)
-	}
-	if len(batch) > 0 {
-		if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
-			return fmt.Errorf("unlink: %w", err)
-		}
-	}
-	return nil
 }
 
 // findRedis picks REDIS_URL, then the local port, then a throw-away server.
