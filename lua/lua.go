@@ -9,3 +9,13 @@ import _ "embed"
 //
 //go:embed sliding_log.lua
 var SlidingLog string
+
+// IdempotencyComplete stores an Idempotency-Key's response while the caller still holds its lock.
+//
+//go:embed idempotency_complete.lua
+var IdempotencyComplete string
+
+// IdempotencyRelease deletes an Idempotency-Key's record while the caller still holds its lock.
+//
+//go:embed idempotency_release.lua
+var IdempotencyRelease string

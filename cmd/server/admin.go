@@ -12,17 +12,17 @@ import (
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store and the limiter, plus /metrics, /healthz and /readyz.
 func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, ready func(context.Context) error, metrics http.Handler) http.Handler {
+	// The rules the limits page shows for a phone or an IP.
+	admin := otp.NewAdmin(p.history, limiter, []otp.Limit{
+		{Scope: otp.ScopePhone, Rules: cfg.phoneRules},
+		{Scope: otp.ScopeIP, Rules: cfg.ipRules},
+		{Scope: otp.ScopeCheckPhone, Rules: cfg.checkPhone},
+		{Scope: otp.ScopeCheckIP, Rules: cfg.checkIP},
+	})
+	admin.LimiterTimeout = cfg.RedisTimeout
 	return otphttp.NewAdminServer(otphttp.AdminDeps{
-		Logger:  log,
-		History: p.history,
-		Limiter: limiter,
-		// The rules the limits page shows for a phone or an IP.
-		Limits: []otp.Limit{
-			{Scope: otp.ScopePhone, Rules: cfg.phoneRules},
-			{Scope: otp.ScopeIP, Rules: cfg.ipRules},
-			{Scope: otp.ScopeCheckPhone, Rules: cfg.checkPhone},
-			{Scope: otp.ScopeCheckIP, Rules: cfg.checkIP},
-		},
+		Logger:        log,
+		Admin:         admin,
 		Token:         p.token,
 		DefaultRegion: cfg.DefaultRegion,
 		IPv6Prefix:    cfg.IPv6Prefix,

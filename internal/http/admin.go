@@ -24,13 +24,8 @@ var adminFiles embed.FS
 type AdminDeps struct {
 	// Logger receives the access log and internal errors; nil discards them.
 	Logger *slog.Logger
-	// History answers the console's questions about sends, checks and admin actions; required.
-	History otp.HistoryStore
-	// Limiter is inspected and reset by the limits page; required.
-	Limiter otp.Limiter
-	// Limits are the configured send and check rules per scope (phone, ip, check_phone,
-	// check_ip); their Key is ignored. A scope without rules is not shown.
-	Limits []otp.Limit
+	// Admin answers the console's questions and resets limits; required.
+	Admin otp.AdminService
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

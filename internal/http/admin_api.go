@@ -31,7 +31,7 @@ type adminSend struct {
 func toAdminSend(r otp.SendRow) adminSend {
 	return adminSend{
 		ID: r.ID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
-		Status: r.Status, SendStatus: string(r.SendStatus), Reason: r.Reason, Provider: r.Provider,
+		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Provider: r.Provider,
 		ProviderMessageID: r.ProviderMessageID, Error: r.Error, UpdatedAt: r.Updated,
 	}
 }
@@ -147,19 +147,19 @@ type statsBucket struct {
 }
 
 // handleAdminSends lists sends newest first, one keyset page at a time.
-func handleAdminSends(log *slog.Logger, h otp.HistoryStore, p adminParams) http.Handler {
+func handleAdminSends(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, problems := p.sendFilter(r.URL.Query())
 		if len(problems) > 0 {
 			writeAdminProblem(w, r, log, invalidParams(problems))
 			return
 		}
-		rows, next, err := h.ListSends(r.Context(), f)
+		rows, next, err := a.ListSends(r.Context(), f)
 		if err != nil {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		out := sendsResponse{Sends: make([]adminSend, len(rows)), NextCursor: next}
+		out := sendsResponse{Sends: make([]adminSend, len(rows)), NextCursor: encodeCursor(next)}
 		for i, row := range rows {
 			out.Sends[i] = toAdminSend(row)
 		}
@@ -168,9 +168,9 @@ func handleAdminSends(log *slog.Logger, h otp.HistoryStore, p adminParams) http.
 }
 
 // handleAdminSend shows one send.
-func handleAdminSend(log *slog.Logger, h otp.HistoryStore) http.Handler {
+func handleAdminSend(log *slog.Logger, a otp.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		row, err := h.Send(r.Context(), chi.URLParam(r, "id"))
+		row, err := a.Send(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			writeAdminProblem(w, r, log, err)
 			return
@@ -180,9 +180,9 @@ func handleAdminSend(log *slog.Logger, h otp.HistoryStore) http.Handler {
 }
 
 // handleAdminVerification shows one verification with its sends and attempts.
-func handleAdminVerification(log *slog.Logger, h otp.HistoryStore) http.Handler {
+func handleAdminVerification(log *slog.Logger, a otp.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d, err := h.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
+		d, err := a.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			writeAdminProblem(w, r, log, err)
 			return
@@ -193,7 +193,7 @@ func handleAdminVerification(log *slog.Logger, h otp.HistoryStore) http.Handler 
 
 // handleAdminLimits reports the limiter state of phone= or ip= (GET) or resets it
 // and reports the state after the reset (DELETE).
-func handleAdminLimits(log *slog.Logger, a adminLimits, p adminParams) http.Handler {
+func handleAdminLimits(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, problems := p.requiredTarget(r.URL.Query())
 		if len(problems) > 0 {
@@ -201,12 +201,12 @@ func handleAdminLimits(log *slog.Logger, a adminLimits, p adminParams) http.Hand
 			return
 		}
 		if r.Method == http.MethodDelete {
-			if err := a.reset(r.Context(), t, actorFrom(r.Context())); err != nil {
+			if err := a.ResetLimits(r.Context(), t.LimitTarget, actorFrom(r.Context())); err != nil {
 				writeAdminProblem(w, r, log, err)
 				return
 			}
 		}
-		states, err := a.inspect(r.Context(), t)
+		states, err := a.Limits(r.Context(), t.LimitTarget)
 		if err != nil {
 			writeAdminProblem(w, r, log, err)
 			return
@@ -216,14 +216,14 @@ func handleAdminLimits(log *slog.Logger, a adminLimits, p adminParams) http.Hand
 }
 
 // handleAdminStats counts sends, blocks by reason and approvals per bucket.
-func handleAdminStats(log *slog.Logger, h otp.HistoryStore, p adminParams) http.Handler {
+func handleAdminStats(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		since, bucket, problems := p.statsRange(r.URL.Query())
 		if len(problems) > 0 {
 			writeAdminProblem(w, r, log, invalidParams(problems))
 			return
 		}
-		buckets, err := h.Stats(r.Context(), since, bucket)
+		buckets, err := a.Stats(r.Context(), since, bucket)
 		if err != nil {
 			writeAdminProblem(w, r, log, err)
 			return

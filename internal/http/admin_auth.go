@@ -7,19 +7,20 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"unicode"
+
+	"otpgate/internal/otp"
 )
 
 // Errors of the admin listener's access control.
 var (
-	errUnauthorized = errors.New("admin token missing or wrong")
-	errCSRF         = errors.New("csrf check failed")
+	errUnauthorized = otp.Errorf(otp.CodeUnauthorized, "admin token missing or wrong")
+	errCSRF         = otp.Errorf(otp.CodeCSRFFailed, "csrf check failed")
 )
 
 // adminAuth is how a request proved that it knows the admin token.

@@ -128,10 +128,10 @@ func TestAdminListQueryPlans(t *testing.T) {
 	store.Now = func() time.Time { return base.Add(60 * 24 * time.Hour) }
 	rdb, prefix := testenv.Redis(t)
 	e := &adminEnv{t: t, pool: pool, store: store, limiter: ratelimit.New(rdb, prefix), logs: &syncBuffer{}}
-	e.h = NewAdminServer(AdminDeps{Logger: discardLogger(), History: store, Limiter: e.limiter, Token: testAdminToken, DefaultRegion: "JP"})
+	e.h = NewAdminServer(AdminDeps{Logger: discardLogger(), Admin: otp.NewAdmin(store, e.limiter, nil), Token: testAdminToken, DefaultRegion: "JP"})
 	plans.take()
 
-	deep := otp.SendCursor{Time: base.Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"}.String()
+	deep := encodeCursor(&otp.SendCursor{Time: base.Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"})
 	from, to := base.Add(10_000*time.Second).Format(time.RFC3339), base.Add(20_000*time.Second).Format(time.RFC3339)
 	for _, tc := range []struct{ name, query string }{
 		{"FirstPage", ""},

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -30,7 +29,7 @@ type historyForm struct {
 }
 
 // handleHistoryPage lists sends newest first, filtered and paged like the API.
-func handleHistoryPage(log *slog.Logger, view *adminView, h otp.HistoryStore, p adminParams) http.Handler {
+func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f, problems := p.sendFilter(q)
@@ -43,7 +42,7 @@ func handleHistoryPage(log *slog.Logger, view *adminView, h otp.HistoryStore, p 
 			}
 		}
 		if len(problems) == 0 {
-			rows, next, err := h.ListSends(r.Context(), f)
+			rows, next, err := a.ListSends(r.Context(), f)
 			if fields, ok := invalidFields(err); ok {
 				problems = fields
 			} else if err != nil {
@@ -51,13 +50,13 @@ func handleHistoryPage(log *slog.Logger, view *adminView, h otp.HistoryStore, p 
 				return
 			}
 			data.Rows, data.Phone = rows, f.Phone
-			if f.Cursor != "" {
+			if f.After != nil {
 				first := f
-				first.Cursor = ""
+				first.After = nil
 				data.First = "/admin/?" + filterQuery(first).Encode()
 			}
-			if next != "" {
-				f.Cursor = next
+			if next != nil {
+				f.After = next
 				data.Next = "/admin/?" + filterQuery(f).Encode()
 			}
 		}
@@ -70,9 +69,9 @@ func handleHistoryPage(log *slog.Logger, view *adminView, h otp.HistoryStore, p 
 }
 
 // handleVerificationPage shows one verification: every send and every check attempt.
-func handleVerificationPage(log *slog.Logger, view *adminView, h otp.HistoryStore) http.Handler {
+func handleVerificationPage(log *slog.Logger, view *adminView, a otp.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d, err := h.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
+		d, err := a.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			adminError(w, r, log, view, err)
 			return
@@ -80,7 +79,7 @@ func handleVerificationPage(log *slog.Logger, view *adminView, h otp.HistoryStor
 		data := struct {
 			otp.VerificationDetail
 			LimitsURL string
-		}{d, limitTarget{Kind: "phone", Key: d.Verification.Phone}.URL()}
+		}{d, limitTarget{otp.LimitTarget{Kind: otp.TargetPhone, Key: d.Verification.Phone}}.URL()}
 		view.render(w, r, http.StatusOK, "verification", pageData{Title: "Verification", Nav: "history", Data: data})
 	})
 }
@@ -98,7 +97,7 @@ type limitsPage struct {
 
 // loadLimits reads the target of q with target (adminParams.target or requiredTarget)
 // and, when there is one, its limiter state.
-func loadLimits(r *http.Request, a adminLimits, q url.Values, target func(url.Values) (limitTarget, map[string]string)) (limitsPage, error) {
+func loadLimits(r *http.Request, a otp.AdminService, q url.Values, target func(url.Values) (limitTarget, map[string]string)) (limitsPage, error) {
 	data := limitsPage{Phone: q.Get("phone"), IP: q.Get("ip")}
 	t, problems := target(q)
 	if len(problems) > 0 {
@@ -109,18 +108,18 @@ func loadLimits(r *http.Request, a adminLimits, q url.Values, target func(url.Va
 	if t.Kind == "" {
 		return data, nil
 	}
-	if t.Kind == "phone" {
+	if t.Kind == otp.TargetPhone {
 		data.Phone = t.Key
 	} else {
 		data.IP = t.Key
 	}
 	var err error
-	data.Rules, err = a.inspect(r.Context(), t)
+	data.Rules, err = a.Limits(r.Context(), t.LimitTarget)
 	return data, err
 }
 
 // handleLimitsPage looks up the limiter state of a phone or IP, with recent admin actions.
-func handleLimitsPage(log *slog.Logger, view *adminView, a adminLimits, p adminParams) http.Handler {
+func handleLimitsPage(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		data, err := loadLimits(r, a, q, p.target)
@@ -129,7 +128,7 @@ func handleLimitsPage(log *slog.Logger, view *adminView, a adminLimits, p adminP
 			return
 		}
 		data.Reset = q.Get("reset") == "done" && data.Target.Kind != ""
-		if data.Actions, err = a.history.AdminActions(r.Context(), adminActionsShown); err != nil {
+		if data.Actions, err = a.AdminActions(r.Context(), adminActionsShown); err != nil {
 			adminError(w, r, log, view, err)
 			return
 		}
@@ -143,7 +142,7 @@ func handleLimitsPage(log *slog.Logger, view *adminView, a adminLimits, p adminP
 
 // handleResetConfirm asks before a reset; its form POSTs with the CSRF token, so the
 // reset needs no script and cannot be triggered by a link.
-func handleResetConfirm(log *slog.Logger, view *adminView, a adminLimits, p adminParams) http.Handler {
+func handleResetConfirm(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, err := loadLimits(r, a, r.URL.Query(), p.requiredTarget)
 		if err != nil {
@@ -160,7 +159,7 @@ func handleResetConfirm(log *slog.Logger, view *adminView, a adminLimits, p admi
 
 // handleResetLimits resets a phone's or IP's limits and shows the cleared state
 // (post, redirect, get, so reloading the page does not reset again).
-func handleResetLimits(log *slog.Logger, view *adminView, a adminLimits, p adminParams) http.Handler {
+func handleResetLimits(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			adminError(w, r, log, view, invalidParams(map[string]string{"form": "could not be read"}))
@@ -171,7 +170,7 @@ func handleResetLimits(log *slog.Logger, view *adminView, a adminLimits, p admin
 			adminError(w, r, log, view, invalidParams(problems))
 			return
 		}
-		if err := a.reset(r.Context(), t, actorFrom(r.Context())); err != nil {
+		if err := a.ResetLimits(r.Context(), t.LimitTarget, actorFrom(r.Context())); err != nil {
 			adminError(w, r, log, view, err)
 			return
 		}
@@ -180,36 +179,17 @@ func handleResetLimits(log *slog.Logger, view *adminView, a adminLimits, p admin
 }
 
 // handleChartsPage draws the last 24 hours by hour and the last 7 days by day.
-func handleChartsPage(log *slog.Logger, view *adminView, h otp.HistoryStore, now func() time.Time) http.Handler {
+func handleChartsPage(log *slog.Logger, view *adminView, a otp.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		charts, err := statCharts(r.Context(), h, now())
+		hours, days, err := a.Charts(r.Context())
 		if err != nil {
 			adminError(w, r, log, view, err)
 			return
 		}
+		charts := []chart{
+			newChart("Last 24 hours, per hour", hours, time.Hour),
+			newChart("Last 7 days, per day", days, 24*time.Hour),
+		}
 		view.render(w, r, http.StatusOK, "charts", pageData{Title: "Charts", Nav: "charts", Data: charts})
 	})
-}
-
-// statCharts lays out the hours of the last 24 and the days of the last 7 from one
-// hourly Stats call: it starts at the first day's midnight, and hours add up into
-// days because both start at whole multiples since the Unix epoch.
-func statCharts(ctx context.Context, h otp.HistoryStore, now time.Time) ([]chart, error) {
-	const hour, day = time.Hour, 24 * time.Hour
-	since := now.Add(-6 * day)
-	hours, err := h.Stats(ctx, otp.BucketStart(since, day), hour)
-	if err != nil {
-		return nil, err
-	}
-	days, err := otp.NewStatCounter(since, now, day)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range hours {
-		days.AddBucket(b)
-	}
-	return []chart{
-		newChart("Last 24 hours, per hour", hours[max(len(hours)-24, 0):], hour),
-		newChart("Last 7 days, per day", days.Buckets(), day),
-	}, nil
 }

@@ -5,12 +5,10 @@ import (
 	"html"
 	"net/http"
 	"net/url"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"otpgate/internal/otp"
 )
@@ -294,42 +292,5 @@ func TestAdminChartsPage(t *testing.T) {
 	}
 	if !strings.Contains(body, "blocked: phone 1/1m") {
 		t.Errorf("legend does not name the blocking rule")
-	}
-}
-
-func TestStatChartsMatchTwoStatsCalls(t *testing.T) {
-	now := time.Now().UTC()
-	e := newAdminEnv(t, nil)
-	e.store.Now = func() time.Time { return now }
-	e.seedFixture()
-	for _, back := range []time.Duration{23*time.Hour + 59*time.Minute, 25 * time.Hour, 3 * 24 * time.Hour, 6*24*time.Hour + time.Hour} {
-		e.seedSend("+819011110000", ipB, now.Add(-back), otp.SendSent)
-	}
-	// A send before the first day, which neither chart shows.
-	e.seedSend("+819011110001", ipB, otp.BucketStart(now.Add(-6*24*time.Hour), 24*time.Hour).Add(-time.Second), otp.SendFailed)
-
-	got, err := statCharts(context.Background(), e.store, now)
-	if err != nil {
-		t.Fatalf("statCharts: %v", err)
-	}
-	var want []chart
-	for _, c := range []struct {
-		title        string
-		span, bucket time.Duration
-	}{
-		{"Last 24 hours, per hour", 23 * time.Hour, time.Hour},
-		{"Last 7 days, per day", 6 * 24 * time.Hour, 24 * time.Hour},
-	} {
-		buckets, err := e.store.Stats(context.Background(), now.Add(-c.span), c.bucket)
-		if err != nil {
-			t.Fatalf("Stats: %v", err)
-		}
-		want = append(want, newChart(c.title, buckets, c.bucket))
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	if len(got) != 2 || len(got[0].Rows) != 24 || len(got[1].Rows) != 7 || got[1].Empty {
-		t.Errorf("got %d charts, want 24 hours and 7 days with sends", len(got))
 	}
 }

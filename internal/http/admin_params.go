@@ -67,11 +67,13 @@ func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[st
 		}
 		f.Limit = n
 	}
-	f.Cursor = strings.TrimSpace(q.Get("cursor"))
-	// The store checks status and cursor too; asking here lists them with the other
-	// parameters' problems in one answer.
-	if _, err := f.Validate(); err != nil {
-		fields, _ := invalidFields(err)
+	f.After, err = parseCursor(strings.TrimSpace(q.Get("cursor")))
+	if fields, bad := invalidFields(err); bad {
+		maps.Copy(problems, fields)
+	}
+	// The store checks the status too; asking here lists it with the other parameters'
+	// problems in one answer.
+	if fields, bad := invalidFields(f.Validate()); bad {
 		maps.Copy(problems, fields)
 	}
 	return f, problems
@@ -91,7 +93,7 @@ func (p adminParams) phone(raw string) (string, error) {
 // filterQuery renders a filter as the query of a console link, times in RFC 3339.
 func filterQuery(f otp.SendFilter) url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"phone": f.Phone, "ip": f.ClientIP, "status": f.Status, "cursor": f.Cursor} {
+	for k, v := range map[string]string{"phone": f.Phone, "ip": f.ClientIP, "status": f.Status, "cursor": encodeCursor(f.After)} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -142,30 +144,16 @@ func (p adminParams) ipKey(raw string) (string, error) {
 	return "", errors.New("must be a single IPv4 address")
 }
 
-// limitTarget is what the limits page inspects and resets: a phone or a client IP.
+// limitTarget is an otp.LimitTarget with the links the console makes to it.
 type limitTarget struct {
-	// Kind is "phone" or "ip", also the name of the query parameter.
-	Kind string
-	// Key is the E.164 phone or the client IP key.
-	Key string
+	otp.LimitTarget
 }
-
-// String names the target in the audit log, such as "phone:+819012345678".
-func (t limitTarget) String() string { return t.Kind + ":" + t.Key }
 
 // Query is the target as URL query.
 func (t limitTarget) Query() string { return url.Values{t.Kind: {t.Key}}.Encode() }
 
 // URL links to the target's limits page.
 func (t limitTarget) URL() string { return "/admin/limits?" + t.Query() }
-
-// scopes lists the limiter scopes the target is keyed in: its send scope, then its check scope.
-func (t limitTarget) scopes() []string {
-	if t.Kind == "phone" {
-		return []string{otp.ScopePhone, otp.ScopeCheckPhone}
-	}
-	return []string{otp.ScopeIP, otp.ScopeCheckIP}
-}
 
 // target reads phone= or ip=. Neither is a zero target without problems; both, or a
 // bad value, are problems.
@@ -179,13 +167,13 @@ func (p adminParams) target(q url.Values) (limitTarget, map[string]string) {
 		if err != nil {
 			return limitTarget{}, map[string]string{"phone": err.Error()}
 		}
-		return limitTarget{Kind: "phone", Key: e164}, nil
+		return limitTarget{otp.LimitTarget{Kind: otp.TargetPhone, Key: e164}}, nil
 	case ip != "":
 		key, err := p.ipKey(ip)
 		if err != nil {
 			return limitTarget{}, map[string]string{"ip": err.Error()}
 		}
-		return limitTarget{Kind: "ip", Key: key}, nil
+		return limitTarget{otp.LimitTarget{Kind: otp.TargetIP, Key: key}}, nil
 	}
 	return limitTarget{}, nil
 }
@@ -242,5 +230,5 @@ func parseSpan(s string) (time.Duration, error) {
 
 // invalidParams turns parameter problems into the error the API answers 400 for.
 func invalidParams(problems map[string]string) error {
-	return &requestError{detail: "invalid query parameters", fields: problems}
+	return invalidRequest("invalid query parameters", problems)
 }

@@ -67,8 +67,8 @@ func newAdminEnv(t *testing.T, mod func(*AdminDeps)) *adminEnv {
 		logs: &syncBuffer{}, base: time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second),
 	}
 	d := AdminDeps{
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		History: e.store, Limiter: e.limiter, Limits: testRules(), Token: testAdminToken, DefaultRegion: "JP",
+		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Admin:  otp.NewAdmin(e.store, e.limiter, testRules()), Token: testAdminToken, DefaultRegion: "JP",
 	}
 	if mod != nil {
 		mod(&d)

@@ -32,6 +32,7 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 		"iso":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"dur":         formatSpan,
 		"statusClass": statusClass,
+		"statusLabel": statusLabel,
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "admin/templates/layout.html")
 	if err != nil {
@@ -118,7 +119,7 @@ func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *
 		return
 	}
 	ctx := r.Context()
-	logProblem(ctx, log, p, err)
+	logProblem(ctx, log, err)
 	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: requestIDFrom(ctx)}
 	switch p.Status {
 	case http.StatusUnauthorized:
@@ -168,11 +169,8 @@ func formatSpan(d time.Duration) string {
 	}
 }
 
-// statusClass names the CSS class of a history status: its part before the colon.
-func statusClass(status string) string {
-	s, _, _ := strings.Cut(status, ":")
-	return "st-" + s
-}
+// statusClass names the CSS class of a history status.
+func statusClass(status string) string { return "st-" + status }
 
 // datetimeLocal renders a time as a datetime-local input's value, in UTC.
 func datetimeLocal(t time.Time) string {

@@ -24,7 +24,7 @@ type checkResponse struct {
 
 // handleCheck serves POST /v1/verifications/check: 200 when the code approves the
 // verification. RateLimit headers are added whenever the check limiter was asked.
-func handleCheck(log *slog.Logger, v Verifier) http.Handler {
+func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
 	requests := newDecoder[checkRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

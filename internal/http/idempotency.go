@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"otpgate/internal/idempotency"
+	"otpgate/internal/otp"
 )
 
 // Idempotency-Key handling, for the send endpoint.
@@ -47,10 +47,8 @@ func idempotencyKey(h http.Header) (string, error) {
 	if len(values) == 0 {
 		return "", nil
 	}
-	bad := &requestError{
-		detail: "Idempotency-Key must be one header of 1 to 255 printable ASCII characters",
-		fields: map[string]string{"Idempotency-Key": "must be 1 to 255 printable ASCII characters"},
-	}
+	bad := invalidRequest("Idempotency-Key must be one header of 1 to 255 printable ASCII characters",
+		map[string]string{"Idempotency-Key": "must be 1 to 255 printable ASCII characters"})
 	if len(values) > 1 || len(values[0]) == 0 || len(values[0]) > maxIdempotencyKeyLen {
 		return "", bad
 	}
@@ -74,7 +72,7 @@ func storable(status int) bool {
 // serveOnce runs serve at most once per (endpoint, key, body). A repeat with the same
 // body gets the stored response with Idempotent-Replayed: true; the store's refusals
 // (in flight, key reused, unavailable) go to fail.
-func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store Idempotency,
+func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store otp.IdempotencyStore,
 	endpoint, key string, body []byte, serve func(http.ResponseWriter), fail func(error)) {
 	claim, err := store.Begin(r.Context(), endpoint, key, sha256.Sum256(body))
 	if err != nil {
@@ -109,7 +107,7 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store I
 
 // replay writes a stored response as it was first sent; the recorder kept only the
 // headers worth replaying.
-func replay(w http.ResponseWriter, resp idempotency.Response) {
+func replay(w http.ResponseWriter, resp otp.StoredResponse) {
 	for name, vs := range resp.Header {
 		w.Header()[name] = vs
 	}
@@ -142,6 +140,6 @@ func (rec *recorder) Write(b []byte) (int, error) {
 }
 
 // response is what was sent, in the form the store keeps.
-func (rec *recorder) response() idempotency.Response {
-	return idempotency.Response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+func (rec *recorder) response() otp.StoredResponse {
+	return otp.StoredResponse{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // newIdempotentServer serves v with an Idempotency-Key store over the shared Redis.
-func newIdempotentServer(t *testing.T, v Verifier) http.Handler {
+func newIdempotentServer(t *testing.T, v otp.Verifier) http.Handler {
 	t.Helper()
 	rdb, prefix := testenv.Redis(t)
 	h, _ := newTestServer(t, v, func(d *Deps) { d.Idempotency = idempotency.New(rdb, prefix, 24*time.Hour) })

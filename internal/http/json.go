@@ -15,7 +15,7 @@ import (
 )
 
 // readJSON checks that the request carries JSON and reads its body, which limitBody has
-// capped. Errors: errUnsupportedMediaType, errTooLarge, *requestError.
+// capped. Errors: errUnsupportedMediaType, errTooLarge, *otp.ErrInvalidRequest.
 func readJSON(r *http.Request) ([]byte, error) {
 	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !isJSONMediaType(ct[0]) {
 		return nil, errUnsupportedMediaType
@@ -26,7 +26,7 @@ func readJSON(r *http.Request) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	if err != nil {
-		return nil, &requestError{detail: "the request body could not be read"}
+		return nil, invalidRequest("the request body could not be read", nil)
 	}
 	return body, nil
 }
@@ -58,7 +58,7 @@ func newDecoder[T any]() decoder[T] {
 }
 
 // decode reads body strictly into a T. Beyond encoding/json it refuses, as
-// *requestError naming the problem: an empty body, invalid UTF-8 (which encoding/json
+// *otp.ErrInvalidRequest naming the problem: an empty body, invalid UTF-8 (which encoding/json
 // would silently replace), anything but one object, trailing data, duplicate keys at
 // any depth compared regardless of letter case (encoding/json would keep the last),
 // top-level names that do not match a field exactly (encoding/json matches them
@@ -73,9 +73,9 @@ func (d decoder[T]) decode(body []byte) (T, error) {
 	if err := dec.Decode(&v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return v, &requestError{detail: fmt.Sprintf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type))}
+			return v, invalidRequest(fmt.Sprintf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type)), nil)
 		}
-		return v, &requestError{detail: "malformed JSON: " + err.Error()}
+		return v, invalidRequest("malformed JSON: "+err.Error(), nil)
 	}
 	return v, nil
 }
@@ -96,10 +96,10 @@ func encode[T any](w http.ResponseWriter, status int, v T) error {
 // the top-level names allowed (nil allows any).
 func checkJSON(body []byte, fields map[string]bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return &requestError{detail: "the request body is empty"}
+		return invalidRequest("the request body is empty", nil)
 	}
 	if !utf8.Valid(body) {
-		return &requestError{detail: "the request body is not valid UTF-8"}
+		return invalidRequest("the request body is not valid UTF-8", nil)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -108,13 +108,13 @@ func checkJSON(body []byte, fields map[string]bool) error {
 		return malformed(err)
 	}
 	if tok != json.Delim('{') {
-		return &requestError{detail: "the request body must be a JSON object"}
+		return invalidRequest("the request body must be a JSON object", nil)
 	}
 	if err := checkObject(dec, fields); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return &requestError{detail: "unexpected data after the JSON object"}
+		return invalidRequest("unexpected data after the JSON object", nil)
 	}
 	return nil
 }
@@ -129,25 +129,25 @@ func checkObject(dec *json.Decoder, fields map[string]bool) error {
 		}
 		key, ok := tok.(string)
 		if !ok {
-			return &requestError{detail: "malformed JSON: object key is not a string"}
+			return invalidRequest("malformed JSON: object key is not a string", nil)
 		}
 		folded := foldKey(key)
 		if prev, dup := seen[folded]; dup {
 			if prev == key {
-				return &requestError{detail: fmt.Sprintf("duplicate field %q", key)}
+				return invalidRequest(fmt.Sprintf("duplicate field %q", key), nil)
 			}
-			return &requestError{detail: fmt.Sprintf("duplicate field %q (also given as %q; names are compared regardless of letter case)", key, prev)}
+			return invalidRequest(fmt.Sprintf("duplicate field %q (also given as %q; names are compared regardless of letter case)", key, prev), nil)
 		}
 		seen[folded] = key
 		if fields != nil && !fields[key] {
-			return &requestError{detail: fmt.Sprintf("unknown field %q", key)}
+			return invalidRequest(fmt.Sprintf("unknown field %q", key), nil)
 		}
 		tok, err = dec.Token()
 		if err != nil {
 			return malformed(err)
 		}
 		if tok == nil && fields != nil {
-			return &requestError{detail: fmt.Sprintf("field %q must not be null", key)}
+			return invalidRequest(fmt.Sprintf("field %q must not be null", key), nil)
 		}
 		if err := checkNested(dec, tok); err != nil {
 			return err
@@ -186,11 +186,11 @@ func malformed(err error) error {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return &requestError{detail: fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, err)}
+		return invalidRequest(fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, err), nil)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return &requestError{detail: "malformed JSON: unexpected end of input"}
+		return invalidRequest("malformed JSON: unexpected end of input", nil)
 	default:
-		return &requestError{detail: "malformed JSON: " + err.Error()}
+		return invalidRequest("malformed JSON: "+err.Error(), nil)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"otpgate/internal/otp"
 )
 
 func TestDecodeSend(t *testing.T) {
@@ -59,12 +61,12 @@ func TestDecodeSend(t *testing.T) {
 				}
 				return
 			}
-			var re *requestError
+			var re *otp.ErrInvalidRequest
 			if !errors.As(err, &re) {
-				t.Fatalf("got error %v, want a *requestError", err)
+				t.Fatalf("got error %v, want a *otp.ErrInvalidRequest", err)
 			}
-			if !strings.Contains(re.detail, tt.wantDetail) {
-				t.Errorf("detail: got %q, want it to contain %q", re.detail, tt.wantDetail)
+			if !strings.Contains(re.Detail, tt.wantDetail) {
+				t.Errorf("detail: got %q, want it to contain %q", re.Detail, tt.wantDetail)
 			}
 		})
 	}
@@ -169,15 +171,15 @@ func fuzzSeeds(f *testing.F) {
 }
 
 // checkDecoded holds the properties every strict decode must have: no panic, every
-// refusal a *requestError (a 400, never a 500), and nothing encoding/json refuses is
+// refusal a *otp.ErrInvalidRequest (a 400, never a 500), and nothing encoding/json refuses is
 // accepted; what is accepted survives a round trip.
 func checkDecoded[T comparable](t *testing.T, body []byte) {
 	requests := newDecoder[T]()
 	got, err := requests.decode(body)
 	if err != nil {
-		var re *requestError
+		var re *otp.ErrInvalidRequest
 		if !errors.As(err, &re) {
-			t.Fatalf("got error %T %v, want a *requestError", err, err)
+			t.Fatalf("got error %T %v, want a *otp.ErrInvalidRequest", err, err)
 		}
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
 )
@@ -107,7 +106,7 @@ func ipState() otp.Decision {
 }
 
 // newTestServer builds the public handler around v, logging into the returned buffer.
-func newTestServer(t *testing.T, v Verifier, mod func(*Deps)) (http.Handler, *syncBuffer) {
+func newTestServer(t *testing.T, v otp.Verifier, mod func(*Deps)) (http.Handler, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	d := Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil)), Verifier: v}
@@ -210,9 +209,3 @@ func decodeProblem(t *testing.T, w *httptest.ResponseRecorder) problemBody {
 
 // discardLogger is for tests that do not read the logs.
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// The service the server runs on in production must fit the interface declared here.
-var _ Verifier = (*otp.Service)(nil)
-
-// And so must the Redis store.
-var _ Idempotency = (*idempotency.Store)(nil)

@@ -9,26 +9,22 @@ import (
 	"strconv"
 	"time"
 
-	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
 )
 
-// Errors the HTTP layer itself raises; the service's errors live in internal/otp.
+// Errors the HTTP layer itself raises, classified by their otp code like the service's.
 var (
-	errTooLarge             = errors.New("request body too large")
-	errUnsupportedMediaType = errors.New("unsupported media type")
-	errRouteNotFound        = errors.New("no such route")
-	errMethodNotAllowed     = errors.New("method not allowed")
+	errTooLarge             = otp.Errorf(otp.CodeRequestTooLarge, "request body too large")
+	errUnsupportedMediaType = otp.Errorf(otp.CodeUnsupportedMediaType, "unsupported media type")
+	errRouteNotFound        = otp.Errorf(otp.CodeNotFound, "no such route")
+	errMethodNotAllowed     = otp.Errorf(otp.CodeMethodNotAllowed, "method not allowed")
 )
 
-// requestError is a request refused before the service saw it: a detail, and per-field
+// invalidRequest is a request refused before the service saw it: a detail, and per-field
 // problems when validation found some.
-type requestError struct {
-	detail string
-	fields map[string]string
+func invalidRequest(detail string, fields map[string]string) *otp.ErrInvalidRequest {
+	return &otp.ErrInvalidRequest{Detail: detail, Fields: fields}
 }
-
-func (e *requestError) Error() string { return "invalid request: " + e.detail }
 
 // problemTypePrefix makes a problem's type URI from its code.
 const problemTypePrefix = "urn:otpgate:problem:"
@@ -61,89 +57,96 @@ func newProblem(status int, code, title, detail string) problem {
 	return problem{Type: problemTypePrefix + code, Title: title, Status: status, Detail: detail, Code: code}
 }
 
-// problemFor is the one mapping from errors to problems, for both listeners; it matches
-// with errors.Is/As only. Anything it does not know is a 500 "internal error".
+// problemKind is how one otp.Code answers over HTTP.
+type problemKind struct {
+	status        int
+	title, detail string
+}
+
+// kindOf is how each code of otp.ErrorCode answers; an unknown code is CodeInternal's.
+func kindOf(c otp.Code) problemKind {
+	switch c {
+	case otp.CodeInvalidRequest:
+		return problemKind{http.StatusBadRequest, "Invalid request", "the request has invalid fields"}
+	case otp.CodeRequestTooLarge:
+		return problemKind{http.StatusRequestEntityTooLarge, "Request too large", fmt.Sprintf("the request body must not exceed %d bytes", maxBodyBytes)}
+	case otp.CodeUnsupportedMediaType:
+		return problemKind{http.StatusUnsupportedMediaType, "Unsupported media type", "the request body must be sent as Content-Type: application/json"}
+	case otp.CodeMethodNotAllowed:
+		return problemKind{http.StatusMethodNotAllowed, "Method not allowed", "the resource does not support this method"}
+	case otp.CodeUnauthorized:
+		return problemKind{http.StatusUnauthorized, "Unauthorized", "send the admin token as a Bearer token, or as the password of HTTP Basic"}
+	case otp.CodeCSRFFailed:
+		return problemKind{http.StatusForbidden, "CSRF check failed", "a change made with a browser login needs the page's CSRF token and must come from this console"}
+	case otp.CodeInvalidPhone:
+		return problemKind{http.StatusUnprocessableEntity, "Invalid phone number", "not a valid phone number"}
+	case otp.CodeCountryNotAllowed:
+		return problemKind{http.StatusForbidden, "Country not allowed", "phone numbers of this country are not served"}
+	case otp.CodeDuplicateSubmit:
+		return problemKind{http.StatusConflict, "Duplicate submit", "the same phone was just submitted from this client"}
+	case otp.CodeIdempotencyInFlight:
+		return problemKind{http.StatusConflict, "Request in flight", "a request with this Idempotency-Key is still being processed"}
+	case otp.CodeIdempotencyKeyReused:
+		return problemKind{http.StatusUnprocessableEntity, "Idempotency-Key reused", "this Idempotency-Key was used with a different request body"}
+	case otp.CodeRateLimited:
+		return problemKind{http.StatusTooManyRequests, "Rate limited", "too many requests; retry later"}
+	case otp.CodeInvalidCode:
+		return problemKind{http.StatusUnprocessableEntity, "Invalid code", "the code does not match"}
+	case otp.CodeTooManyAttempts:
+		return problemKind{http.StatusTooManyRequests, "Too many attempts", "the verification's attempts are spent; request a new code"}
+	case otp.CodeNotFound:
+		return problemKind{http.StatusNotFound, "Not found", "there is no pending verification"}
+	case otp.CodeExpired:
+		return problemKind{http.StatusGone, "Expired", "the verification expired; request a new code"}
+	case otp.CodeProviderError:
+		return problemKind{http.StatusBadGateway, "SMS provider error", "the SMS provider did not confirm delivery"}
+	case otp.CodeUnavailable:
+		return problemKind{http.StatusServiceUnavailable, "Service unavailable", "a backing service did not answer in time; nothing was sent"}
+	}
+	return problemKind{http.StatusInternalServerError, "Internal error", "internal error"}
+}
+
+// problemFor is the one mapping from errors to problems, for both listeners: the code
+// comes from otp.ErrorCode, and only the details that a client can act on are added.
 func problemFor(err error) problem {
+	code := otp.ErrorCode(err)
+	k := kindOf(code)
+	if k.status == http.StatusInternalServerError {
+		code = otp.CodeInternal
+	}
+	out := newProblem(k.status, string(code), k.title, k.detail)
 	var (
-		req      *requestError
 		invalid  *otp.ErrInvalidRequest
 		phone    *otp.ErrInvalidPhone
 		country  *otp.ErrCountryNotAllowed
 		limited  *otp.ErrRateLimited
-		code     *otp.ErrInvalidCode
+		wrong    *otp.ErrInvalidCode
 		provider *otp.ErrProvider
 	)
 	switch {
-	case errors.As(err, &req):
-		p := newProblem(http.StatusBadRequest, "invalid_request", "Invalid request", req.detail)
-		p.Errors = req.fields
-		return p
-	case errors.As(err, &invalid):
-		p := newProblem(http.StatusBadRequest, "invalid_request", "Invalid request", "the request has invalid fields")
-		p.Errors = invalid.Fields
-		return p
-	case errors.Is(err, errTooLarge):
-		return newProblem(http.StatusRequestEntityTooLarge, "request_too_large", "Request too large",
-			fmt.Sprintf("the request body must not exceed %d bytes", maxBodyBytes))
-	case errors.Is(err, errUnsupportedMediaType):
-		return newProblem(http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported media type",
-			"the request body must be sent as Content-Type: application/json")
-	case errors.Is(err, errRouteNotFound):
-		return newProblem(http.StatusNotFound, "not_found", "Not found", "there is no such resource")
-	case errors.Is(err, errMethodNotAllowed):
-		return newProblem(http.StatusMethodNotAllowed, "method_not_allowed", "Method not allowed",
-			"the resource does not support this method")
-	case errors.Is(err, errUnauthorized):
-		return newProblem(http.StatusUnauthorized, "unauthorized", "Unauthorized",
-			"send the admin token as a Bearer token, or as the password of HTTP Basic")
-	case errors.Is(err, errCSRF):
-		return newProblem(http.StatusForbidden, "csrf_failed", "CSRF check failed",
-			"a change made with a browser login needs the page's CSRF token and must come from this console")
-	case errors.As(err, &phone):
-		return newProblem(http.StatusUnprocessableEntity, "invalid_phone", "Invalid phone number", phone.Reason)
-	case errors.As(err, &country):
-		return newProblem(http.StatusForbidden, "country_not_allowed", "Country not allowed",
-			fmt.Sprintf("phone numbers of %s are not served", country.Country))
-	case errors.Is(err, otp.ErrDuplicateSubmit):
-		return newProblem(http.StatusConflict, "duplicate_submit", "Duplicate submit",
-			"the same phone was just submitted from this client")
-	case errors.Is(err, idempotency.ErrInFlight):
-		return newProblem(http.StatusConflict, "idempotency_in_flight", "Request in flight",
-			"a request with this Idempotency-Key is still being processed")
-	case errors.Is(err, idempotency.ErrKeyReused):
-		return newProblem(http.StatusUnprocessableEntity, "idempotency_key_reused", "Idempotency-Key reused",
-			"this Idempotency-Key was used with a different request body")
-	case errors.As(err, &limited):
-		return rateLimitedProblem(limited)
-	case errors.As(err, &code):
-		p := newProblem(http.StatusUnprocessableEntity, "invalid_code", "Invalid code", "the code does not match")
-		p.AttemptsLeft = &code.AttemptsLeft
-		return p
-	case errors.Is(err, otp.ErrTooManyAttempts):
-		return newProblem(http.StatusTooManyRequests, "too_many_attempts", "Too many attempts",
-			"the verification's attempts are spent; request a new code")
-	case errors.Is(err, otp.ErrNotFound):
-		return newProblem(http.StatusNotFound, "not_found", "Not found", "there is no pending verification")
-	case errors.Is(err, otp.ErrExpired):
-		return newProblem(http.StatusGone, "expired", "Expired", "the verification expired; request a new code")
-	// Before unavailable: a provider timeout wraps context.DeadlineExceeded.
-	case errors.As(err, &provider):
-		detail := "the SMS provider did not confirm delivery"
-		if provider.Definite {
-			detail = "the SMS provider refused the message"
+	case code == otp.CodeNotFound && errors.Is(err, errRouteNotFound):
+		out.Detail = "there is no such resource"
+	case code == otp.CodeInvalidRequest && errors.As(err, &invalid):
+		if invalid.Detail != "" {
+			out.Detail = invalid.Detail
 		}
-		return newProblem(http.StatusBadGateway, "provider_error", "SMS provider error", detail)
-	case errors.Is(err, otp.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
-			"a backing service did not answer in time; nothing was sent")
-	default:
-		return newProblem(http.StatusInternalServerError, "internal", "Internal error", "internal error")
+		out.Errors = invalid.Fields
+	case code == otp.CodeInvalidPhone && errors.As(err, &phone):
+		out.Detail = phone.Reason
+	case code == otp.CodeCountryNotAllowed && errors.As(err, &country):
+		out.Detail = fmt.Sprintf("phone numbers of %s are not served", country.Country)
+	case code == otp.CodeRateLimited && errors.As(err, &limited):
+		addRateLimited(&out, limited)
+	case code == otp.CodeInvalidCode && errors.As(err, &wrong):
+		out.AttemptsLeft = &wrong.AttemptsLeft
+	case code == otp.CodeProviderError && errors.As(err, &provider) && provider.Definite:
+		out.Detail = "the SMS provider refused the message"
 	}
+	return out
 }
 
-// rateLimitedProblem lists every violated rule with its own retry-after.
-func rateLimitedProblem(e *otp.ErrRateLimited) problem {
-	p := newProblem(http.StatusTooManyRequests, "rate_limited", "Rate limited", "too many requests; retry later")
+// addRateLimited lists every violated rule with its own retry-after.
+func addRateLimited(p *problem, e *otp.ErrRateLimited) {
 	violations := e.Violations()
 	secs := max(ceilSeconds(e.RetryAfter()), 1)
 	p.RetryAfterSeconds = &secs
@@ -155,7 +158,6 @@ func rateLimitedProblem(e *otp.ErrRateLimited) problem {
 			RetryAfterSeconds: max(ceilSeconds(v.RetryAfter), 1),
 		}
 	}
-	return p
 }
 
 // adminProblemFor is problemFor on the admin listener, where a missing record is a
@@ -181,7 +183,7 @@ func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger,
 // sendProblem writes p, the problem for err, as problem+json, after logging err as
 // logProblem does.
 func sendProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, p problem, err error) {
-	logProblem(r.Context(), log, p, err)
+	logProblem(r.Context(), log, err)
 	if p.RetryAfterSeconds != nil {
 		w.Header().Set("Retry-After", strconv.FormatInt(*p.RetryAfterSeconds, 10))
 	}
@@ -191,15 +193,15 @@ func sendProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, p pro
 	}
 }
 
-// logProblem logs the errors behind 500s with the request id, since their detail is
-// withheld from the client, and unavailability as a warning. Other problems are the
-// client's and are not logged; provider errors neither, as their text may quote the
-// provider's reply and the service logs the send's outcome.
-func logProblem(ctx context.Context, log *slog.Logger, p problem, err error) {
-	switch p.Status {
-	case http.StatusInternalServerError:
+// logProblem logs err by the severity of its code: faults at error level with the
+// request id, since their detail is withheld from the client, and unavailability as a
+// warning. Other problems are the client's and are not logged; provider errors neither,
+// as their text may quote the provider's reply and the service logs the send's outcome.
+func logProblem(ctx context.Context, log *slog.Logger, err error) {
+	switch otp.ErrorCode(err).Severity() {
+	case otp.SeverityFault:
 		log.ErrorContext(ctx, "internal error", "request_id", requestIDFrom(ctx), "err", err)
-	case http.StatusServiceUnavailable:
+	case otp.SeverityDegraded:
 		if ctx.Err() != nil {
 			break // the client hung up; nothing is wrong with the backing services
 		}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
 )
 
@@ -26,7 +25,7 @@ func TestProblemFor(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"RequestError", &requestError{detail: "bad"}, 400, "invalid_request"},
+		{"RequestError", invalidRequest("bad", nil), 400, "invalid_request"},
 		{"ServiceInvalidRequest", &otp.ErrInvalidRequest{Fields: map[string]string{"locale": "bad"}}, 400, "invalid_request"},
 		{"TooLarge", errTooLarge, 413, "request_too_large"},
 		{"UnsupportedMediaType", errUnsupportedMediaType, 415, "unsupported_media_type"},
@@ -37,8 +36,8 @@ func TestProblemFor(t *testing.T) {
 		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
 		{"CountryNotAllowed", &otp.ErrCountryNotAllowed{Country: "US"}, 403, "country_not_allowed"},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409, "duplicate_submit"},
-		{"IdempotencyInFlight", idempotency.ErrInFlight, 409, "idempotency_in_flight"},
-		{"IdempotencyKeyReused", idempotency.ErrKeyReused, 422, "idempotency_key_reused"},
+		{"IdempotencyInFlight", otp.ErrIdempotencyInFlight, 409, "idempotency_in_flight"},
+		{"IdempotencyKeyReused", otp.ErrIdempotencyKeyReused, 422, "idempotency_key_reused"},
 		{"RateLimited", limited, 429, "rate_limited"},
 		{"ProviderDefinite", &otp.ErrProvider{Provider: "twilio", Definite: true, Err: otp.ErrNotDelivered}, 502, "provider_error"},
 		{"ProviderTimeout", &otp.ErrProvider{Provider: "webhook", Err: context.DeadlineExceeded}, 502, "provider_error"},
@@ -166,6 +165,23 @@ func TestWriteProblem(t *testing.T) {
 			t.Errorf("logs %s: want the internal error with its request id", logs)
 		}
 	})
+}
+
+func TestUnavailableIsLoggedAsAWarning(t *testing.T) {
+	v := &stubVerifier{check: func(context.Context, otp.CheckInput) (otp.CheckResult, error) {
+		return otp.CheckResult{}, fmt.Errorf("postgres: check: %w: dial tcp: connection refused", otp.ErrUnavailable)
+	}}
+	h, logs := newTestServer(t, v, nil)
+	w := post(t, h, "/v1/verifications/check", `{"phone":"1","code":"123456"}`, map[string]string{"X-Request-Id": "req-43"})
+	if p := decodeProblem(t, w); w.Code != 503 || p.Code != "unavailable" {
+		t.Errorf("got %v %v, want 503 unavailable", w.Code, p.Code)
+	}
+	if !strings.Contains(logs.String(), `"level":"WARN","msg":"backing service unavailable","request_id":"req-43"`) {
+		t.Errorf("logs %s: want a warning with the request id", logs)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("logs %s: unavailability must not be logged as an error", logs)
+	}
 }
 
 func TestAdminErrorLogsLikeEveryProblem(t *testing.T) {

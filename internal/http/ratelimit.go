@@ -39,7 +39,7 @@ func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
 // what failed, asking it again would only double the time to the 503 that fails the
 // request closed. When the state cannot be read, the headers are left out; the response
 // itself already says what went wrong.
-func setSendRateLimitHeaders(ctx context.Context, h http.Header, v Verifier, d otp.Decision, err error) {
+func setSendRateLimitHeaders(ctx context.Context, h http.Header, v otp.Verifier, d otp.Decision, err error) {
 	if setRateLimitHeaders(h, d) || errors.Is(err, otp.ErrUnavailable) {
 		return
 	}

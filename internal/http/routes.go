@@ -22,7 +22,6 @@ func addRoutes(r chi.Router, d Deps) {
 func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 	log := d.Logger
 	params := adminParams{region: d.DefaultRegion, v6prefix: d.IPv6Prefix, now: d.Now}
-	limits := newAdminLimits(d)
 
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, d.Ready))
@@ -35,19 +34,19 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(requireAdmin(log, view, d.Token, view.csrf))
-		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.History, params))
-		r.Method(http.MethodGet, "/admin/verifications/{id}", handleVerificationPage(log, view, d.History))
-		r.Method(http.MethodGet, "/admin/limits", handleLimitsPage(log, view, limits, params))
-		r.Method(http.MethodGet, "/admin/limits/reset", handleResetConfirm(log, view, limits, params))
-		r.Method(http.MethodPost, "/admin/limits/reset", handleResetLimits(log, view, limits, params))
-		r.Method(http.MethodGet, "/admin/charts", handleChartsPage(log, view, d.History, d.Now))
+		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/verifications/{id}", handleVerificationPage(log, view, d.Admin))
+		r.Method(http.MethodGet, "/admin/limits", handleLimitsPage(log, view, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/limits/reset", handleResetConfirm(log, view, d.Admin, params))
+		r.Method(http.MethodPost, "/admin/limits/reset", handleResetLimits(log, view, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/charts", handleChartsPage(log, view, d.Admin))
 
-		r.Method(http.MethodGet, "/admin/api/sends", handleAdminSends(log, d.History, params))
-		r.Method(http.MethodGet, "/admin/api/sends/{id}", handleAdminSend(log, d.History))
-		r.Method(http.MethodGet, "/admin/api/verifications/{id}", handleAdminVerification(log, d.History))
-		r.Method(http.MethodGet, "/admin/api/limits", handleAdminLimits(log, limits, params))
-		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, limits, params))
-		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.History, params))
+		r.Method(http.MethodGet, "/admin/api/sends", handleAdminSends(log, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/api/sends/{id}", handleAdminSend(log, d.Admin))
+		r.Method(http.MethodGet, "/admin/api/verifications/{id}", handleAdminVerification(log, d.Admin))
+		r.Method(http.MethodGet, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
+		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.Admin, params))
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)

@@ -53,7 +53,7 @@ func ceilTime(t time.Time) time.Time {
 // handleSend serves POST /v1/verifications: 201 for a new verification, 200 for a
 // resend. Every response carries the RateLimit headers, errors included, except a 503
 // from Redis failing before the limiter answered, where Redis is not asked again.
-func handleSend(log *slog.Logger, v Verifier, idem Idempotency) http.Handler {
+func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) http.Handler {
 	requests := newDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

@@ -22,17 +22,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/otp"
+	"otpgate/lua"
 )
 
-// Errors of Begin and Complete; Redis failures wrap otp.ErrUnavailable instead.
-var (
-	// ErrInFlight means the key's first request has not finished yet.
-	ErrInFlight = errors.New("idempotency: a request with this key is still in flight")
-	// ErrKeyReused means the key was first used with a different request body.
-	ErrKeyReused = errors.New("idempotency: key already used with a different request")
-	// ErrLockLost means the in-flight marker expired or was replaced before Complete.
-	ErrLockLost = errors.New("idempotency: the key's in-flight lock was lost")
-)
+// ErrLockLost means the in-flight marker expired or was replaced before Complete. Begin's
+// refusals are the domain's: otp.ErrIdempotencyInFlight and otp.ErrIdempotencyKeyReused.
+var ErrLockLost = errors.New("idempotency: the key's in-flight lock was lost")
 
 // DefaultLockTTL bounds how long an unfinished request holds its key; it is far longer
 // than a send may take (SMS timeout plus store writes).
@@ -43,45 +38,6 @@ const (
 	stateInFlight = "in_flight"
 	stateDone     = "done"
 )
-
-// completeScript stores the finished record only while our own marker is in place, so
-// a request whose lock expired cannot overwrite the record of the one that took over.
-// KEYS[1] the record; ARGV[1] our in-flight marker, ARGV[2] the finished record,
-// ARGV[3] its TTL in milliseconds. Replies 1 when stored, 0 when the marker is gone.
-const completeScript = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
-`
-
-// releaseScript deletes the record only while it is still our in-flight marker.
-// KEYS[1] the record; ARGV[1] our in-flight marker. Replies the number of keys deleted.
-const releaseScript = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`
-
-// Response is a stored HTTP response, replayed as it was first sent.
-type Response struct {
-	Status int
-	// Header holds the headers worth replaying; the caller chooses them.
-	Header http.Header
-	Body   []byte
-}
-
-// Lock is one request's claim on a key, handed back to Complete or Release.
-type Lock struct {
-	key    string
-	hash   string
-	marker string
-}
-
-// Claim is what Begin found: either the key is now ours (Lock), or its first request
-// already finished and Replay holds that request's response.
-type Claim struct {
-	Lock   Lock
-	Replay *Response
-}
 
 // Store keeps Idempotency-Key records in Redis (standalone, Sentinel or Cluster: every
 // operation touches one key).
@@ -99,20 +55,12 @@ type Store struct {
 	Timeout time.Duration
 }
 
-// bounded applies Timeout to ctx.
-func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.Timeout <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, s.Timeout)
-}
-
 // New returns a store that keeps records under prefix for ttl after completion (24h by the contract).
 func New(rdb redis.UniversalClient, prefix string, ttl time.Duration) *Store {
 	return &Store{
 		rdb: rdb, prefix: prefix, ttl: ttl,
-		complete: redis.NewScript(completeScript),
-		release:  redis.NewScript(releaseScript),
+		complete: redis.NewScript(lua.IdempotencyComplete),
+		release:  redis.NewScript(lua.IdempotencyRelease),
 		LockTTL:  DefaultLockTTL,
 	}
 }
@@ -129,62 +77,63 @@ type record struct {
 
 // Begin claims key for a request to endpoint whose body hashes to bodyHash. It returns
 // the stored response when the key's first request with the same body finished, and
-// otherwise a Lock the caller must pass to Complete or Release. Errors: ErrInFlight,
-// ErrKeyReused, and errors wrapping otp.ErrUnavailable when Redis fails.
-func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]byte) (Claim, error) {
-	ctx, cancel := s.bounded(ctx)
+// otherwise a lock the caller must pass to Complete or Release. Errors:
+// otp.ErrIdempotencyInFlight, otp.ErrIdempotencyKeyReused, and errors wrapping
+// otp.ErrUnavailable when Redis fails.
+func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]byte) (otp.IdempotencyClaim, error) {
+	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
 	k := s.redisKey(endpoint, key)
 	hash := hex.EncodeToString(bodyHash[:])
 	// The random token makes two requests' markers differ, so each can only release its own.
 	marker, err := json.Marshal(record{State: stateInFlight, Hash: hash, Token: rand.Text()})
 	if err != nil {
-		return Claim{}, fmt.Errorf("idempotency: encode marker: %w", err)
+		return otp.IdempotencyClaim{}, fmt.Errorf("idempotency: encode marker: %w", err)
 	}
 	// A record can vanish between SET NX and GET (released or expired); then claim again.
 	// Three rounds only fail when other requests keep claiming and releasing the key.
 	for range 3 {
 		ok, err := s.rdb.SetNX(ctx, k, marker, s.LockTTL).Result()
 		if err != nil {
-			return Claim{}, unavailable("claim key", err)
+			return otp.IdempotencyClaim{}, unavailable("claim key", err)
 		}
 		if ok {
-			return Claim{Lock: Lock{key: k, hash: hash, marker: string(marker)}}, nil
+			return otp.IdempotencyClaim{Lock: otp.IdempotencyLock{Key: k, Hash: hash, Marker: string(marker)}}, nil
 		}
 		val, err := s.rdb.Get(ctx, k).Bytes()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
 		if err != nil {
-			return Claim{}, unavailable("read key", err)
+			return otp.IdempotencyClaim{}, unavailable("read key", err)
 		}
 		var rec record
 		if err := json.Unmarshal(val, &rec); err != nil {
-			return Claim{}, fmt.Errorf("idempotency: decode stored record: %w", err)
+			return otp.IdempotencyClaim{}, fmt.Errorf("idempotency: decode stored record: %w", err)
 		}
 		switch {
 		case rec.Hash != hash:
-			return Claim{}, ErrKeyReused
+			return otp.IdempotencyClaim{}, otp.ErrIdempotencyKeyReused
 		case rec.State == stateDone:
-			return Claim{Replay: &Response{Status: rec.Status, Header: rec.Header, Body: rec.Body}}, nil
+			return otp.IdempotencyClaim{Replay: &otp.StoredResponse{Status: rec.Status, Header: rec.Header, Body: rec.Body}}, nil
 		default:
-			return Claim{}, ErrInFlight
+			return otp.IdempotencyClaim{}, otp.ErrIdempotencyInFlight
 		}
 	}
-	return Claim{}, ErrInFlight
+	return otp.IdempotencyClaim{}, otp.ErrIdempotencyInFlight
 }
 
 // Complete stores the response of the request that holds l, replacing its in-flight
 // marker, for the store's TTL. Errors: ErrLockLost when the marker is no longer ours
 // (nothing is stored then), errors wrapping otp.ErrUnavailable when Redis fails.
-func (s *Store) Complete(ctx context.Context, l Lock, r Response) error {
-	ctx, cancel := s.bounded(ctx)
+func (s *Store) Complete(ctx context.Context, l otp.IdempotencyLock, r otp.StoredResponse) error {
+	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
-	done, err := json.Marshal(record{State: stateDone, Hash: l.hash, Status: r.Status, Header: r.Header, Body: r.Body})
+	done, err := json.Marshal(record{State: stateDone, Hash: l.Hash, Status: r.Status, Header: r.Header, Body: r.Body})
 	if err != nil {
 		return fmt.Errorf("idempotency: encode response: %w", err)
 	}
-	n, err := s.complete.Run(ctx, s.rdb, []string{l.key}, l.marker, done, s.ttl.Milliseconds()).Int()
+	n, err := s.complete.Run(ctx, s.rdb, []string{l.Key}, l.Marker, done, s.ttl.Milliseconds()).Int()
 	if err != nil {
 		return unavailable("store response", err)
 	}
@@ -196,10 +145,10 @@ func (s *Store) Complete(ctx context.Context, l Lock, r Response) error {
 
 // Release gives the key up so that a retry is evaluated afresh. A marker that is no
 // longer ours is left alone. Errors wrap otp.ErrUnavailable when Redis fails.
-func (s *Store) Release(ctx context.Context, l Lock) error {
-	ctx, cancel := s.bounded(ctx)
+func (s *Store) Release(ctx context.Context, l otp.IdempotencyLock) error {
+	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
-	if err := s.release.Run(ctx, s.rdb, []string{l.key}, l.marker).Err(); err != nil {
+	if err := s.release.Run(ctx, s.rdb, []string{l.Key}, l.Marker).Err(); err != nil {
 		return unavailable("release key", err)
 	}
 	return nil
@@ -215,3 +164,5 @@ func (s *Store) redisKey(endpoint, key string) string {
 func unavailable(op string, err error) error {
 	return fmt.Errorf("idempotency: %s: %w: %w", op, otp.ErrUnavailable, err)
 }
+
+var _ otp.IdempotencyStore = (*Store)(nil)

@@ -39,8 +39,8 @@ var (
 	bodyB = sha256.Sum256([]byte(`{"phone":"2"}`))
 )
 
-func created() idempotency.Response {
-	return idempotency.Response{
+func created() otp.StoredResponse {
+	return otp.StoredResponse{
 		Status: 201,
 		Header: http.Header{"Content-Type": {"application/json"}, "Ratelimit": {`"phone-1m";r=0;t=60`}},
 		Body:   []byte(`{"id":"x"}` + "\n"),
@@ -62,21 +62,21 @@ func TestStore(t *testing.T) {
 		if _, err := s.Begin(ctx, "send", "k1", bodyA); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Begin(ctx, "send", "k1", bodyA); !errors.Is(err, idempotency.ErrInFlight) {
-			t.Errorf("got %v, want %v", err, idempotency.ErrInFlight)
+		if _, err := s.Begin(ctx, "send", "k1", bodyA); !errors.Is(err, otp.ErrIdempotencyInFlight) {
+			t.Errorf("got %v, want %v", err, otp.ErrIdempotencyInFlight)
 		}
 	})
 	t.Run("OtherBodyIsKeyReuse", func(t *testing.T) {
 		s, _, _ := mustOpenStore(t)
 		c, _ := s.Begin(ctx, "send", "k1", bodyA)
-		if _, err := s.Begin(ctx, "send", "k1", bodyB); !errors.Is(err, idempotency.ErrKeyReused) {
-			t.Errorf("in flight: got %v, want %v", err, idempotency.ErrKeyReused)
+		if _, err := s.Begin(ctx, "send", "k1", bodyB); !errors.Is(err, otp.ErrIdempotencyKeyReused) {
+			t.Errorf("in flight: got %v, want %v", err, otp.ErrIdempotencyKeyReused)
 		}
 		if err := s.Complete(ctx, c.Lock, created()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Begin(ctx, "send", "k1", bodyB); !errors.Is(err, idempotency.ErrKeyReused) {
-			t.Errorf("completed: got %v, want %v", err, idempotency.ErrKeyReused)
+		if _, err := s.Begin(ctx, "send", "k1", bodyB); !errors.Is(err, otp.ErrIdempotencyKeyReused) {
+			t.Errorf("completed: got %v, want %v", err, otp.ErrIdempotencyKeyReused)
 		}
 	})
 	t.Run("CompletedIsReplayedExactly", func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestStore(t *testing.T) {
 		if err := s.Complete(ctx, old.Lock, created()); !errors.Is(err, idempotency.ErrLockLost) {
 			t.Errorf("complete with stale lock: got %v, want %v", err, idempotency.ErrLockLost)
 		}
-		if _, err := s.Begin(ctx, "send", "k1", bodyA); !errors.Is(err, idempotency.ErrInFlight) {
+		if _, err := s.Begin(ctx, "send", "k1", bodyA); !errors.Is(err, otp.ErrIdempotencyInFlight) {
 			t.Errorf("the current claim: got %v, want it still in flight", err)
 		}
 		if err := s.Complete(ctx, cur.Lock, created()); err != nil {

@@ -4,20 +4,18 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"otpgate/internal/otp"
 )
 
 // ListSends implements otp.HistoryStore by scanning every send.
-func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, string, error) {
+func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, *otp.SendCursor, error) {
 	if err := alive("list sends", ctx); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	cursor, err := f.Validate()
-	if err != nil {
-		return nil, "", fmt.Errorf("inmem: list sends: %w", err)
+	if err := f.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("inmem: list sends: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -30,8 +28,8 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 			f.ClientIP != "" && r.ClientIP != f.ClientIP,
 			!f.From.IsZero() && r.Time.Before(f.From),
 			!f.To.IsZero() && !r.Time.Before(f.To),
-			f.Cursor != "" && !newer(cursor.Time, cursor.ID, r.Time, r.ID),
-			f.Status != "" && strings.SplitN(row.Status, ":", 2)[0] != f.Status:
+			f.After != nil && !newer(f.After.Time, f.After.ID, r.Time, r.ID),
+			f.Status != "" && row.Status != f.Status:
 			continue
 		}
 		out = append(out, row)
@@ -56,7 +54,7 @@ func (s *Store) label(r *otp.SendRow, now time.Time) otp.SendRow {
 	if v := s.verifications[r.VerificationID]; v != nil {
 		vs, expires = v.Status, v.ExpiresAt
 	}
-	row.Status = otp.HistoryStatus(r.SendStatus, r.Reason, vs, expires, now)
+	row.Status = otp.HistoryStatus(r.SendStatus, vs, expires, now)
 	return row
 }
 

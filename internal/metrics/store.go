@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"otpgate/internal/otp"
@@ -50,15 +49,14 @@ func (s *store) observe(op string, start time.Time, err error) {
 	s.m.storeDuration.WithLabelValues(op, storeResult(err)).Observe(time.Since(start).Seconds())
 }
 
-// storeResult names how a store call ended. A domain answer is ok: the store did its job.
+// storeResult names how a store call ended, from the error's otp code. A domain answer
+// (no such verification, a spent send budget) is ok: the store did its job.
 func storeResult(err error) string {
-	var budget *otp.ErrSendBudget
-	switch {
-	case err == nil, errors.Is(err, otp.ErrNotFound), errors.As(err, &budget):
-		return "ok"
-	case errors.Is(err, otp.ErrUnavailable):
+	switch otp.ErrorCode(err) {
+	case otp.CodeUnavailable:
 		return "unavailable"
-	default:
+	case otp.CodeInternal:
 		return "error"
 	}
+	return "ok"
 }

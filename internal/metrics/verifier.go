@@ -2,18 +2,9 @@ package metrics
 
 import (
 	"context"
-	"errors"
 
 	"otpgate/internal/otp"
 )
-
-// Verifier is the public API's view of the otp service, the same method set as
-// internal/http's Verifier; it is repeated here so that metrics need not import the API.
-type Verifier interface {
-	Send(ctx context.Context, in otp.SendInput) (otp.SendResult, error)
-	Check(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error)
-	SendLimitState(ctx context.Context, clientIP string) (otp.Decision, error)
-}
 
 // Outcomes of sends and checks, the values of their outcome labels.
 var (
@@ -26,12 +17,12 @@ var (
 )
 
 // Verifier wraps next so that every send and check is counted by its outcome.
-func (m *Metrics) Verifier(next Verifier) Verifier {
+func (m *Metrics) Verifier(next otp.Verifier) otp.Verifier {
 	return &verifier{next: next, m: m}
 }
 
 type verifier struct {
-	next Verifier
+	next otp.Verifier
 	m    *Metrics
 }
 
@@ -52,68 +43,37 @@ func (v *verifier) SendLimitState(ctx context.Context, clientIP string) (otp.Dec
 	return v.next.SendLimitState(ctx, clientIP)
 }
 
-// sendOutcome names how a send ended. The provider is asked before anything that
-// could be unavailable is reported, so a provider error wins over other causes.
+// sendOutcome names how a send ended, from the error's otp code.
 func sendOutcome(res otp.SendResult, err error) string {
-	var (
-		limited  *otp.ErrRateLimited
-		provider *otp.ErrProvider
-	)
 	switch {
 	case err == nil && res.Created:
 		return "created"
 	case err == nil:
 		return "resent"
-	case errors.As(err, &limited):
-		return "rate_limited"
-	case errors.Is(err, otp.ErrDuplicateSubmit):
-		return "duplicate"
-	case invalid(err):
-		return "invalid"
-	case errors.As(err, &provider):
-		return "provider_error"
-	case errors.Is(err, otp.ErrUnavailable):
-		return "unavailable"
-	default:
-		return "error"
 	}
+	return outcome(otp.ErrorCode(err))
 }
 
-// checkOutcome names how a check ended.
+// checkOutcome names how a check ended, from the error's otp code.
 func checkOutcome(err error) string {
-	var (
-		limited *otp.ErrRateLimited
-		code    *otp.ErrInvalidCode
-	)
-	switch {
-	case err == nil:
+	if err == nil {
 		return "approved"
-	case errors.As(err, &code):
-		return "invalid_code"
-	case errors.Is(err, otp.ErrTooManyAttempts):
-		return "too_many_attempts"
-	case errors.Is(err, otp.ErrExpired):
-		return "expired"
-	case errors.Is(err, otp.ErrNotFound):
-		return "not_found"
-	case errors.As(err, &limited):
-		return "rate_limited"
-	case invalid(err):
-		return "invalid"
-	case errors.Is(err, otp.ErrUnavailable):
-		return "unavailable"
-	default:
-		return "error"
 	}
+	return outcome(otp.ErrorCode(err))
 }
 
-// invalid reports an error about the request itself: bad fields, a bad phone number,
-// or a country outside the allowed ones.
-func invalid(err error) bool {
-	var (
-		req     *otp.ErrInvalidRequest
-		phone   *otp.ErrInvalidPhone
-		country *otp.ErrCountryNotAllowed
-	)
-	return errors.As(err, &req) || errors.As(err, &phone) || errors.As(err, &country)
+// outcome is the label of a failed send or check: the code itself, but for the
+// request's own mistakes, which share "invalid", a duplicate, and a fault, "error".
+// Every code a send or check can end with has a label in sendOutcomes or checkOutcomes.
+func outcome(c otp.Code) string {
+	switch c {
+	case otp.CodeInvalidRequest, otp.CodeInvalidPhone, otp.CodeCountryNotAllowed:
+		return "invalid"
+	case otp.CodeDuplicateSubmit:
+		return "duplicate"
+	case otp.CodeRateLimited, otp.CodeInvalidCode, otp.CodeTooManyAttempts, otp.CodeExpired,
+		otp.CodeNotFound, otp.CodeProviderError, otp.CodeUnavailable:
+		return string(c)
+	}
+	return "error"
 }

@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
 // The decorator must fit where the public API takes the service.
-var _ otphttp.Verifier = (*verifier)(nil)
+var _ otp.Verifier = (*verifier)(nil)
 
 // fixedVerifier answers every call with its fields.
 type fixedVerifier struct {
@@ -98,7 +97,8 @@ func TestCheckOutcomeMetrics(t *testing.T) {
 		{"BadFieldsAreInvalid", &otp.ErrInvalidRequest{Fields: map[string]string{"code": "bad"}}, "invalid"},
 		{"BadPhoneIsInvalid", &otp.ErrInvalidPhone{Reason: "not a number"}, "invalid"},
 		{"Unavailable", errUnavailable, "unavailable"},
-		{"AnythingElseIsError", context.Canceled, "error"},
+		{"ContextEndIsUnavailableAsInTheAPI", context.Canceled, "unavailable"},
+		{"AnythingElseIsError", errors.New("scan: cannot convert"), "error"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := New()

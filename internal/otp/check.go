@@ -28,7 +28,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		}
 		phone, ref.Phone = p, p
 	} else {
-		sctx, cancel := bounded(ctx, s.cfg.StoreTimeout)
+		sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 		v, err := s.store.Verification(sctx, in.ID)
 		cancel()
 		switch {
@@ -42,7 +42,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		}
 	}
 
-	lctx, cancel := bounded(ctx, s.cfg.LimiterTimeout)
+	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
 	dec, err := s.limiter.Allow(lctx, s.checkPolicy(phone, in.ClientIP))
 	cancel()
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	}
 
 	ref.Now = s.Now()
-	sctx, cancel := bounded(ctx, s.cfg.StoreTimeout)
+	sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 	defer cancel()
 	v, outcome, err := s.store.Check(sctx, ref, func(v Verification) (Verification, CheckOutcome) {
 		return s.decide(v, in.Code, ref.Now)

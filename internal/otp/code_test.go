@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewCode(t *testing.T) {
@@ -90,15 +91,21 @@ func TestCodeMatches(t *testing.T) {
 
 func TestRenderMessage(t *testing.T) {
 	tests := []struct {
-		locale string
-		want   []string
+		name, locale string
+		ttl          time.Duration
+		want         []string
 	}{
-		{"en", []string{"123456", "5 minutes"}},
-		{"ja", []string{"123456", "5分"}},
+		{"FiveMinutes", "en", 5 * time.Minute, []string{"123456", "expires in 5 minutes."}},
+		{"RoundsDownNeverPromisingMore", "en", 4*time.Minute + time.Nanosecond, []string{"expires in 4 minutes."}},
+		{"NinetySecondsIsOneMinute", "en", 90 * time.Second, []string{"expires in 1 minute."}},
+		{"UnderAMinuteInSeconds", "en", 30 * time.Second, []string{"expires in 30 seconds."}},
+		{"Japanese", "ja", 5 * time.Minute, []string{"123456", "5分以内"}},
+		{"JapaneseRoundsDown", "ja", 90 * time.Second, []string{"1分以内"}},
+		{"JapaneseSeconds", "ja", 30 * time.Second, []string{"30秒以内"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.locale, func(t *testing.T) {
-			got := renderMessage(tt.locale, "123456", 4*60e9+1)
+		t.Run(tt.name, func(t *testing.T) {
+			got := renderMessage(tt.locale, "123456", tt.ttl)
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("got %q, want it to contain %q", got, w)

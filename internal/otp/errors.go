@@ -20,15 +20,25 @@ var (
 	ErrTooManyAttempts = errors.New("too many attempts")
 	// ErrDuplicateSubmit means the same client asked for the same phone within the duplicate window.
 	ErrDuplicateSubmit = errors.New("duplicate submit")
+	// ErrIdempotencyInFlight means the first request with an Idempotency-Key has not finished yet.
+	ErrIdempotencyInFlight = errors.New("a request with this idempotency key is still in flight")
+	// ErrIdempotencyKeyReused means an Idempotency-Key was first used with a different request body.
+	ErrIdempotencyKeyReused = errors.New("idempotency key already used with a different request")
 )
 
-// ErrInvalidRequest lists field problems of a request that the service refused before doing anything.
+// ErrInvalidRequest lists field problems of a request that was refused before anything
+// was done.
 type ErrInvalidRequest struct {
+	// Detail says what is wrong as a whole, when that is more than its fields; may be empty.
+	Detail string
 	// Fields maps a field name to what is wrong with it.
 	Fields map[string]string
 }
 
 func (e *ErrInvalidRequest) Error() string {
+	if len(e.Fields) == 0 && e.Detail != "" {
+		return "invalid request: " + e.Detail
+	}
 	keys := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		keys = append(keys, k)

@@ -30,7 +30,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return res, &ErrCountryNotAllowed{Country: region}
 	}
 
-	lctx, cancel := bounded(ctx, s.cfg.LimiterTimeout)
+	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
 	dec, err := s.limiter.Allow(lctx, s.sendPolicy(phone, in.ClientIP, in.Fingerprint))
 	cancel()
 	if err != nil {
@@ -48,7 +48,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return res, err
 	}
 	sendID := s.NewID()
-	bctx, cancel := bounded(ctx, s.cfg.StoreTimeout)
+	bctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 	start, err := s.store.BeginSend(bctx, BeginSend{
 		Phone: phone, Channel: channel, Locale: locale, ClientIP: in.ClientIP,
 		Provider: s.sender.Name(), Now: now, TTL: s.cfg.CodeTTL,
@@ -106,7 +106,7 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 	if len(s.cfg.IPRules) == 0 {
 		return Decision{Allowed: true}, nil
 	}
-	ctx, cancel := bounded(ctx, s.cfg.LimiterTimeout)
+	ctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
 	defer cancel()
 	states, err := s.limiter.Inspect(ctx, Limit{Scope: ScopeIP, Key: clientIP, Rules: s.cfg.IPRules})
 	if err != nil {
@@ -196,7 +196,7 @@ func (s *Service) budgetSpent(b *ErrSendBudget, now time.Time, dec Decision) *Er
 // refund gives back a reservation for a send that definitely did not happen. A
 // failed refund only over-counts, so it is logged, not returned.
 func (s *Service) refund(ctx context.Context, r Reservation) {
-	ctx, cancel := bounded(context.WithoutCancel(ctx), max(s.cfg.LimiterTimeout, finishTimeout))
+	ctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.LimiterTimeout, finishTimeout))
 	defer cancel()
 	if err := s.limiter.Refund(ctx, r); err != nil {
 		s.log.Warn("limiter refund failed", "err", err)

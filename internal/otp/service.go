@@ -104,9 +104,9 @@ type CheckResult struct {
 	Decision     Decision
 }
 
-// bounded gives a call to a backing service its own deadline, so a slow Redis or
-// Postgres turns into a prompt 503 instead of a hanging request.
-func bounded(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+// Bounded gives a call to a backing service its own deadline, so a slow Redis or
+// Postgres turns into a prompt 503 instead of a hanging request; d <= 0 sets none.
+func Bounded(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
 		return context.WithCancel(ctx)
 	}

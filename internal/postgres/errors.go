@@ -1,50 +1,67 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 
 	"otpgate/internal/otp"
 )
 
-// wrap gives err the operation's context and marks it otp.ErrUnavailable unless
-// it is a domain outcome or an error Postgres itself reported about our statement.
-// Everything else — refused or dropped connections, timeouts, a closed pool, a
-// server shutting down — means the database could not do its job in time.
+// wrap gives err the operation's context and marks it otp.ErrUnavailable when it is a
+// real failure to reach the database in time: a refused or dropped connection, a
+// timeout, a closed pool, a server shutting down or out of resources. Anything else —
+// a statement Postgres rejected, a scan into the wrong type, a bug — stays what it is,
+// so it becomes a 500 logged as an error instead of a 503 logged as a warning.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if domain(err) || !unavailable(err) {
-		return fmt.Errorf("postgres: %s: %w", op, err)
+	if !errors.Is(err, otp.ErrUnavailable) && unavailable(err) {
+		return fmt.Errorf("postgres: %s: %w: %w", op, otp.ErrUnavailable, err)
 	}
-	return fmt.Errorf("postgres: %s: %w: %w", op, otp.ErrUnavailable, err)
+	return fmt.Errorf("postgres: %s: %w", op, err)
 }
 
-func domain(err error) bool {
-	var budget *otp.ErrSendBudget
-	var invalid *otp.ErrInvalidRequest
-	return errors.Is(err, otp.ErrNotFound) || errors.Is(err, otp.ErrUnavailable) ||
-		errors.As(err, &budget) || errors.As(err, &invalid) || errors.Is(err, errBug)
-}
-
+// unavailable reports whether err means the database could not do its job in time,
+// rather than that it refused or misunderstood what it was asked.
 func unavailable(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return true
-	}
-	if len(pgErr.Code) < 2 {
+	var (
+		pgErr   *pgconn.PgError
+		connErr *pgconn.ConnectError
+		netErr  net.Error
+	)
+	switch {
+	case errors.As(err, &pgErr):
+		if len(pgErr.Code) < 2 {
+			return false
+		}
+		if pgErr.Code == "08P01" {
+			return false // protocol violation: our statement and its arguments disagree
+		}
+		switch pgErr.Code[:2] {
+		case "08", // connection exception
+			"40", // transaction rollback: serialization failure, deadlock — try again later
+			"53", // insufficient resources: too many connections, out of memory or disk
+			"57", // operator intervention: shutdown, statement timeout, query canceled
+			"58": // system error
+			return true
+		}
 		return false
-	}
-	switch pgErr.Code[:2] {
-	case "08", // connection exception
-		"40", // transaction rollback: serialization failure, deadlock
-		"53", // insufficient resources
-		"57", // operator intervention: shutdown, statement timeout
-		"58": // system error
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), pgconn.Timeout(err):
+		return true
+	case errors.As(err, &connErr), errors.As(err, &netErr):
+		return true
+	case errors.Is(err, puddle.ErrClosedPool), errors.Is(err, pgconn.ErrConnClosed):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// The server closed the connection in the middle of an answer.
 		return true
 	}
 	return false

@@ -69,27 +69,27 @@ func seedLarge(tb testing.TB) *pgxpool.Pool {
 }
 
 // middleCursor points at the middle of the seeded history.
-func middleCursor() string {
-	return otp.SendCursor{Time: seedBase().Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"}.String()
+func middleCursor() *otp.SendCursor {
+	return &otp.SendCursor{Time: seedBase().Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"}
 }
 
 func listFilters() map[string]otp.SendFilter {
 	return map[string]otp.SendFilter{
 		"FirstPage":       {},
-		"DeepPage":        {Cursor: middleCursor()},
+		"DeepPage":        {After: middleCursor()},
 		"Phone":           {Phone: "+819000001234"},
-		"PhoneDeepPage":   {Phone: "+819000001234", Cursor: middleCursor()},
+		"PhoneDeepPage":   {Phone: "+819000001234", After: middleCursor()},
 		"IP":              {ClientIP: "10.0.42.2"},
 		"StatusBlocked":   {Status: otp.HistoryBlocked},
 		"StatusSent":      {Status: otp.HistorySent},
 		"StatusApproved":  {Status: otp.HistoryApproved},
-		"StatusExpired":   {Status: otp.HistoryExpired, Cursor: middleCursor()},
+		"StatusExpired":   {Status: otp.HistoryExpired, After: middleCursor()},
 		"TimeRange":       {From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
 		"IPAndTimeRange":  {ClientIP: "10.0.42.2", From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
 		"PhoneAndBlocked": {Phone: "+819000001231", Status: otp.HistoryBlocked},
 		"HotPhone":        {Phone: "+819099999999"},
-		"HotPhoneDeep":    {Phone: "+819099999999", Cursor: middleCursor()},
-		"HotPhoneBlocked": {Phone: "+819099999999", Status: otp.HistoryBlocked, Cursor: middleCursor()},
+		"HotPhoneDeep":    {Phone: "+819099999999", After: middleCursor()},
+		"HotPhoneBlocked": {Phone: "+819099999999", Status: otp.HistoryBlocked, After: middleCursor()},
 	}
 }
 

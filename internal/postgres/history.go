@@ -33,28 +33,28 @@ func scanSend(row pgx.Row, now time.Time) (otp.SendRow, error) {
 	}
 	r.Time, r.Updated = r.Time.UTC(), r.Updated.UTC()
 	r.SendStatus = otp.SendStatus(status)
-	r.Status = otp.HistoryStatus(r.SendStatus, r.Reason, otp.Status(vStatus), expires, now)
+	r.Status = otp.HistoryStatus(r.SendStatus, otp.Status(vStatus), expires, now)
 	return r, nil
 }
 
 // ListSends implements otp.HistoryStore. Every filter and the cursor are
 // conditions on one of the (…, created_at, id) indexes, so a page is an index range scan.
-func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, string, error) {
+func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, *otp.SendCursor, error) {
 	now := s.Now()
 	q, args, err := listQuery(f, now)
 	if err != nil {
-		return nil, "", fmt.Errorf("postgres: list sends: %w", err)
+		return nil, nil, fmt.Errorf("postgres: list sends: %w", err)
 	}
 	// An unnamed statement is planned for its own values every time: a cached
 	// generic plan cannot tell a pumped phone with 100,000 sends from a phone with
 	// two, and would read all of them.
 	rows, err := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...)
 	if err != nil {
-		return nil, "", wrap("list sends", err)
+		return nil, nil, wrap("list sends", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
 	if err != nil {
-		return nil, "", wrap("list sends", err)
+		return nil, nil, wrap("list sends", err)
 	}
 	out, next := f.Page(out)
 	return out, next, nil
@@ -63,8 +63,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 // listQuery builds the query of one page: one row more than the page, to tell
 // whether another page follows.
 func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
-	cursor, err := f.Validate()
-	if err != nil {
+	if err := f.Validate(); err != nil {
 		return "", nil, err
 	}
 	var (
@@ -87,8 +86,8 @@ func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
 	if !f.To.IsZero() {
 		where = append(where, "s.created_at < "+arg(ceilMicro(f.To))+"::timestamptz")
 	}
-	if f.Cursor != "" {
-		where = append(where, "(s.created_at, s.id) < ("+arg(cursor.Time)+"::timestamptz, "+arg(cursor.ID)+"::uuid)")
+	if c := f.After; c != nil {
+		where = append(where, "(s.created_at, s.id) < ("+arg(c.Time)+"::timestamptz, "+arg(c.ID)+"::uuid)")
 	}
 	if f.Status != "" {
 		where = append(where, statusCond(f.Status, func() string { return arg(now.Truncate(time.Microsecond)) + "::timestamptz" }))
@@ -113,14 +112,17 @@ func ceilMicro(t time.Time) time.Time {
 // rows otp.HistoryStatus labels that way. now adds the clock as an argument.
 func statusCond(status string, now func() string) string {
 	const outcome = `s.status IN ('sent', 'sending') AND `
+	// otp.Verification.StatusAt in SQL: a pending verification past its expiry is expired.
+	expired := func() string {
+		return `(v.status = 'expired' OR (v.status = 'pending' AND v.expires_at <= ` + now() + `))`
+	}
 	switch status {
 	case otp.HistoryApproved:
 		return outcome + `v.status = 'approved'`
 	case otp.HistoryExpired:
-		return outcome + `(v.status = 'expired' OR (v.status = 'pending' AND v.expires_at <= ` + now() + `))`
+		return outcome + expired()
 	case otp.HistorySent, otp.HistorySending:
-		return `s.status = '` + status + `' AND coalesce(v.status, '') NOT IN ('approved', 'expired')
-			AND NOT (coalesce(v.status, '') = 'pending' AND v.expires_at <= ` + now() + `)`
+		return `s.status = '` + status + `' AND coalesce(v.status, '') <> 'approved' AND NOT coalesce(` + expired() + `, false)`
 	}
 	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by SendFilter.Validate
 }

@@ -47,18 +47,18 @@ func seedHistory(e *env) seeded {
 	s.verification = approved.ID
 	allowed("+819000000002", "192.0.2.2", 10*time.Second, otp.SendSent, otp.HistoryExpired)
 	allowed("+819000000003", "192.0.2.1", 20*time.Second, otp.SendFailed, otp.HistoryFailed)
-	denied("+819000000001", "192.0.2.1", 40*time.Second, otp.SendBlocked, "phone 1/1m", "blocked:phone 1/1m")
+	denied("+819000000001", "192.0.2.1", 40*time.Second, otp.SendBlocked, "phone 1/1m", otp.HistoryBlocked)
 	denied("+819000000002", "192.0.2.2", 50*time.Second, otp.SendDuplicate, "duplicate 1/5s", otp.HistoryDuplicate)
 	allowed("+819000000004", "192.0.2.2", 5*time.Minute+30*time.Second, "", otp.HistorySending)
 	allowed("+819000000005", "192.0.2.1", 5*time.Minute+40*time.Second, otp.SendSent, otp.HistorySent)
-	denied("+819000000006", "192.0.2.3", 5*time.Minute+50*time.Second, otp.SendBlocked, "ip 10/1h", "blocked:ip 10/1h")
+	denied("+819000000006", "192.0.2.3", 5*time.Minute+50*time.Second, otp.SendBlocked, "ip 10/1h", otp.HistoryBlocked)
 	e.flush()
 	e.setClock(base().Add(6 * time.Minute))
 	return s
 }
 
 // list runs ListSends and fails the test on error.
-func (e *env) list(f otp.SendFilter) ([]otp.SendRow, string) {
+func (e *env) list(f otp.SendFilter) ([]otp.SendRow, *otp.SendCursor) {
 	e.t.Helper()
 	rows, next, err := e.History.ListSends(e.ctx, f)
 	if err != nil {
@@ -102,8 +102,8 @@ func testHistory(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		s := seedHistory(e)
 		rows, next := e.list(otp.SendFilter{})
-		if want := s.want(func(string) bool { return true }); !slices.Equal(ids(rows), want) || next != "" {
-			t.Errorf("got %v next %q, want %v and no next page", ids(rows), next, want)
+		if want := s.want(func(string) bool { return true }); !slices.Equal(ids(rows), want) || next != nil {
+			t.Errorf("got %v next %v, want %v and no next page", ids(rows), next, want)
 		}
 		for _, r := range rows {
 			if r.Phone != s.phone[r.ID] || r.ClientIP != s.ip[r.ID] || !r.Time.Equal(s.at[r.ID]) || r.Status != s.labels[r.ID] {
@@ -210,9 +210,9 @@ func testHistory(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		_, _, err := e.History.ListSends(e.ctx, otp.SendFilter{Status: "delivered"})
 		wantInvalid(t, "status", err, "status")
-		for _, c := range []string{"!!", "bm90LWEtY3Vyc29y", otp.SendCursor{Time: base(), ID: "x"}.String()} {
-			_, _, err = e.History.ListSends(e.ctx, otp.SendFilter{Cursor: c})
-			wantInvalid(t, "cursor "+c, err, "cursor")
+		for _, id := range []string{"", "x", "not-a-uuid-but-thirty-six-characters"} {
+			_, _, err = e.History.ListSends(e.ctx, otp.SendFilter{After: &otp.SendCursor{Time: base(), ID: id}})
+			wantInvalid(t, "cursor "+id, err, "cursor")
 		}
 	})
 

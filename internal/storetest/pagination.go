@@ -47,10 +47,10 @@ func (e *env) pageAll(f otp.SendFilter, during func()) []string {
 		}
 		rows, next := e.list(f)
 		out = append(out, ids(rows)...)
-		if next == "" {
+		if next == nil {
 			return out
 		}
-		f.Cursor = next
+		f.After = next
 		if during != nil {
 			during()
 		}
@@ -65,8 +65,8 @@ func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("got %v, want %v", got, want)
 		}
 		rows, next := e.list(otp.SendFilter{Limit: 25})
-		if len(rows) != 25 || next != "" {
-			t.Errorf("exact page: got %d rows, next %q; want 25 and no next page", len(rows), next)
+		if len(rows) != 25 || next != nil {
+			t.Errorf("exact page: got %d rows, next %v; want 25 and no next page", len(rows), next)
 		}
 	})
 
@@ -87,11 +87,11 @@ func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("LimitDefaultsAndIsCapped", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		seedDenied(e, otp.MaxListLimit+10, base())
-		if rows, next := e.list(otp.SendFilter{}); len(rows) != otp.DefaultListLimit || next == "" {
-			t.Errorf("no limit: got %d rows, next %q; want %d and a next page", len(rows), next, otp.DefaultListLimit)
+		if rows, next := e.list(otp.SendFilter{}); len(rows) != otp.DefaultListLimit || next == nil {
+			t.Errorf("no limit: got %d rows, next %v; want %d and a next page", len(rows), next, otp.DefaultListLimit)
 		}
-		if rows, next := e.list(otp.SendFilter{Limit: 10_000}); len(rows) != otp.MaxListLimit || next == "" {
-			t.Errorf("huge limit: got %d rows, next %q; want %d and a next page", len(rows), next, otp.MaxListLimit)
+		if rows, next := e.list(otp.SendFilter{Limit: 10_000}); len(rows) != otp.MaxListLimit || next == nil {
+			t.Errorf("huge limit: got %d rows, next %v; want %d and a next page", len(rows), next, otp.MaxListLimit)
 		}
 	})
 

@@ -1,0 +1,51 @@
+// Package layering holds the test that keeps otpgate's dependencies pointing inward: the
+// domain (internal/otp) knows no driver, and the HTTP layer reaches Redis and Postgres only
+// through the services and interfaces the domain declares.
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// forbidden lists, per package, the import paths (prefixes) that may not appear anywhere in
+// its dependency graph.
+func forbidden() map[string][]string {
+	drivers := []string{"github.com/redis/go-redis", "github.com/jackc/pgx", "github.com/alicebob/miniredis"}
+	return map[string][]string{
+		"otpgate/internal/otp": append(drivers,
+			"github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/", "net/http"),
+		"otpgate/internal/http": append(drivers,
+			"otpgate/internal/idempotency", "otpgate/internal/ratelimit", "otpgate/internal/postgres",
+			"otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms"),
+		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
+		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
+		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
+	}
+}
+
+func TestDependenciesPointInward(t *testing.T) {
+	for pkg, bans := range forbidden() {
+		t.Run(strings.TrimPrefix(pkg, "otpgate/"), func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", pkg).Output()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v", pkg, err)
+			}
+			deps := strings.Fields(string(out))
+			if len(deps) < 2 {
+				t.Fatalf("go list -deps %s listed %d packages; want the package and its dependencies", pkg, len(deps))
+			}
+			for _, dep := range deps {
+				if dep == pkg {
+					continue
+				}
+				for _, ban := range bans {
+					if dep == ban || strings.HasPrefix(dep, ban) {
+						t.Errorf("%s depends on %s, which it must not (rule %q)", pkg, dep, ban)
+					}
+				}
+			}
+		})
+	}
+}

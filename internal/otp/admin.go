@@ -1,0 +1,147 @@
+package otp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// LimitTarget is what the console inspects and resets: a phone or a client IP.
+type LimitTarget struct {
+	// Kind is TargetPhone or TargetIP.
+	Kind string
+	// Key is the E.164 phone or the client IP as the limiter keys it.
+	Key string
+}
+
+// Kinds of LimitTarget.
+const (
+	TargetPhone = "phone"
+	TargetIP    = "ip"
+)
+
+// String names the target in the audit log, such as "phone:+819012345678".
+func (t LimitTarget) String() string { return t.Kind + ":" + t.Key }
+
+// Scopes lists the limiter scopes the target is keyed in: its send scope, then its check scope.
+func (t LimitTarget) Scopes() []string {
+	if t.Kind == TargetPhone {
+		return []string{ScopePhone, ScopeCheckPhone}
+	}
+	return []string{ScopeIP, ScopeCheckIP}
+}
+
+// Admin answers the admin console: history, charts, and the limiter state of one
+// phone or IP with its audited reset.
+type Admin struct {
+	history HistoryStore
+	limiter Limiter
+	// rules are the configured rules per scope.
+	rules map[string][]Rule
+
+	// Now is the clock of the charts; tests replace it.
+	Now func() time.Time
+	// LimiterTimeout bounds one limiter call, as for the public API.
+	LimiterTimeout time.Duration
+}
+
+// NewAdmin returns the admin service over history and limiter; limits are the
+// configured send and check rules per scope (their Key is ignored).
+func NewAdmin(history HistoryStore, limiter Limiter, limits []Limit) *Admin {
+	rules := map[string][]Rule{}
+	for _, l := range limits {
+		rules[l.Scope] = append(rules[l.Scope], l.Rules...)
+	}
+	return &Admin{history: history, limiter: limiter, rules: rules, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// ListSends implements AdminService.
+func (a *Admin) ListSends(ctx context.Context, f SendFilter) ([]SendRow, *SendCursor, error) {
+	return a.history.ListSends(ctx, f)
+}
+
+// Send implements AdminService.
+func (a *Admin) Send(ctx context.Context, id string) (SendRow, error) {
+	return a.history.Send(ctx, id)
+}
+
+// VerificationDetail implements AdminService.
+func (a *Admin) VerificationDetail(ctx context.Context, id string) (VerificationDetail, error) {
+	return a.history.VerificationDetail(ctx, id)
+}
+
+// Stats implements AdminService.
+func (a *Admin) Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]StatBucket, error) {
+	return a.history.Stats(ctx, since, bucket)
+}
+
+// AdminActions implements AdminService.
+func (a *Admin) AdminActions(ctx context.Context, limit int) ([]AdminAction, error) {
+	return a.history.AdminActions(ctx, limit)
+}
+
+// Charts implements AdminService with one hourly Stats call: it starts at the first
+// day's midnight, and hours add up into days because both start at whole multiples of
+// their length since the Unix epoch.
+func (a *Admin) Charts(ctx context.Context) (hours, days []StatBucket, err error) {
+	const hour, day = time.Hour, 24 * time.Hour
+	now := a.Now()
+	since := now.Add(-6 * day)
+	hours, err = a.history.Stats(ctx, BucketStart(since, day), hour)
+	if err != nil {
+		return nil, nil, err
+	}
+	perDay, err := NewStatCounter(since, now, day)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range hours {
+		perDay.AddBucket(b)
+	}
+	return hours[max(len(hours)-24, 0):], perDay.Buckets(), nil
+}
+
+// Limits implements AdminService.
+func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]RuleState, error) {
+	var out []RuleState
+	for _, scope := range t.Scopes() {
+		rules := a.rules[scope]
+		if len(rules) == 0 {
+			continue
+		}
+		lctx, cancel := Bounded(ctx, a.LimiterTimeout)
+		states, err := a.limiter.Inspect(lctx, Limit{Scope: scope, Key: t.Key, Rules: rules})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("otp: admin: inspect %s: %w", scope, err)
+		}
+		out = append(out, states...)
+	}
+	return out, nil
+}
+
+// ResetLimits implements AdminService. It resets all the target's scopes, also those
+// without configured rules, so nothing left from an earlier configuration survives. The
+// audit entry is written first: an action that cannot be audited is not done. The
+// duplicate window is keyed by phone and client together and is not reset; it lasts seconds.
+func (a *Admin) ResetLimits(ctx context.Context, t LimitTarget, actor string) error {
+	scopes := t.Scopes()
+	err := a.history.RecordAdminAction(ctx, AdminAction{
+		Action: ActionLimitReset,
+		Target: t.String(),
+		Detail: "scopes " + strings.Join(scopes, ", ") + "; by " + actor,
+	})
+	if err != nil {
+		return fmt.Errorf("otp: admin: audit reset: %w", err)
+	}
+	for _, scope := range scopes {
+		lctx, cancel := Bounded(ctx, a.LimiterTimeout)
+		err := a.limiter.Reset(lctx, scope, t.Key)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("otp: admin: reset %s: %w", scope, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package otp
+
+import (
+	"context"
+	"errors"
+)
+
+// Code is the stable, machine-readable name of why a call failed. It is the one
+// classification of errors: the HTTP layer maps it to a status and a problem+json code,
+// metrics to an outcome label, and logging to a level, so no two places can disagree
+// about what an error means.
+type Code string
+
+// Codes. Every error ErrorCode does not recognise is CodeInternal.
+const (
+	// CodeInvalidRequest: the request is malformed; nothing was looked up or spent.
+	CodeInvalidRequest Code = "invalid_request"
+	// CodeRequestTooLarge: the request body is over the limit.
+	CodeRequestTooLarge Code = "request_too_large"
+	// CodeUnsupportedMediaType: the request body is not of the accepted type.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	// CodeMethodNotAllowed: the resource exists but not with that method.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeUnauthorized: a credential is missing or wrong.
+	CodeUnauthorized Code = "unauthorized"
+	// CodeCSRFFailed: a browser change came without its CSRF token or from another site.
+	CodeCSRFFailed Code = "csrf_failed"
+	// CodeInvalidPhone: the phone number is not a valid number.
+	CodeInvalidPhone Code = "invalid_phone"
+	// CodeCountryNotAllowed: the number's country is not served.
+	CodeCountryNotAllowed Code = "country_not_allowed"
+	// CodeDuplicateSubmit: the same client just asked for the same phone.
+	CodeDuplicateSubmit Code = "duplicate_submit"
+	// CodeIdempotencyInFlight: the first request with this Idempotency-Key still runs.
+	CodeIdempotencyInFlight Code = "idempotency_in_flight"
+	// CodeIdempotencyKeyReused: the Idempotency-Key came with another body before.
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	// CodeRateLimited: a limiter rule refused; nothing was sent.
+	CodeRateLimited Code = "rate_limited"
+	// CodeInvalidCode: the code did not match; the attempt was counted.
+	CodeInvalidCode Code = "invalid_code"
+	// CodeTooManyAttempts: the verification's wrong-guess budget is spent.
+	CodeTooManyAttempts Code = "too_many_attempts"
+	// CodeNotFound: there is no such (pending) record.
+	CodeNotFound Code = "not_found"
+	// CodeExpired: the verification's time ran out.
+	CodeExpired Code = "expired"
+	// CodeProviderError: the message provider refused or did not confirm.
+	CodeProviderError Code = "provider_error"
+	// CodeUnavailable: Redis or Postgres could not be reached in time; nothing was sent.
+	CodeUnavailable Code = "unavailable"
+	// CodeInternal: a bug or an unforeseen failure; the caller learns nothing more.
+	CodeInternal Code = "internal"
+)
+
+// Error is an error that carries only a code and a message for people, for the
+// refusals that need no fields of their own (a body too large, a missing credential).
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with the code and a message.
+func Errorf(code Code, message string) *Error { return &Error{Code: code, Message: message} }
+
+// ErrorCode classifies err; it is "" for nil. It matches with errors.Is/As only, so
+// wrapping never changes the answer. Provider errors are recognised before
+// unavailability, since a provider timeout wraps context.DeadlineExceeded; a context
+// that ended is unavailability (a backing call ran out of time, or the client left).
+func ErrorCode(err error) Code {
+	var (
+		coded    *Error
+		invalid  *ErrInvalidRequest
+		phone    *ErrInvalidPhone
+		country  *ErrCountryNotAllowed
+		limited  *ErrRateLimited
+		budget   *ErrSendBudget
+		code     *ErrInvalidCode
+		provider *ErrProvider
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &coded):
+		return coded.Code
+	case errors.As(err, &invalid):
+		return CodeInvalidRequest
+	case errors.As(err, &phone):
+		return CodeInvalidPhone
+	case errors.As(err, &country):
+		return CodeCountryNotAllowed
+	case errors.Is(err, ErrDuplicateSubmit):
+		return CodeDuplicateSubmit
+	case errors.Is(err, ErrIdempotencyInFlight):
+		return CodeIdempotencyInFlight
+	case errors.Is(err, ErrIdempotencyKeyReused):
+		return CodeIdempotencyKeyReused
+	case errors.As(err, &limited), errors.As(err, &budget):
+		return CodeRateLimited
+	case errors.As(err, &code):
+		return CodeInvalidCode
+	case errors.Is(err, ErrTooManyAttempts):
+		return CodeTooManyAttempts
+	case errors.Is(err, ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, ErrExpired):
+		return CodeExpired
+	case errors.As(err, &provider):
+		return CodeProviderError
+	case errors.Is(err, ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return CodeUnavailable
+	default:
+		return CodeInternal
+	}
+}
+
+// Severity says how loudly an error of a code must be reported to operators.
+type Severity int
+
+// Severities, from quiet to loud.
+const (
+	// SeverityClient: the caller's own doing or an ordinary answer; not logged.
+	SeverityClient Severity = iota
+	// SeverityDegraded: a backing service failed; logged as a warning.
+	SeverityDegraded
+	// SeverityFault: a bug or an unforeseen failure; logged as an error with the request id.
+	SeverityFault
+)
+
+// Severity is how loudly errors of code c are reported.
+func (c Code) Severity() Severity {
+	switch c {
+	case CodeInternal:
+		return SeverityFault
+	case CodeUnavailable:
+		return SeverityDegraded
+	}
+	return SeverityClient
+}
