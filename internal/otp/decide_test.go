@@ -1,9 +1,7 @@
 package otp
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,24 +105,6 @@ func TestSendInput(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestServiceRefusesBadInputFirst shows the service's own validation, with its configured
-// code length, answering before any store, limiter or sender is touched (it has none).
-func TestServiceRefusesBadInputFirst(t *testing.T) {
-	s := NewService(Config{CodeLength: 8}, nil, nil, nil, nil, slog.New(slog.DiscardHandler))
-	t.Run("CheckCodeHasTheConfiguredLength", func(t *testing.T) {
-		_, err := s.Check(context.Background(), CheckInput{Phone: "+819012345678", Code: "123456"})
-		if got, want := invalidFields(err), map[string]string{"code": "must be 8 digits"}; !reflect.DeepEqual(got, want) {
-			t.Errorf("got %v, want %v", got, want)
-		}
-	})
-	t.Run("SendNeedsAPhone", func(t *testing.T) {
-		_, err := s.Send(context.Background(), SendInput{Locale: "ja"})
-		if got, want := invalidFields(err), map[string]string{"phone": "is required"}; !reflect.DeepEqual(got, want) {
-			t.Errorf("got %v, want %v", got, want)
-		}
-	})
 }
 
 // invalidFields returns the fields of an *ErrInvalidRequest, nil for no error, and a

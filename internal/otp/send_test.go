@@ -3,134 +3,299 @@ package otp_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
-	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
-	"otpgate/internal/ratelimit"
-	"otpgate/internal/sms"
-	"otpgate/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestSendCreatesThenResends(t *testing.T) {
+	e := newEnv(t)
+	t0 := e.clock.Now()
+	first := e.send(t)
+	t1 := t0.Add(time.Minute)
+	e.clock.Set(t1)
+	second := e.send(t)
 
-const (
-	testPhone = "+819012345678"
-	testIP    = "192.0.2.1"
-)
-
-// newService builds a service on the real limiter over the shared Redis (a key prefix of
-// its own), the in-memory store that dev mode runs, and the log sender.
-func newService(t *testing.T, cfg otp.Config) (*otp.Service, *ratelimit.Limiter, *inmem.Store) {
-	t.Helper()
-	rdb, prefix := testenv.Redis(t)
-	limiter := ratelimit.New(rdb, prefix)
-	mem := inmem.New()
-	log := slog.New(slog.DiscardHandler)
-	cfg.Secret = []byte("test secret of the send tests")
-	cfg.CodeLength, cfg.CodeTTL, cfg.MaxAttempts = 6, 5*time.Minute, 5
-	cfg.LimiterTimeout, cfg.StoreTimeout, cfg.SMSTimeout = 2*time.Second, 2*time.Second, 2*time.Second
-	return otp.NewService(cfg, mem, limiter, sms.NewLog(log), mem, log), limiter, mem
-}
-
-func TestSendBudgetSpent(t *testing.T) {
-	ipRules := []otp.Rule{{Limit: 10, Window: time.Hour}}
-	s, limiter, _ := newService(t, otp.Config{MaxSends: 1, IPRules: ipRules})
-	ctx := context.Background()
-	in := otp.SendInput{Phone: testPhone, ClientIP: testIP}
-	if _, err := s.Send(ctx, in); err != nil {
-		t.Fatalf("first send: got %v, want none", err)
-	}
-
-	res, err := s.Send(ctx, in)
-	var limited *otp.ErrRateLimited
-	if !errors.As(err, &limited) {
-		t.Fatalf("second send: got %v, want *otp.ErrRateLimited", err)
-	}
-	t.Run("RefusalNamesTheVerificationBudget", func(t *testing.T) {
-		v := limited.Violations()
-		if len(v) != 1 || v[0].Scope != otp.ScopeVerification || v[0].Rule != (otp.Rule{Limit: 1, Window: 5 * time.Minute}) {
-			t.Fatalf("violations: got %+v, want the verification rule 1/5m alone", v)
+	t.Run("FirstSendCreates", func(t *testing.T) {
+		v := first.Verification
+		if !first.Created || v.Status != otp.StatusPending || v.Phone != testPhone || v.Sends != 1 {
+			t.Errorf("got created %v %s %s sends=%d, want created pending %s sends=1", first.Created, v.Status, v.Phone, v.Sends, testPhone)
 		}
-		if got := limited.RetryAfter(); got <= 0 || got > 5*time.Minute || got != v[0].RetryAfter {
-			t.Errorf("retry after: got %v, want the verification's remaining time, at most 5m", got)
+		if want := t0.Add(5 * time.Minute); !v.ExpiresAt.Equal(want) {
+			t.Errorf("expires at: got %v, want %v", v.ExpiresAt, want)
+		}
+		if first.SendsLeft != 4 {
+			t.Errorf("sends left: got %d, want 4", first.SendsLeft)
+		}
+		// The phone's 1/1m rule is the last to admit another send.
+		if want := t0.Add(time.Minute); !first.NextResendAt.Equal(want) {
+			t.Errorf("next resend at: got %v, want %v", first.NextResendAt, want)
+		}
+		if given := e.limiter.Given(); len(given) != 2 || !reflect.DeepEqual(first.Decision, given[0]) {
+			t.Errorf("decision: got %+v, want the limiter's %+v", first.Decision, given)
 		}
 	})
-	t.Run("ResultCarriesTheRefusingDecision", func(t *testing.T) {
-		if !reflect.DeepEqual(res.Decision, limited.Decision) {
-			t.Errorf("result decision: got %+v, want the refusal's %+v", res.Decision, limited.Decision)
+	t.Run("ResendKeepsTheVerification", func(t *testing.T) {
+		v := second.Verification
+		if second.Created || v.ID != first.Verification.ID || v.Sends != 2 || second.SendsLeft != 3 {
+			t.Errorf("got created %v id %s sends=%d left=%d, want a resend of %s with sends=2 left=3",
+				second.Created, v.ID, v.Sends, second.SendsLeft, first.Verification.ID)
 		}
-		if res.Decision.Allowed || len(res.Decision.Reservation.Keys) != 0 {
-			t.Errorf("decision: got allowed %v reservation %+v, want refused without one", res.Decision.Allowed, res.Decision.Reservation)
-		}
-		var scopes []string
-		for _, r := range res.Decision.Rules {
-			scopes = append(scopes, r.Scope)
-		}
-		if want := []string{otp.ScopeIP, otp.ScopeVerification}; !reflect.DeepEqual(scopes, want) {
-			t.Errorf("decision scopes: got %v, want %v", scopes, want)
-		}
-		if closest, ok := res.Decision.Closest(); !ok || closest.Scope != otp.ScopeVerification || closest.Remaining != 0 {
-			t.Errorf("closest rule: got %+v, want the spent verification budget", closest)
+		if want := t1.Add(5 * time.Minute); !v.ExpiresAt.Equal(want) {
+			t.Errorf("expires at: got %v, want %v (extended by the resend)", v.ExpiresAt, want)
 		}
 	})
-	t.Run("RefusalSpendsNoLimit", func(t *testing.T) {
-		states, err := limiter.Inspect(ctx, otp.Limit{Scope: otp.ScopeIP, Key: testIP, Rules: ipRules})
-		if err != nil {
-			t.Fatal(err)
+	t.Run("EachSendHasAFreshCode", func(t *testing.T) {
+		msgs := e.sender.Messages()
+		if len(msgs) != 2 || !strings.Contains(msgs[0].Body, codes[0]) || !strings.Contains(msgs[1].Body, codes[1]) {
+			t.Fatalf("got messages %+v, want two with codes %s and %s", msgs, codes[0], codes[1])
 		}
-		if len(states) != 1 || states[0].Used != 1 {
-			t.Errorf("ip rule: got %+v, want 1 used (the refused send refunded)", states)
+	})
+	t.Run("SentIsRecordedWithTheProviderID", func(t *testing.T) {
+		for _, m := range e.sender.Messages() {
+			r := e.sendRow(t, m.ID)
+			if r.SendStatus != otp.SendSent || r.ProviderMessageID != "SM-fake" || r.VerificationID != first.Verification.ID || r.Provider != "fake" {
+				t.Errorf("got row %+v, want sent by fake as SM-fake for %s", r, first.Verification.ID)
+			}
+		}
+		if got := e.limiter.Refunds(); len(got) != 0 {
+			t.Errorf("refunds: got %v, want none", got)
 		}
 	})
 }
 
-func TestSendDenied(t *testing.T) {
-	s, _, mem := newService(t, otp.Config{
-		MaxSends: 5, DuplicateWindow: 5 * time.Second, PhoneRules: []otp.Rule{{Limit: 1, Window: time.Minute}},
-	})
+func TestSendEveryCodeOfAVerificationApproves(t *testing.T) {
+	for i, name := range []string{"FirstCode", "SecondCode"} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.send(t)
+			e.send(t)
+			res, err := e.check(codes[i])
+			if err != nil || res.Verification.Status != otp.StatusApproved {
+				t.Errorf("got %s, %v, want approved", res.Verification.Status, err)
+			}
+		})
+	}
+}
+
+func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         otp.SendInput
+		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
+	}{
+		{"PhoneMissing", otp.SendInput{Locale: "ja"}, map[string]string{"phone": "is required"}},
+		{"OtherChannel", otp.SendInput{Phone: testPhone, Channel: "voice"}, map[string]string{"channel": `must be "sms"`}},
+		{"OtherLocale", otp.SendInput{Phone: testPhone, Locale: "fr"}, map[string]string{"locale": `must be "en" or "ja"`}},
+		{"EveryFieldWrong", otp.SendInput{Channel: "x", Locale: "x"}, map[string]string{
+			"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}},
+		{"PhoneWithLetters", otp.SendInput{Phone: "+81 90 1234 ABCD"}, nil},
+		{"PhoneWithoutCountry", otp.SendInput{Phone: "090 1234 5678"}, nil},
+		{"NotAValidNumber", otp.SendInput{Phone: "+81 1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			res, err := e.svc.Send(context.Background(), tt.in)
+			var invalid *otp.ErrInvalidRequest
+			var phone *otp.ErrInvalidPhone
+			switch {
+			case tt.wantFields != nil && !errors.As(err, &invalid):
+				t.Errorf("got %v, want *otp.ErrInvalidRequest", err)
+			case tt.wantFields != nil && !reflect.DeepEqual(invalid.Fields, tt.wantFields):
+				t.Errorf("fields: got %v, want %v", invalid.Fields, tt.wantFields)
+			case tt.wantFields == nil && !errors.As(err, &phone):
+				t.Errorf("got %v, want *otp.ErrInvalidPhone", err)
+			}
+			if !reflect.DeepEqual(res, otp.SendResult{}) {
+				t.Errorf("result: got %+v, want zero", res)
+			}
+			e.wantUntouched(t)
+		})
+	}
+}
+
+func TestSendCountryAllowed(t *testing.T) {
+	const usPhone = "+14155552671"
+	tests := []struct {
+		name    string
+		allowed []string
+		phone   string
+		want    string // refused country, "" for sent
+	}{
+		{"UnlistedCountryIsRefused", []string{"US", "GB"}, testPhone, "JP"},
+		{"ListedCountryIsSent", []string{"US", "GB"}, usPhone, ""},
+		{"EmptyListAllowsEveryCountry", nil, testPhone, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(c *otp.Config) { c.AllowedCountries = tt.allowed })
+			_, err := e.svc.Send(context.Background(), otp.SendInput{Phone: tt.phone, ClientIP: testIP})
+			if tt.want == "" {
+				if err != nil || len(e.sender.Messages()) != 1 {
+					t.Errorf("got %v and %d messages, want sent", err, len(e.sender.Messages()))
+				}
+				return
+			}
+			var refused *otp.ErrCountryNotAllowed
+			if !errors.As(err, &refused) || refused.Country != tt.want {
+				t.Fatalf("got %v, want *otp.ErrCountryNotAllowed for %s", err, tt.want)
+			}
+			e.wantUntouched(t)
+		})
+	}
+}
+
+func TestSendAsksTheLimiterOnePolicy(t *testing.T) {
+	e := newEnv(t, func(c *otp.Config) { c.GlobalRules = []otp.Rule{{Limit: 1000, Window: time.Hour}} })
 	ctx := context.Background()
-	in := otp.SendInput{Phone: testPhone, ClientIP: testIP, Fingerprint: "app/1.0"}
-	if _, err := s.Send(ctx, in); err != nil {
-		t.Fatalf("first send: got %v, want none", err)
+	// Every spelling of one number, from two clients of one address and one of another.
+	sends := []otp.SendInput{
+		{Phone: "+81 90-1234-5678", ClientIP: testIP, Fingerprint: "app/1.0"},
+		{Phone: "＋８１ ９０ １２３４ ５６７８", ClientIP: testIP, Fingerprint: "app/1.0"},
+		{Phone: testPhone, ClientIP: testIP, Fingerprint: "app/2.0"},
+		{Phone: testPhone, ClientIP: otherIP, Fingerprint: "app/1.0"},
+	}
+	for _, in := range sends {
+		if _, err := e.svc.Send(ctx, in); err != nil {
+			t.Fatalf("send %+v: %v", in, err)
+		}
+	}
+	allows := e.limiter.Allows()
+	if len(allows) != len(sends) {
+		t.Fatalf("got %d limiter calls, want %d", len(allows), len(sends))
 	}
 
-	t.Run("DoubleSubmitIsDuplicateThoughThePhoneRuleRefusesToo", func(t *testing.T) {
-		res, err := s.Send(ctx, in)
-		if !errors.Is(err, otp.ErrDuplicateSubmit) {
-			t.Fatalf("got %v, want otp.ErrDuplicateSubmit", err)
+	t.Run("DuplicateFirstThenPhoneIPAndGlobal", func(t *testing.T) {
+		var got []string
+		for _, l := range allows[0] {
+			got = append(got, l.Scope+" "+l.Key)
 		}
-		if got := len(res.Decision.Violations()); got != 2 {
-			t.Errorf("violations: got %v, want 2 (duplicate and phone)", got)
+		want := []string{otp.ScopeDuplicate + " " + allows[0][0].Key, "phone " + testPhone, "ip " + testIP, "global all"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("got %v, want %v", got, want)
 		}
-		rows, _, err := mem.ListSends(ctx, otp.SendFilter{Phone: testPhone, Status: otp.HistoryDuplicate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) != 1 || rows[0].Reason != "duplicate 1/5s" {
-			t.Errorf("history: got %+v, want one duplicate row with reason %q", rows, "duplicate 1/5s")
+		if got, want := allows[0][0].Rules, []otp.Rule{{Limit: 1, Window: 5 * time.Second}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("duplicate rules: got %v, want %v", got, want)
 		}
 	})
-	t.Run("OtherClientIsRateLimitedByThePhoneRule", func(t *testing.T) {
-		other := in
-		other.Fingerprint = "app/2.0"
-		_, err := s.Send(ctx, other)
-		var limited *otp.ErrRateLimited
-		if !errors.As(err, &limited) {
-			t.Fatalf("got %v, want *otp.ErrRateLimited", err)
+	t.Run("DuplicateKeyTellsClientsApart", func(t *testing.T) {
+		keys := make([]string, len(allows))
+		for i, a := range allows {
+			keys[i] = a[0].Key
 		}
-		if v := limited.Violations(); len(v) != 1 || v[0].Scope != otp.ScopePhone {
-			t.Errorf("violations: got %+v, want the phone rule alone", v)
+		if keys[0] != keys[1] || keys[0] == keys[2] || keys[0] == keys[3] || keys[2] == keys[3] {
+			t.Errorf("got duplicate keys %q, want one for the same client and another for each other client", keys)
 		}
-		rows, _, err := mem.ListSends(ctx, otp.SendFilter{Phone: testPhone, Status: otp.HistoryBlocked})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) != 1 || rows[0].Reason != "phone 1/1m" {
-			t.Errorf("history: got %+v, want one blocked row with reason %q", rows, "phone 1/1m")
+		if !strings.HasPrefix(keys[0], testPhone+"|") || strings.Contains(keys[0], "app/") {
+			t.Errorf("got key %q, want the phone and a fingerprint that does not spell out the user agent", keys[0])
 		}
 	})
+	t.Run("OffRulesAreLeftOut", func(t *testing.T) {
+		e := newEnv(t, func(c *otp.Config) { c.DuplicateWindow, c.PhoneRules = 0, nil })
+		e.send(t)
+		if got := e.limiter.Allows(); len(got) != 1 || len(got[0]) != 1 || got[0][0].Scope != otp.ScopeIP {
+			t.Errorf("got policy %+v, want the ip limit alone", got)
+		}
+	})
+}
+
+func TestSendLimiterRefuses(t *testing.T) {
+	dup := violated(otp.ScopeDuplicate, testPhone+"|k", otp.Rule{Limit: 1, Window: 5 * time.Second}, 4*time.Second)
+	phone := violated(otp.ScopePhone, testPhone, otp.Rule{Limit: 1, Window: time.Minute}, 50*time.Second)
+	ip := violated(otp.ScopeIP, testIP, otp.Rule{Limit: 10, Window: time.Hour}, 30*time.Minute)
+	ok := func(s otp.RuleState) otp.RuleState { s.Violated, s.RetryAfter, s.Used = false, 0, 0; return s }
+	tests := []struct {
+		name          string
+		deny          []otp.RuleState
+		wantDuplicate bool
+		wantReason    string
+	}{
+		{"PhoneRuleRateLimits", []otp.RuleState{ok(dup), phone, ok(ip)}, false, "phone 1/1m"},
+		{"IPRuleRateLimits", []otp.RuleState{ok(dup), ok(phone), ip}, false, "ip 10/1h"},
+		{"DoubleSubmitIsDuplicateThoughThePhoneRuleRefusesToo", []otp.RuleState{dup, phone, ok(ip)}, true, "duplicate 1/5s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.limiter.Deny = tt.deny
+			res, err := e.svc.Send(context.Background(), otp.SendInput{Phone: "+81 90-1234-5678", ClientIP: testIP})
+			want := otp.Decision{Rules: tt.deny}
+			var limited *otp.ErrRateLimited
+			switch {
+			case tt.wantDuplicate && !errors.Is(err, otp.ErrDuplicateSubmit):
+				t.Errorf("got %v, want otp.ErrDuplicateSubmit", err)
+			case !tt.wantDuplicate && !errors.As(err, &limited):
+				t.Errorf("got %v, want *otp.ErrRateLimited", err)
+			case !tt.wantDuplicate && !reflect.DeepEqual(limited.Decision, want):
+				t.Errorf("refusal decision: got %+v, want %+v", limited.Decision, want)
+			}
+			if !reflect.DeepEqual(res.Decision, want) {
+				t.Errorf("result decision: got %+v, want %+v", res.Decision, want)
+			}
+			status := otp.SendBlocked
+			if tt.wantDuplicate {
+				status = otp.SendDuplicate
+			}
+			got := e.denied.Got()
+			if len(got) != 1 || got[0].Status != status || got[0].Reason != tt.wantReason || got[0].Phone != testPhone ||
+				got[0].ClientIP != testIP || !got[0].Time.Equal(e.clock.Now()) || got[0].ID == "" {
+				t.Errorf("denied records: got %+v, want one %s %q for %s from %s at %v", got, status, tt.wantReason, testPhone, testIP, e.clock.Now())
+			}
+			if n := e.store.Calls("BeginSend"); n != 0 || len(e.sender.Messages()) != 0 || len(e.limiter.Refunds()) != 0 {
+				t.Errorf("got %d begun, %d sent, %d refunds, want nothing", n, len(e.sender.Messages()), len(e.limiter.Refunds()))
+			}
+		})
+	}
+}
+
+func TestSendLimiterUnavailable(t *testing.T) {
+	e := newEnv(t)
+	e.limiter.Err = errUnavailable
+	res, err := e.svc.Send(context.Background(), otp.SendInput{Phone: testPhone, ClientIP: testIP})
+	if !errors.Is(err, otp.ErrUnavailable) {
+		t.Fatalf("got %v, want it to wrap otp.ErrUnavailable", err)
+	}
+	if !reflect.DeepEqual(res, otp.SendResult{}) {
+		t.Errorf("result: got %+v, want zero", res)
+	}
+	if n := e.store.Calls("BeginSend"); n != 0 || len(e.sender.Messages()) != 0 || len(e.denied.Got()) != 0 || len(e.limiter.Refunds()) != 0 {
+		t.Errorf("got %d begun, %d sent, %d denied, %d refunds, want nothing", n, len(e.sender.Messages()), len(e.denied.Got()), len(e.limiter.Refunds()))
+	}
+}
+
+func TestSendMessage(t *testing.T) {
+	tests := []struct {
+		name, locale, wantLocale, want string
+	}{
+		{"EnglishByDefault", "", "en", "Your verification code is " + codes[0] + ". It expires in 5 minutes."},
+		{"English", "en", "en", "Your verification code is " + codes[0] + ". It expires in 5 minutes."},
+		{"Japanese", "ja", "ja", "認証コード: " + codes[0] + "\n5分以内に入力してください。"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(c *otp.Config) { c.DefaultRegion = "JP" })
+			res, err := e.svc.Send(context.Background(), otp.SendInput{Phone: "090-1234-5678", Locale: tt.locale, ClientIP: testIP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := e.sender.Messages()
+			if len(msgs) != 1 {
+				t.Fatalf("got %d messages, want 1", len(msgs))
+			}
+			m := msgs[0]
+			if !strings.HasPrefix(m.Body, tt.want) || m.Locale != tt.wantLocale || m.To != testPhone || !m.CreatedAt.Equal(e.clock.Now()) {
+				t.Errorf("got %+v, want a %s message to %s at %v starting %q", m, tt.wantLocale, testPhone, e.clock.Now(), tt.want)
+			}
+			if r := e.sendRow(t, m.ID); r.VerificationID != res.Verification.ID || r.Phone != testPhone {
+				t.Errorf("message id %s names row %+v, want the send of %s", m.ID, r, res.Verification.ID)
+			}
+			if v := res.Verification; v.Locale != tt.wantLocale || v.Channel != "sms" {
+				t.Errorf("verification: got locale %q channel %q, want %q sms", v.Locale, v.Channel, tt.wantLocale)
+			}
+		})
+	}
 }

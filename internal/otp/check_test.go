@@ -1,0 +1,244 @@
+package otp_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// unknownID is a well-formed verification id that no test creates.
+const unknownID = "0190ffff-ffff-7fff-8fff-ffffffffffff"
+
+func TestCheckApproves(t *testing.T) {
+	tests := []struct {
+		name string
+		in   func(id string) otp.CheckInput
+	}{
+		{"ByPhone", func(string) otp.CheckInput { return otp.CheckInput{Phone: "+81 90-1234-5678"} }},
+		{"ByID", func(id string) otp.CheckInput { return otp.CheckInput{ID: id} }},
+		{"ByUppercaseID", func(id string) otp.CheckInput { return otp.CheckInput{ID: strings.ToUpper(id)} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			sent := e.send(t)
+			in := tt.in(sent.Verification.ID)
+			in.Code, in.ClientIP = codes[0], testIP
+			res, err := e.svc.Check(context.Background(), in)
+			if err != nil || res.Verification.ID != sent.Verification.ID || res.Verification.Status != otp.StatusApproved {
+				t.Fatalf("got %s %s, %v, want %s approved", res.Verification.ID, res.Verification.Status, err, sent.Verification.ID)
+			}
+			if want := e.clock.Now(); !res.Verification.ClosedAt.Equal(want) {
+				t.Errorf("closed at: got %v, want %v", res.Verification.ClosedAt, want)
+			}
+			if given := e.limiter.Given(); !reflect.DeepEqual(res.Decision, given[len(given)-1]) {
+				t.Errorf("decision: got %+v, want the limiter's", res.Decision)
+			}
+			if _, err := e.svc.Check(context.Background(), in); !errors.Is(err, otp.ErrNotFound) {
+				t.Errorf("second check: got %v, want otp.ErrNotFound", err)
+			}
+		})
+	}
+}
+
+func TestCheckCountsWrongGuesses(t *testing.T) {
+	e := newEnv(t) // 3 attempts
+	sent := e.send(t)
+	for _, want := range []int{2, 1, 0} {
+		_, err := e.check("000000")
+		var invalid *otp.ErrInvalidCode
+		if !errors.As(err, &invalid) || invalid.AttemptsLeft != want {
+			t.Fatalf("wrong guess: got %v, want *otp.ErrInvalidCode with %d attempts left", err, want)
+		}
+	}
+	t.Run("LastWrongGuessKillsIt", func(t *testing.T) {
+		if v := e.verification(t, sent.Verification.ID); v.Status != otp.StatusFailed || v.Attempts != 3 {
+			t.Errorf("got %s attempts=%d, want failed attempts=3", v.Status, v.Attempts)
+		}
+	})
+	t.Run("RightCodeIsTooManyAttemptsAfterTheLast", func(t *testing.T) {
+		if _, err := e.check(codes[0]); !errors.Is(err, otp.ErrTooManyAttempts) {
+			t.Errorf("got %v, want otp.ErrTooManyAttempts", err)
+		}
+	})
+	t.Run("NextSendStartsAnew", func(t *testing.T) {
+		if res := e.send(t); !res.Created || res.Verification.ID == sent.Verification.ID {
+			t.Errorf("got created %v id %s, want a new verification", res.Created, res.Verification.ID)
+		}
+	})
+}
+
+func TestCheckExpiry(t *testing.T) {
+	tests := []struct {
+		name    string
+		after   time.Duration
+		wantErr error
+	}{
+		{"JustBeforeExpiryApproves", 5*time.Minute - time.Microsecond, nil},
+		{"AtExpiryIsExpired", 5 * time.Minute, otp.ErrExpired},
+		{"AfterExpiryIsExpired", time.Hour, otp.ErrExpired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			sent := e.send(t)
+			e.clock.Set(e.clock.Now().Add(tt.after))
+			if _, err := e.check(codes[0]); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("got %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr == nil {
+				return
+			}
+			if v := e.verification(t, sent.Verification.ID); v.Status != otp.StatusExpired || v.Attempts != 0 {
+				t.Errorf("got %s attempts=%d, want expired with no attempt counted", v.Status, v.Attempts)
+			}
+			if _, err := e.check(codes[0]); !errors.Is(err, otp.ErrExpired) {
+				t.Errorf("second check: got %v, want otp.ErrExpired", err)
+			}
+		})
+	}
+}
+
+func TestCheckAsksTheLimiter(t *testing.T) {
+	checkPhone := otp.Limit{Scope: otp.ScopeCheckPhone, Key: testPhone, Rules: []otp.Rule{{Limit: 5, Window: time.Minute}}}
+	checkIP := otp.Limit{Scope: otp.ScopeCheckIP, Key: testIP, Rules: []otp.Rule{{Limit: 20, Window: time.Minute}}}
+	tests := []struct {
+		name       string
+		send       bool
+		in         func(id string) otp.CheckInput
+		wantPolicy []otp.Limit
+		wantErr    error
+	}{
+		{"ByIDPaysForTheVerificationsPhone", true, func(id string) otp.CheckInput { return otp.CheckInput{ID: id} }, []otp.Limit{checkPhone, checkIP}, nil},
+		{"ByPhone", true, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkPhone, checkIP}, nil},
+		{"UnknownIDStillCostsTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{ID: unknownID} }, []otp.Limit{checkIP}, otp.ErrNotFound},
+		{"UnknownPhone", false, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkPhone, checkIP}, otp.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			var id string
+			if tt.send {
+				id = e.send(t).Verification.ID
+			}
+			before := len(e.limiter.Allows())
+			in := tt.in(id)
+			in.Code, in.ClientIP = codes[0], testIP
+			if _, err := e.svc.Check(context.Background(), in); !errors.Is(err, tt.wantErr) {
+				t.Errorf("got %v, want %v", err, tt.wantErr)
+			}
+			if got := e.limiter.Allows()[before:]; !reflect.DeepEqual(got, [][]otp.Limit{tt.wantPolicy}) {
+				t.Errorf("policy: got %+v, want %+v", got, tt.wantPolicy)
+			}
+			if in.ID == unknownID && e.store.Calls("Check") != 0 {
+				t.Errorf("store check: got %d calls, want none for an unknown id", e.store.Calls("Check"))
+			}
+		})
+	}
+}
+
+func TestCheckRateLimited(t *testing.T) {
+	e := newEnv(t)
+	sent := e.send(t)
+	deny := []otp.RuleState{violated(otp.ScopeCheckPhone, testPhone, otp.Rule{Limit: 5, Window: time.Minute}, 20*time.Second)}
+	e.limiter.Deny = deny
+	res, err := e.check(codes[0])
+	var limited *otp.ErrRateLimited
+	want := otp.Decision{Rules: deny}
+	if !errors.As(err, &limited) || !reflect.DeepEqual(limited.Decision, want) {
+		t.Fatalf("got %v, want *otp.ErrRateLimited with %+v", err, want)
+	}
+	if !reflect.DeepEqual(res.Decision, want) {
+		t.Errorf("result decision: got %+v, want %+v", res.Decision, want)
+	}
+	if n := e.store.Calls("Check"); n != 0 {
+		t.Errorf("store check: got %d calls, want none", n)
+	}
+	t.Run("RefusalSpendsNoAttempt", func(t *testing.T) {
+		e.limiter.Deny = nil
+		if v := e.verification(t, sent.Verification.ID); v.Attempts != 0 || v.Status != otp.StatusPending {
+			t.Errorf("got %s attempts=%d, want pending with none", v.Status, v.Attempts)
+		}
+		if _, err := e.check(codes[0]); err != nil {
+			t.Errorf("check once admitted: got %v, want approved", err)
+		}
+	})
+}
+
+func TestCheckBackingServiceUnavailable(t *testing.T) {
+	tests := []struct {
+		name       string
+		fail       func(*env)
+		byID       bool
+		wantAsked  bool // the limiter
+		wantChecks int  // store Check calls
+	}{
+		{"Limiter", func(e *env) { e.limiter.Err = errUnavailable }, false, true, 0},
+		{"StoreLookupByID", func(e *env) { e.store.VerificationErr = errUnavailable }, true, false, 0},
+		{"StoreCheck", func(e *env) { e.store.CheckErr = errUnavailable }, false, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			sent := e.send(t)
+			tt.fail(e)
+			in := otp.CheckInput{Phone: testPhone, Code: codes[0], ClientIP: testIP}
+			if tt.byID {
+				in.Phone, in.ID = "", sent.Verification.ID
+			}
+			before := len(e.limiter.Allows())
+			if _, err := e.svc.Check(context.Background(), in); !errors.Is(err, otp.ErrUnavailable) {
+				t.Fatalf("got %v, want it to wrap otp.ErrUnavailable", err)
+			}
+			if asked := len(e.limiter.Allows()) > before; asked != tt.wantAsked {
+				t.Errorf("limiter asked: got %v, want %v", asked, tt.wantAsked)
+			}
+			if got := e.store.Calls("Check"); got != tt.wantChecks {
+				t.Errorf("store check: got %d calls, want %d", got, tt.wantChecks)
+			}
+			if v := e.verification(t, sent.Verification.ID); v.Status != otp.StatusPending || v.Attempts != 0 {
+				t.Errorf("got %s attempts=%d, want pending with none", v.Status, v.Attempts)
+			}
+		})
+	}
+}
+
+func TestCheckRefusesMalformedInputFirst(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         otp.CheckInput
+		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
+	}{
+		{"CodeHasTheConfiguredLength", otp.CheckInput{Phone: testPhone, Code: "123456"}, map[string]string{"code": "must be 8 digits"}},
+		{"NeitherPhoneNorID", otp.CheckInput{Code: "12345678"}, map[string]string{"phone": `either "phone" or "id" is required`}},
+		{"BothPhoneAndID", otp.CheckInput{Phone: testPhone, ID: unknownID, Code: "12345678"}, map[string]string{"id": `give either "phone" or "id", not both`}},
+		{"IDNotUUID", otp.CheckInput{ID: "42", Code: "12345678"}, map[string]string{"id": "must be a verification id (UUID)"}},
+		{"InvalidPhone", otp.CheckInput{Phone: "+81 1", Code: "12345678"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(c *otp.Config) { c.CodeLength = 8 })
+			tt.in.ClientIP = testIP
+			res, err := e.svc.Check(context.Background(), tt.in)
+			var invalid *otp.ErrInvalidRequest
+			var phone *otp.ErrInvalidPhone
+			switch {
+			case tt.wantFields != nil && !errors.As(err, &invalid):
+				t.Errorf("got %v, want *otp.ErrInvalidRequest", err)
+			case tt.wantFields != nil && !reflect.DeepEqual(invalid.Fields, tt.wantFields):
+				t.Errorf("fields: got %v, want %v", invalid.Fields, tt.wantFields)
+			case tt.wantFields == nil && !errors.As(err, &phone):
+				t.Errorf("got %v, want *otp.ErrInvalidPhone", err)
+			}
+			if !reflect.DeepEqual(res, otp.CheckResult{}) {
+				t.Errorf("result: got %+v, want zero", res)
+			}
+			e.wantUntouched(t)
+		})
+	}
+}
