@@ -64,7 +64,7 @@ soak:
 FUZZTIME ?= 30s
 # One "package:target" per fuzz test; `go test -fuzz` takes one target at a time.
 FUZZ_TARGETS := \
-	./internal/ratelimit/:FuzzParseRules \
+	./internal/otp/:FuzzParseRules \
 	./internal/otp/:FuzzNormalizePhone \
 	./internal/http/:FuzzClientIP \
 	./internal/http/:FuzzDecodeSend \

@@ -14,17 +14,17 @@ import (
 func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	admin := otp.NewAdmin(p.history, limiter, []otp.Limit{
-		{Scope: otp.ScopePhone, Rules: cfg.phoneRules},
-		{Scope: otp.ScopeIP, Rules: cfg.ipRules},
-		{Scope: otp.ScopeCheckPhone, Rules: cfg.checkPhone},
-		{Scope: otp.ScopeCheckIP, Rules: cfg.checkIP},
+		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
+		{Scope: otp.ScopeIP, Rules: cfg.LimitIP},
+		{Scope: otp.ScopeCheckPhone, Rules: cfg.LimitCheckPhone},
+		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
 	admin.LimiterTimeout = cfg.RedisTimeout
 	return otphttp.NewAdminServer(otphttp.AdminDeps{
 		Logger:        log,
 		Admin:         admin,
 		Token:         p.token,
-		DefaultRegion: cfg.DefaultRegion,
+		DefaultRegion: string(cfg.DefaultRegion),
 		IPv6Prefix:    cfg.IPv6Prefix,
 		Ready:         ready,
 		Metrics:       metrics,

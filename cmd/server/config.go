@@ -10,7 +10,6 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"otpgate/internal/otp"
-	"otpgate/internal/ratelimit"
 )
 
 // config is every setting of the server, read from the environment once at start.
@@ -39,50 +38,50 @@ type config struct {
 	CodeTTL            time.Duration `env:"OTP_CODE_TTL" envDefault:"5m"`
 	MaxSends           int           `env:"OTP_MAX_SENDS" envDefault:"5"`
 	MaxAttempts        int           `env:"OTP_MAX_ATTEMPTS" envDefault:"5"`
-	DefaultRegion      string        `env:"OTP_DEFAULT_REGION"`
-	AllowedCountries   []string      `env:"OTP_ALLOWED_COUNTRIES" envSeparator:","`
-	LimitPhone         string        `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
-	LimitIP            string        `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
+	DefaultRegion      otp.Region    `env:"OTP_DEFAULT_REGION"`
+	AllowedCountries   otp.Countries `env:"OTP_ALLOWED_COUNTRIES"`
+	LimitPhone         otp.Rules     `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
+	LimitIP            otp.Rules     `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
 	DuplicateWindow    time.Duration `env:"OTP_DUPLICATE_WINDOW" envDefault:"5s"`
-	LimitGlobal        string        `env:"OTP_LIMIT_GLOBAL"`
-	LimitCheckPhone    string        `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
-	LimitCheckIP       string        `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
+	LimitGlobal        otp.Rules     `env:"OTP_LIMIT_GLOBAL"`
+	LimitCheckPhone    otp.Rules     `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
+	LimitCheckIP       otp.Rules     `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
 	RedisTimeout       time.Duration `env:"OTP_REDIS_TIMEOUT" envDefault:"200ms"`
 	DBTimeout          time.Duration `env:"OTP_DB_TIMEOUT" envDefault:"2s"`
 	RedisPrefix        string        `env:"OTP_REDIS_PREFIX" envDefault:"otpgate:"`
-	TrustedProxies     []string      `env:"OTP_TRUSTED_PROXIES" envSeparator:","`
+	TrustedProxies     prefixes      `env:"OTP_TRUSTED_PROXIES"`
 	IPv6Prefix         int           `env:"OTP_IPV6_PREFIX" envDefault:"64"`
 	ShutdownTimeout    time.Duration `env:"OTP_SHUTDOWN_TIMEOUT" envDefault:"15s"`
 	HistoryQueue       int           `env:"OTP_HISTORY_QUEUE" envDefault:"10000"`
-	LogLevel           string        `env:"OTP_LOG_LEVEL" envDefault:"info"`
+	LogLevel           logLevel      `env:"OTP_LOG_LEVEL" envDefault:"info"`
 	MigrateOnStart     bool          `env:"OTP_MIGRATE" envDefault:"true"`
 	IdempotencyTTL     time.Duration `env:"OTP_IDEMPOTENCY_TTL" envDefault:"24h"`
 
-	// Parsed forms, filled by parse.
-	dev         bool
-	phoneRules  []otp.Rule
-	ipRules     []otp.Rule
-	globalRules []otp.Rule
-	checkPhone  []otp.Rule
-	checkIP     []otp.Rule
-	proxies     []netip.Prefix
+	// Derived by parse.
+	dev bool
+	// proxies is TrustedProxies in the type the HTTP server takes.
+	proxies []netip.Prefix
 }
 
-// loadConfig reads and validates the environment. Every error names the variable.
+// loadConfig reads and validates the environment. Every error names the variable and
+// the bad value: `config: NAME=value: what is wrong`.
 func loadConfig(getenv func(string) string) (config, error) {
 	var c config
 	params, err := env.GetFieldParams(&c)
 	if err != nil {
 		return c, fmt.Errorf("config: %w", err)
 	}
+	// An empty variable counts as unset, so it keeps its default.
 	vars := map[string]string{}
+	values := map[string]string{} // what each variable was read as, for errors
 	for _, p := range params {
+		values[p.Key] = p.DefaultValue
 		if v := getenv(p.Key); v != "" {
-			vars[p.Key] = v
+			vars[p.Key], values[p.Key] = v, v
 		}
 	}
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
-		return c, fmt.Errorf("config: %w", err)
+		return c, envError(err, values)
 	}
 	return c, c.parse()
 }
@@ -121,18 +120,30 @@ func (c *config) parse() error {
 	if err := c.checkSMS(); err != nil {
 		return err
 	}
+	if err := c.checkValues(); err != nil {
+		return err
+	}
+	c.proxies = c.TrustedProxies
+	return nil
+}
+
+// checkValues holds the bounds of single values that their types do not know.
+func (c *config) checkValues() error {
+	bad := func(name string, v any, problem string) error {
+		return fmt.Errorf("config: %s=%v: %s", name, v, problem)
+	}
 	if c.CodeLength < 4 || c.CodeLength > 10 {
-		return fmt.Errorf("config: OTP_CODE_LENGTH=%d: must be between 4 and 10", c.CodeLength)
+		return bad("OTP_CODE_LENGTH", c.CodeLength, "must be between 4 and 10")
 	}
 	if c.CodeTTL <= 0 || c.CodeTTL > 10*time.Minute {
-		return fmt.Errorf("config: OTP_CODE_TTL=%s: must be more than 0 and at most 10m", c.CodeTTL)
+		return bad("OTP_CODE_TTL", c.CodeTTL, "must be more than 0 and at most 10m")
 	}
 	for _, p := range []struct {
 		name string
 		v    int
 	}{{"OTP_MAX_SENDS", c.MaxSends}, {"OTP_MAX_ATTEMPTS", c.MaxAttempts}, {"OTP_HISTORY_QUEUE", c.HistoryQueue}} {
 		if p.v < 1 {
-			return fmt.Errorf("config: %s=%d: must be at least 1", p.name, p.v)
+			return bad(p.name, p.v, "must be at least 1")
 		}
 	}
 	for _, d := range []struct {
@@ -140,60 +151,16 @@ func (c *config) parse() error {
 		v    time.Duration
 	}{{"SMS_TIMEOUT", c.SMSTimeout}, {"OTP_REDIS_TIMEOUT", c.RedisTimeout}, {"OTP_DB_TIMEOUT", c.DBTimeout}, {"OTP_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"OTP_IDEMPOTENCY_TTL", c.IdempotencyTTL}} {
 		if d.v <= 0 {
-			return fmt.Errorf("config: %s=%s: must be positive", d.name, d.v)
+			return bad(d.name, d.v, "must be positive")
 		}
 	}
 	// The limiter keeps time in milliseconds and refuses shorter windows; caught here,
 	// rather than as a failure of every send.
 	if c.DuplicateWindow < 0 || (c.DuplicateWindow > 0 && c.DuplicateWindow < time.Millisecond) {
-		return fmt.Errorf("config: OTP_DUPLICATE_WINDOW=%s: must be 0 (off) or at least 1ms", c.DuplicateWindow)
+		return bad("OTP_DUPLICATE_WINDOW", c.DuplicateWindow, "must be 0 (off) or at least 1ms")
 	}
 	if c.IPv6Prefix < 1 || c.IPv6Prefix > 128 {
-		return fmt.Errorf("config: OTP_IPV6_PREFIX=%d: must be between 1 and 128", c.IPv6Prefix)
-	}
-	var err error
-	for _, r := range []struct {
-		name, val string
-		dst       *[]otp.Rule
-	}{
-		{"OTP_LIMIT_PHONE", c.LimitPhone, &c.phoneRules}, {"OTP_LIMIT_IP", c.LimitIP, &c.ipRules},
-		{"OTP_LIMIT_GLOBAL", c.LimitGlobal, &c.globalRules},
-		{"OTP_LIMIT_CHECK_PHONE", c.LimitCheckPhone, &c.checkPhone}, {"OTP_LIMIT_CHECK_IP", c.LimitCheckIP, &c.checkIP},
-	} {
-		if strings.TrimSpace(r.val) == "" || r.val == "off" {
-			continue
-		}
-		if *r.dst, err = ratelimit.ParseRules(r.val); err != nil {
-			return fmt.Errorf("config: %s=%q: %w", r.name, r.val, err)
-		}
-	}
-	c.DefaultRegion = strings.ToUpper(strings.TrimSpace(c.DefaultRegion))
-	for i, cc := range c.AllowedCountries {
-		cc = strings.ToUpper(strings.TrimSpace(cc))
-		if len(cc) != 2 || cc[0] < 'A' || cc[0] > 'Z' || cc[1] < 'A' || cc[1] > 'Z' {
-			return fmt.Errorf("config: OTP_ALLOWED_COUNTRIES: %q is not an ISO 3166 alpha-2 code", cc)
-		}
-		c.AllowedCountries[i] = cc
-	}
-	for _, s := range c.TrustedProxies {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			a, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return fmt.Errorf("config: OTP_TRUSTED_PROXIES: %q is not a CIDR or an address", s)
-			}
-			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
-		}
-		c.proxies = append(c.proxies, p.Masked())
-	}
-	switch strings.ToLower(c.LogLevel) {
-	case "debug", "info", "warn", "error":
-	default:
-		return fmt.Errorf("config: OTP_LOG_LEVEL=%q: must be debug, info, warn or error", c.LogLevel)
+		return bad("OTP_IPV6_PREFIX", c.IPv6Prefix, "must be between 1 and 128")
 	}
 	return nil
 }
@@ -249,9 +216,9 @@ func (c config) serviceConfig(secret []byte) otp.Config {
 	return otp.Config{
 		Secret: secret, CodeLength: c.CodeLength, CodeTTL: c.CodeTTL,
 		MaxSends: c.MaxSends, MaxAttempts: c.MaxAttempts,
-		DefaultRegion: c.DefaultRegion, AllowedCountries: c.AllowedCountries,
-		PhoneRules: c.phoneRules, IPRules: c.ipRules, DuplicateWindow: c.DuplicateWindow,
-		GlobalRules: c.globalRules, CheckPhoneRules: c.checkPhone, CheckIPRules: c.checkIP,
+		DefaultRegion: string(c.DefaultRegion), AllowedCountries: c.AllowedCountries,
+		PhoneRules: c.LimitPhone, IPRules: c.LimitIP, DuplicateWindow: c.DuplicateWindow,
+		GlobalRules: c.LimitGlobal, CheckPhoneRules: c.LimitCheckPhone, CheckIPRules: c.LimitCheckIP,
 		SMSTimeout: c.SMSTimeout, LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
 	}
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"otpgate/internal/otp"
 )
 
 func TestConfigDuplicateWindow(t *testing.T) {
@@ -59,6 +63,72 @@ func TestConfigSMSProvider(t *testing.T) {
 		_, err := loadConfig(func(k string) string { return env[k] })
 		if err == nil || !strings.Contains(err.Error(), "SMS_PROVIDER is required") {
 			t.Errorf("got %v, want an error naming SMS_PROVIDER", err)
+		}
+	})
+}
+
+func TestConfigTypedValues(t *testing.T) {
+	rules := func(s string) otp.Rules {
+		r, err := otp.ParseRules(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	t.Run("Defaults", func(t *testing.T) {
+		cfg, err := loadFrom(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name      string
+			got, want otp.Rules
+		}{
+			{"OTP_LIMIT_PHONE", cfg.LimitPhone, rules("1/1m,10/1h")},
+			{"OTP_LIMIT_IP", cfg.LimitIP, rules("1/1m,10/1h")},
+			{"OTP_LIMIT_GLOBAL", cfg.LimitGlobal, nil},
+			{"OTP_LIMIT_CHECK_PHONE", cfg.LimitCheckPhone, rules("10/1h")},
+			{"OTP_LIMIT_CHECK_IP", cfg.LimitCheckIP, rules("100/1h")},
+		} {
+			if !slices.Equal(c.got, c.want) {
+				t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+			}
+		}
+		if cfg.LogLevel != "info" || cfg.DefaultRegion != "" || cfg.AllowedCountries != nil || cfg.proxies != nil {
+			t.Errorf("got log level %q, region %q, countries %v, proxies %v; want info and none", cfg.LogLevel, cfg.DefaultRegion, cfg.AllowedCountries, cfg.proxies)
+		}
+	})
+	t.Run("ValuesAreNormalised", func(t *testing.T) {
+		cfg, err := loadFrom(map[string]string{
+			"OTP_LIMIT_PHONE": "off", "OTP_LIMIT_IP": "   ", "OTP_LIMIT_GLOBAL": " 1000/1h ",
+			"OTP_DEFAULT_REGION": "jp", "OTP_ALLOWED_COUNTRIES": "jp, us", "OTP_LOG_LEVEL": "DEBUG",
+			"OTP_TRUSTED_PROXIES": "10.1.2.3, 10.9.0.0/8,,::ffff:192.0.2.7, 2001:db8::1/32",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.LimitPhone != nil || cfg.LimitIP != nil {
+			t.Errorf("got phone rules %v, IP rules %v, want none", cfg.LimitPhone, cfg.LimitIP)
+		}
+		if want := rules("1000/1h"); !slices.Equal(cfg.LimitGlobal, want) {
+			t.Errorf("got global rules %v, want %v", cfg.LimitGlobal, want)
+		}
+		wantProxies := []netip.Prefix{
+			netip.MustParsePrefix("10.1.2.3/32"), netip.MustParsePrefix("10.0.0.0/8"),
+			netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("2001:db8::/32"),
+		}
+		if !slices.Equal(cfg.proxies, wantProxies) {
+			t.Errorf("got proxies %v, want %v", cfg.proxies, wantProxies)
+		}
+		if cfg.LogLevel != "debug" {
+			t.Errorf("got log level %q, want debug", cfg.LogLevel)
+		}
+		sc := cfg.serviceConfig([]byte("k"))
+		if sc.DefaultRegion != "JP" || !slices.Equal(sc.AllowedCountries, []string{"JP", "US"}) {
+			t.Errorf("got region %q, countries %v, want JP and [JP US]", sc.DefaultRegion, sc.AllowedCountries)
+		}
+		if sc.PhoneRules != nil || !slices.Equal(sc.GlobalRules, []otp.Rule(rules("1000/1h"))) {
+			t.Errorf("got phone rules %v, global rules %v, want none and 1000/1h", sc.PhoneRules, sc.GlobalRules)
 		}
 	})
 }

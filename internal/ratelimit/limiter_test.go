@@ -57,9 +57,9 @@ func onBackends(t *testing.T, test func(t *testing.T, newLimiter backend)) {
 // mustRules parses rules or ends the test.
 func mustRules(tb testing.TB, s string) []otp.Rule {
 	tb.Helper()
-	rules, err := ParseRules(s)
+	rules, err := otp.ParseRules(s)
 	if err != nil {
-		tb.Fatalf("ParseRules(%q): %v", s, err)
+		tb.Fatalf("otp.ParseRules(%q): %v", s, err)
 	}
 	return rules
 }

@@ -1,31 +1,29 @@
-package ratelimit
+package otp
 
 import (
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"otpgate/internal/otp"
 )
 
-// rule is a short otp.Rule literal for tables.
-func rule(limit int, window time.Duration) otp.Rule { return otp.Rule{Limit: limit, Window: window} }
+// rule is a short Rule literal for tables.
+func rule(limit int, window time.Duration) Rule { return Rule{Limit: limit, Window: window} }
 
 func TestParseRules(t *testing.T) {
 	day := 24 * time.Hour
 	good := []struct {
 		in   string
-		want []otp.Rule
+		want []Rule
 	}{
-		{"1/5s,10/1m,100/1h,1000/24h", []otp.Rule{rule(1, 5*time.Second), rule(10, time.Minute), rule(100, time.Hour), rule(1000, day)}},
-		{"1/1m", []otp.Rule{rule(1, time.Minute)}},
-		{" 1/1m , 10/1h ", []otp.Rule{rule(1, time.Minute), rule(10, time.Hour)}},
-		{"5/250ms", []otp.Rule{rule(5, 250*time.Millisecond)}},
-		{"3/2d", []otp.Rule{rule(3, 2*day)}},
-		{"1/60s", []otp.Rule{rule(1, time.Minute)}},
-		{"007/1m", []otp.Rule{rule(7, time.Minute)}},
-		{"1000000/366d", []otp.Rule{rule(1_000_000, 366*day)}},
+		{"1/5s,10/1m,100/1h,1000/24h", []Rule{rule(1, 5*time.Second), rule(10, time.Minute), rule(100, time.Hour), rule(1000, day)}},
+		{"1/1m", []Rule{rule(1, time.Minute)}},
+		{" 1/1m , 10/1h ", []Rule{rule(1, time.Minute), rule(10, time.Hour)}},
+		{"5/250ms", []Rule{rule(5, 250*time.Millisecond)}},
+		{"3/2d", []Rule{rule(3, 2*day)}},
+		{"1/60s", []Rule{rule(1, time.Minute)}},
+		{"007/1m", []Rule{rule(7, time.Minute)}},
+		{"1000000/366d", []Rule{rule(1_000_000, 366*day)}},
 	}
 	for _, tc := range good {
 		got, err := ParseRules(tc.in)
@@ -79,7 +77,7 @@ func TestParseRules(t *testing.T) {
 }
 
 // FuzzParseRules checks that the parser never panics and that what it accepts reads back
-// the same through otp.Rule.String, which the admin console and the logs show.
+// the same through Rule.String and Rules.String, which the admin console and the logs show.
 func FuzzParseRules(f *testing.F) {
 	for _, s := range []string{
 		"1/5s,10/1m,100/1h,1000/24h", "1/1m", " 2/250ms ,3/2d", "0/1m", "1/1y", "1/", "/", ",",
@@ -94,7 +92,7 @@ func FuzzParseRules(f *testing.F) {
 		}
 		parts := make([]string, len(rules))
 		for i, r := range rules {
-			if r.Limit < 1 || r.Limit > maxLimit || r.Window < time.Millisecond || r.Window > maxWindow {
+			if r.Limit < 1 || r.Limit > maxRuleLimit || r.Window < time.Millisecond || r.Window > maxRuleWindow {
 				t.Fatalf("ParseRules(%q) accepted out-of-range rule %v", s, r)
 			}
 			parts[i] = r.String()
@@ -106,5 +104,63 @@ func FuzzParseRules(f *testing.F) {
 		if !slices.Equal(again, rules) {
 			t.Fatalf("round trip of %q: got %v, want %v", s, again, rules)
 		}
+		if got, want := Rules(rules).String(), strings.Join(parts, ","); got != want {
+			t.Fatalf("Rules(%v).String(): got %q, want %q", rules, got, want)
+		}
 	})
+}
+
+func TestRulesUnmarshalText(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     Rules
+	}{
+		{"EmptyIsNoRules", "", nil},
+		{"SpacesAreNoRules", "   ", nil},
+		{"OffIsNoRules", "off", nil},
+		{"OffWithSpacesIsNoRules", " off ", nil},
+		{"ListIsParsed", "1/1m, 10/1h", Rules{rule(1, time.Minute), rule(10, time.Hour)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := Rules{rule(5, time.Second)} // a value that must be replaced
+			if err := rs.UnmarshalText([]byte(c.in)); err != nil {
+				t.Fatalf("got %v, want no error", err)
+			}
+			if !slices.Equal(rs, c.want) {
+				t.Errorf("got %v, want %v", rs, c.want)
+			}
+		})
+	}
+	t.Run("BadRuleIsNamedAndNothingChanges", func(t *testing.T) {
+		rs := Rules{rule(5, time.Second)}
+		err := rs.UnmarshalText([]byte("1/1m,0/1h"))
+		if want := `rule 2 "0/1h": count: "0" is zero`; err == nil || err.Error() != want {
+			t.Fatalf("got %v, want %v", err, want)
+		}
+		if want := (Rules{rule(5, time.Second)}); !slices.Equal(rs, want) {
+			t.Errorf("got %v, want %v", rs, want)
+		}
+	})
+	t.Run("OffIsNotCaseFolded", func(t *testing.T) {
+		var rs Rules
+		if err := rs.UnmarshalText([]byte("OFF")); err == nil {
+			t.Errorf("got %v, want an error", rs)
+		}
+	})
+}
+
+func TestRulesString(t *testing.T) {
+	for _, c := range []struct {
+		in   Rules
+		want string
+	}{
+		{nil, "off"},
+		{Rules{}, "off"},
+		{Rules{rule(1, time.Minute)}, "1/1m"},
+		{Rules{rule(1, 5*time.Second), rule(1000, 24*time.Hour)}, "1/5s,1000/24h"},
+	} {
+		if got := c.in.String(); got != c.want {
+			t.Errorf("Rules(%v).String(): got %q, want %q", []Rule(c.in), got, c.want)
+		}
+	}
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// loadFrom runs loadConfig over a fixed environment.
+func loadFrom(env map[string]string) (config, error) {
+	return loadConfig(func(k string) string { return env[k] })
+}
+
+// productionEnv is the least environment production mode starts with.
+func productionEnv() map[string]string {
+	return map[string]string{
+		"REDIS_URL": "redis://127.0.0.1:6379/0", "DATABASE_URL": "postgres://postgres@127.0.0.1/otpgate",
+		"OTP_SECRET": strings.Repeat("s", 32), "ADMIN_TOKEN": strings.Repeat("t", 16), "SMS_PROVIDER": "log",
+	}
+}
+
+// TestConfigBadValues gives every variable that has a form a bad value and expects the
+// one-line error that names the variable, the value and (for lists) the bad part.
+func TestConfigBadValues(t *testing.T) {
+	const (
+		notNumber   = "not a whole number"
+		notDuration = "not a duration, such as 500ms, 5s or 1h"
+		positive    = "must be positive"
+		alpha2      = "not an ISO 3166 alpha-2 code (two letters, such as JP)"
+		noRegion    = "not a region with phone numbers (an ISO 3166 alpha-2 code, such as JP)"
+		notCIDR     = "not a CIDR or an address, such as 10.0.0.0/8 or 192.0.2.7"
+	)
+	cases := []struct {
+		name, value string
+		want        string
+	}{
+		{"OTP_CODE_LENGTH", "3", "config: OTP_CODE_LENGTH=3: must be between 4 and 10"},
+		{"OTP_CODE_LENGTH", "11", "config: OTP_CODE_LENGTH=11: must be between 4 and 10"},
+		{"OTP_CODE_LENGTH", "six", `config: OTP_CODE_LENGTH="six": ` + notNumber},
+		{"OTP_CODE_LENGTH", "99999999999", `config: OTP_CODE_LENGTH="99999999999": out of range`},
+		{"OTP_CODE_TTL", "11m", "config: OTP_CODE_TTL=11m0s: must be more than 0 and at most 10m"},
+		{"OTP_CODE_TTL", "0s", "config: OTP_CODE_TTL=0s: must be more than 0 and at most 10m"},
+		{"OTP_CODE_TTL", "5", `config: OTP_CODE_TTL="5": ` + notDuration},
+		{"OTP_MAX_SENDS", "0", "config: OTP_MAX_SENDS=0: must be at least 1"},
+		{"OTP_MAX_SENDS", "many", `config: OTP_MAX_SENDS="many": ` + notNumber},
+		{"OTP_MAX_ATTEMPTS", "-1", "config: OTP_MAX_ATTEMPTS=-1: must be at least 1"},
+		{"OTP_MAX_ATTEMPTS", "5.5", `config: OTP_MAX_ATTEMPTS="5.5": ` + notNumber},
+		{"OTP_HISTORY_QUEUE", "0", "config: OTP_HISTORY_QUEUE=0: must be at least 1"},
+		{"SMS_TIMEOUT", "0s", "config: SMS_TIMEOUT=0s: " + positive},
+		{"SMS_TIMEOUT", "fast", `config: SMS_TIMEOUT="fast": ` + notDuration},
+		{"OTP_REDIS_TIMEOUT", "-200ms", "config: OTP_REDIS_TIMEOUT=-200ms: " + positive},
+		{"OTP_REDIS_TIMEOUT", "200", `config: OTP_REDIS_TIMEOUT="200": ` + notDuration},
+		{"OTP_DB_TIMEOUT", "0s", "config: OTP_DB_TIMEOUT=0s: " + positive},
+		{"OTP_SHUTDOWN_TIMEOUT", "-1s", "config: OTP_SHUTDOWN_TIMEOUT=-1s: " + positive},
+		{"OTP_IDEMPOTENCY_TTL", "1d", `config: OTP_IDEMPOTENCY_TTL="1d": ` + notDuration},
+		{"OTP_DUPLICATE_WINDOW", "5 s", `config: OTP_DUPLICATE_WINDOW="5 s": ` + notDuration},
+		{"OTP_IPV6_PREFIX", "129", "config: OTP_IPV6_PREFIX=129: must be between 1 and 128"},
+		{"OTP_IPV6_PREFIX", "/64", `config: OTP_IPV6_PREFIX="/64": ` + notNumber},
+		{"OTP_LIMIT_PHONE", "1/1m,0/1h", `config: OTP_LIMIT_PHONE="1/1m,0/1h": rule 2 "0/1h": count: "0" is zero`},
+		{"OTP_LIMIT_IP", "10/1y", `config: OTP_LIMIT_IP="10/1y": rule 1 "10/1y": window: "1y" has unknown unit "y": want one of ms, s, m, h, d`},
+		{"OTP_LIMIT_GLOBAL", "1/1m,2/60s", `config: OTP_LIMIT_GLOBAL="1/1m,2/60s": rule 2 "2/60s": a rule for window 1m is already given`},
+		{"OTP_LIMIT_CHECK_PHONE", "10 per hour", `config: OTP_LIMIT_CHECK_PHONE="10 per hour": rule 1 "10 per hour": missing "/": want count/window like 10/1h`},
+		{"OTP_LIMIT_CHECK_IP", "100/1h,", `config: OTP_LIMIT_CHECK_IP="100/1h,": rule 2 "": empty rule: want count/window like 10/1h`},
+		{"OTP_DEFAULT_REGION", "JPN", `config: OTP_DEFAULT_REGION="JPN": ` + alpha2},
+		{"OTP_DEFAULT_REGION", "XX", `config: OTP_DEFAULT_REGION="XX": ` + noRegion},
+		{"OTP_DEFAULT_REGION", "jpn", `config: OTP_DEFAULT_REGION="jpn": ` + alpha2},
+		{"OTP_ALLOWED_COUNTRIES", "JP,XX", `config: OTP_ALLOWED_COUNTRIES="JP,XX": entry 2 "XX": ` + noRegion},
+		{"OTP_ALLOWED_COUNTRIES", "Japan", `config: OTP_ALLOWED_COUNTRIES="Japan": entry 1 "Japan": ` + alpha2},
+		{"OTP_ALLOWED_COUNTRIES", "JP,,US", `config: OTP_ALLOWED_COUNTRIES="JP,,US": entry 2 "": empty: want codes like JP,US`},
+		{"OTP_TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal", `config: OTP_TRUSTED_PROXIES="10.0.0.0/8,proxy.internal": entry 2 "proxy.internal": ` + notCIDR},
+		{"OTP_TRUSTED_PROXIES", "10.0.0.0/33", `config: OTP_TRUSTED_PROXIES="10.0.0.0/33": entry 1 "10.0.0.0/33": ` + notCIDR},
+		{"OTP_LOG_LEVEL", "verbose", `config: OTP_LOG_LEVEL="verbose": must be debug, info, warn or error`},
+		{"OTP_LOG_LEVEL", "warn+2", `config: OTP_LOG_LEVEL="warn+2": must be debug, info, warn or error`},
+		{"OTP_MIGRATE", "maybe", `config: OTP_MIGRATE="maybe": must be true or false`},
+		{"SMS_PROVIDER", "pigeon", `config: SMS_PROVIDER="pigeon": must be log, webhook or twilio`},
+	}
+	for _, c := range cases {
+		t.Run(c.name+"="+c.value, func(t *testing.T) {
+			_, err := loadFrom(map[string]string{c.name: c.value})
+			if err == nil || err.Error() != c.want {
+				t.Errorf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+
+	// Secrets are named but never echoed.
+	for _, c := range []struct{ name, value, want string }{
+		{"OTP_SECRET", "short-secret", "config: OTP_SECRET must be at least 32 characters (use e.g. `openssl rand -hex 32`)"},
+		{"ADMIN_TOKEN", "short-token", "config: ADMIN_TOKEN must be at least 16 characters"},
+	} {
+		t.Run(c.name+"IsNotEchoed", func(t *testing.T) {
+			env := productionEnv()
+			env[c.name] = c.value
+			_, err := loadFrom(env)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+
+	t.Run("EveryBadValueOnOneLine", func(t *testing.T) {
+		_, err := loadFrom(map[string]string{"OTP_CODE_TTL": "soon", "OTP_LOG_LEVEL": "loud"})
+		want := `config: OTP_CODE_TTL="soon": ` + notDuration + `; OTP_LOG_LEVEL="loud": must be debug, info, warn or error`
+		if err == nil || err.Error() != want {
+			t.Errorf("got %v, want %v", err, want)
+		}
+	})
+}
