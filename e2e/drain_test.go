@@ -19,7 +19,7 @@ import (
 // flight (the provider answers after 300ms): every request it accepted gets a complete,
 // valid answer, it exits 0 within OTP_SHUTDOWN_TIMEOUT, every 201 has its sent row, and
 // the refused sends its history writer still held are written. The other process serves
-// on undisturbed.
+// on undisturbed. Nothing balances load here, so the servers close without a drain delay.
 func TestSIGTERMDrain(t *testing.T) {
 	const shutdownTimeout = 10 * time.Second
 	p := newProvider(t)
@@ -164,4 +164,30 @@ func TestSIGTERMDrain(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSecondSignalEndsDrainDelay sends SIGTERM to a server with a long OTP_DRAIN_DELAY:
+// /readyz fails on both listeners while a send still gets its 201; a second SIGTERM ends
+// the delay, and the process exits 0 long before the delay would have.
+func TestSecondSignalEndsDrainDelay(t *testing.T) {
+	const delay = 10 * time.Minute
+	p := newProvider(t)
+	s := startServer(t, prodEnv(t, testenv.RedisURL(t), testenv.PostgresDSN(t), p, map[string]string{
+		"OTP_DRAIN_DELAY": delay.String(),
+	}))
+	s.Term()
+	if !waitUntil(30*time.Second, func() bool { return getStatus(s.API+"/readyz") == http.StatusServiceUnavailable }) {
+		t.Fatalf("/readyz on the api listener: not 503 within 30s of SIGTERM\n%s", s.logTail(20))
+	}
+	if got := getStatus(s.Admin + "/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz on the admin listener during the delay: got %d, want 503", got)
+	}
+	o := doSend(t.Context(), newClient(t, false), call{srv: s, phone: phone(7_000_001), ip: "10.70.0.1"})
+	if o.err != nil || o.invalid != "" || o.status != http.StatusCreated {
+		t.Errorf("send during the delay: got %d %s (err %v, invalid %q), want 201", o.status, o.code, o.err, o.invalid)
+	}
+	s.Term()
+	if err := s.Wait(30 * time.Second); err != nil {
+		t.Fatalf("after the second SIGTERM: %v, want exit 0 before the %v delay is over\n%s", err, delay, s.logTail(20))
+	}
 }

@@ -114,18 +114,7 @@ func TestRedisOutage(t *testing.T) {
 	for _, ph := range phases {
 		t.Run(ph.name, func(t *testing.T) {
 			outs := within(ph.from, ph.to)
-			if len(outs) < 10 {
-				t.Fatalf("got %d sends inside the outage, want at least 10", len(outs))
-			}
-			sent := p.PerPhone()
-			for _, o := range outs {
-				if o.err != nil || o.status != http.StatusServiceUnavailable || o.code != "unavailable" {
-					t.Errorf("%s %s: got %d %s (err %v), want 503 unavailable", o.srv.name, o.phone, o.status, o.code, o.err)
-				}
-				if sent[o.phone] != 0 {
-					t.Errorf("%s: got %d SMS for a request made during the outage, want 0", o.phone, sent[o.phone])
-				}
-			}
+			checkFailedClosed(t, p, outs)
 			// The bound is the server's: asserted on the time each request took inside it, by
 			// its access log; the time the client saw, which adds this busy machine's
 			// scheduling, is reported and only checked for hangs.
@@ -251,6 +240,24 @@ func accessLog(t *testing.T, servers ...*server) map[string]time.Duration {
 		}
 	}
 	return took
+}
+
+// checkFailedClosed checks the sends made inside an outage: at least 10 of them, each
+// answered 503 unavailable, and no SMS to their phones.
+func checkFailedClosed(t *testing.T, p *smstest.Provider, outs []outcome) {
+	t.Helper()
+	if len(outs) < 10 {
+		t.Fatalf("got %d sends inside the outage, want at least 10", len(outs))
+	}
+	sent := p.PerPhone()
+	for _, o := range outs {
+		if o.err != nil || o.status != http.StatusServiceUnavailable || o.code != "unavailable" {
+			t.Errorf("%s %s: got %d %s (err %v), want 503 unavailable", o.srv.name, o.phone, o.status, o.code, o.err)
+		}
+		if sent[o.phone] != 0 {
+			t.Errorf("%s: got %d SMS for a request made during the outage, want 0", o.phone, sent[o.phone])
+		}
+	}
 }
 
 // checkSMSMatch201 checks that the provider received one SMS per 201 and none for any

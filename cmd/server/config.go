@@ -52,6 +52,7 @@ type config struct {
 	TrustedProxies     prefixes      `env:"OTP_TRUSTED_PROXIES"`
 	IPv6Prefix         int           `env:"OTP_IPV6_PREFIX" envDefault:"64"`
 	ShutdownTimeout    time.Duration `env:"OTP_SHUTDOWN_TIMEOUT" envDefault:"15s"`
+	DrainDelay         time.Duration `env:"OTP_DRAIN_DELAY" envDefault:"5s"`
 	HistoryQueue       int           `env:"OTP_HISTORY_QUEUE" envDefault:"10000"`
 	LogLevel           logLevel      `env:"OTP_LOG_LEVEL" envDefault:"info"`
 	MigrateOnStart     bool          `env:"OTP_MIGRATE" envDefault:"true"`
@@ -153,6 +154,9 @@ func (c *config) checkValues() error {
 		if d.v <= 0 {
 			return bad(d.name, d.v, "must be positive")
 		}
+	}
+	if c.DrainDelay < 0 {
+		return fmt.Errorf("config: OTP_DRAIN_DELAY=%s: must be 0 or more", c.DrainDelay)
 	}
 	// The limiter keeps time in milliseconds and refuses shorter windows; caught here,
 	// rather than as a failure of every send.

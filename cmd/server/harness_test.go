@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -23,31 +24,45 @@ type instance struct {
 	api, admin string
 	stdout     *syncBuffer
 	stderr     *syncBuffer
+
+	// cancel ends run's context, which the server takes as SIGTERM.
+	cancel context.CancelFunc
+	done   chan struct{} // closed once run has returned
+	err    error         // what run returned, once done is closed
 }
 
-// startServer runs the server in-process with env as its whole environment and
-// waits until it listens; it is stopped at cleanup.
+// wait waits up to timeout for run to return and reports what it returned, once: a later
+// call returns nil, so that a test and its cleanup do not both report one failure.
+func (in *instance) wait(timeout time.Duration) error {
+	select {
+	case <-in.done:
+	case <-time.After(timeout):
+		return fmt.Errorf("did not stop in %v", timeout)
+	}
+	err := in.err
+	in.err = nil
+	return err
+}
+
+// startServer runs the server in-process with env as its whole environment (on free
+// loopback ports, without a drain delay, unless env says otherwise) and waits until it
+// listens; it is stopped at cleanup.
 func startServer(t testing.TB, env map[string]string) *instance {
 	t.Helper()
-	full := map[string]string{"OTP_HTTP_ADDR": "127.0.0.1:0", "OTP_ADMIN_ADDR": "127.0.0.1:0"}
+	full := map[string]string{"OTP_HTTP_ADDR": "127.0.0.1:0", "OTP_ADMIN_ADDR": "127.0.0.1:0", "OTP_DRAIN_DELAY": "0"}
 	for k, v := range env {
 		full[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{stdout: newSyncBuffer(), stderr: newSyncBuffer()}
-	done := make(chan error, 1)
+	in := &instance{stdout: newSyncBuffer(), stderr: newSyncBuffer(), cancel: cancel, done: make(chan struct{})}
 	go func() {
-		done <- run(ctx, []string{"server"}, func(k string) string { return full[k] }, in.stdout, in.stderr)
+		defer close(in.done)
+		in.err = run(ctx, []string{"server"}, func(k string) string { return full[k] }, in.stdout, in.stderr)
 	}()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("server stop: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("server stop: did not stop in 30s")
+		in.cancel()
+		if err := in.wait(30 * time.Second); err != nil {
+			t.Errorf("server stop: %v", err)
 		}
 	})
 
@@ -58,9 +73,8 @@ func startServer(t testing.TB, env map[string]string) *instance {
 			break
 		}
 		select {
-		case err := <-done:
-			done <- nil // reported here; the cleanup need not wait
-			t.Fatalf("server exited before listening: %v\nstderr:\n%s", err, in.stderr.String())
+		case <-in.done:
+			t.Fatalf("server exited before listening: %v\nstderr:\n%s", in.wait(0), in.stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

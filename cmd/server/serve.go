@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"strings"
 	"sync"
@@ -23,8 +24,9 @@ import (
 )
 
 // serve runs both listeners until ctx ends or SIGINT/SIGTERM arrives, then drains:
-// readiness fails first, in-flight requests finish (bounded by
-// OTP_SHUTDOWN_TIMEOUT), the history writer flushes, and the pools close.
+// readiness fails at once while both listeners keep serving for OTP_DRAIN_DELAY, then
+// in-flight requests finish (bounded by OTP_SHUTDOWN_TIMEOUT), the history writer
+// flushes, and the pools close.
 func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -134,14 +136,18 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	var runErr error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
+		// Fail readiness but keep serving for the drain delay, so that load balancers see
+		// /readyz fail and stop routing here while requests sent meanwhile still get answers.
+		runErr = drainDelay(log, cfg.DrainDelay, &draining, errc)
 	case runErr = <-errc:
+		// No delay: with a listener gone the instance is failing already.
 		log.Error("listener failed", "err", runErr)
+		draining.Store(true)
 	}
 
-	// Fail readiness first so load balancers stop sending, then let what was
-	// accepted finish on a fresh deadline: ctx is already cancelled.
-	draining.Store(true)
+	// Close the listeners and let what was accepted finish, on a fresh deadline rather
+	// than ctx, which a signal has already ended.
+	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	for _, s := range servers {
@@ -160,6 +166,35 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}
 	log.Info("stopped")
 	return runErr
+}
+
+// drainDelay marks the server as draining and waits out delay while the listeners serve
+// on. A second SIGINT or SIGTERM cuts the wait short, for an operator who wants the
+// process gone now; so does a listener that fails, whose error it returns.
+func drainDelay(log *slog.Logger, delay time.Duration, draining *atomic.Bool, errc <-chan error) error {
+	// Listen for the second signal before readiness fails, so that whoever sees /readyz fail
+	// can count on it being heard. The first one's handler stays registered until serve
+	// returns, so no signal in between falls through to the default action.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	draining.Store(true)
+	log.Info("draining: readiness fails, still serving", "delay", delay.String())
+	if delay == 0 {
+		return nil
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case sig := <-sigs:
+		log.Info("drain delay cut short", "signal", sig.String())
+		return nil
+	case err := <-errc:
+		log.Error("listener failed", "err", err)
+		return err
+	}
 }
 
 func newLogger(cfg config, w io.Writer) *slog.Logger {

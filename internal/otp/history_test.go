@@ -1,4 +1,4 @@
-package otp
+package otp_test
 
 import (
 	"errors"
@@ -6,24 +6,27 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"otpgate/internal/otp"
+	"otpgate/internal/storetest"
 )
 
 func TestStatusAt(t *testing.T) {
 	expires := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, c := range []struct {
 		name   string
-		status Status
+		status otp.Status
 		now    time.Time
-		want   Status
+		want   otp.Status
 	}{
-		{"PendingBeforeExpiry", StatusPending, expires.Add(-time.Nanosecond), StatusPending},
-		{"PendingAtExpiryIsExpired", StatusPending, expires, StatusExpired},
-		{"PendingAfterExpiryIsExpired", StatusPending, expires.Add(time.Hour), StatusExpired},
-		{"ApprovedStaysApproved", StatusApproved, expires.Add(time.Hour), StatusApproved},
-		{"CanceledStaysCanceled", StatusCanceled, expires.Add(time.Hour), StatusCanceled},
+		{"PendingBeforeExpiry", otp.StatusPending, expires.Add(-time.Nanosecond), otp.StatusPending},
+		{"PendingAtExpiryIsExpired", otp.StatusPending, expires, otp.StatusExpired},
+		{"PendingAfterExpiryIsExpired", otp.StatusPending, expires.Add(time.Hour), otp.StatusExpired},
+		{"ApprovedStaysApproved", otp.StatusApproved, expires.Add(time.Hour), otp.StatusApproved},
+		{"CanceledStaysCanceled", otp.StatusCanceled, expires.Add(time.Hour), otp.StatusCanceled},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := (Verification{Status: c.status, ExpiresAt: expires}).StatusAt(c.now); got != c.want {
+			if got := (otp.Verification{Status: c.status, ExpiresAt: expires}).StatusAt(c.now); got != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
@@ -31,18 +34,18 @@ func TestStatusAt(t *testing.T) {
 }
 
 func TestHistoryStatusesAreTheValidStatuses(t *testing.T) {
-	got := HistoryStatuses()
-	want := []string{HistorySent, HistorySending, HistoryFailed, HistoryBlocked, HistoryDuplicate, HistoryApproved, HistoryExpired}
+	got := otp.HistoryStatuses()
+	want := []string{otp.HistorySent, otp.HistorySending, otp.HistoryFailed, otp.HistoryBlocked, otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	for _, s := range append(got, "") {
-		if !ValidHistoryStatus(s) {
+		if !otp.ValidHistoryStatus(s) {
 			t.Errorf("ValidHistoryStatus(%q): got false, want true", s)
 		}
 	}
 	for _, s := range []string{"delivered", "blocked:phone 1/1m", "SENT"} {
-		if ValidHistoryStatus(s) {
+		if otp.ValidHistoryStatus(s) {
 			t.Errorf("ValidHistoryStatus(%q): got true, want false", s)
 		}
 	}
@@ -50,14 +53,14 @@ func TestHistoryStatusesAreTheValidStatuses(t *testing.T) {
 
 func TestSendFilterValidate(t *testing.T) {
 	t.Run("GoodFilterPasses", func(t *testing.T) {
-		after := &SendCursor{Time: time.Date(2030, 1, 2, 3, 4, 5, 6000, time.UTC), ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"}
-		if err := (SendFilter{Status: HistoryBlocked, After: after}).Validate(); err != nil {
+		after := &otp.SendCursor{Time: time.Date(2030, 1, 2, 3, 4, 5, 6000, time.UTC), ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"}
+		if err := (otp.SendFilter{Status: otp.HistoryBlocked, After: after}).Validate(); err != nil {
 			t.Errorf("got %v, want none", err)
 		}
 	})
 	t.Run("BadStatusAndCursorAreBothNamed", func(t *testing.T) {
-		err := SendFilter{Status: "delivered", After: &SendCursor{ID: "x"}}.Validate()
-		var inv *ErrInvalidRequest
+		err := otp.SendFilter{Status: "delivered", After: &otp.SendCursor{ID: "x"}}.Validate()
+		var inv *otp.ErrInvalidRequest
 		want := map[string]string{
 			"status": "must be one of sent, sending, failed, blocked, duplicate, approved, expired",
 			"cursor": "names no send",
@@ -69,19 +72,19 @@ func TestSendFilterValidate(t *testing.T) {
 }
 
 func TestSendFilterPage(t *testing.T) {
-	rows := make([]SendRow, 4)
+	rows := make([]otp.SendRow, 4)
 	for i := range rows {
-		rows[i] = SendRow{ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f6" + string(rune('0'+i)), Time: time.Unix(int64(100-i), 0).UTC()}
+		rows[i] = otp.SendRow{ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f6" + string(rune('0'+i)), Time: time.Unix(int64(100-i), 0).UTC()}
 	}
 	t.Run("ExtraRowGivesTheLastRowsPosition", func(t *testing.T) {
-		page, next := SendFilter{Limit: 3}.Page(rows)
-		want := SendCursor{Time: rows[2].Time, ID: rows[2].ID}
+		page, next := otp.SendFilter{Limit: 3}.Page(rows)
+		want := otp.SendCursor{Time: rows[2].Time, ID: rows[2].ID}
 		if len(page) != 3 || next == nil || *next != want {
 			t.Errorf("got %d rows, next %v; want 3 and %v", len(page), next, want)
 		}
 	})
 	t.Run("ExactPageIsTheLast", func(t *testing.T) {
-		if page, next := (SendFilter{Limit: 4}).Page(rows); len(page) != 4 || next != nil {
+		if page, next := (otp.SendFilter{Limit: 4}).Page(rows); len(page) != 4 || next != nil {
 			t.Errorf("got %d rows, next %v; want 4 and none", len(page), next)
 		}
 	})
@@ -90,43 +93,43 @@ func TestSendFilterPage(t *testing.T) {
 func TestStatCounter(t *testing.T) {
 	day := time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
 	now := day.Add(2*time.Hour + 30*time.Minute)
-	feed := func(c *StatCounter) {
-		c.AddSends(day.Add(-time.Second), SendSent, "", 9) // before the range
-		c.AddSends(day.Add(time.Minute), SendSent, "", 2)
-		c.AddSends(day.Add(2*time.Minute), SendFailed, "", 1)
-		c.AddSends(day.Add(3*time.Minute), SendSending, "", 1)
-		c.AddSends(day.Add(4*time.Minute), SendBlocked, "phone 1/1m", 2)
-		c.AddSends(day.Add(5*time.Minute), SendDuplicate, "duplicate 1/5s", 1)
+	feed := func(c *otp.StatCounter) {
+		c.AddSends(day.Add(-time.Second), otp.SendSent, "", 9) // before the range
+		c.AddSends(day.Add(time.Minute), otp.SendSent, "", 2)
+		c.AddSends(day.Add(2*time.Minute), otp.SendFailed, "", 1)
+		c.AddSends(day.Add(3*time.Minute), otp.SendSending, "", 1)
+		c.AddSends(day.Add(4*time.Minute), otp.SendBlocked, "phone 1/1m", 2)
+		c.AddSends(day.Add(5*time.Minute), otp.SendDuplicate, "duplicate 1/5s", 1)
 		c.AddApprovals(day.Add(6*time.Minute), 2)
-		c.AddSends(day.Add(2*time.Hour), SendBlocked, "ip 10/1h", 1)
+		c.AddSends(day.Add(2*time.Hour), otp.SendBlocked, "ip 10/1h", 1)
 		c.AddApprovals(day.Add(2*time.Hour+time.Minute), 1)
-		c.AddSends(day.Add(3*time.Hour), SendSent, "", 9) // after the range
+		c.AddSends(day.Add(3*time.Hour), otp.SendSent, "", 9) // after the range
 	}
-	hours, err := NewStatCounter(day.Add(10*time.Minute), now, time.Hour)
+	hours, err := otp.NewStatCounter(day.Add(10*time.Minute), now, time.Hour)
 	if err != nil {
 		t.Fatalf("NewStatCounter: %v", err)
 	}
 	feed(hours)
 	t.Run("CountsPerBucket", func(t *testing.T) {
-		want := []StatBucket{
+		want := []otp.StatBucket{
 			{Start: day, Sends: 4, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2}, Duplicates: 1, Approvals: 2, ApprovalRatio: 0.5},
 			{Start: day.Add(time.Hour), Blocked: map[string]int{}},
 			{Start: day.Add(2 * time.Hour), Blocked: map[string]int{"ip 10/1h": 1}, Approvals: 1},
 		}
-		equalBuckets(t, hours.Buckets(), want)
+		storetest.WantBuckets(t, hours.Buckets(), want)
 		if from, to := hours.Range(); !from.Equal(day) || !to.Equal(day.Add(3*time.Hour)) {
 			t.Errorf("range: got [%v, %v), want [%v, %v)", from, to, day, day.Add(3*time.Hour))
 		}
 	})
 	t.Run("HoursAddUpToTheirDay", func(t *testing.T) {
-		days, err := NewStatCounter(now, now, 24*time.Hour)
+		days, err := otp.NewStatCounter(now, now, 24*time.Hour)
 		if err != nil {
 			t.Fatalf("NewStatCounter: %v", err)
 		}
 		for _, b := range hours.Buckets() {
 			days.AddBucket(b)
 		}
-		equalBuckets(t, days.Buckets(), []StatBucket{{
+		storetest.WantBuckets(t, days.Buckets(), []otp.StatBucket{{
 			Start: day, Sends: 4, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
 			Duplicates: 1, Approvals: 3, ApprovalRatio: 0.75,
 		}})
@@ -141,27 +144,13 @@ func TestStatCounter(t *testing.T) {
 			{"BucketUnderAMinute", now, 59 * time.Second, "bucket"},
 			{"BucketNotWholeSeconds", now, time.Minute + time.Millisecond, "bucket"},
 			{"SinceAfterNow", now.Add(time.Hour), time.Hour, "since"},
-			{"TooManyBuckets", now.Add(-MaxStatBuckets * time.Hour), time.Hour, "since"},
+			{"TooManyBuckets", now.Add(-otp.MaxStatBuckets * time.Hour), time.Hour, "since"},
 		} {
-			_, err := NewStatCounter(c.since, now, c.bucket)
-			var inv *ErrInvalidRequest
+			_, err := otp.NewStatCounter(c.since, now, c.bucket)
+			var inv *otp.ErrInvalidRequest
 			if !errors.As(err, &inv) || inv.Fields[c.field] == "" {
 				t.Errorf("%s: got %v, want ErrInvalidRequest naming %q", c.name, err, c.field)
 			}
 		}
 	})
-}
-
-func equalBuckets(t *testing.T, got, want []StatBucket) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d buckets %+v, want %d %+v", len(got), got, len(want), want)
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if !g.Start.Equal(w.Start) || g.Sends != w.Sends || g.Failed != w.Failed || g.Duplicates != w.Duplicates ||
-			g.Approvals != w.Approvals || g.ApprovalRatio != w.ApprovalRatio || !maps.Equal(g.Blocked, w.Blocked) || g.Blocked == nil {
-			t.Errorf("bucket %d: got %+v, want %+v", i, g, w)
-		}
-	}
 }

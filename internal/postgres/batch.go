@@ -124,10 +124,7 @@ func (w *BatchWriter) Run(ctx context.Context) error {
 	for {
 		select {
 		case d := <-w.queue:
-			if batch = append(batch, d); len(batch) == w.opts.BatchSize {
-				w.write(ctx, batch)
-				batch = batch[:0]
-			}
+			batch = w.add(ctx, batch, d)
 		case <-tick.C:
 			w.write(ctx, batch)
 			batch = batch[:0]
@@ -185,15 +182,22 @@ func (w *BatchWriter) drain(ctx context.Context, batch []otp.DeniedSend) []otp.D
 	for {
 		select {
 		case d := <-w.queue:
-			if batch = append(batch, d); len(batch) == w.opts.BatchSize {
-				w.write(ctx, batch)
-				batch = batch[:0]
-			}
+			batch = w.add(ctx, batch, d)
 		default:
 			w.write(ctx, batch)
 			return batch[:0]
 		}
 	}
+}
+
+// add appends d to batch and writes the batch once it is full; it returns the batch to
+// append to next.
+func (w *BatchWriter) add(ctx context.Context, batch []otp.DeniedSend, d otp.DeniedSend) []otp.DeniedSend {
+	if batch = append(batch, d); len(batch) < w.opts.BatchSize {
+		return batch
+	}
+	w.write(ctx, batch)
+	return batch[:0]
 }
 
 // write copies one batch into sends. A failed batch is dropped whole and logged once.

@@ -8,24 +8,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
 )
 
-// seedBase is the time of the first seeded send; one send follows per second.
+// seedBase is when the seeded history starts.
 func seedBase() time.Time { return time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) }
 
-// seedLarge fills a fresh database with 30,000 closed verifications and 100,000
-// sends of every status over 5,000 phones (20 sends each) and one pumped phone
-// (5,000 sends), then analyzes it.
+// seedLarge fills a fresh database with testenv.SeedHistory's 100,000 sends from
+// seedBase and returns a pool on it.
 func seedLarge(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
 	ctx := context.Background()
@@ -37,34 +34,7 @@ func seedLarge(tb testing.TB) *pgxpool.Pool {
 	if err := Migrate(ctx, pool); err != nil {
 		tb.Fatalf("Migrate: %v", err)
 	}
-	for _, q := range []string{
-		`INSERT INTO verifications (id, phone, channel, locale, status, sends, max_attempts, created_at, expires_at, closed_at)
-		 SELECT md5(i::text)::uuid, '+8190' || lpad((i % 5000)::text, 8, '0'), 'sms', 'en',
-		        (ARRAY['approved', 'expired', 'failed', 'canceled'])[i % 4 + 1], 1, 5,
-		        $1::timestamptz + i * interval '3 seconds', $1::timestamptz + i * interval '3 seconds' + interval '5 minutes',
-		        $1::timestamptz + i * interval '3 seconds' + interval '1 minute'
-		 FROM generate_series(1, 30000) i`,
-		`INSERT INTO sends (id, verification_id, phone, client_ip, status, reason, created_at, updated_at)
-		 SELECT gen_random_uuid(),
-		        CASE WHEN i % 5 IN (0, 3, 4) THEN md5((i / 3 % 30000 + 1)::text)::uuid END,
-		        '+8190' || lpad((i % 5000)::text, 8, '0'), '10.0.' || (i % 200) || '.' || (i % 5),
-		        (ARRAY['sent', 'blocked', 'duplicate', 'failed', 'sending'])[i % 5 + 1],
-		        CASE i % 5 WHEN 1 THEN 'phone 1/1m' WHEN 2 THEN 'duplicate 1/5s' ELSE '' END,
-		        $1::timestamptz + (i / 2) * interval '1 second', $1::timestamptz + (i / 2) * interval '1 second'
-		 FROM generate_series(1, 95000) i`,
-		// A pumped number: 5,000 blocked sends spread over the whole range.
-		`INSERT INTO sends (id, phone, client_ip, status, reason, created_at, updated_at)
-		 SELECT gen_random_uuid(), '+819099999999', '10.9.' || (i % 50) || '.1', 'blocked', 'phone 10/1h',
-		        $1::timestamptz + i * interval '9 seconds', $1::timestamptz + i * interval '9 seconds'
-		 FROM generate_series(1, 5000) i`,
-	} {
-		if _, err := pool.Exec(ctx, q, seedBase()); err != nil {
-			tb.Fatalf("seed: %v", err)
-		}
-	}
-	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
-		tb.Fatalf("analyze: %v", err)
-	}
+	testenv.SeedHistory(tb, pool, seedBase())
 	return pool
 }
 
@@ -77,16 +47,16 @@ func listFilters() map[string]otp.SendFilter {
 	return map[string]otp.SendFilter{
 		"FirstPage":       {},
 		"DeepPage":        {After: middleCursor()},
-		"Phone":           {Phone: "+819000001234"},
-		"PhoneDeepPage":   {Phone: "+819000001234", After: middleCursor()},
-		"IP":              {ClientIP: "10.0.42.2"},
+		"Phone":           {Phone: "+819012341234"},
+		"PhoneDeepPage":   {Phone: "+819012341234", After: middleCursor()},
+		"IP":              {ClientIP: "10.1.42.2"},
 		"StatusBlocked":   {Status: otp.HistoryBlocked},
 		"StatusSent":      {Status: otp.HistorySent},
 		"StatusApproved":  {Status: otp.HistoryApproved},
 		"StatusExpired":   {Status: otp.HistoryExpired, After: middleCursor()},
 		"TimeRange":       {From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
-		"IPAndTimeRange":  {ClientIP: "10.0.42.2", From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
-		"PhoneAndBlocked": {Phone: "+819000001231", Status: otp.HistoryBlocked},
+		"IPAndTimeRange":  {ClientIP: "10.1.42.2", From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
+		"PhoneAndBlocked": {Phone: "+819012341231", Status: otp.HistoryBlocked},
 		"HotPhone":        {Phone: "+819099999999"},
 		"HotPhoneDeep":    {Phone: "+819099999999", After: middleCursor()},
 		"HotPhoneBlocked": {Phone: "+819099999999", Status: otp.HistoryBlocked, After: middleCursor()},
@@ -133,26 +103,8 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 // A cached generic plan cannot know that a phone has thousands of sends; once
 // Postgres switched to one, a pumped phone's page would read and sort them all.
 func TestRepeatedListSendsKeepsPlansForItsValues(t *testing.T) {
-	cfg := seedLarge(t).Config()
-	cfg.MaxConns = 1
-	var (
-		mu    sync.Mutex
-		plans []string
-	)
-	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message)
-	}
-	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
-		_, err := conn.Exec(ctx, `LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_level = notice`)
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatalf("pool: %v", err)
-	}
-	defer pool.Close()
+	// One session, so that the statement's repeats meet its plan cache.
+	pool, plans := testenv.ExplainedPool(t, seedLarge(t).Config().ConnString())
 	s := New(pool)
 	s.Now = func() time.Time { return seedBase().Add(100 * 24 * time.Hour) }
 	f := listFilters()["HotPhoneBlocked"]
@@ -161,13 +113,8 @@ func TestRepeatedListSendsKeepsPlansForItsValues(t *testing.T) {
 			t.Fatalf("ListSends: %v", err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	seen := 0
-	for _, p := range plans {
-		if !strings.Contains(p, "sends s") {
-			continue
-		}
+	for _, p := range plans.Take("sends s") {
 		seen++
 		if strings.Contains(p, "Bitmap Heap Scan") || strings.Contains(p, "Sort") {
 			t.Fatalf("query %d was planned without its values:\n%s", seen, p)

@@ -22,7 +22,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 			{Start: base().Add(time.Hour), Sends: 1, Blocked: map[string]int{"ip 10/1h": 1}},
 			{Start: base().Add(2 * time.Hour), Sends: 1, Blocked: map[string]int{}, Approvals: 1, ApprovalRatio: 1},
 		}
-		wantBuckets(t, got, want)
+		WantBuckets(t, got, want)
 	})
 
 	t.Run("DayBucketsStartAtMidnightUTC", func(t *testing.T) {
@@ -34,7 +34,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("Stats: %v", err)
 		}
 		midnight := time.Date(2030, 3, 4, 0, 0, 0, 0, time.UTC)
-		wantBuckets(t, got, []otp.StatBucket{{
+		WantBuckets(t, got, []otp.StatBucket{{
 			Start: midnight, Sends: 5, Failed: 1, Duplicates: 1, Approvals: 2, ApprovalRatio: 0.4,
 			Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
 		}})
@@ -89,7 +89,9 @@ func seedStats(e *env) {
 	e.flush()
 }
 
-func wantBuckets(t *testing.T, got, want []otp.StatBucket) {
+// WantBuckets fails t unless got are the buckets of want: starts as instants, every count
+// and ratio equal, and Blocked equal and never nil, as otp.HistoryStore.Stats promises.
+func WantBuckets(t testing.TB, got, want []otp.StatBucket) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d buckets %+v, want %d %+v", len(got), got, len(want), want)
@@ -97,7 +99,7 @@ func wantBuckets(t *testing.T, got, want []otp.StatBucket) {
 	for i := range want {
 		g, w := got[i], want[i]
 		if !g.Start.Equal(w.Start) || g.Sends != w.Sends || g.Failed != w.Failed || g.Duplicates != w.Duplicates ||
-			g.Approvals != w.Approvals || g.ApprovalRatio != w.ApprovalRatio || !maps.Equal(g.Blocked, w.Blocked) {
+			g.Approvals != w.Approvals || g.ApprovalRatio != w.ApprovalRatio || !maps.Equal(g.Blocked, w.Blocked) || g.Blocked == nil {
 			t.Errorf("bucket %d: got %+v, want %+v", i, g, w)
 		}
 	}

@@ -1,5 +1,5 @@
-// Package testenv gives integration tests real Redis and PostgreSQL servers and the tools to
-// break them on purpose.
+// Package testenv gives integration tests real Redis and PostgreSQL servers, the tools to
+// break them on purpose, and a large seeded history whose query plans a test can watch.
 //
 // Every package that uses it declares
 //
