@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -60,8 +59,6 @@ type config struct {
 
 	// Derived by parse.
 	dev bool
-	// proxies is TrustedProxies in the type the HTTP server takes.
-	proxies []netip.Prefix
 }
 
 // loadConfig reads and validates the environment. Every error names the variable and
@@ -124,7 +121,6 @@ func (c *config) parse() error {
 	if err := c.checkValues(); err != nil {
 		return err
 	}
-	c.proxies = c.TrustedProxies
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -94,8 +95,8 @@ func TestConfigTypedValues(t *testing.T) {
 				t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
 			}
 		}
-		if cfg.LogLevel != "info" || cfg.DefaultRegion != "" || cfg.AllowedCountries != nil || cfg.proxies != nil {
-			t.Errorf("got log level %q, region %q, countries %v, proxies %v; want info and none", cfg.LogLevel, cfg.DefaultRegion, cfg.AllowedCountries, cfg.proxies)
+		if cfg.LogLevel.Level != slog.LevelInfo || cfg.DefaultRegion != "" || cfg.AllowedCountries != nil || cfg.TrustedProxies != nil {
+			t.Errorf("got log level %v, region %q, countries %v, proxies %v; want info and none", cfg.LogLevel, cfg.DefaultRegion, cfg.AllowedCountries, cfg.TrustedProxies)
 		}
 	})
 	t.Run("ValuesAreNormalised", func(t *testing.T) {
@@ -117,11 +118,11 @@ func TestConfigTypedValues(t *testing.T) {
 			netip.MustParsePrefix("10.1.2.3/32"), netip.MustParsePrefix("10.0.0.0/8"),
 			netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("2001:db8::/32"),
 		}
-		if !slices.Equal(cfg.proxies, wantProxies) {
-			t.Errorf("got proxies %v, want %v", cfg.proxies, wantProxies)
+		if !slices.Equal([]netip.Prefix(cfg.TrustedProxies), wantProxies) {
+			t.Errorf("got proxies %v, want %v", cfg.TrustedProxies, wantProxies)
 		}
-		if cfg.LogLevel != "debug" {
-			t.Errorf("got log level %q, want debug", cfg.LogLevel)
+		if cfg.LogLevel.Level != slog.LevelDebug {
+			t.Errorf("got log level %v, want debug", cfg.LogLevel)
 		}
 		sc := cfg.serviceConfig([]byte("k"))
 		if sc.DefaultRegion != "JP" || !slices.Equal(sc.AllowedCountries, []string{"JP", "US"}) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"reflect"
 	"strconv"
@@ -41,19 +42,24 @@ func (p *prefixes) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// logLevel is OTP_LOG_LEVEL: debug, info, warn or error, in any letter case. It stays a
-// string, lower-cased, because the logger is built from its text.
-type logLevel string
+// logLevel is OTP_LOG_LEVEL: debug, info, warn or error, in any letter case.
+type logLevel struct{ slog.Level }
 
 // UnmarshalText accepts the four levels and nothing else (slog would also take "warn+2").
 func (l *logLevel) UnmarshalText(text []byte) error {
-	s := strings.ToLower(strings.TrimSpace(string(text)))
-	switch s {
-	case "debug", "info", "warn", "error":
-		*l = logLevel(s)
-		return nil
+	switch strings.ToLower(strings.TrimSpace(string(text))) {
+	case "debug":
+		l.Level = slog.LevelDebug
+	case "info":
+		l.Level = slog.LevelInfo
+	case "warn":
+		l.Level = slog.LevelWarn
+	case "error":
+		l.Level = slog.LevelError
+	default:
+		return errors.New("must be debug, info, warn or error")
 	}
-	return errors.New("must be debug, info, warn or error")
+	return nil
 }
 
 // envError turns what caarlos0/env reports into one line that names, for each bad field,

@@ -84,7 +84,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		Logger:         log,
 		Verifier:       mx.Verifier(svc),
 		Idempotency:    idem,
-		TrustedProxies: cfg.proxies,
+		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
@@ -198,9 +198,7 @@ func drainDelay(log *slog.Logger, delay time.Duration, draining *atomic.Bool, er
 }
 
 func newLogger(cfg config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel.Level}
 	if cfg.dev {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
