@@ -225,16 +225,7 @@ func TestCheckRefusesMalformedInputFirst(t *testing.T) {
 			e := newEnv(t, func(c *otp.Config) { c.CodeLength = 8 })
 			tt.in.ClientIP = testIP
 			res, err := e.svc.Check(context.Background(), tt.in)
-			var invalid *otp.ErrInvalidRequest
-			var phone *otp.ErrInvalidPhone
-			switch {
-			case tt.wantFields != nil && !errors.As(err, &invalid):
-				t.Errorf("got %v, want *otp.ErrInvalidRequest", err)
-			case tt.wantFields != nil && !reflect.DeepEqual(invalid.Fields, tt.wantFields):
-				t.Errorf("fields: got %v, want %v", invalid.Fields, tt.wantFields)
-			case tt.wantFields == nil && !errors.As(err, &phone):
-				t.Errorf("got %v, want *otp.ErrInvalidPhone", err)
-			}
+			wantBadInput(t, err, tt.wantFields)
 			if !reflect.DeepEqual(res, otp.CheckResult{}) {
 				t.Errorf("result: got %+v, want zero", res)
 			}

@@ -3,9 +3,11 @@ package otp_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -145,5 +147,21 @@ func (e *env) wantUntouched(t *testing.T) {
 	}
 	if got := e.denied.Got(); len(got) != 0 {
 		t.Errorf("denied records: got %v, want none", got)
+	}
+}
+
+// wantBadInput checks a refusal of malformed input: an *otp.ErrInvalidRequest with exactly
+// wantFields, or, when wantFields is nil, an *otp.ErrInvalidPhone.
+func wantBadInput(t *testing.T, err error, wantFields map[string]string) {
+	t.Helper()
+	var invalid *otp.ErrInvalidRequest
+	var phone *otp.ErrInvalidPhone
+	switch {
+	case wantFields != nil && !errors.As(err, &invalid):
+		t.Errorf("got %v, want *otp.ErrInvalidRequest", err)
+	case wantFields != nil && !reflect.DeepEqual(invalid.Fields, wantFields):
+		t.Errorf("fields: got %v, want %v", invalid.Fields, wantFields)
+	case wantFields == nil && !errors.As(err, &phone):
+		t.Errorf("got %v, want *otp.ErrInvalidPhone", err)
 	}
 }
