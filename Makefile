@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build test lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate test lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
 
 all: lint test
 
@@ -21,6 +21,11 @@ run:
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/otpgate ./cmd/server
+
+## generate: rewrite the API clients in client/ from the OpenAPI documents in api/
+## (client's TestGeneratedCodeIsCurrent fails until the result is committed).
+generate:
+	$(GO) generate ./client/...
 
 ## test: lint, then every test (unit, integration against real Redis/Postgres, browser) with -race:
 ## every package but e2e/, then e2e/ alone. Both runs test the server binary built once here.

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"otpgate/internal/apitest"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/ratelimit"
@@ -73,7 +74,8 @@ func newAdminEnv(t *testing.T, mod func(*AdminDeps)) *adminEnv {
 	if mod != nil {
 		mod(&d)
 	}
-	e.h = NewAdminServer(d)
+	// Every exchange of the admin API is checked against its OpenAPI document.
+	e.h = apitest.Handler(t, apitest.Admin(), NewAdminServer(d))
 	return e
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/apitest"
 	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
 )
@@ -106,6 +107,7 @@ func ipState() otp.Decision {
 }
 
 // newTestServer builds the public handler around v, logging into the returned buffer.
+// Every exchange it serves is checked against the public OpenAPI document.
 func newTestServer(t *testing.T, v otp.Verifier, mod func(*Deps)) (http.Handler, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
@@ -113,7 +115,7 @@ func newTestServer(t *testing.T, v otp.Verifier, mod func(*Deps)) (http.Handler,
 	if mod != nil {
 		mod(&d)
 	}
-	return NewServer(d), logs
+	return apitest.Handler(t, apitest.Public(), NewServer(d)), logs
 }
 
 // request is one call to the handler under test.

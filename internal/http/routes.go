@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"otpgate/api"
 )
 
 // addRoutes is the public API's table of contents.
@@ -13,6 +15,7 @@ func addRoutes(r chi.Router, d Deps) {
 	r.Method(http.MethodPost, "/v1/verifications/check", handleCheck(d.Logger, d.Verifier))
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Ready))
+	r.Method(http.MethodGet, "/openapi.json", handleDocument(api.PublicJSON))
 	r.NotFound(handleNotFound(d.Logger).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(d.Logger, r).ServeHTTP)
 }
@@ -47,6 +50,7 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		r.Method(http.MethodGet, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/openapi.json", handleDocument(api.AdminJSON))
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)
