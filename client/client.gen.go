@@ -20,13 +20,13 @@ import (
 
 // Defines values for CheckResultStatus.
 const (
-	Approved CheckResultStatus = "approved"
+	CheckResultStatusApproved CheckResultStatus = "approved"
 )
 
 // Valid indicates whether the value is a known member of the CheckResultStatus enum.
 func (e CheckResultStatus) Valid() bool {
 	switch e {
-	case Approved:
+	case CheckResultStatusApproved:
 		return true
 	default:
 		return false
@@ -35,43 +35,13 @@ func (e CheckResultStatus) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok HealthStatus = "ok"
+	HealthStatusOk HealthStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ProblemCheckUnprocessable0Code.
-const (
-	InvalidCode ProblemCheckUnprocessable0Code = "invalid_code"
-)
-
-// Valid indicates whether the value is a known member of the ProblemCheckUnprocessable0Code enum.
-func (e ProblemCheckUnprocessable0Code) Valid() bool {
-	switch e {
-	case InvalidCode:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ProblemCheckUnprocessable1Code.
-const (
-	ProblemCheckUnprocessable1CodeInvalidPhone ProblemCheckUnprocessable1Code = "invalid_phone"
-)
-
-// Valid indicates whether the value is a known member of the ProblemCheckUnprocessable1Code enum.
-func (e ProblemCheckUnprocessable1Code) Valid() bool {
-	switch e {
-	case ProblemCheckUnprocessable1CodeInvalidPhone:
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -80,13 +50,13 @@ func (e ProblemCheckUnprocessable1Code) Valid() bool {
 
 // Defines values for ProblemCountryNotAllowedCode.
 const (
-	CountryNotAllowed ProblemCountryNotAllowedCode = "country_not_allowed"
+	ProblemCountryNotAllowedCodeCountryNotAllowed ProblemCountryNotAllowedCode = "country_not_allowed"
 )
 
 // Valid indicates whether the value is a known member of the ProblemCountryNotAllowedCode enum.
 func (e ProblemCountryNotAllowedCode) Valid() bool {
 	switch e {
-	case CountryNotAllowed:
+	case ProblemCountryNotAllowedCodeCountryNotAllowed:
 		return true
 	default:
 		return false
@@ -95,13 +65,13 @@ func (e ProblemCountryNotAllowedCode) Valid() bool {
 
 // Defines values for ProblemExpiredCode.
 const (
-	Expired ProblemExpiredCode = "expired"
+	ProblemExpiredCodeExpired ProblemExpiredCode = "expired"
 )
 
 // Valid indicates whether the value is a known member of the ProblemExpiredCode enum.
 func (e ProblemExpiredCode) Valid() bool {
 	switch e {
-	case Expired:
+	case ProblemExpiredCodeExpired:
 		return true
 	default:
 		return false
@@ -117,6 +87,36 @@ const (
 func (e ProblemInternalCode) Valid() bool {
 	switch e {
 	case ProblemInternalCodeInternal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidCodeCode.
+const (
+	ProblemInvalidCodeCodeInvalidCode ProblemInvalidCodeCode = "invalid_code"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidCodeCode enum.
+func (e ProblemInvalidCodeCode) Valid() bool {
+	switch e {
+	case ProblemInvalidCodeCodeInvalidCode:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidPhoneCode.
+const (
+	ProblemInvalidPhoneCodeInvalidPhone ProblemInvalidPhoneCode = "invalid_phone"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidPhoneCode enum.
+func (e ProblemInvalidPhoneCode) Valid() bool {
+	switch e {
+	case ProblemInvalidPhoneCodeInvalidPhone:
 		return true
 	default:
 		return false
@@ -140,13 +140,13 @@ func (e ProblemInvalidRequestCode) Valid() bool {
 
 // Defines values for ProblemNotFoundCode.
 const (
-	NotFound ProblemNotFoundCode = "not_found"
+	ProblemNotFoundCodeNotFound ProblemNotFoundCode = "not_found"
 )
 
 // Valid indicates whether the value is a known member of the ProblemNotFoundCode enum.
 func (e ProblemNotFoundCode) Valid() bool {
 	switch e {
-	case NotFound:
+	case ProblemNotFoundCodeNotFound:
 		return true
 	default:
 		return false
@@ -155,13 +155,13 @@ func (e ProblemNotFoundCode) Valid() bool {
 
 // Defines values for ProblemProviderErrorCode.
 const (
-	ProviderError ProblemProviderErrorCode = "provider_error"
+	ProblemProviderErrorCodeProviderError ProblemProviderErrorCode = "provider_error"
 )
 
 // Valid indicates whether the value is a known member of the ProblemProviderErrorCode enum.
 func (e ProblemProviderErrorCode) Valid() bool {
 	switch e {
-	case ProviderError:
+	case ProblemProviderErrorCodeProviderError:
 		return true
 	default:
 		return false
@@ -170,13 +170,13 @@ func (e ProblemProviderErrorCode) Valid() bool {
 
 // Defines values for ProblemRateLimitedCode.
 const (
-	RateLimited ProblemRateLimitedCode = "rate_limited"
+	ProblemRateLimitedCodeRateLimited ProblemRateLimitedCode = "rate_limited"
 )
 
 // Valid indicates whether the value is a known member of the ProblemRateLimitedCode enum.
 func (e ProblemRateLimitedCode) Valid() bool {
 	switch e {
-	case RateLimited:
+	case ProblemRateLimitedCodeRateLimited:
 		return true
 	default:
 		return false
@@ -185,16 +185,16 @@ func (e ProblemRateLimitedCode) Valid() bool {
 
 // Defines values for ProblemSendConflictCode.
 const (
-	DuplicateSubmit     ProblemSendConflictCode = "duplicate_submit"
-	IdempotencyInFlight ProblemSendConflictCode = "idempotency_in_flight"
+	ProblemSendConflictCodeDuplicateSubmit     ProblemSendConflictCode = "duplicate_submit"
+	ProblemSendConflictCodeIdempotencyInFlight ProblemSendConflictCode = "idempotency_in_flight"
 )
 
 // Valid indicates whether the value is a known member of the ProblemSendConflictCode enum.
 func (e ProblemSendConflictCode) Valid() bool {
 	switch e {
-	case DuplicateSubmit:
+	case ProblemSendConflictCodeDuplicateSubmit:
 		return true
-	case IdempotencyInFlight:
+	case ProblemSendConflictCodeIdempotencyInFlight:
 		return true
 	default:
 		return false
@@ -221,13 +221,13 @@ func (e ProblemSendUnprocessableCode) Valid() bool {
 
 // Defines values for ProblemTooLargeCode.
 const (
-	RequestTooLarge ProblemTooLargeCode = "request_too_large"
+	ProblemTooLargeCodeRequestTooLarge ProblemTooLargeCode = "request_too_large"
 )
 
 // Valid indicates whether the value is a known member of the ProblemTooLargeCode enum.
 func (e ProblemTooLargeCode) Valid() bool {
 	switch e {
-	case RequestTooLarge:
+	case ProblemTooLargeCodeRequestTooLarge:
 		return true
 	default:
 		return false
@@ -236,13 +236,13 @@ func (e ProblemTooLargeCode) Valid() bool {
 
 // Defines values for ProblemTooManyAttemptsCode.
 const (
-	TooManyAttempts ProblemTooManyAttemptsCode = "too_many_attempts"
+	ProblemTooManyAttemptsCodeTooManyAttempts ProblemTooManyAttemptsCode = "too_many_attempts"
 )
 
 // Valid indicates whether the value is a known member of the ProblemTooManyAttemptsCode enum.
 func (e ProblemTooManyAttemptsCode) Valid() bool {
 	switch e {
-	case TooManyAttempts:
+	case ProblemTooManyAttemptsCodeTooManyAttempts:
 		return true
 	default:
 		return false
@@ -335,13 +335,13 @@ func (e VerificationChannel) Valid() bool {
 
 // Defines values for VerificationStatus.
 const (
-	Pending VerificationStatus = "pending"
+	VerificationStatusPending VerificationStatus = "pending"
 )
 
 // Valid indicates whether the value is a known member of the VerificationStatus enum.
 func (e VerificationStatus) Valid() bool {
 	switch e {
-	case Pending:
+	case VerificationStatusPending:
 		return true
 	default:
 		return false
@@ -423,52 +423,6 @@ type ProblemCheckUnprocessable struct {
 	union json.RawMessage
 }
 
-// ProblemCheckUnprocessable0 defines model for ProblemCheckUnprocessable.0.
-type ProblemCheckUnprocessable0 struct {
-	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft int                            `json:"attempts_left"`
-	Code         ProblemCheckUnprocessable0Code `json:"code"`
-	Detail       string                         `json:"detail"`
-
-	// Errors Per field (or header, or query parameter), what is wrong with it.
-	Errors *map[string]string `json:"errors,omitempty"`
-
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
-
-	// Violations Every rule that refused (`rate_limited`).
-	Violations *[]Violation `json:"violations,omitempty"`
-}
-
-// ProblemCheckUnprocessable0Code defines model for ProblemCheckUnprocessable.0.Code.
-type ProblemCheckUnprocessable0Code string
-
-// ProblemCheckUnprocessable1 defines model for ProblemCheckUnprocessable.1.
-type ProblemCheckUnprocessable1 struct {
-	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                           `json:"attempts_left,omitempty"`
-	Code         ProblemCheckUnprocessable1Code `json:"code"`
-	Detail       string                         `json:"detail"`
-
-	// Errors Per field (or header, or query parameter), what is wrong with it.
-	Errors *map[string]string `json:"errors,omitempty"`
-
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
-
-	// Violations Every rule that refused (`rate_limited`).
-	Violations *[]Violation `json:"violations,omitempty"`
-}
-
-// ProblemCheckUnprocessable1Code defines model for ProblemCheckUnprocessable.1.Code.
-type ProblemCheckUnprocessable1Code string
-
 // ProblemCountryNotAllowed defines model for ProblemCountryNotAllowed.
 type ProblemCountryNotAllowed struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -537,6 +491,52 @@ type ProblemInternal struct {
 
 // ProblemInternalCode defines model for ProblemInternal.Code.
 type ProblemInternalCode string
+
+// ProblemInvalidCode defines model for ProblemInvalidCode.
+type ProblemInvalidCode struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft int                    `json:"attempts_left"`
+	Code         ProblemInvalidCodeCode `json:"code"`
+	Detail       string                 `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemInvalidCodeCode defines model for ProblemInvalidCode.Code.
+type ProblemInvalidCodeCode string
+
+// ProblemInvalidPhone defines model for ProblemInvalidPhone.
+type ProblemInvalidPhone struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
+	Code         ProblemInvalidPhoneCode `json:"code"`
+	Detail       string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemInvalidPhoneCode defines model for ProblemInvalidPhone.Code.
+type ProblemInvalidPhoneCode string
 
 // ProblemInvalidRequest defines model for ProblemInvalidRequest.
 type ProblemInvalidRequest struct {
@@ -779,6 +779,9 @@ type SendRequest struct {
 	// Phone A phone number: E.164 (`+819012345678`), or any spelling that normalises to it
 	// (spaces, dashes, dots, brackets, full-width digits). Without a leading `+` it
 	// is read in `OTP_DEFAULT_REGION`. Blank is `400`, not a valid number `422`.
+	//
+	//
+	// Examples: +819012345678, +81 90-1234-5678, 090-1234-5678
 	Phone string `json:"phone"`
 }
 
@@ -1029,22 +1032,22 @@ func (t *CheckRequest) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsProblemCheckUnprocessable0 returns the union data inside the ProblemCheckUnprocessable as a ProblemCheckUnprocessable0
-func (t ProblemCheckUnprocessable) AsProblemCheckUnprocessable0() (ProblemCheckUnprocessable0, error) {
-	var body ProblemCheckUnprocessable0
+// AsProblemInvalidCode returns the union data inside the ProblemCheckUnprocessable as a ProblemInvalidCode
+func (t ProblemCheckUnprocessable) AsProblemInvalidCode() (ProblemInvalidCode, error) {
+	var body ProblemInvalidCode
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromProblemCheckUnprocessable0 overwrites any union data inside the ProblemCheckUnprocessable as the provided ProblemCheckUnprocessable0
-func (t *ProblemCheckUnprocessable) FromProblemCheckUnprocessable0(v ProblemCheckUnprocessable0) error {
+// FromProblemInvalidCode overwrites any union data inside the ProblemCheckUnprocessable as the provided ProblemInvalidCode
+func (t *ProblemCheckUnprocessable) FromProblemInvalidCode(v ProblemInvalidCode) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeProblemCheckUnprocessable0 performs a merge with any union data inside the ProblemCheckUnprocessable, using the provided ProblemCheckUnprocessable0
-func (t *ProblemCheckUnprocessable) MergeProblemCheckUnprocessable0(v ProblemCheckUnprocessable0) error {
+// MergeProblemInvalidCode performs a merge with any union data inside the ProblemCheckUnprocessable, using the provided ProblemInvalidCode
+func (t *ProblemCheckUnprocessable) MergeProblemInvalidCode(v ProblemInvalidCode) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1055,22 +1058,22 @@ func (t *ProblemCheckUnprocessable) MergeProblemCheckUnprocessable0(v ProblemChe
 	return err
 }
 
-// AsProblemCheckUnprocessable1 returns the union data inside the ProblemCheckUnprocessable as a ProblemCheckUnprocessable1
-func (t ProblemCheckUnprocessable) AsProblemCheckUnprocessable1() (ProblemCheckUnprocessable1, error) {
-	var body ProblemCheckUnprocessable1
+// AsProblemInvalidPhone returns the union data inside the ProblemCheckUnprocessable as a ProblemInvalidPhone
+func (t ProblemCheckUnprocessable) AsProblemInvalidPhone() (ProblemInvalidPhone, error) {
+	var body ProblemInvalidPhone
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromProblemCheckUnprocessable1 overwrites any union data inside the ProblemCheckUnprocessable as the provided ProblemCheckUnprocessable1
-func (t *ProblemCheckUnprocessable) FromProblemCheckUnprocessable1(v ProblemCheckUnprocessable1) error {
+// FromProblemInvalidPhone overwrites any union data inside the ProblemCheckUnprocessable as the provided ProblemInvalidPhone
+func (t *ProblemCheckUnprocessable) FromProblemInvalidPhone(v ProblemInvalidPhone) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeProblemCheckUnprocessable1 performs a merge with any union data inside the ProblemCheckUnprocessable, using the provided ProblemCheckUnprocessable1
-func (t *ProblemCheckUnprocessable) MergeProblemCheckUnprocessable1(v ProblemCheckUnprocessable1) error {
+// MergeProblemInvalidPhone performs a merge with any union data inside the ProblemCheckUnprocessable, using the provided ProblemInvalidPhone
+func (t *ProblemCheckUnprocessable) MergeProblemInvalidPhone(v ProblemInvalidPhone) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -46,13 +46,13 @@ func (e AttemptOutcome) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok HealthStatus = "ok"
+	HealthStatusOk HealthStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -61,16 +61,16 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for LimitsKind.
 const (
-	Ip    LimitsKind = "ip"
-	Phone LimitsKind = "phone"
+	LimitsKindIp    LimitsKind = "ip"
+	LimitsKindPhone LimitsKind = "phone"
 )
 
 // Valid indicates whether the value is a known member of the LimitsKind enum.
 func (e LimitsKind) Valid() bool {
 	switch e {
-	case Ip:
+	case LimitsKindIp:
 		return true
-	case Phone:
+	case LimitsKindPhone:
 		return true
 	default:
 		return false
@@ -79,13 +79,13 @@ func (e LimitsKind) Valid() bool {
 
 // Defines values for ProblemCSRFFailedCode.
 const (
-	CsrfFailed ProblemCSRFFailedCode = "csrf_failed"
+	ProblemCSRFFailedCodeCsrfFailed ProblemCSRFFailedCode = "csrf_failed"
 )
 
 // Valid indicates whether the value is a known member of the ProblemCSRFFailedCode enum.
 func (e ProblemCSRFFailedCode) Valid() bool {
 	switch e {
-	case CsrfFailed:
+	case ProblemCSRFFailedCodeCsrfFailed:
 		return true
 	default:
 		return false
@@ -509,7 +509,7 @@ type SendsPage struct {
 // StatBucket defines model for StatBucket.
 type StatBucket struct {
 	// ApprovalRatio approvals / sends; 0 without sends.
-	ApprovalRatio float32 `json:"approval_ratio"`
+	ApprovalRatio float64 `json:"approval_ratio"`
 	Approvals     int     `json:"approvals"`
 
 	// Blocked Blocked sends by the refusing rule, such as `{"phone 1/1m": 3}`.

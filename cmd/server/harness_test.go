@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/apitest"
 	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv"
 	"otpgate/internal/testenv/fixture"
@@ -162,6 +163,7 @@ func (r reply) num(k string) float64 {
 // client posts JSON to one instance.
 var client = &http.Client{Timeout: 30 * time.Second}
 
+// post sends body as JSON and checks the exchange against the public OpenAPI document.
 func post(t testing.TB, url string, body any, headers ...string) reply {
 	t.Helper()
 	var buf []byte
@@ -189,6 +191,10 @@ func post(t testing.TB, url string, body any, headers ...string) reply {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	x := apitest.Exchange{Request: req, RequestBody: buf, Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	if _, err := apitest.Public().Check(x); err != nil {
+		t.Errorf("openapi: %v\nbody: %s", err, raw)
+	}
 	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &r.Body); err != nil {
