@@ -4,7 +4,7 @@ package message
 // email lines are put together by emailText and the HTML layout.
 type texts struct {
 	// tag is the BCP 47 language tag for the email's lang attribute.
-	tag string
+	tag                 string
 	sms, voice, subject string
 	// The email's lines: what the code is, how long it lasts, the warning, and what to
 	// do about an email one did not ask for.
