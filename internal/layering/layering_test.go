@@ -22,6 +22,10 @@ func forbidden() map[string][]string {
 		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
 		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
+		// The router knows senders only as otp.Sender; the renderer is pure text.
+		"otpgate/internal/delivery": append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/email", "otpgate/internal/http"),
+		"otpgate/internal/message":  append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/delivery", "otpgate/internal/http"),
+		"otpgate/internal/email":    append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/http"),
 	}
 }
 
