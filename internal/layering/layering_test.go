@@ -27,6 +27,10 @@ func forbidden() map[string][]string {
 		"otpgate/api":          append(drivers, "otpgate/internal/", "net/http"),
 		"otpgate/client":       append(drivers, "otpgate/internal/", "otpgate/api"),
 		"otpgate/client/admin": append(drivers, "otpgate/internal/", "otpgate/api"),
+		// The router knows senders only as otp.Sender; the renderer is pure text.
+		"otpgate/internal/delivery": append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/email", "otpgate/internal/http"),
+		"otpgate/internal/message":  append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/delivery", "otpgate/internal/http"),
+		"otpgate/internal/email":    append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/http"),
 	}
 }
 

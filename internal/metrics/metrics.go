@@ -18,6 +18,11 @@
 //	| `otpgate_provider_errors_total` | counter | `provider`; `kind`: definite (never delivered), unknown (timeout, 5xx) | SMS provider failures |
 //	| `otpgate_http_requests_total` | counter | `route` (chi pattern, or unmatched), `status` | public API requests |
 //	| `otpgate_http_request_duration_seconds` | histogram | `route` | public API request latency |
+//	| `otpgate_delivery_attempts_total` | counter | `provider` (instance name), `channel`, `outcome`: sent, failed, unknown, skipped | every provider attempt of a send, failover and breaker skips included |
+//	| `otpgate_provider_breaker_state` | gauge | `provider` | the provider's circuit breaker: 0 closed, 1 half-open, 2 open |
+//	| `otpgate_deliveries_total` | counter | `provider`, `status`: delivered, undelivered | delivery receipts that settled a send (replays are not counted) |
+//	| `otpgate_sms_total` | counter | `encoding`: GSM-7, UCS-2 | SMS rendered for sending |
+//	| `otpgate_sms_segments_total` | counter | `encoding` | the segments those SMS take (what a provider bills) |
 //	| `otpgate_history_queue_depth` | gauge | | refused sends waiting for the history writer (always 0 in dev mode) |
 //	| `otpgate_history_dropped_total` | counter | | refused sends never written to history: queue full or write failed |
 //	| `otpgate_history_written_total` | counter | | refused sends written to history |
@@ -61,6 +66,7 @@ type Metrics struct {
 	providerErrors   *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	delivery         *deliveryMetrics
 }
 
 // New returns metrics on a fresh registry that also holds the Go and process collectors.
@@ -106,6 +112,7 @@ func New() *Metrics {
 		m.sends, m.checks, m.decisions, m.ruleDecisions, m.limiterDuration,
 		m.storeDuration, m.providerDuration, m.providerErrors, m.httpRequests, m.httpDuration,
 	)
+	m.delivery = newDeliveryMetrics(m.reg)
 	// Known label values start at zero, so rates and alerts work before the first event.
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)

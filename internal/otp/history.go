@@ -103,6 +103,10 @@ type SendRow struct {
 	Error             string
 	// Updated is when the row last changed, such as when the provider answered.
 	Updated time.Time
+	// Delivery is what a receipt reported, DeliveryDelivered or DeliveryUndelivered;
+	// empty while none came. DeliveryError is the provider's reason for undelivered.
+	Delivery      string
+	DeliveryError string
 }
 
 // Attempt is one check of a code, as recorded in history.

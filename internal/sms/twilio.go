@@ -26,6 +26,18 @@ type TwilioConfig struct {
 	// MessagingServiceSID sends through a messaging service instead of (or, if
 	// both are set, together with) From; at least one of the two is required.
 	MessagingServiceSID string
+	// WhatsAppFrom is the WhatsApp sender number in E.164 (without "whatsapp:").
+	WhatsAppFrom string
+	// WhatsAppContentSID is the approved content template (HX…) a WhatsApp message is
+	// sent with, the code as its variable {{1}}; empty sends the rendered text as Body,
+	// which WhatsApp only delivers inside a conversation the user opened.
+	WhatsAppContentSID string
+	// VoiceFrom is the number calls come from; empty means From.
+	VoiceFrom string
+	// StatusCallback is the URL Twilio reports delivery to; empty asks for no reports.
+	StatusCallback string
+	// Name is the instance's name in routes, history and metrics; empty means "twilio".
+	Name string
 	// BaseURL is the API root; empty means DefaultTwilioBaseURL. Tests point it elsewhere.
 	BaseURL string
 	// HTTPClient is used if set (its redirects are turned off); nil builds one.
@@ -36,13 +48,14 @@ type TwilioConfig struct {
 
 // String hides the auth token, so printing the config cannot leak it.
 func (c TwilioConfig) String() string {
-	return fmt.Sprintf("{AccountSID:%s AuthToken:[redacted] From:%s MessagingServiceSID:%s BaseURL:%s Timeout:%s}",
-		c.AccountSID, c.From, c.MessagingServiceSID, redactURL(c.BaseURL), c.Timeout)
+	return fmt.Sprintf("{Name:%s AccountSID:%s AuthToken:[redacted] From:%s MessagingServiceSID:%s WhatsAppFrom:%s VoiceFrom:%s BaseURL:%s Timeout:%s}",
+		c.Name, c.AccountSID, c.From, c.MessagingServiceSID, c.WhatsAppFrom, c.VoiceFrom, redactURL(c.BaseURL), c.Timeout)
 }
 
 // LogValue hides the auth token from slog.
 func (c TwilioConfig) LogValue() slog.Value {
 	return slog.GroupValue(
+		slog.String("name", c.Name),
 		slog.String("account_sid", c.AccountSID),
 		slog.String("from", c.From),
 		slog.String("messaging_service_sid", c.MessagingServiceSID),
@@ -51,14 +64,24 @@ func (c TwilioConfig) LogValue() slog.Value {
 	)
 }
 
-// Twilio sends through Twilio's Messages API.
+// Twilio sends SMS and WhatsApp messages through Twilio's Messages API and makes voice
+// calls through its Calls API.
 type Twilio struct {
-	endpoint string
+	name     string
+	endpoint string // the Messages resource
+	calls    string // the Calls resource
 	sid      string
 	token    string
 	from     string
 	service  string
+	whatsApp string
+	content  string
+	voice    string
+	callback string
 	client   *http.Client
+
+	// Now stamps delivery receipts; tests replace it.
+	Now func() time.Time
 }
 
 // NewTwilio checks cfg and returns a Twilio sender.
@@ -69,8 +92,17 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 	if cfg.AuthToken == "" {
 		return nil, errors.New("sms twilio: auth token is empty")
 	}
-	if cfg.From == "" && cfg.MessagingServiceSID == "" {
+	if cfg.From == "" && cfg.MessagingServiceSID == "" && cfg.WhatsAppFrom == "" && cfg.VoiceFrom == "" {
 		return nil, errors.New("sms twilio: set a From number or a messaging service SID")
+	}
+	if cfg.StatusCallback != "" {
+		if u, err := url.Parse(cfg.StatusCallback); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("sms twilio: status callback %q must be an absolute http or https URL", redactURL(cfg.StatusCallback))
+		}
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "twilio"
 	}
 	base := cfg.BaseURL
 	if base == "" {
@@ -80,18 +112,45 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("sms twilio: base URL %q must be an absolute http or https URL", redactURL(base))
 	}
+	account := strings.TrimRight(base, "/") + "/2010-04-01/Accounts/" + url.PathEscape(cfg.AccountSID)
+	voice := cfg.VoiceFrom
+	if voice == "" && strings.HasPrefix(cfg.From, "+") {
+		voice = cfg.From // an alphanumeric sender id cannot place calls
+	}
 	return &Twilio{
-		endpoint: strings.TrimRight(base, "/") + "/2010-04-01/Accounts/" + url.PathEscape(cfg.AccountSID) + "/Messages.json",
+		name:     name,
+		endpoint: account + "/Messages.json",
+		calls:    account + "/Calls.json",
 		sid:      cfg.AccountSID,
 		token:    cfg.AuthToken,
 		from:     cfg.From,
 		service:  cfg.MessagingServiceSID,
+		whatsApp: cfg.WhatsAppFrom,
+		content:  cfg.WhatsAppContentSID,
+		voice:    voice,
+		callback: cfg.StatusCallback,
 		client:   newClient(cfg.HTTPClient, cfg.Timeout),
+		Now:      time.Now,
 	}, nil
 }
 
-// Name is "twilio".
-func (t *Twilio) Name() string { return "twilio" }
+// Name is the instance's name, "twilio" unless configured otherwise.
+func (t *Twilio) Name() string { return t.name }
+
+// Channels lists the channels this account is configured for.
+func (t *Twilio) Channels() []string {
+	var out []string
+	if t.from != "" || t.service != "" {
+		out = append(out, otp.ChannelSMS)
+	}
+	if t.whatsApp != "" {
+		out = append(out, otp.ChannelWhatsApp)
+	}
+	if t.voice != "" {
+		out = append(out, otp.ChannelVoice)
+	}
+	return out
+}
 
 // twilioReply covers both the message resource and Twilio's error body.
 type twilioReply struct {
@@ -100,18 +159,61 @@ type twilioReply struct {
 	Message string `json:"message"`
 }
 
-// Send creates a message; the provider id is its SID. Errors wrap
-// otp.ErrNotDelivered for a 3xx/4xx reply (a bad number, bad credentials, 429) or
-// a connection that could not be opened; a 5xx, timeout or broken connection is unknown.
+// Send creates an SMS or WhatsApp message, or places a voice call, by m's channel; the
+// provider id is the message's or call's SID. Errors wrap otp.ErrNotDelivered for a
+// 3xx/4xx reply (a bad number, bad credentials, 429), a connection that could not be
+// opened or a channel this account is not configured for; a 5xx, timeout or broken
+// connection is unknown.
 func (t *Twilio) Send(ctx context.Context, m otp.Message) (string, error) {
-	form := url.Values{"To": {m.To}, "Body": {m.Body}}
-	if t.from != "" {
-		form.Set("From", t.from)
+	form := url.Values{}
+	endpoint := t.endpoint
+	switch ch := otp.ChannelOf(m); ch {
+	case otp.ChannelSMS:
+		form.Set("To", m.To)
+		form.Set("Body", m.Body)
+		if t.from != "" {
+			form.Set("From", t.from)
+		}
+		if t.service != "" {
+			form.Set("MessagingServiceSid", t.service)
+		}
+	case otp.ChannelWhatsApp:
+		if t.whatsApp == "" {
+			return "", fmt.Errorf("%s: no WhatsApp sender configured: %w", t.name, otp.ErrNotDelivered)
+		}
+		form.Set("To", "whatsapp:"+m.To)
+		form.Set("From", "whatsapp:"+t.whatsApp)
+		if t.content != "" {
+			vars, _ := json.Marshal(map[string]string{"1": m.Code})
+			form.Set("ContentSid", t.content)
+			form.Set("ContentVariables", string(vars))
+		} else {
+			form.Set("Body", m.Body)
+		}
+	case otp.ChannelVoice:
+		if t.voice == "" {
+			return "", fmt.Errorf("%s: no number to call from configured: %w", t.name, otp.ErrNotDelivered)
+		}
+		endpoint = t.calls
+		form.Set("To", m.To)
+		form.Set("From", t.voice)
+		form.Set("Twiml", TwiML(m.Locale, m.Body))
+	default:
+		return "", fmt.Errorf("%s: channel %q: %w", t.name, ch, otp.ErrNotDelivered)
 	}
-	if t.service != "" {
-		form.Set("MessagingServiceSid", t.service)
+	if t.callback != "" {
+		form.Set("StatusCallback", t.callback)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, strings.NewReader(form.Encode()))
+	secret := m.Body
+	if m.Code != "" && !strings.Contains(secret, m.Code) {
+		secret += " " + m.Code
+	}
+	return t.post(ctx, endpoint, form, secret)
+}
+
+// post sends one form to the API; secret is masked in any reply quoted in an error.
+func (t *Twilio) post(ctx context.Context, endpoint string, form url.Values, secret string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", fmt.Errorf("twilio: build request: %w: %w", otp.ErrNotDelivered, err)
 	}
@@ -129,9 +231,9 @@ func (t *Twilio) Send(ctx context.Context, m otp.Message) (string, error) {
 	if r.status >= 200 && r.status <= 299 {
 		return body.SID, nil
 	}
-	detail := replyDetail(r.body, m.Body)
+	detail := replyDetail(r.body, secret)
 	if jsonErr == nil && (body.Code != 0 || body.Message != "") {
-		detail = fmt.Sprintf("code %d: %s", body.Code, snippet(body.Message, m.Body))
+		detail = fmt.Sprintf("code %d: %s", body.Code, snippet(body.Message, secret))
 	}
 	return "", statusError("twilio", r, detail)
 }

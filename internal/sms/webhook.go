@@ -20,6 +20,8 @@ type WebhookConfig struct {
 	URL string
 	// Secret keys the Otpgate-Signature HMAC; the receiver holds the same one.
 	Secret string
+	// Name is the instance's name in routes, history and metrics; empty means "webhook".
+	Name string
 	// HTTPClient is used if set (its redirects are turned off); nil builds one.
 	HTTPClient *http.Client
 	// Timeout is the client's backstop when HTTPClient has none; 0 means DefaultTimeout.
@@ -39,6 +41,7 @@ func (c WebhookConfig) LogValue() slog.Value {
 // Webhook POSTs each message as signed JSON to a receiver of your own, which
 // passes it on to whatever SMS gateway it likes.
 type Webhook struct {
+	name   string
 	url    string
 	secret string
 	client *http.Client
@@ -56,7 +59,12 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if cfg.Secret == "" {
 		return nil, errors.New("sms webhook: secret is empty")
 	}
+	name := cfg.Name
+	if name == "" {
+		name = "webhook"
+	}
 	return &Webhook{
+		name:   name,
 		url:    cfg.URL,
 		secret: cfg.Secret,
 		client: newClient(cfg.HTTPClient, cfg.Timeout),
@@ -64,8 +72,8 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	}, nil
 }
 
-// Name is "webhook".
-func (w *Webhook) Name() string { return "webhook" }
+// Name is the instance's name, "webhook" unless configured otherwise.
+func (w *Webhook) Name() string { return w.name }
 
 // webhookPayload is the JSON the receiver gets; its field order is part of the contract.
 type webhookPayload struct {

@@ -1,0 +1,52 @@
+package inmem
+
+import (
+	"context"
+	"fmt"
+
+	"otpgate/internal/otp"
+)
+
+var _ otp.ReceiptStore = (*Store)(nil)
+
+// MarkDelivery implements otp.ReceiptStore.
+func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
+	if err := alive("mark delivery", ctx); err != nil {
+		return false, err
+	}
+	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
+		return false, fmt.Errorf("inmem: mark delivery: invalid use of the store: status %q", r.Status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := false
+	for _, row := range s.matching(r) {
+		if row.Provider != r.Provider || row.Delivery != "" || row.VerificationID == "" {
+			continue
+		}
+		row.Delivery, row.DeliveryError = r.Status, r.Error
+		if r.Time.After(row.Updated) {
+			row.Updated = ts(r.Time)
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// matching returns the sends a receipt names: by provider message id, else by send id.
+func (s *Store) matching(r otp.Receipt) []*otp.SendRow {
+	if r.ProviderID == "" {
+		id, ok := canonID(r.SendID)
+		if row := s.sends[id]; ok && row != nil {
+			return []*otp.SendRow{row}
+		}
+		return nil
+	}
+	var out []*otp.SendRow
+	for _, row := range s.sends {
+		if row.ProviderMessageID == r.ProviderID {
+			out = append(out, row)
+		}
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"otpgate/internal/delivery"
+	"otpgate/internal/message"
+	"otpgate/internal/otp"
+)
+
+type failing struct{ name string }
+
+func (f failing) Name() string { return f.name }
+func (f failing) Send(context.Context, otp.Message) (string, error) {
+	return "", errors.Join(otp.ErrNotDelivered, errors.New("refused"))
+}
+
+type ok struct{ name string }
+
+func (o ok) Name() string                                      { return o.name }
+func (o ok) Send(context.Context, otp.Message) (string, error) { return "id", nil }
+
+type settleOnce struct{ seen map[string]bool }
+
+func (s settleOnce) MarkDelivery(_ context.Context, r otp.Receipt) (bool, error) {
+	if s.seen[r.ProviderID] {
+		return false, nil
+	}
+	s.seen[r.ProviderID] = true
+	return true, nil
+}
+
+func TestDeliveryMetrics(t *testing.T) {
+	m := New()
+	m.Providers("primary", "backup")
+
+	t.Run("AttemptsAndBreakerState", func(t *testing.T) {
+		r, err := delivery.New(delivery.Config{
+			Providers: []delivery.Provider{
+				{Name: "primary", Channels: []string{"sms"}, Sender: failing{"primary"}},
+				{Name: "backup", Channels: []string{"sms"}, Sender: ok{"backup"}},
+			},
+			Breaker:  delivery.BreakerConfig{Failures: 2, Cooldown: time.Hour},
+			Observer: m.DeliveryObserver(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if _, err := r.Deliver(context.Background(), otp.Message{Channel: "sms", To: "+819012345678"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			provider, outcome string
+			want              float64
+		}{{"primary", "failed", 2}, {"primary", "skipped", 1}, {"backup", "sent", 3}} {
+			if got := counter(t, m, "otpgate_delivery_attempts_total", "provider", c.provider, "channel", "sms", "outcome", c.outcome); got != c.want {
+				t.Errorf("%s %s: got %v, want %v", c.provider, c.outcome, got, c.want)
+			}
+		}
+		if got := counter(t, m, "otpgate_provider_breaker_state", "provider", "primary"); got != 2 {
+			t.Errorf("primary's breaker: got %v, want 2 (open)", got)
+		}
+	})
+
+	t.Run("ReceiptsCountOnlyWhenTheySettleASend", func(t *testing.T) {
+		rs := m.Receipts(settleOnce{seen: map[string]bool{}})
+		for range 2 {
+			if _, err := rs.MarkDelivery(context.Background(), otp.Receipt{Provider: "backup", ProviderID: "SM1", Status: otp.DeliveryDelivered}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := counter(t, m, "otpgate_deliveries_total", "provider", "backup", "status", "delivered"); got != 1 {
+			t.Errorf("got %v, want 1: the replay is not counted", got)
+		}
+	})
+
+	t.Run("SMSEncodingAndSegments", func(t *testing.T) {
+		c, err := message.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := m.Renderer(c)
+		for _, l := range []string{"en", "ja"} {
+			if _, err := r.Render(otp.MessageParams{Channel: "sms", Locale: l, Code: "123456", TTL: 5 * time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := r.Render(otp.MessageParams{Channel: "email", Locale: "en", Code: "123456", TTL: 5 * time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []string{otp.EncodingGSM7, otp.EncodingUCS2} {
+			if got := counter(t, m, "otpgate_sms_total", "encoding", e); got != 1 {
+				t.Errorf("%s: got %v SMS, want 1", e, got)
+			}
+			if got := counter(t, m, "otpgate_sms_segments_total", "encoding", e); got != 1 {
+				t.Errorf("%s: got %v segments, want 1", e, got)
+			}
+		}
+	})
+}

@@ -1,0 +1,34 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"otpgate/internal/otp"
+)
+
+var _ otp.ReceiptStore = (*Store)(nil)
+
+// MarkDelivery implements otp.ReceiptStore: one UPDATE that only touches a send of the
+// receipt's provider that has no receipt yet, so replays and late, out-of-order reports
+// change nothing.
+func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
+	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
+		return false, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
+	}
+	const set = `UPDATE sends SET delivery = $3, delivery_error = $4, delivered_at = $5, updated_at = greatest(updated_at, $5)
+		WHERE provider = $1 AND delivery = '' AND verification_id IS NOT NULL AND `
+	q, key := set+`provider_message_id = $2`, r.ProviderID
+	switch {
+	case r.ProviderID != "":
+	case validID(r.SendID):
+		q, key = set+`id = $2::uuid`, r.SendID
+	default:
+		return false, nil // names no send that can exist
+	}
+	tag, err := s.pool.Exec(ctx, q, r.Provider, key, r.Status, r.Error, r.Time)
+	if err != nil {
+		return false, wrap("mark delivery", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}

@@ -1,0 +1,201 @@
+package sms_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+	"otpgate/internal/sms"
+	"otpgate/internal/sms/smstest"
+)
+
+// receipts is an otp.ReceiptStore that settles each send once, as the real stores do.
+type receipts struct {
+	mu      sync.Mutex
+	settled map[string]otp.Receipt
+	calls   int
+}
+
+func (s *receipts) MarkDelivery(_ context.Context, r otp.Receipt) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	key := r.Provider + "/" + r.ProviderID + "/" + r.SendID
+	if _, done := s.settled[key]; done {
+		return false, nil
+	}
+	if s.settled == nil {
+		s.settled = map[string]otp.Receipt{}
+	}
+	s.settled[key] = r
+	return true, nil
+}
+
+func (s *receipts) get(key string) (otp.Receipt, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.settled[key]
+	return r, ok
+}
+
+func TestTwilioSignature(t *testing.T) {
+	// The example in Twilio's documentation of request validation.
+	form := url.Values{"CallSid": {"CA1234567890ABCDE"}, "Caller": {"+14158675309"}, "Digits": {"1234"},
+		"From": {"+14158675309"}, "To": {"+18005551212"}}
+	const u, want = "https://mycompany.com/myapp.php?foo=1&bar=2", "RSOYDt4T1cUTdK1PDd93/VVr8B8="
+	if got := sms.TwilioSignature("12345", u, form); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for name, ok := range map[string]bool{
+		"Valid":             sms.VerifyTwilioSignature("12345", u, form, want),
+		"WithDefaultPort":   sms.VerifyTwilioSignature("12345", "https://mycompany.com:443/myapp.php?foo=1&bar=2", form, want),
+		"OtherToken":        !sms.VerifyTwilioSignature("54321", u, form, want),
+		"OtherURL":          !sms.VerifyTwilioSignature("12345", u+"&x=1", form, want),
+		"TamperedParam":     !sms.VerifyTwilioSignature("12345", u, url.Values{"Digits": {"9999"}}, want),
+		"NotBase64":         !sms.VerifyTwilioSignature("12345", u, form, "not base64!"),
+		"EmptySignature":    !sms.VerifyTwilioSignature("12345", u, form, ""),
+		"EmptyTokenNeverOK": !sms.VerifyTwilioSignature("", u, form, sms.TwilioSignature("", u, form)),
+	} {
+		if !ok {
+			t.Errorf("%s: got the wrong verdict", name)
+		}
+	}
+}
+
+func TestTwilioStatusCallback(t *testing.T) {
+	store := &receipts{}
+	var cb *httptest.Server
+	var s *sms.Twilio
+	f := smstest.NewTwilio(t, twilioSID, twilioToken)
+	cb = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.StatusHandler(cb.URL, store, slog.New(slog.DiscardHandler)).ServeHTTP(w, r)
+	}))
+	t.Cleanup(cb.Close)
+	s = newTwilio(t, f.URL, func(c *sms.TwilioConfig) { c.StatusCallback = cb.URL + "/v1/receipts/twilio/twilio?x=1" })
+	sid, err := s.Send(context.Background(), message())
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	ctx := context.Background()
+
+	t.Run("SentIsAStepAndChangesNothing", func(t *testing.T) {
+		if st, err := f.Callback(ctx, sid, "sent", ""); err != nil || st != http.StatusNoContent || len(store.settled) != 0 {
+			t.Errorf("got %d, %v and %d receipts, want 204 and none", st, err, len(store.settled))
+		}
+	})
+
+	t.Run("UndeliveredIsRecordedWithTheErrorCode", func(t *testing.T) {
+		st, err := f.Callback(ctx, sid, "undelivered", "30003")
+		r, ok := store.get("twilio/" + sid + "/")
+		if err != nil || st != http.StatusNoContent || !ok || r.Status != otp.DeliveryUndelivered || r.Error != "30003" || r.Time.IsZero() {
+			t.Errorf("got %d, %v, %+v, want 204 and undelivered with 30003", st, err, r)
+		}
+	})
+
+	t.Run("ForgedCallbackIsRefused", func(t *testing.T) {
+		before := store.calls
+		for name, sign := range map[string]func(u string, form url.Values) string{
+			"WrongToken": func(u string, form url.Values) string { return sms.TwilioSignature("other", u, form) },
+			"OtherURL":   func(u string, form url.Values) string { return sms.TwilioSignature(twilioToken, u+"&y=2", form) },
+			"None":       func(string, url.Values) string { return "" },
+		} {
+			form := url.Values{"AccountSid": {twilioSID}, "MessageSid": {sid}, "MessageStatus": {"delivered"}}
+			u := cb.URL + "/v1/receipts/twilio/twilio?x=1"
+			req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set(sms.TwilioSignatureHeader, sign(u, form))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s: got %d, want 403", name, resp.StatusCode)
+			}
+		}
+		if store.calls != before {
+			t.Errorf("store called %d times by forged callbacks, want 0", store.calls-before)
+		}
+	})
+
+	t.Run("OtherAccountIsRefused", func(t *testing.T) {
+		form := url.Values{"AccountSid": {"AC" + strings.Repeat("f", 32)}, "MessageSid": {sid}, "MessageStatus": {"delivered"}}
+		u := cb.URL + "/v1/receipts/twilio/twilio?x=1"
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(sms.TwilioSignatureHeader, sms.TwilioSignature(twilioToken, u, form))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("got %d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+func TestWebhookReceipt(t *testing.T) {
+	store := &receipts{}
+	w, err := sms.NewWebhook(sms.WebhookConfig{URL: "https://sms.example.com/send", Secret: webhookSecret, Name: "backup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1773468566, 0)
+	w.Now = func() time.Time { return now }
+	h := w.ReceiptHandler(store, slog.New(slog.DiscardHandler))
+	post := func(body string, signedAt time.Time, secret string) int {
+		req := httptest.NewRequest(http.MethodPost, "/v1/receipts/webhook/backup", strings.NewReader(body))
+		req.Header.Set(sms.SignatureHeader, sms.Sign(secret, signedAt, []byte(body)))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	const good = `{"id":"0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0e","status":"undelivered","error":"handset off"}`
+
+	t.Run("SignedReceiptIsRecorded", func(t *testing.T) {
+		st := post(good, now, webhookSecret)
+		r, ok := store.get("backup//0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0e")
+		if st != http.StatusNoContent || !ok || r.Status != otp.DeliveryUndelivered || r.Error != "handset off" {
+			t.Errorf("got %d, %+v, want 204 and the receipt of backup's send", st, r)
+		}
+	})
+
+	t.Run("ReplayWithinToleranceChangesNothing", func(t *testing.T) {
+		if st := post(good, now.Add(-time.Minute), webhookSecret); st != http.StatusNoContent || len(store.settled) != 1 {
+			t.Errorf("got %d and %d receipts, want 204 and still one", st, len(store.settled))
+		}
+	})
+
+	t.Run("StaleOrForgedIsRefused", func(t *testing.T) {
+		before := store.calls
+		for name, st := range map[string]int{
+			"Stale":    post(good, now.Add(-sms.DefaultTolerance-time.Second), webhookSecret),
+			"WrongKey": post(good, now, "other-secret"),
+		} {
+			if st != http.StatusForbidden {
+				t.Errorf("%s: got %d, want 403", name, st)
+			}
+		}
+		if store.calls != before {
+			t.Errorf("store called %d times, want 0", store.calls-before)
+		}
+	})
+
+	t.Run("MalformedIsBadRequest", func(t *testing.T) {
+		for _, body := range []string{`{"id":"x","status":"sent"}`, `{"status":"delivered"}`, `{"id":"x","status":"delivered","extra":1}`, `{"id":"x","status":"delivered"} {}`, `nope`} {
+			if st := post(body, now, webhookSecret); st != http.StatusBadRequest {
+				t.Errorf("%s: got %d, want 400", body, st)
+			}
+		}
+	})
+}

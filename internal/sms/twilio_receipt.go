@@ -1,0 +1,150 @@
+package sms
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"otpgate/internal/otp"
+)
+
+// TwilioSignatureHeader carries Twilio's signature of a callback.
+const TwilioSignatureHeader = "X-Twilio-Signature"
+
+// maxCallback bounds a callback's body; Twilio's are well under a kilobyte.
+const maxCallback = 64 << 10
+
+// TwilioSignature is what Twilio puts in X-Twilio-Signature for a POST of form to
+// fullURL: base64(HMAC-SHA1(auth token, URL followed by each parameter name and value,
+// names sorted, a name's values sorted)).
+func TwilioSignature(authToken, fullURL string, form url.Values) string {
+	h := hmac.New(sha1.New, []byte(authToken))
+	h.Write([]byte(fullURL))
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		vals := slices.Clone(form[k])
+		slices.Sort(vals)
+		for _, v := range vals {
+			h.Write([]byte(k))
+			h.Write([]byte(v))
+		}
+	}
+	return base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// VerifyTwilioSignature checks sig against the form posted to fullURL. Twilio signs
+// an https URL with or without its default port, so both spellings are tried.
+func VerifyTwilioSignature(authToken, fullURL string, form url.Values, sig string) bool {
+	got, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil || len(got) != sha1.Size || authToken == "" {
+		return false
+	}
+	ok := false
+	for _, u := range urlSpellings(fullURL) {
+		want, _ := base64.StdEncoding.DecodeString(TwilioSignature(authToken, u, form))
+		if hmac.Equal(got, want) {
+			ok = true
+		}
+	}
+	return ok
+}
+
+// urlSpellings is the URL as given and with its default port added or removed.
+func urlSpellings(s string) []string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return []string{s}
+	}
+	def := map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	other := *u
+	switch {
+	case u.Port() == "" && def != "":
+		other.Host = u.Host + ":" + def
+	case u.Port() == def:
+		other.Host = u.Hostname()
+	default:
+		return []string{s}
+	}
+	return []string{s, other.String()}
+}
+
+// Final delivery states in Twilio's status callbacks. Anything else (queued, sending,
+// sent, ringing, in-progress) is a step on the way and changes nothing.
+var (
+	twilioDelivered   = map[string]bool{"delivered": true, "read": true, "completed": true}
+	twilioUndelivered = map[string]bool{"undelivered": true, "failed": true, "busy": true, "no-answer": true, "canceled": true}
+)
+
+// StatusHandler receives this account's status callbacks, for messages (MessageSid,
+// MessageStatus) and calls (CallSid, CallStatus). publicURL is the address Twilio
+// reaches otpgate at (OTP_PUBLIC_URL), which the signature covers together with the
+// request's path and query. A request without the account's valid signature is 403
+// and changes nothing; a genuine one is 204, whether or not it changed the send.
+func (t *Twilio) StatusHandler(publicURL string, store otp.ReceiptStore, log *slog.Logger) http.Handler {
+	base := strings.TrimRight(publicURL, "/")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxCallback)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "bad form", http.StatusBadRequest)
+			return
+		}
+		form := r.PostForm
+		if !VerifyTwilioSignature(t.token, base+r.URL.RequestURI(), form, r.Header.Get(TwilioSignatureHeader)) ||
+			form.Get("AccountSid") != t.sid {
+			log.Warn("twilio status callback refused: bad signature", "provider", t.name)
+			http.Error(w, "bad signature", http.StatusForbidden)
+			return
+		}
+		rc, ok := twilioReceipt(form)
+		if !ok {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		rc.Provider, rc.Time = t.name, t.Now().UTC()
+		if _, err := store.MarkDelivery(r.Context(), rc); err != nil {
+			log.Error("recording a delivery receipt failed", "provider", t.name, "err", err)
+			http.Error(w, "receipt not recorded", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// twilioReceipt reads a final state from a callback's form.
+func twilioReceipt(form url.Values) (otp.Receipt, bool) {
+	sid, status := form.Get("MessageSid"), form.Get("MessageStatus")
+	if sid == "" {
+		sid, status = form.Get("CallSid"), form.Get("CallStatus")
+	}
+	var rc otp.Receipt
+	switch {
+	case sid == "":
+		return rc, false
+	case twilioDelivered[status]:
+		rc.Status = otp.DeliveryDelivered
+	case twilioUndelivered[status]:
+		rc.Status = otp.DeliveryUndelivered
+		rc.Error = status
+		if code := form.Get("ErrorCode"); code != "" {
+			rc.Error = snippet(code, "")
+		}
+	default:
+		return rc, false
+	}
+	rc.ProviderID = sid
+	return rc, true
+}
