@@ -21,7 +21,8 @@ type options struct {
 
 // WaitReplicas makes every allowing decision prove that it reached n replicas before it
 // counts: the script call is followed, in the same round trip, by WAIT n, which waits at
-// most timeout and never past the call's deadline. With fewer acknowledgements the
+// most half of timeout or of the time left before the call's deadline (see waitFor; the
+// server passes OTP_REDIS_TIMEOUT, its socket timeout too). With fewer acknowledgements the
 // reservation is refunded and Allow fails closed with an error wrapping otp.ErrUnavailable,
 // so a failover that promotes an acknowledging replica cannot forget what was admitted.
 // n ≤ 0 waits for nothing, which is the default.
@@ -139,9 +140,9 @@ func (w *waiter) pipeline(ctx context.Context, node pipeliner, call func(redis.P
 }
 
 // once marks a command so that go-redis does not retry the pipeline that holds it. A retry
-// after a lost connection or a late answer would run the script again, only to be a
-// replay that fails closed, and its error would overwrite the first reply of the script,
-// turning a denial into a failure; one attempt keeps every outcome what it was.
+// after a lost connection or a late answer would run the script again, as a replay that
+// fails closed when the first attempt had run, and its error would overwrite the script's
+// first reply, turning a denial into a failure; one attempt keeps every outcome what it was.
 type once struct{ *redis.IntCmd }
 
 // NoRetry tells go-redis not to retry.
