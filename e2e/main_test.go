@@ -1,6 +1,7 @@
 // Package e2e proves otpgate holds up as a set of real server processes: exact admission
 // across instances (standalone Redis and Redis Cluster), failing closed when Redis or
-// Postgres goes away and recovering without a restart, bounded resources while the SMS
+// Postgres goes away and recovering without a restart, no over-admission across a Redis
+// failover (Sentinel and Cluster), bounded resources while the SMS
 // provider hangs, a SIGTERM drain that drops no accepted request, and TLS to Redis and
 // Postgres.
 //

@@ -46,6 +46,7 @@ type config struct {
 	LimitCheckPhone    otp.Rules     `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
 	LimitCheckIP       otp.Rules     `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
 	RedisTimeout       time.Duration `env:"OTP_REDIS_TIMEOUT" envDefault:"200ms"`
+	RedisWaitReplicas  int           `env:"OTP_REDIS_WAIT_REPLICAS" envDefault:"0"`
 	DBTimeout          time.Duration `env:"OTP_DB_TIMEOUT" envDefault:"2s"`
 	RedisPrefix        string        `env:"OTP_REDIS_PREFIX" envDefault:"otpgate:"`
 	TrustedProxies     prefixes      `env:"OTP_TRUSTED_PROXIES"`
@@ -161,6 +162,13 @@ func (c *config) checkValues() error {
 	}
 	if c.IPv6Prefix < 1 || c.IPv6Prefix > 128 {
 		return bad("OTP_IPV6_PREFIX", c.IPv6Prefix, "must be between 1 and 128")
+	}
+	if c.RedisWaitReplicas < 0 {
+		return bad("OTP_REDIS_WAIT_REPLICAS", c.RedisWaitReplicas, "must be 0 (off) or more")
+	}
+	// The embedded Redis has no replicas: every send would fail closed.
+	if c.dev && c.RedisWaitReplicas > 0 {
+		return bad("OTP_REDIS_WAIT_REPLICAS", c.RedisWaitReplicas, "the embedded dev-mode Redis has no replicas; set REDIS_URL to a Redis that has them")
 	}
 	return nil
 }

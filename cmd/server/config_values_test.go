@@ -54,6 +54,9 @@ func TestConfigBadValues(t *testing.T) {
 		{"OTP_IDEMPOTENCY_TTL", "1d", `config: OTP_IDEMPOTENCY_TTL="1d": ` + notDuration},
 		{"OTP_DUPLICATE_WINDOW", "5 s", `config: OTP_DUPLICATE_WINDOW="5 s": ` + notDuration},
 		{"OTP_IPV6_PREFIX", "129", "config: OTP_IPV6_PREFIX=129: must be between 1 and 128"},
+		{"OTP_REDIS_WAIT_REPLICAS", "-1", "config: OTP_REDIS_WAIT_REPLICAS=-1: must be 0 (off) or more"},
+		{"OTP_REDIS_WAIT_REPLICAS", "one", `config: OTP_REDIS_WAIT_REPLICAS="one": ` + notNumber},
+		{"OTP_REDIS_WAIT_REPLICAS", "1", "config: OTP_REDIS_WAIT_REPLICAS=1: the embedded dev-mode Redis has no replicas; set REDIS_URL to a Redis that has them"},
 		{"OTP_IPV6_PREFIX", "/64", `config: OTP_IPV6_PREFIX="/64": ` + notNumber},
 		{"OTP_LIMIT_PHONE", "1/1m,0/1h", `config: OTP_LIMIT_PHONE="1/1m,0/1h": rule 2 "0/1h": count: "0" is zero`},
 		{"OTP_LIMIT_IP", "10/1y", `config: OTP_LIMIT_IP="10/1y": rule 1 "10/1y": window: "1y" has unknown unit "y": want one of ms, s, m, h, d`},
@@ -104,4 +107,20 @@ func TestConfigBadValues(t *testing.T) {
 			t.Errorf("got %v, want %v", err, want)
 		}
 	})
+}
+
+func TestConfigRedisWaitReplicas(t *testing.T) {
+	for _, c := range []struct {
+		name, value string
+		want        int
+	}{{"DefaultIsOff", "", 0}, {"ProductionTakesACount", "2", 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			env := productionEnv()
+			env["OTP_REDIS_WAIT_REPLICAS"] = c.value
+			cfg, err := loadFrom(env)
+			if err != nil || cfg.RedisWaitReplicas != c.want {
+				t.Errorf("got %d (%v), want %d", cfg.RedisWaitReplicas, err, c.want)
+			}
+		})
+	}
 }

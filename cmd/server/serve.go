@@ -57,7 +57,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}); ok {
 		mx.History(h.QueueDepth, h.Dropped, h.Written)
 	}
-	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:"))
+	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout)))
 	svc := otp.NewService(cfg.serviceConfig(p.secret), mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
 
 	var draining atomic.Bool

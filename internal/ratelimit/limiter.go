@@ -34,6 +34,8 @@ type Limiter struct {
 	script *redis.Script
 	// group splits a policy's keys into the sets that one script call may touch together.
 	group func(keys []string) [][]int
+	// wait, when not nil, makes allowing decisions wait for replicas (WaitReplicas).
+	wait *waiter
 
 	// Clock, when set, replaces the Redis server clock; it is for tests and nil otherwise.
 	Clock func() time.Time
@@ -43,11 +45,16 @@ type Limiter struct {
 
 // New returns a limiter storing its keys under prefix. A *redis.ClusterClient gets one
 // script call per hash slot (see Allow); a *redis.Ring one per key, since it shards by key;
-// every other client, standalone or Sentinel, one call per decision. Calls are bounded by
+// every other client, standalone or Sentinel, one call per decision; opts may add
+// WaitReplicas. Calls are bounded by
 // their context's deadline and the client's timeouts; without a deadline, the client's
 // retries against a Redis that is down take over a second to give up.
-func New(rdb redis.UniversalClient, prefix string) *Limiter {
-	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), NewID: newID, group: together}
+func New(rdb redis.UniversalClient, prefix string, opts ...Option) *Limiter {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), NewID: newID, group: together, wait: newWaiter(rdb, o)}
 	switch rdb.(type) {
 	case *redis.ClusterClient:
 		l.group = bySlot
@@ -79,6 +86,9 @@ func (l *Limiter) Key(scope, key string) string {
 // a slot refuses, the slots already recorded are undone and the remaining ones only report,
 // so the decision still names every violated rule. Under contention this may refuse a
 // request that a single call would have admitted, but never admits more than the rules allow.
+// With WaitReplicas, a slot that admits the request must also prove, in the same round
+// trip, that enough replicas hold it; when one cannot, every slot is refunded and the error
+// wraps otp.ErrUnavailable, as for a Redis that is down.
 // Errors from Redis wrap otp.ErrUnavailable and admit nothing; an invalid policy (a rule
 // below 1 or 1ms, a key given twice) is an error of its own. Windows count in whole
 // milliseconds, finer ones round up.
@@ -97,14 +107,15 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	for i, g := range groups {
 		status, err := l.run(ctx, modeAllow, id, p, g, dec.Rules)
 		if err != nil {
+			held := recorded(groups, i, err)
 			err = fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
-			if i == 0 {
+			if len(held) == 0 {
 				return otp.Decision{}, err
 			}
-			// Nothing will be sent, so what the earlier slots recorded may go. The caller's
+			// Nothing will be sent, so what the slots recorded may go. The caller's
 			// context may be what failed, so the undo gets a bound of its own.
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-			undo := l.undo(uctx, id, p, groups[:i], nil)
+			undo := l.undo(uctx, id, p, held, nil)
 			cancel()
 			return otp.Decision{}, errors.Join(err, undo)
 		}

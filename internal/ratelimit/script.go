@@ -77,7 +77,7 @@ func (p *plan) states() []otp.RuleState {
 // error for anything unexpected.
 func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, states []otp.RuleState) (int, error) {
 	keys, args, nrules := l.args(mode, id, p, g)
-	reply, err := l.script.Run(ctx, l.rdb, keys, args...).Int64Slice()
+	reply, err := l.eval(ctx, mode, keys, args)
 	if err != nil {
 		return 0, err
 	}

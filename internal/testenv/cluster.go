@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,33 +17,51 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Cluster is a private Redis Cluster of three masters without replicas.
+// Cluster is a private Redis Cluster of three masters, with or without replicas.
 type Cluster struct {
-	// Addrs are the host:port of the masters, in slot order.
+	// Addrs are the host:port of the masters at start, in slot order.
 	Addrs []string
+	// Replicas are the host:port of the masters' replicas at start, in the same order; none
+	// for RedisCluster.
+	Replicas []string
 
 	tb    testing.TB
-	nodes []*RedisServer
+	nodes []*RedisServer // the masters, then the replicas
 }
 
 // RedisCluster starts three cluster-enabled redis-servers, splits the 16384 slots between
 // them and waits until every node agrees; the nodes are stopped at cleanup.
 func RedisCluster(tb testing.TB) *Cluster {
 	tb.Helper()
-	ports, err := clusterPorts(3)
+	return startCluster(tb, 0, 5*time.Second)
+}
+
+// startCluster starts the three masters of a cluster and replicas more servers, whose
+// nodes time out after nodeTimeout, and forms the masters' cluster.
+func startCluster(tb testing.TB, replicas int, nodeTimeout time.Duration) *Cluster {
+	tb.Helper()
+	ports, err := clusterPorts(3 + replicas)
 	if err != nil {
 		tb.Fatalf("testenv: %v", err)
 	}
 	c := &Cluster{tb: tb}
-	for _, port := range ports {
-		n := newRedisServer(tb.TempDir(), port, []string{
+	for i, port := range ports {
+		args := []string{
 			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "5000", "--cluster-announce-ip", "127.0.0.1",
-		})
+			"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10), "--cluster-announce-ip", "127.0.0.1",
+		}
+		if replicas > 0 {
+			args = append(args, replArgs...)
+		}
+		n := newRedisServer(tb.TempDir(), port, args)
 		n.tb = tb
 		stopAtCleanup(tb, n.close)
 		c.nodes = append(c.nodes, n)
-		c.Addrs = append(c.Addrs, n.Addr)
+		if i < 3 {
+			c.Addrs = append(c.Addrs, n.Addr)
+		} else {
+			c.Replicas = append(c.Replicas, n.Addr)
+		}
 	}
 	// in parallel: a master refuses to report ok until two seconds after its own start
 	errs := make([]error, len(c.nodes))
@@ -67,9 +86,14 @@ func RedisCluster(tb testing.TB) *Cluster {
 
 // Client returns a cluster client seeded with every node, closed at cleanup.
 func (c *Cluster) Client() *redis.ClusterClient {
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.all()})
 	c.tb.Cleanup(func() { _ = rdb.Close() })
 	return rdb
+}
+
+// all returns the host:port of every node, masters first.
+func (c *Cluster) all() []string {
+	return append(slices.Clone(c.Addrs), c.Replicas...)
 }
 
 // Stop kills the i-th master; its slots become unreachable.
@@ -82,7 +106,7 @@ func (c *Cluster) Start(i int) {
 	c.nodes[i].Start()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := waitAgreement(ctx, c.Addrs); err != nil {
+	if err := waitAgreement(ctx, c.all(), len(c.nodes)); err != nil {
 		c.tb.Fatalf("testenv: redis cluster after restart: %v", err)
 	}
 }
@@ -128,10 +152,8 @@ func formCluster(ctx context.Context, addrs []string) error {
 		clients[i] = redis.NewClient(&redis.Options{Addr: a})
 		defer clients[i].Close()
 	}
-	// the split redis-cli --cluster create makes for three masters
-	ranges := [][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}
 	for i, rdb := range clients {
-		if err := rdb.ClusterAddSlotsRange(ctx, ranges[i][0], ranges[i][1]).Err(); err != nil {
+		if err := rdb.ClusterAddSlotsRange(ctx, slotRanges[i][0], slotRanges[i][1]).Err(); err != nil {
 			return fmt.Errorf("addslots on %s: %w", addrs[i], err)
 		}
 		// distinct epochs spare the nodes a round of collision handling
@@ -145,11 +167,12 @@ func formCluster(ctx context.Context, addrs []string) error {
 			return fmt.Errorf("meet %s: %w", a, err)
 		}
 	}
-	return waitAgreement(ctx, addrs)
+	return waitAgreement(ctx, addrs, len(addrs))
 }
 
-// waitAgreement polls the nodes until they agree or ctx ends.
-func waitAgreement(ctx context.Context, addrs []string) error {
+// waitAgreement polls the nodes at addrs until they agree, each knowing known nodes, or ctx
+// ends.
+func waitAgreement(ctx context.Context, addrs []string, known int) error {
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		clients[i] = redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1})
@@ -157,7 +180,7 @@ func waitAgreement(ctx context.Context, addrs []string) error {
 	}
 	var last string
 	for {
-		agreed, state := clusterAgrees(ctx, clients)
+		agreed, state := clusterAgrees(ctx, clients, known)
 		if agreed {
 			return nil
 		}
@@ -172,8 +195,9 @@ func waitAgreement(ctx context.Context, addrs []string) error {
 	}
 }
 
-// clusterAgrees reports whether every node is ok, knows all nodes and maps the slots alike.
-func clusterAgrees(ctx context.Context, clients []*redis.Client) (bool, string) {
+// clusterAgrees reports whether every node is ok, knows known nodes and maps the slots
+// alike, each slot to an online master.
+func clusterAgrees(ctx context.Context, clients []*redis.Client, known int) (bool, string) {
 	var first string
 	for i, rdb := range clients {
 		info, err := rdb.ClusterInfo(ctx).Result()
@@ -181,7 +205,7 @@ func clusterAgrees(ctx context.Context, clients []*redis.Client) (bool, string) 
 			return false, err.Error()
 		}
 		if !strings.Contains(info, "cluster_state:ok") ||
-			!strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(clients))) {
+			!strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(known)) {
 			return false, fmt.Sprintf("node %d: %q", i, info)
 		}
 		shards, err := rdb.ClusterShards(ctx).Result()

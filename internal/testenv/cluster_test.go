@@ -51,3 +51,25 @@ func TestRedisCluster(t *testing.T) {
 		}
 	})
 }
+
+func TestRedisClusterWithReplicas(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.RedisClusterWithReplicas(t)
+	master := c.Node(c.Addrs[0])
+	replica := c.ReplicaOf(master)
+	if replica.Addr != c.Replicas[0] {
+		t.Fatalf("got replica %s of the first master, want %s", replica.Addr, c.Replicas[0])
+	}
+	master.Stop()
+	c.WaitFailover(master, replica)
+	c.Rejoin(master)
+	if got := c.ReplicaOf(replica); got != master {
+		t.Errorf("after Rejoin: got %s replicating %s, want the old master %s", got.Addr, replica.Addr, master.Addr)
+	}
+	rdb := c.Client()
+	for i := range 30 {
+		if err := rdb.Set(ctx, fmt.Sprintf("after%d", i), i, 0).Err(); err != nil {
+			t.Fatalf("got %v for set after%d after the failover, want nil", err, i)
+		}
+	}
+}

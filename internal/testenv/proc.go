@@ -84,6 +84,19 @@ func (s *slot) stop(sig syscall.Signal) {
 	}
 }
 
+// signal sends sig to the current process without waiting for it to act, and returns the
+// process's id; 0 when none runs.
+func (s *slot) signal(sig syscall.Signal) int {
+	s.mu.Lock()
+	p := s.p
+	s.mu.Unlock()
+	if p == nil || p.exited() {
+		return 0
+	}
+	_ = p.cmd.Process.Signal(sig)
+	return p.cmd.Process.Pid
+}
+
 // close stops the current process and refuses later ones.
 func (s *slot) close(sig syscall.Signal) {
 	s.mu.Lock()
