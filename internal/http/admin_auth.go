@@ -119,9 +119,10 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// isAdminAPI reports whether the request is for the JSON API rather than a page.
+// isAdminAPI reports whether the request is for a machine rather than a page: the JSON
+// API, or the runtime profiles.
 func isAdminAPI(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/admin/api/")
+	return strings.HasPrefix(r.URL.Path, "/admin/api/") || strings.HasPrefix(r.URL.Path, "/debug/pprof/")
 }
 
 // actorName keeps a user-chosen Basic name short and printable for the audit log.
