@@ -38,7 +38,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		case err != nil:
 			return res, fmt.Errorf("otp: check: find verification: %w", err)
 		default:
-			phone = v.Phone
+			phone, ref.Seen = v.Phone, &v
 		}
 	}
 

@@ -23,6 +23,9 @@ type Store struct {
 	// Now is the clock that tells history which pending verifications have expired
 	// and where the stats range ends; tests replace it.
 	Now func() time.Time
+	// Outcomes, when set, takes the outcomes FinishSend records without Undo and writes
+	// them in batches; nil writes each at once.
+	Outcomes *OutcomeWriter
 }
 
 var (
