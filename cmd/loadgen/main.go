@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
 	fs.BoolVar(&o.reference, "reference", false, "also run every scenario against loadgen's reference server and compare")
 	fs.IntVar(&o.rounds, "rounds", 3, "with -reference: alternating slices per server that each scenario's -duration is cut into")
-	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of otpgate per scenario to (<scenario>.pprof), taken over its first measured slice")
+	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of each server per scenario to (<scenario>-<server>.pprof), taken over its first measured slice")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

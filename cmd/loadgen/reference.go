@@ -26,6 +26,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -130,6 +131,8 @@ func serveReference(ctx context.Context, getenv func(string) string, stdout io.W
 	mux.HandleFunc("POST /v1/verifications", s.send)
 	mux.HandleFunc("POST /v1/verifications/check", s.check)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	// For loadgen -profile, which compares otpgate's profile with this one.
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 
 	ln, err := net.Listen("tcp", getenv("OTP_HTTP_ADDR"))
 	if err != nil {

@@ -137,7 +137,7 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result,
 				warmup = o.warmup
 			}
 			profiled := func() error { return nil }
-			if round == 0 && r.s.name == "otpgate" {
+			if round == 0 {
 				profiled = profileCPU(ctx, r.s, o.profile, sc.name, warmup, slice)
 			}
 			measure(ctx, r.s, r.hc, r.next, &r.seq, o.concurrency, warmup, slice, &r.res)
