@@ -62,6 +62,8 @@ type options struct {
 	reference   bool
 	rounds      int
 	profile     string
+	// env is extra environment for the otpgate processes, such as GOGC=200.
+	env map[string]string
 }
 
 // run parses the flags, sets up the servers, runs the scenarios and writes the report.
@@ -81,6 +83,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.BoolVar(&o.reference, "reference", false, "also run every scenario against loadgen's reference server and compare")
 	fs.IntVar(&o.rounds, "rounds", 3, "with -reference: alternating slices per server that each scenario's -duration is cut into")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of each server per scenario to (<scenario>-<server>.pprof), taken over its first measured slice")
+	o.env = map[string]string{}
+	fs.Func("env", "NAME=VALUE to add to the environment of the otpgate processes (repeatable), such as GOGC=200", func(v string) error {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return errors.New("want NAME=VALUE")
+		}
+		o.env[name] = value
+		return nil
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

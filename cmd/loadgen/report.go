@@ -28,16 +28,22 @@ type result struct {
 	peakRSS int64
 	// cpu is the CPU time the system's processes used while measured; 0 when unknown.
 	cpu time.Duration
+	// redisCPU and postgresCPU are what the local redis-server and postgres processes used
+	// meanwhile.
+	redisCPU, postgresCPU time.Duration
 }
 
-// cpuPerRequest is the servers' own CPU time per measured request ("-" when unknown): what
-// the server process costs, apart from Redis, PostgreSQL and the provider.
-func (r result) cpuPerRequest() string {
-	if r.cpu <= 0 || len(r.latencies) == 0 {
+// perRequest renders a CPU time per measured request ("-" when unknown).
+func (r result) perRequest(cpu time.Duration) string {
+	if cpu <= 0 || len(r.latencies) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f µs", float64(r.cpu.Microseconds())/float64(len(r.latencies)))
+	return fmt.Sprintf("%.0f µs", float64(cpu.Microseconds())/float64(len(r.latencies)))
 }
+
+// cpuPerRequest is the servers' own CPU time per measured request: what the server
+// process costs, apart from Redis, PostgreSQL and the provider.
+func (r result) cpuPerRequest() string { return r.perRequest(r.cpu) }
 
 func (r result) rate() float64 { return float64(len(r.latencies)) / r.elapsed.Seconds() }
 
@@ -94,7 +100,7 @@ func (rep report) compared() bool {
 
 // rows are the table of every result, the header first.
 func (rep report) rows() [][]string {
-	head := []string{"scenario", "requests", "req/s", "p50", "p90", "p99", "max", "server CPU/req", "peak RSS", "answers"}
+	head := []string{"scenario", "requests", "req/s", "p50", "p90", "p99", "max", "server CPU/req", "Redis CPU/req", "PostgreSQL CPU/req", "peak RSS", "answers"}
 	if rep.compared() {
 		head = append([]string{head[0], "server"}, head[1:]...)
 	}
@@ -103,7 +109,8 @@ func (rep report) rows() [][]string {
 		for _, r := range per {
 			row := []string{
 				r.scenario.name, fmt.Sprint(len(r.latencies)), fmt.Sprintf("%.0f", r.rate()),
-				ms(r.quantile(.5)), ms(r.quantile(.9)), ms(r.quantile(.99)), ms(r.quantile(1)), r.cpuPerRequest(), mib(r.peakRSS), r.statusSummary(),
+				ms(r.quantile(.5)), ms(r.quantile(.9)), ms(r.quantile(.99)), ms(r.quantile(1)), r.cpuPerRequest(),
+				r.perRequest(r.redisCPU), r.perRequest(r.postgresCPU), mib(r.peakRSS), r.statusSummary(),
 			}
 			if rep.compared() {
 				row = append([]string{row[0], r.system}, row[1:]...)
@@ -178,7 +185,7 @@ func (rep report) writeMarkdown(path string) error {
 		fmt.Fprintf(&b, "- each scenario ran against otpgate and against loadgen's reference server (`cmd/loadgen/reference.go`: the least the architecture needs per request) in %d alternating slices each\n", o.rounds)
 		fmt.Fprintf(&b, "- targets: otpgate at least %.1f× the reference's req/s, and a p99 at most %.1f× the reference's\n", targetRate, targetP99)
 	}
-	b.WriteString("- server CPU/req is the user and system CPU time of the server processes while measured, per request: the server's own cost, apart from Redis, PostgreSQL and the provider\n")
+	b.WriteString("- server CPU/req is the user and system CPU time of the server processes while measured, per request: the server's own cost, apart from Redis, PostgreSQL and the provider; Redis and PostgreSQL CPU/req are the same for every local redis-server and postgres process (other users of them add to both servers' figures alike)\n")
 	b.WriteString("- peak RSS is the largest VmHWM of the servers' processes during the scenario\n\n")
 	if rep.compared() {
 		markdownTable(&b, rep.comparison())

@@ -168,10 +168,15 @@ func measure(ctx context.Context, s *system, hc *http.Client, next func(int64) r
 	start := time.Now()
 	from, until := start.Add(warmup), start.Add(warmup+d)
 	// The servers' CPU time is read when the measurement starts and when it ends.
-	cpuAtStart := make(chan time.Duration, 1)
+	type cpus struct{ server, redis, postgres time.Duration }
+	read := func() cpus {
+		r, p := backendCPU()
+		return cpus{cpuTime(s.procs), r, p}
+	}
+	cpuAtStart := make(chan cpus, 1)
 	go func() {
 		time.Sleep(time.Until(from))
-		cpuAtStart <- cpuTime(s.procs)
+		cpuAtStart <- read()
 	}()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -207,7 +212,10 @@ func measure(ctx context.Context, s *system, hc *http.Client, next func(int64) r
 		})
 	}
 	wg.Wait()
-	res.cpu += cpuTime(s.procs) - <-cpuAtStart
+	end, begin := read(), <-cpuAtStart
+	res.cpu += end.server - begin.server
+	res.redisCPU += end.redis - begin.redis
+	res.postgresCPU += end.postgres - begin.postgres
 	res.elapsed += d
 }
 

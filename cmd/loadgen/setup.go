@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	mathrand "math/rand/v2"
 	"os"
 	"os/exec"
@@ -112,6 +113,7 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 
 	vars := serverEnv(redisURL, dsn, prefix, p)
 	otpgate.adminToken = vars["ADMIN_TOKEN"]
+	maps.Copy(vars, o.env)
 	if err := e.start(ctx, otpgate, o.servers, bin, vars, stderr); err != nil {
 		return nil, err
 	}

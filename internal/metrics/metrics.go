@@ -31,6 +31,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -61,6 +62,12 @@ type Metrics struct {
 	providerErrors   *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+
+	// httpSeries keeps each (route, status)'s httpSeries (http.go); outcomes each outcome
+	// label's counter of sends and checks (verifier.go): a request then looks its series up
+	// instead of hashing their labels.
+	httpSeries sync.Map
+	outcomes   sync.Map
 }
 
 // New returns metrics on a fresh registry that also holds the Go and process collectors.
