@@ -16,7 +16,7 @@
 // X-Forwarded-For from this machine (OTP_TRUSTED_PROXIES) for the clients to look distinct.
 //
 //	loadgen [-servers 1] [-concurrency 64] [-duration 10s] [-out docs/load-report.md]
-//	loadgen -reference [-rounds 3] [-profile dir]
+//	loadgen -reference [-rounds 5] [-profile dir]
 //	loadgen -targets http://10.0.0.5:8080,http://10.0.0.6:8080
 package main
 
@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&o.out, "out", "docs/load-report.md", "Markdown report to write (empty: none)")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
 	fs.BoolVar(&o.reference, "reference", false, "also run every scenario against loadgen's reference server and compare")
-	fs.IntVar(&o.rounds, "rounds", 3, "with -reference: alternating slices per server that each scenario's -duration is cut into")
+	fs.IntVar(&o.rounds, "rounds", 5, "with -reference: alternating slices per server that each scenario's -duration is cut into")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of each server per scenario to (<scenario>-<server>.pprof), taken over its first measured slice")
 	o.env = map[string]string{}
 	fs.Func("env", "NAME=VALUE to add to the environment of the otpgate processes (repeatable), such as GOGC=200", func(v string) error {

@@ -65,6 +65,9 @@ func TestBadFlags(t *testing.T) {
 		{"loadgen", "-concurrency", "0"},
 		{"loadgen", "-scenarios", "send-allowed,nope"},
 		{"loadgen", "-duration", "0s"},
+		{"loadgen", "-reference", "-targets", "http://127.0.0.1:1"},
+		{"loadgen", "-rounds", "0"},
+		{"loadgen", "-env", "GOGC"},
 	} {
 		var out bytes.Buffer
 		if err := run(t.Context(), args, func(string) string { return "" }, &out, &out); err == nil {

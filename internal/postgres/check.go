@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -89,23 +90,29 @@ var errChanged = errors.New("verification changed since it was read")
 // decide looks at. Errors: errChanged when it changed (nothing was saved).
 func (s *Store) checkUnchanged(ctx context.Context, ref otp.CheckRef, v otp.Verification, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	decided, oc := decide(v)
-	out, err := scanVerification(s.pool.QueryRow(ctx, `WITH u AS (
+	closedAt := decided.SettledClosedAt(ref.Now).Truncate(time.Microsecond)
+	var saved bool
+	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
 			WHERE id = $1 AND status = $5 AND attempts = $6 AND expires_at = $7 AND cardinality(code_hashes) = $8
-			RETURNING `+verificationCols+`
+			RETURNING id
 		), a AS (
 			INSERT INTO attempts (verification_id, outcome, client_ip, created_at)
 			SELECT id, $9, $10, $11 FROM u
 		)
-		SELECT `+verificationCols+` FROM u`,
-		v.ID, string(decided.Status), decided.Attempts, nullTime(decided.SettledClosedAt(ref.Now)),
+		SELECT true FROM u`,
+		v.ID, string(decided.Status), decided.Attempts, nullTime(closedAt),
 		string(v.Status), v.Attempts, v.ExpiresAt, len(v.CodeHashes),
-		string(oc), ref.ClientIP, ref.Now))
+		string(oc), ref.ClientIP, ref.Now).Scan(&saved)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return otp.Verification{}, "", errChanged
 	}
 	if err != nil {
 		return otp.Verification{}, "", err
 	}
+	// The row is v with what was saved: nothing else changed, or the update would have
+	// matched nothing (codes are only ever appended, so an equal count is the same codes).
+	out := v
+	out.Status, out.Attempts, out.ClosedAt = decided.Status, decided.Attempts, closedAt.UTC()
 	return out, oc, nil
 }
