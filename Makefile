@@ -53,13 +53,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
 	$(MAKE) loadreport
 
-## loadreport: drive the real binary with cmd/loadgen and write docs/load-report.md.
+## loadreport: drive the real binary and loadgen's reference server side by side with
+## cmd/loadgen and write docs/load-report.md (see docs/performance.md).
 ## It uses REDIS_URL / DATABASE_URL when set, else the standard local ports, with a fresh
 ## database and key prefix that it removes afterwards. LOADGEN_FLAGS adds flags, such as
-## LOADGEN_FLAGS='-servers 2 -duration 30s'.
+## LOADGEN_FLAGS='-servers 2 -duration 30s' or LOADGEN_FLAGS='-profile /tmp/prof'.
 LOADGEN_FLAGS ?=
 loadreport: build
-	$(GO) run ./cmd/loadgen -bin bin/otpgate -out docs/load-report.md $(LOADGEN_FLAGS)
+	$(GO) run ./cmd/loadgen -bin bin/otpgate -reference -out docs/load-report.md $(LOADGEN_FLAGS)
 
 ## soak: the long version of the end-to-end fault and load proof in e2e/.
 soak:

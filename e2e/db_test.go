@@ -44,6 +44,28 @@ func sentVerifications(t testing.TB, dsn string) map[string]bool {
 	return out
 }
 
+// sentRowsOf waits until every one of ids has a sent row, or until outcomeDelay has
+// passed, and returns the verification ids that have one: a running server writes a send's
+// outcome in batches, shortly after its 201.
+func sentRowsOf(t testing.TB, dsn string, ids []string) map[string]bool {
+	t.Helper()
+	var rows map[string]bool
+	waitUntil(outcomeDelay, func() bool {
+		rows = sentVerifications(t, dsn)
+		for _, id := range ids {
+			if !rows[id] {
+				return false
+			}
+		}
+		return true
+	})
+	return rows
+}
+
+// outcomeDelay bounds how long after its answer a send's outcome reaches PostgreSQL: the
+// outcome writer's 100ms, with room for a busy machine.
+const outcomeDelay = 3 * time.Second
+
 // query runs sql on its own connection and calls each for every row.
 func query(t testing.TB, dsn, sql string, each func(pgx.Rows) error, args ...any) {
 	t.Helper()

@@ -118,7 +118,7 @@ func TestPostgresTLS(t *testing.T) {
 		if tlsConns == 0 {
 			t.Errorf("got no TLS connections to PostgreSQL while the server runs, want its pool's")
 		}
-		if !sentVerifications(t, pg.DSN("postgres"))[o.id] {
+		if !sentRowsOf(t, pg.DSN("postgres"), []string{o.id})[o.id] {
 			t.Errorf("201 for verification %s has no sent row", o.id)
 		}
 	})

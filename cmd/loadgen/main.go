@@ -3,6 +3,11 @@
 // all-denied flood) and checks (wrong codes within the attempt budget), as a table on
 // stdout and a Markdown file.
 //
+// With -reference it also starts a reference server of its own (reference.go: the least
+// otpgate's architecture must do per request) and runs every scenario against both in
+// turn, in alternating slices, and reports both with their ratios and each server's peak
+// resident memory per scenario.
+//
 // By default it builds the server, starts -servers processes of it against the Redis of
 // REDIS_URL (default redis://127.0.0.1:6379/0, under a fresh key prefix) and a fresh
 // database created through DATABASE_URL (default the local postgres superuser), with a
@@ -11,6 +16,7 @@
 // X-Forwarded-For from this machine (OTP_TRUSTED_PROXIES) for the clients to look distinct.
 //
 //	loadgen [-servers 1] [-concurrency 64] [-duration 10s] [-out docs/load-report.md]
+//	loadgen -reference [-rounds 5] [-profile dir]
 //	loadgen -targets http://10.0.0.5:8080,http://10.0.0.6:8080
 package main
 
@@ -30,6 +36,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv(referenceRoleVar) == referenceRole {
+		if err := serveReference(ctx, os.Getenv, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen reference:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -46,6 +59,11 @@ type options struct {
 	warmup      time.Duration
 	out         string
 	scenarios   []string
+	reference   bool
+	rounds      int
+	profile     string
+	// env is extra environment for the otpgate processes, such as GOGC=200.
+	env map[string]string
 }
 
 // run parses the flags, sets up the servers, runs the scenarios and writes the report.
@@ -62,11 +80,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each scenario")
 	fs.StringVar(&o.out, "out", "docs/load-report.md", "Markdown report to write (empty: none)")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
+	fs.BoolVar(&o.reference, "reference", false, "also run every scenario against loadgen's reference server and compare")
+	fs.IntVar(&o.rounds, "rounds", 5, "with -reference: alternating slices per server that each scenario's -duration is cut into")
+	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of each server per scenario to (<scenario>-<server>.pprof), taken over its first measured slice")
+	o.env = map[string]string{}
+	fs.Func("env", "NAME=VALUE to add to the environment of the otpgate processes (repeatable), such as GOGC=200", func(v string) error {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return errors.New("want NAME=VALUE")
+		}
+		o.env[name] = value
+		return nil
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if o.concurrency < 1 || o.duration <= 0 || o.warmup < 0 || (targets == "" && o.servers < 1) {
-		return errors.New("-concurrency and -servers must be at least 1, -duration positive")
+	if o.concurrency < 1 || o.duration <= 0 || o.warmup < 0 || (targets == "" && o.servers < 1) || o.rounds < 1 {
+		return errors.New("-concurrency, -servers and -rounds must be at least 1, -duration positive")
+	}
+	if o.reference && targets != "" {
+		return errors.New("-reference needs the servers that loadgen starts itself; leave out -targets")
+	}
+	if !o.reference {
+		o.rounds = 1
 	}
 	for _, t := range strings.Split(targets, ",") {
 		if t = strings.TrimRight(strings.TrimSpace(t), "/"); t != "" {
@@ -88,13 +124,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer env.tearDown()
 
-	var results []result
+	var results [][]result
 	for _, name := range o.scenarios {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		sc, _ := scenarioByName(name)
-		fmt.Fprintf(stderr, "loadgen: %s: %s for %v with %d in flight\n", name, sc.what, o.duration, o.concurrency)
+		fmt.Fprintf(stderr, "loadgen: %s: %s for %v per server with %d in flight\n", name, sc.what, o.duration, o.concurrency)
 		r, err := runScenario(ctx, env, sc, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

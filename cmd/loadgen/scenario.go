@@ -27,23 +27,23 @@ type scenario struct {
 	name, what string
 	// want is the status every measured request should get.
 	want int
-	// prepare runs before the clock starts and returns the maker of the n-th request.
-	prepare func(ctx context.Context, e *env, o options, hc *http.Client) (func(n int64) request, error)
+	// prepare runs before the clock starts and returns the maker of the n-th request to s.
+	prepare func(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(n int64) request, error)
 }
 
 func scenarios() []scenario {
 	return []scenario{
 		{"send-allowed", "sends for distinct phones from distinct clients, all admitted", http.StatusCreated,
-			func(_ context.Context, e *env, _ options, _ *http.Client) (func(int64) request, error) {
-				return func(n int64) request { return sendRequest(e.phone(1, n), e.clientIP(1, n)) }, nil
+			func(_ context.Context, _ *env, s *system, _ options, _ *http.Client) (func(int64) request, error) {
+				return func(n int64) request { return sendRequest(s.phone(1, n), s.clientIP(1, n)) }, nil
 			}},
 		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", http.StatusTooManyRequests,
-			func(ctx context.Context, e *env, o options, hc *http.Client) (func(int64) request, error) {
-				target := e.phone(2, 0)
-				if _, err := post(ctx, hc, e.targets[0], sendRequest(target, e.clientIP(2, -1))); err != nil {
+			func(ctx context.Context, _ *env, s *system, _ options, hc *http.Client) (func(int64) request, error) {
+				target := s.phone(2, 0)
+				if _, err := post(ctx, hc, s.targets[0], sendRequest(target, s.clientIP(2, -1))); err != nil {
 					return nil, err
 				}
-				return func(n int64) request { return sendRequest(target, e.clientIP(2, n)) }, nil
+				return func(n int64) request { return sendRequest(target, s.clientIP(2, n)) }, nil
 			}},
 		{"check", "wrong codes for pending verifications, within their attempt budget", http.StatusUnprocessableEntity,
 			prepareChecks},
@@ -69,12 +69,12 @@ func scenarioByName(name string) (scenario, bool) {
 
 // prepareChecks creates a pool of verifications, several per client in flight, and guesses
 // wrong for them in turn.
-func prepareChecks(ctx context.Context, e *env, o options, hc *http.Client) (func(int64) request, error) {
+func prepareChecks(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(int64) request, error) {
 	type pending struct{ id, wrong string }
 	pool := make([]pending, max(4*o.concurrency, 64))
 	for i := range pool {
-		ph := e.phone(3, int64(i))
-		body, err := post(ctx, hc, e.targets[i%len(e.targets)], sendRequest(ph, e.clientIP(3, int64(i))))
+		ph := s.phone(3, int64(i))
+		body, err := post(ctx, hc, s.targets[i%len(s.targets)], sendRequest(ph, s.clientIP(3, int64(i))))
 		if err != nil {
 			return nil, err
 		}
@@ -98,27 +98,89 @@ func prepareChecks(ctx context.Context, e *env, o options, hc *http.Client) (fun
 	return func(n int64) request {
 		p := pool[n%int64(len(pool))]
 		body, _ := json.Marshal(map[string]string{"id": p.id, "code": p.wrong})
-		return request{path: "/v1/verifications/check", body: body, ip: e.clientIP(3, -1-n%int64(o.concurrency))}
+		return request{path: "/v1/verifications/check", body: body, ip: s.clientIP(3, -1-n%int64(o.concurrency))}
 	}, nil
 }
 
-// runScenario warms up, then measures for o.duration with o.concurrency requests in flight,
-// spread round-robin over the targets.
-func runScenario(ctx context.Context, e *env, sc scenario, o options) (result, error) {
-	tr := &http.Transport{MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	next, err := sc.prepare(ctx, e, o, hc)
-	if err != nil {
-		return result{}, err
+// runScenario runs sc against every system: each is prepared, then the systems take turns in
+// o.rounds slices of o.duration/o.rounds each (the first slice of each after o.warmup
+// unmeasured), so that drift of a shared machine hits them alike. Each system's peak resident
+// memory is taken over the whole scenario. It returns one result per system.
+func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result, error) {
+	type run struct {
+		s    *system
+		hc   *http.Client
+		next func(int64) request
+		seq  atomic.Int64
+		res  result
 	}
+	runs := make([]*run, len(e.systems))
+	for i, s := range e.systems {
+		tr := &http.Transport{MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2}
+		defer tr.CloseIdleConnections()
+		r := &run{s: s, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+		r.res = result{scenario: sc, system: s.name, statuses: map[int]int{}}
+		next, err := sc.prepare(ctx, e, s, o, r.hc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		r.next = next
+		resetPeakRSS(s.procs)
+		runs[i] = r
+	}
+	slice := o.duration / time.Duration(o.rounds)
+	for round := range o.rounds {
+		for j := range runs {
+			r := runs[(round+j)%len(runs)] // each round starts with another system
+			warmup := time.Duration(0)
+			if round == 0 {
+				warmup = o.warmup
+			}
+			profiled := func() error { return nil }
+			if round == 0 {
+				profiled = profileCPU(ctx, r.s, o.profile, sc.name, warmup, slice)
+			}
+			measure(ctx, r.s, r.hc, r.next, &r.seq, o.concurrency, warmup, slice, &r.res)
+			if err := profiled(); err != nil {
+				return nil, fmt.Errorf("%s: %w", r.s.name, err)
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+	}
+	out := make([]result, len(runs))
+	for i, r := range runs {
+		res := r.res
+		res.peakRSS = peakRSS(r.s.procs)
+		slices.Sort(res.latencies)
+		if bad := len(res.latencies) - res.statuses[sc.want]; bad*100 > len(res.latencies) {
+			return nil, fmt.Errorf("%s: %d of %d requests did not get %d (%s); is the setup right?", r.s.name, bad, len(res.latencies), sc.want, res.statusSummary())
+		}
+		out[i] = res
+	}
+	return out, nil
+}
+
+// measure runs next's requests against s with concurrency in flight for warmup unmeasured,
+// then for d measured, and adds what it measured to res.
+func measure(ctx context.Context, s *system, hc *http.Client, next func(int64) request, seq *atomic.Int64, concurrency int, warmup, d time.Duration, res *result) {
 	start := time.Now()
-	from, until := start.Add(o.warmup), start.Add(o.warmup+o.duration)
-	var seq atomic.Int64
+	from, until := start.Add(warmup), start.Add(warmup+d)
+	// The servers' CPU time is read when the measurement starts and when it ends.
+	type cpus struct{ server, redis, postgres time.Duration }
+	read := func() cpus {
+		r, p := backendCPU()
+		return cpus{cpuTime(s.procs), r, p}
+	}
+	cpuAtStart := make(chan cpus, 1)
+	go func() {
+		time.Sleep(time.Until(from))
+		cpuAtStart <- read()
+	}()
 	var mu sync.Mutex
-	res := result{scenario: sc, statuses: map[int]int{}}
 	var wg sync.WaitGroup
-	for w := range o.concurrency {
+	for w := range concurrency {
 		wg.Go(func() {
 			var lat []time.Duration
 			statuses := map[int]int{}
@@ -129,7 +191,7 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) (result, e
 					break
 				}
 				n := seq.Add(1)
-				status, err := do(ctx, hc, e.targets[(int(n)+w)%len(e.targets)], next(n))
+				status, err := do(ctx, hc, s.targets[(int(n)+w)%len(s.targets)], next(n))
 				if t0.Before(from) {
 					continue
 				}
@@ -150,15 +212,11 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) (result, e
 		})
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		return result{}, ctx.Err()
-	}
-	res.elapsed = o.duration
-	slices.Sort(res.latencies)
-	if bad := len(res.latencies) - res.statuses[sc.want]; bad*100 > len(res.latencies) {
-		return res, fmt.Errorf("%d of %d requests did not get %d (%s); is the setup right?", bad, len(res.latencies), sc.want, res.statusSummary())
-	}
-	return res, nil
+	end, begin := read(), <-cpuAtStart
+	res.cpu += end.server - begin.server
+	res.redisCPU += end.redis - begin.redis
+	res.postgresCPU += end.postgres - begin.postgres
+	res.elapsed += d
 }
 
 // do makes one request and reads the whole answer.
@@ -209,15 +267,15 @@ func sendRequest(phone, ip string) request {
 }
 
 // phone returns a valid Japanese mobile number, one range per scenario: n picks it, offset
-// by the run's base so that runs against the same -targets do not collide.
-func (e *env) phone(scenario int, n int64) string {
-	return fmt.Sprintf("+8190%d%07d", scenario, (e.base+n)%10_000_000)
+// by the system's base so that runs against the same -targets do not collide.
+func (s *system) phone(scenario int, n int64) string {
+	return fmt.Sprintf("+8190%d%07d", scenario, (s.base+n)%10_000_000)
 }
 
 // clientIP returns a distinct client address per n, in one quarter of 10.0.0.0/8 per
 // scenario, so that the scenarios of one run do not spend each other's IP limits.
-func (e *env) clientIP(scenario int, n int64) string {
-	n = (e.base + n) & (1<<22 - 1)
+func (s *system) clientIP(scenario int, n int64) string {
+	n = (s.base + n) & (1<<22 - 1)
 	return fmt.Sprintf("10.%d.%d.%d", scenario%4*64+int(n>>16), n>>8&255, n&255)
 }
 

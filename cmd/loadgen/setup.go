@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	mathrand "math/rand/v2"
 	"os"
 	"os/exec"
@@ -23,14 +24,25 @@ const (
 	localPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 )
 
+// system is one kind of server under load: otpgate, or loadgen's reference.
+type system struct {
+	name    string
+	targets []string
+	// procs are the processes loadgen started; none with -targets.
+	procs []*fixture.Server
+	// base offsets the phone numbers and client addresses of this system in this run.
+	base int64
+	// adminToken opens the admin listener of otpgate processes loadgen started.
+	adminToken string
+}
+
 // env is what the scenarios run against.
 type env struct {
-	targets []string
+	// systems holds otpgate first, then the reference when asked for.
+	systems []*system
 	// provider is the built-in SMS provider; nil with -targets, where codes are unknown.
 	provider *smstest.Provider
-	// base offsets the phone numbers and client addresses of this run.
-	base int64
-	undo []func()
+	undo     []func()
 }
 
 // tearDown undoes setUp, newest first.
@@ -42,9 +54,12 @@ func (e *env) tearDown() {
 
 // setUp starts the servers, or takes the -targets.
 func setUp(ctx context.Context, o options, getenv func(string) string, stderr io.Writer) (*env, error) {
-	e := &env{base: mathrand.Int64N(10_000_000)}
+	// The reference's numbers are half the number space away, so both systems' phones differ.
+	base := mathrand.Int64N(10_000_000)
+	otpgate := &system{name: "otpgate", base: base}
+	e := &env{systems: []*system{otpgate}}
 	if len(o.targets) > 0 {
-		e.targets = o.targets
+		otpgate.targets = o.targets
 		return e, nil
 	}
 	ok := false
@@ -88,7 +103,7 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 			fmt.Fprintf(stderr, "loadgen: cleaning up redis keys: %v\n", err)
 		}
 	})
-	// It answers at once and skips the signatures, so the numbers measure otpgate.
+	// It answers at once and skips the signatures, so the numbers measure the servers.
 	p, err := smstest.Start(smstest.Config{Secret: randomHex(16), SkipSignatures: true})
 	if err != nil {
 		return nil, err
@@ -96,29 +111,63 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 	e.provider = p
 	e.undo = append(e.undo, p.Close)
 
-	vars := map[string]string{
+	vars := serverEnv(redisURL, dsn, prefix, p)
+	otpgate.adminToken = vars["ADMIN_TOKEN"]
+	maps.Copy(vars, o.env)
+	if err := e.start(ctx, otpgate, o.servers, bin, vars, stderr); err != nil {
+		return nil, err
+	}
+	if o.reference {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		ref := &system{name: "reference", base: (base + 5_000_000) % 10_000_000}
+		vars := map[string]string{
+			referenceRoleVar: referenceRole,
+			"REDIS_URL":      redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix + "ref:",
+			"OTP_SECRET": vars["OTP_SECRET"], "SMS_WEBHOOK_URL": p.URL,
+		}
+		if err := e.start(ctx, ref, o.servers, self, vars, stderr); err != nil {
+			return nil, err
+		}
+		e.systems = append(e.systems, ref)
+	}
+	ok = true
+	return e, nil
+}
+
+// serverEnv is otpgate's environment for a load run: the rules the reference runs with too.
+func serverEnv(redisURL, dsn, prefix string, p *smstest.Provider) map[string]string {
+	return map[string]string{
 		"REDIS_URL": redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix,
 		"OTP_SECRET": randomHex(32), "ADMIN_TOKEN": randomHex(16),
 		"SMS_PROVIDER": "webhook", "SMS_WEBHOOK_URL": p.URL, "SMS_WEBHOOK_SECRET": p.Secret,
 		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_LOG_LEVEL": "error",
+		"OTP_DUPLICATE_WINDOW": windowEnv(refDuplicate[0].window),
+		"OTP_LIMIT_PHONE":      rulesEnv(refPerKey), "OTP_LIMIT_IP": rulesEnv(refPerKey),
 		// The check scenario guesses wrong within the budget for as long as it runs.
-		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": "1000000/1h", "OTP_LIMIT_CHECK_IP": "1000000/1h",
+		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": rulesEnv(refCheck), "OTP_LIMIT_CHECK_IP": rulesEnv(refCheck),
 	}
-	for i := range o.servers {
+}
+
+// start runs n processes of bin for s, stopped at tear-down.
+func (e *env) start(ctx context.Context, s *system, n int, bin string, vars map[string]string, stderr io.Writer) error {
+	for i := range n {
 		var log strings.Builder // read only once the process has ended
-		s, err := fixture.StartServer(ctx, bin, vars, &log)
+		srv, err := fixture.StartServer(ctx, bin, vars, &log)
 		if err != nil {
-			return nil, fmt.Errorf("server %d: %w\n%s", i+1, err, log.String())
+			return fmt.Errorf("%s server %d: %w\n%s", s.name, i+1, err, log.String())
 		}
-		e.targets = append(e.targets, s.API)
+		s.targets = append(s.targets, srv.API)
+		s.procs = append(s.procs, srv)
 		e.undo = append(e.undo, func() {
-			if err := s.Stop(20 * time.Second); err != nil {
-				fmt.Fprintf(stderr, "loadgen: server %d: %v\n", i+1, err)
+			if err := srv.Stop(20 * time.Second); err != nil {
+				fmt.Fprintf(stderr, "loadgen: %s server %d: %v\n", s.name, i+1, err)
 			}
 		})
 	}
-	ok = true
-	return e, nil
+	return nil
 }
 
 func or(v, def string) string {

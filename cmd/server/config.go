@@ -57,6 +57,9 @@ type config struct {
 	LogLevel           logLevel      `env:"OTP_LOG_LEVEL" envDefault:"info"`
 	MigrateOnStart     bool          `env:"OTP_MIGRATE" envDefault:"true"`
 	IdempotencyTTL     time.Duration `env:"OTP_IDEMPOTENCY_TTL" envDefault:"24h"`
+	// A send left sending for SMS_TIMEOUT + SweepMargin is settled as unknown.
+	SweepMargin   time.Duration `env:"OTP_SWEEP_MARGIN" envDefault:"1m"`
+	SweepInterval time.Duration `env:"OTP_SWEEP_INTERVAL" envDefault:"30s"`
 
 	// Derived by parse.
 	dev bool
@@ -147,7 +150,8 @@ func (c *config) checkValues() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"SMS_TIMEOUT", c.SMSTimeout}, {"OTP_REDIS_TIMEOUT", c.RedisTimeout}, {"OTP_DB_TIMEOUT", c.DBTimeout}, {"OTP_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"OTP_IDEMPOTENCY_TTL", c.IdempotencyTTL}} {
+	}{{"SMS_TIMEOUT", c.SMSTimeout}, {"OTP_REDIS_TIMEOUT", c.RedisTimeout}, {"OTP_DB_TIMEOUT", c.DBTimeout}, {"OTP_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"OTP_IDEMPOTENCY_TTL", c.IdempotencyTTL},
+		{"OTP_SWEEP_MARGIN", c.SweepMargin}, {"OTP_SWEEP_INTERVAL", c.SweepInterval}} {
 		if d.v <= 0 {
 			return bad(d.name, d.v, "must be positive")
 		}

@@ -31,6 +31,11 @@ type parts struct {
 	pingStore func(context.Context) error
 	// batch is the production history writer, flushed at shutdown; nil in dev mode.
 	batch *postgres.BatchWriter
+	// outcomes writes how sends ended, flushed at shutdown; sweeper settles sends whose
+	// outcome a stopped server never wrote. Both nil in dev mode, which keeps nothing
+	// across a restart.
+	outcomes *postgres.OutcomeWriter
+	sweeper  *postgres.Sweeper
 	// closers run in reverse order at shutdown.
 	closers []func()
 }
@@ -98,6 +103,9 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 		}
 	}
 	store := postgres.New(pool)
+	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
+	store.Outcomes = p.outcomes
+	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.SMSTimeout + cfg.SweepMargin, Interval: cfg.SweepInterval})
 	p.store, p.history = store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})

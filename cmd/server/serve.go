@@ -57,6 +57,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}); ok {
 		mx.History(h.QueueDepth, h.Dropped, h.Written)
 	}
+	if p.outcomes != nil {
+		mx.Outcomes(p.outcomes.QueueDepth, p.outcomes.Lost, p.outcomes.Written, p.sweeper.Lag, p.sweeper.Settled)
+	}
 	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout)))
 	svc := otp.NewService(cfg.serviceConfig(p.secret), mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
 
@@ -122,6 +125,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
+	stopBackground := p.startBackground(log)
 	batchDone := make(chan struct{})
 	batchCtx, stopBatch := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
@@ -164,6 +168,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			log.Error("history writer flush", "err", err)
 		}
 	}
+	stopBackground(sctx)
 	log.Info("stopped")
 	return runErr
 }

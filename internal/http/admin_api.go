@@ -17,9 +17,9 @@ type adminSend struct {
 	Time           time.Time `json:"time"`
 	Phone          string    `json:"phone"`
 	ClientIP       string    `json:"client_ip"`
-	// Status is the label for people: sent, failed, blocked:<rule>, duplicate, approved, expired, sending.
+	// Status is the label for people: sent, failed, blocked:<rule>, duplicate, approved, expired, sending, unknown.
 	Status string `json:"status"`
-	// SendStatus is the row's own state: sending, sent, failed, blocked or duplicate.
+	// SendStatus is the row's own state: sending, sent, failed, blocked, duplicate or unknown.
 	SendStatus        string    `json:"send_status"`
 	Reason            string    `json:"reason,omitempty"`
 	Provider          string    `json:"provider,omitempty"`

@@ -119,10 +119,11 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// isAdminAPI reports whether the request is for the JSON API (or its OpenAPI document)
-// rather than a page.
+// isAdminAPI reports whether the request is for a machine rather than a page: the JSON
+// API, its OpenAPI document, or the runtime profiles.
 func isAdminAPI(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/admin/openapi.json"
+	return strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/admin/openapi.json" ||
+		strings.HasPrefix(r.URL.Path, "/debug/pprof/")
 }
 
 // actorName keeps a user-chosen Basic name short and printable for the audit log.

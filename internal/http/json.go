@@ -33,6 +33,9 @@ func readJSON(r *http.Request) ([]byte, error) {
 
 // isJSONMediaType accepts application/json, optionally with charset=utf-8 and nothing else.
 func isJSONMediaType(ct string) bool {
+	if ct == "application/json" { // what nearly every client sends, without parsing
+		return true
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
 		return false
@@ -50,11 +53,33 @@ func isJSONMediaType(ct string) bool {
 type decoder[T any] struct {
 	// fields are T's top-level JSON names; read-only after newDecoder.
 	fields map[string]bool
+	// flat is true when T is a struct of plain values only: checkJSON, which refuses every
+	// name but fields, then leaves json.Unmarshal nothing unknown to find, and decode skips
+	// a json.Decoder and its buffers.
+	flat bool
 }
 
 // newDecoder returns the decoder of T.
 func newDecoder[T any]() decoder[T] {
-	return decoder[T]{fields: jsonFieldNames(reflect.TypeFor[T]())}
+	t := reflect.TypeFor[T]()
+	return decoder[T]{fields: jsonFieldNames(t), flat: flatStruct(t)}
+}
+
+// flatStruct reports whether t is a struct whose exported fields are all strings,
+// booleans or numbers.
+func flatStruct(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for f := range t.Fields() {
+		switch f.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // decode reads body strictly into a T. Beyond encoding/json it refuses, as
@@ -68,9 +93,15 @@ func (d decoder[T]) decode(body []byte) (T, error) {
 	if err := checkJSON(body, d.fields); err != nil {
 		return v, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
+	var err error
+	if d.flat {
+		err = json.Unmarshal(body, &v)
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&v)
+	}
+	if err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
 			return v, invalidRequest(fmt.Sprintf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type)), nil)

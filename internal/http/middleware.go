@@ -16,24 +16,38 @@ import (
 // ctxKey keys the values the middleware hands to handlers.
 type ctxKey int
 
-const (
-	requestIDKey ctxKey = iota
-	clientIPKey
-)
+// requestInfoKey keys the request's *requestInfo.
+const requestInfoKey ctxKey = 0
+
+// requestInfo is what the middleware learned about a request, in one context value, so
+// that each middleware need not copy the request to add its own.
+type requestInfo struct {
+	id, clientIP string
+}
+
+// requestInfoFrom returns the request's info, or nil outside a request.
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	ri, _ := ctx.Value(requestInfoKey).(*requestInfo)
+	return ri
+}
 
 // maxRequestIDLen bounds an incoming X-Request-Id that is echoed and logged.
 const maxRequestIDLen = 128
 
 // requestIDFrom returns the request's id, or "" outside a request.
 func requestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	if ri := requestInfoFrom(ctx); ri != nil {
+		return ri.id
+	}
+	return ""
 }
 
 // clientIPFrom returns the request's client IP as the limiter keys it.
 func clientIPFrom(ctx context.Context) string {
-	ip, _ := ctx.Value(clientIPKey).(string)
-	return ip
+	if ri := requestInfoFrom(ctx); ri != nil {
+		return ri.clientIP
+	}
+	return ""
 }
 
 // requestID keeps a sane incoming X-Request-Id, so one id follows a request through
@@ -45,7 +59,7 @@ func requestID(next http.Handler) http.Handler {
 			id = uuid.NewString()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: id})))
 	})
 }
 
@@ -71,7 +85,12 @@ func clientIP(trusted []netip.Prefix, v6prefix int) func(http.Handler) http.Hand
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ip := ClientIP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), trusted, v6prefix)
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPKey, ip)))
+			if ri := requestInfoFrom(r.Context()); ri != nil {
+				ri.clientIP = ip // set before anything downstream reads it
+				next.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{clientIP: ip})))
 		})
 	}
 }

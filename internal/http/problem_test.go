@@ -194,7 +194,7 @@ func TestAdminErrorLogsLikeEveryProblem(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := httptest.NewRequest("GET", path, nil)
-			r = r.WithContext(context.WithValue(r.Context(), requestIDKey, "req-7"))
+			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: "req-7"}))
 			w := httptest.NewRecorder()
 			adminError(w, r, log, view, errors.New("disk on fire"))
 			if w.Code != 500 || strings.Contains(w.Body.String(), "disk on fire") {

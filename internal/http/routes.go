@@ -51,6 +51,8 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/openapi.json", handleDocument(api.AdminJSON))
+
+		r.Handle("/debug/pprof/*", handlePprof())
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)

@@ -15,6 +15,7 @@ func TestStore(t *testing.T) {
 		return storetest.Stores{
 			Store: s, History: s, Denied: s, Receipts: s,
 			Flush:    func(context.Context) error { return nil },
+			Settle:   s.SettleSends,
 			SetClock: func(now func() time.Time) { s.Now = now },
 		}
 	})

@@ -2,7 +2,10 @@ package metrics
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
 )
@@ -22,6 +25,31 @@ func (m *Metrics) Limiter(next otp.Limiter) otp.Limiter {
 type limiter struct {
 	next otp.Limiter
 	m    *Metrics
+	// rules holds each rule's counter by ruleKey, so a decision's rules are counted
+	// without rendering and hashing their labels each time. Scopes and rules come from
+	// code and configuration, so it stays small.
+	rules sync.Map
+}
+
+// ruleKey names one series of otpgate_limiter_rule_decisions_total.
+type ruleKey struct {
+	scope  string
+	rule   otp.Rule
+	denied bool
+}
+
+// ruleCounter returns the counter of one rule's decisions.
+func (l *limiter) ruleCounter(k ruleKey) prometheus.Counter {
+	if c, ok := l.rules.Load(k); ok {
+		return c.(prometheus.Counter)
+	}
+	result := resultAllowed
+	if k.denied {
+		result = resultDenied
+	}
+	c := l.m.ruleDecisions.WithLabelValues(k.scope, k.rule.String(), result)
+	l.rules.Store(k, c)
+	return c
 }
 
 // Allow counts the decision as a whole and each of its rules.
@@ -39,11 +67,7 @@ func (l *limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		l.m.decisions.WithLabelValues(resultDenied).Inc()
 	}
 	for _, s := range d.Rules {
-		result := resultAllowed
-		if s.Violated {
-			result = resultDenied
-		}
-		l.m.ruleDecisions.WithLabelValues(s.Scope, s.Rule.String(), result).Inc()
+		l.ruleCounter(ruleKey{s.Scope, s.Rule, s.Violated}).Inc()
 	}
 	return d, nil
 }

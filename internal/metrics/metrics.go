@@ -26,6 +26,11 @@
 //	| `otpgate_history_queue_depth` | gauge | | refused sends waiting for the history writer (always 0 in dev mode) |
 //	| `otpgate_history_dropped_total` | counter | | refused sends never written to history: queue full or write failed |
 //	| `otpgate_history_written_total` | counter | | refused sends written to history |
+//	| `otpgate_outcome_queue_depth` | gauge | | send outcomes (sent, failed) waiting for the outcome writer |
+//	| `otpgate_outcome_written_total` | counter | | send outcomes written to history |
+//	| `otpgate_outcome_lost_total` | counter | | send outcomes whose write failed; the sweeper settles those sends as unknown |
+//	| `otpgate_sweeper_oldest_sending_seconds` | gauge | | age of the oldest send still sending at the sweeper's last pass: how far behind outcomes are |
+//	| `otpgate_sweeper_settled_total` | counter | | sends left sending by a stopped server, settled as unknown by this instance |
 //	| `go_*`, `process_*` | | | the Go runtime and the process, from the standard collectors |
 //
 // Sends and checks are counted when they reach the service: requests the API refuses
@@ -36,6 +41,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -67,6 +73,12 @@ type Metrics struct {
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
 	delivery         *deliveryMetrics
+
+	// httpSeries keeps each (route, status)'s httpSeries (http.go); outcomes each outcome
+	// label's counter of sends and checks (verifier.go): a request then looks its series up
+	// instead of hashing their labels.
+	httpSeries sync.Map
+	outcomes   sync.Map
 }
 
 // New returns metrics on a fresh registry that also holds the Go and process collectors.

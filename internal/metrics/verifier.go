@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"otpgate/internal/otp"
 )
 
@@ -28,13 +30,13 @@ type verifier struct {
 
 func (v *verifier) Send(ctx context.Context, in otp.SendInput) (otp.SendResult, error) {
 	res, err := v.next.Send(ctx, in)
-	v.m.sends.WithLabelValues(sendOutcome(res, err)).Inc()
+	v.m.outcome(v.m.sends, "send", sendOutcome(res, err)).Inc()
 	return res, err
 }
 
 func (v *verifier) Check(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error) {
 	res, err := v.next.Check(ctx, in)
-	v.m.checks.WithLabelValues(checkOutcome(err)).Inc()
+	v.m.outcome(v.m.checks, "check", checkOutcome(err)).Inc()
 	return res, err
 }
 
@@ -76,4 +78,15 @@ func outcome(c otp.Code) string {
 		return string(c)
 	}
 	return "error"
+}
+
+// outcome returns vec's counter of one outcome label, kept in m.outcomes under kind.
+func (m *Metrics) outcome(vec *prometheus.CounterVec, kind, label string) prometheus.Counter {
+	k := [2]string{kind, label}
+	if c, ok := m.outcomes.Load(k); ok {
+		return c.(prometheus.Counter)
+	}
+	c := vec.WithLabelValues(label)
+	m.outcomes.Store(k, c)
+	return c
 }

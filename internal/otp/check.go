@@ -22,7 +22,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	ref := CheckRef{ID: in.ID, ClientIP: in.ClientIP}
 	phone, known := "", true
 	if in.Phone != "" {
-		p, _, err := NormalizePhone(in.Phone, s.cfg.DefaultRegion)
+		p, _, err := s.normalizePhone(in.Phone)
 		if err != nil {
 			return res, err
 		}
@@ -38,7 +38,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		case err != nil:
 			return res, fmt.Errorf("otp: check: find verification: %w", err)
 		default:
-			phone = v.Phone
+			phone, ref.Seen = v.Phone, &v
 		}
 	}
 

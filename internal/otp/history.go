@@ -44,12 +44,14 @@ const (
 	HistoryDuplicate = "duplicate"
 	HistoryApproved  = "approved"
 	HistoryExpired   = "expired"
+	// HistoryUnknown: a send whose outcome was never recorded (SendUnknown).
+	HistoryUnknown = "unknown"
 )
 
 // HistoryStatuses lists the values SendFilter.Status accepts besides "", in the
 // order the console offers them.
 func HistoryStatuses() []string {
-	return []string{HistorySent, HistorySending, HistoryFailed, HistoryBlocked, HistoryDuplicate, HistoryApproved, HistoryExpired}
+	return []string{HistorySent, HistorySending, HistoryFailed, HistoryBlocked, HistoryDuplicate, HistoryApproved, HistoryExpired, HistoryUnknown}
 }
 
 // ValidHistoryStatus reports whether s is a status SendFilter accepts ("" included).
@@ -69,11 +71,12 @@ func (v Verification) StatusAt(now time.Time) Status {
 }
 
 // HistoryStatus is a send's outcome in history: the verification's outcome wins over a
-// sent (or still sending) send's own status, so support sees how it ended. The
-// verification's status is taken as of now (see Verification.StatusAt).
+// sent (or still sending, or unknown) send's own status, so support sees how it ended —
+// an approval also proves that an unknown send's code arrived. The verification's status
+// is taken as of now (see Verification.StatusAt).
 func HistoryStatus(send SendStatus, v Status, expiresAt, now time.Time) string {
 	switch send {
-	case SendSent, SendSending:
+	case SendSent, SendSending, SendUnknown:
 		switch (Verification{Status: v, ExpiresAt: expiresAt}).StatusAt(now) {
 		case StatusApproved:
 			return HistoryApproved

@@ -33,9 +33,27 @@ func TestStatusAt(t *testing.T) {
 	}
 }
 
+func TestHistoryStatusOfAnUnknownSend(t *testing.T) {
+	expires := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, c := range []struct {
+		name string
+		v    otp.Status
+		now  time.Time
+		want string
+	}{
+		{"WhilePending", otp.StatusPending, expires.Add(-time.Second), otp.HistoryUnknown},
+		{"ApprovedProvesTheCodeArrived", otp.StatusApproved, expires, otp.HistoryApproved},
+		{"ExpiredUnchecked", otp.StatusPending, expires, otp.HistoryExpired},
+	} {
+		if got := otp.HistoryStatus(otp.SendUnknown, c.v, expires, c.now); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestHistoryStatusesAreTheValidStatuses(t *testing.T) {
 	got := otp.HistoryStatuses()
-	want := []string{otp.HistorySent, otp.HistorySending, otp.HistoryFailed, otp.HistoryBlocked, otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired}
+	want := []string{otp.HistorySent, otp.HistorySending, otp.HistoryFailed, otp.HistoryBlocked, otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired, otp.HistoryUnknown}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -62,7 +80,7 @@ func TestSendFilterValidate(t *testing.T) {
 		err := otp.SendFilter{Status: "delivered", After: &otp.SendCursor{ID: "x"}}.Validate()
 		var inv *otp.ErrInvalidRequest
 		want := map[string]string{
-			"status": "must be one of sent, sending, failed, blocked, duplicate, approved, expired",
+			"status": "must be one of sent, sending, failed, blocked, duplicate, approved, expired, unknown",
 			"cursor": "names no send",
 		}
 		if !errors.As(err, &inv) || !maps.Equal(inv.Fields, want) {
@@ -98,6 +116,7 @@ func TestStatCounter(t *testing.T) {
 		c.AddSends(day.Add(time.Minute), otp.SendSent, "", 2)
 		c.AddSends(day.Add(2*time.Minute), otp.SendFailed, "", 1)
 		c.AddSends(day.Add(3*time.Minute), otp.SendSending, "", 1)
+		c.AddSends(day.Add(3*time.Minute+30*time.Second), otp.SendUnknown, "", 1) // a send, not a failure
 		c.AddSends(day.Add(4*time.Minute), otp.SendBlocked, "phone 1/1m", 2)
 		c.AddSends(day.Add(5*time.Minute), otp.SendDuplicate, "duplicate 1/5s", 1)
 		c.AddApprovals(day.Add(6*time.Minute), 2)
@@ -112,7 +131,7 @@ func TestStatCounter(t *testing.T) {
 	feed(hours)
 	t.Run("CountsPerBucket", func(t *testing.T) {
 		want := []otp.StatBucket{
-			{Start: day, Sends: 4, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2}, Duplicates: 1, Approvals: 2, ApprovalRatio: 0.5},
+			{Start: day, Sends: 5, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2}, Duplicates: 1, Approvals: 2, ApprovalRatio: 0.4},
 			{Start: day.Add(time.Hour), Blocked: map[string]int{}},
 			{Start: day.Add(2 * time.Hour), Blocked: map[string]int{"ip 10/1h": 1}, Approvals: 1},
 		}
@@ -130,8 +149,8 @@ func TestStatCounter(t *testing.T) {
 			days.AddBucket(b)
 		}
 		storetest.WantBuckets(t, days.Buckets(), []otp.StatBucket{{
-			Start: day, Sends: 4, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
-			Duplicates: 1, Approvals: 3, ApprovalRatio: 0.75,
+			Start: day, Sends: 5, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
+			Duplicates: 1, Approvals: 3, ApprovalRatio: 0.6,
 		}})
 	})
 	t.Run("BadRangeIsRefusedAsStatRangeRefusesIt", func(t *testing.T) {

@@ -2,7 +2,7 @@ package otp
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -14,23 +14,24 @@ type Rule struct {
 
 // String renders the rule in the form ParseRules reads, such as "10/1h".
 func (r Rule) String() string {
-	return fmt.Sprintf("%d/%s", r.Limit, FormatWindow(r.Window))
+	return strconv.Itoa(r.Limit) + "/" + FormatWindow(r.Window)
 }
 
 // FormatWindow renders a window with the largest unit that divides it exactly
 // (24h stays "24h" so that what the operator configured reads back the same).
+// Every refused request names its rules, so it takes no fmt.
 func FormatWindow(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0s"
 	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
 	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
 	case d%time.Second == 0:
-		return fmt.Sprintf("%ds", d/time.Second)
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 	default:
-		return fmt.Sprintf("%dms", d/time.Millisecond)
+		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
 	}
 }
 

@@ -20,7 +20,7 @@ const (
 // sendPolicy lists the limits one send must pass, duplicate first so that a double
 // submit is reported as such even though the phone rule refuses it too.
 func (s *Service) sendPolicy(phone, ip, fingerprint string) []Limit {
-	var limits []Limit
+	limits := make([]Limit, 0, 4)
 	if s.cfg.DuplicateWindow > 0 {
 		limits = append(limits, Limit{
 			Scope: ScopeDuplicate,

@@ -22,7 +22,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return res, err
 	}
-	phone, region, err := NormalizePhone(in.Phone, s.cfg.DefaultRegion)
+	phone, region, err := s.normalizePhone(in.Phone)
 	if err != nil {
 		return res, err
 	}

@@ -46,6 +46,7 @@ type Service struct {
 	sender  Sender
 	history DeniedRecorder
 	log     *slog.Logger
+	phones  *phoneCache
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
@@ -58,7 +59,7 @@ type Service struct {
 // NewService wires a service from its parts.
 func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied DeniedRecorder, log *slog.Logger) *Service {
 	return &Service{
-		cfg: cfg, store: store, limiter: limiter, sender: sender, history: denied, log: log,
+		cfg: cfg, store: store, limiter: limiter, sender: sender, history: denied, log: log, phones: newPhoneCache(),
 		Now:   func() time.Time { return time.Now().UTC() },
 		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
 		Rand:  rand.Reader,

@@ -8,8 +8,11 @@ import (
 // StatBucket counts what happened in [Start, Start+bucket).
 type StatBucket struct {
 	Start time.Time
-	// Sends counts sends that were allowed (sending, sent or failed).
-	Sends  int
+	// Sends counts sends that were allowed (sending, sent, failed or unknown): each was
+	// let through to the provider and may have cost an SMS.
+	Sends int
+	// Failed counts sends the provider refused or did not answer in time; unknown sends,
+	// whose answer was lost with a stopped server, are not among them.
 	Failed int
 	// Blocked counts blocked sends by their reason.
 	Blocked    map[string]int

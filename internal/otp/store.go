@@ -17,14 +17,19 @@ type Store interface {
 	BeginSend(ctx context.Context, p BeginSend) (SendStart, error)
 	// FinishSend records how a begun send ended. With Undo, what BeginSend counted is
 	// given back: a verification it created is canceled, a resend no longer counts.
+	// Without Undo an implementation may queue the outcome and write it in batches,
+	// shortly after and at shutdown; an outcome lost with a crash leaves the send sending
+	// until a sweeper settles it as SendUnknown. Errors: ErrNotFound for a send the store
+	// finds it does not have (a queued outcome of an unknown send is dropped instead).
 	FinishSend(ctx context.Context, p FinishSend) error
 	// Verification returns one verification by id. Errors: ErrNotFound.
 	Verification(ctx context.Context, id string) (Verification, error)
-	// Check locks the verification named by CheckRef (by id, or the phone's newest),
-	// calls decide with it, saves the Status, Attempts and ClosedAt that decide
-	// returns and records the attempt with decide's outcome, all in one transaction,
-	// so concurrent checks see each other's counts. Errors: ErrNotFound when no
-	// verification matches (decide is then not called).
+	// Check calls decide with the verification named by CheckRef (by id, or the phone's
+	// newest), saves the Status, Attempts and ClosedAt that decide returns and records the
+	// attempt with decide's outcome, atomically: what it saves was decided on the state
+	// it replaces, so concurrent checks see each other's counts. decide may be called
+	// more than once (on a state that changed meanwhile) and must have no other effect.
+	// Errors: ErrNotFound when no verification matches (decide is then not called).
 	Check(ctx context.Context, p CheckRef, decide func(Verification) (Verification, CheckOutcome)) (Verification, CheckOutcome, error)
 }
 
@@ -74,6 +79,9 @@ type CheckRef struct {
 	Phone    string
 	ClientIP string
 	Now      time.Time
+	// Seen, when set, is the verification named by ID as the caller read it a moment
+	// ago; a store may decide on it and save in one step while it is unchanged.
+	Seen *Verification
 }
 
 // DeniedSend is a refused send, recorded in history asynchronously.

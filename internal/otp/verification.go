@@ -57,7 +57,13 @@ const (
 	SendFailed    SendStatus = "failed"
 	SendBlocked   SendStatus = "blocked"
 	SendDuplicate SendStatus = "duplicate"
+	// SendUnknown: the send was left sending by a server that stopped before it recorded
+	// the provider's answer, and was settled so by the sweeper; the SMS may have gone out.
+	SendUnknown SendStatus = "unknown"
 )
+
+// UnknownOutcome is the error a send settled as SendUnknown shows in history.
+const UnknownOutcome = "no outcome recorded: the server stopped before it could write the provider's answer"
 
 // CheckOutcome is the result of one check attempt, as recorded in history.
 type CheckOutcome string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,25 +24,40 @@ func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, 
 	return v, wrap("verification", err)
 }
 
-// Check implements otp.Store. The row lock makes concurrent checks of one
-// verification take turns, each deciding on the counts the previous one saved.
+// Check implements otp.Store. It decides on the verification as read (ref.Seen, or an
+// unlocked read) and saves the outcome and the attempt row in one statement, in autocommit,
+// on condition that the verification is still in the state decide saw; when a concurrent
+// check or resend changed it meanwhile, it decides again under the row's lock, in a
+// transaction, so concurrent checks take turns, each on the counts the previous one saved.
 func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	var query, key string
 	switch {
 	case ref.ID != "" && validID(ref.ID):
-		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1 FOR UPDATE`, ref.ID
+		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, ref.ID
 	case ref.ID == "" && ref.Phone != "":
 		query, key = `SELECT `+verificationCols+` FROM verifications WHERE phone = $1
-			ORDER BY created_at DESC, id DESC LIMIT 1 FOR UPDATE`, ref.Phone
+			ORDER BY created_at DESC, id DESC LIMIT 1`, ref.Phone
 	default:
 		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	}
-	var (
-		out     otp.Verification
-		outcome otp.CheckOutcome
-	)
-	err := s.inTx(ctx, "check", func(tx pgx.Tx) error {
-		v, err := scanVerification(tx.QueryRow(ctx, query, key))
+	seen := ref.Seen
+	if seen == nil || ref.ID == "" || !strings.EqualFold(seen.ID, ref.ID) {
+		v, err := scanVerification(s.pool.QueryRow(ctx, query, key))
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = otp.ErrNotFound
+		}
+		if err != nil {
+			return otp.Verification{}, "", wrap("check", err)
+		}
+		seen = &v
+	}
+	out, outcome, err := s.checkUnchanged(ctx, ref, *seen, decide)
+	if err == nil || !errors.Is(err, errChanged) {
+		return out, outcome, wrap("check", err)
+	}
+
+	err = s.inTx(ctx, "check", func(tx pgx.Tx) error {
+		v, err := scanVerification(tx.QueryRow(ctx, query+` FOR UPDATE`, key))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}
@@ -63,4 +80,39 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", err
 	}
 	return out, outcome, nil
+}
+
+// errChanged means the verification changed after it was read.
+var errChanged = errors.New("verification changed since it was read")
+
+// checkUnchanged decides on v and saves the outcome and the attempt in one statement,
+// unless v changed since it was read: its status, attempts, expiry or codes, everything
+// decide looks at. Errors: errChanged when it changed (nothing was saved).
+func (s *Store) checkUnchanged(ctx context.Context, ref otp.CheckRef, v otp.Verification, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
+	decided, oc := decide(v)
+	closedAt := decided.SettledClosedAt(ref.Now).Truncate(time.Microsecond)
+	var saved bool
+	err := s.pool.QueryRow(ctx, `WITH u AS (
+			UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
+			WHERE id = $1 AND status = $5 AND attempts = $6 AND expires_at = $7 AND cardinality(code_hashes) = $8
+			RETURNING id
+		), a AS (
+			INSERT INTO attempts (verification_id, outcome, client_ip, created_at)
+			SELECT id, $9, $10, $11 FROM u
+		)
+		SELECT true FROM u`,
+		v.ID, string(decided.Status), decided.Attempts, nullTime(closedAt),
+		string(v.Status), v.Attempts, v.ExpiresAt, len(v.CodeHashes),
+		string(oc), ref.ClientIP, ref.Now).Scan(&saved)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return otp.Verification{}, "", errChanged
+	}
+	if err != nil {
+		return otp.Verification{}, "", err
+	}
+	// The row is v with what was saved: nothing else changed, or the update would have
+	// matched nothing (codes are only ever appended, so an equal count is the same codes).
+	out := v
+	out.Status, out.Attempts, out.ClosedAt = decided.Status, decided.Attempts, closedAt.UTC()
+	return out, oc, nil
 }

@@ -111,7 +111,7 @@ func ceilMicro(t time.Time) time.Time {
 // statusCond is the condition for one SendFilter.Status; it matches exactly the
 // rows otp.HistoryStatus labels that way. now adds the clock as an argument.
 func statusCond(status string, now func() string) string {
-	const outcome = `s.status IN ('sent', 'sending') AND `
+	const outcome = `s.status IN ('sent', 'sending', 'unknown') AND `
 	// otp.Verification.StatusAt in SQL: a pending verification past its expiry is expired.
 	expired := func() string {
 		return `(v.status = 'expired' OR (v.status = 'pending' AND v.expires_at <= ` + now() + `))`
@@ -121,7 +121,7 @@ func statusCond(status string, now func() string) string {
 		return outcome + `v.status = 'approved'`
 	case otp.HistoryExpired:
 		return outcome + expired()
-	case otp.HistorySent, otp.HistorySending:
+	case otp.HistorySent, otp.HistorySending, otp.HistoryUnknown:
 		return `s.status = '` + status + `' AND coalesce(v.status, '') <> 'approved' AND NOT coalesce(` + expired() + `, false)`
 	}
 	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by SendFilter.Validate

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -54,13 +55,37 @@ func startWriter(tb testing.TB, pool *pgxpool.Pool, log *slog.Logger, opts postg
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// startOutcomes runs an outcome writer until cleanup.
+func startOutcomes(tb testing.TB, pool *pgxpool.Pool, opts postgres.BatchOptions) *postgres.OutcomeWriter {
+	tb.Helper()
+	w := postgres.NewOutcomeWriter(pool, discard(), opts)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	tb.Cleanup(func() {
+		if err := w.Close(context.Background()); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+		if err := <-done; err != nil {
+			tb.Errorf("Run: %v", err)
+		}
+	})
+	return w
+}
+
+// TestStore runs the behaviour suite on the store as the server runs it: outcomes written
+// in batches by an outcome writer, refused sends by the batch writer.
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		pool := mustOpen(t)
 		s := postgres.New(pool)
+		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
 		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
 		return storetest.Stores{
-			Store: s, History: s, Denied: w, Flush: w.Flush, Receipts: s,
+			Store: s, History: s, Denied: w, Receipts: s,
+			Flush: func(ctx context.Context) error {
+				return errors.Join(s.Outcomes.Flush(ctx), w.Flush(ctx))
+			},
+			Settle:   s.SettleSends,
 			SetClock: func(now func() time.Time) { s.Now = now },
 		}
 	})

@@ -16,6 +16,14 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
 	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
 		return false, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
 	}
+	// A quick provider may report before the outcome writer has stored the provider's
+	// message id (it writes within 100 ms); writing what is queued first means such a
+	// receipt still finds its send instead of being dropped as unknown.
+	if s.Outcomes != nil {
+		if err := s.Outcomes.Flush(ctx); err != nil {
+			return false, fmt.Errorf("postgres: mark delivery: %w", err)
+		}
+	}
 	const set = `UPDATE sends SET delivery = $3, delivery_error = $4, delivered_at = $5, updated_at = greatest(updated_at, $5)
 		WHERE provider = $1 AND delivery = '' AND verification_id IS NOT NULL AND `
 	q, key := set+`provider_message_id = $2`, r.ProviderID

@@ -10,75 +10,65 @@ import (
 	"otpgate/internal/otp"
 )
 
-// BeginSend implements otp.Store: in one transaction it counts the send on the
-// phone's pending verification (or a new one) and writes the send row.
+// BeginSend implements otp.Store in one statement, in autocommit: otpgate_begin_send
+// (migrations/00002) counts the send on the phone's pending verification, or creates one,
+// and writes the send row. The code hash is tied to the verification's id, which only the
+// database knows for a resend, so a resend takes a second call that brings the hash for it.
 func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
 	if !validID(p.NewVerificationID) || !validID(p.SendID) {
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: ids must be uuids", errBug)
 	}
-	var out otp.SendStart
-	err := s.inTx(ctx, "begin send", func(tx pgx.Tx) error {
-		v, created, err := countSend(ctx, tx, p)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO sends
-			(id, verification_id, phone, client_ip, status, provider, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, 'sending', $5, $6, $6)`,
-			p.SendID, v.ID, p.Phone, p.ClientIP, p.Provider, p.Now)
-		out = otp.SendStart{Verification: v, Created: created}
-		return err
-	})
-	return out, err
-}
-
-// countSend locks the phone's pending verification and counts one more send on it,
-// or creates the verification. Two creators racing for one phone meet at the unique
-// index of pending phones: the loser finds nothing inserted and reads the winner's row.
-func countSend(ctx context.Context, tx pgx.Tx, p otp.BeginSend) (otp.Verification, bool, error) {
+	newHash := p.CodeHash(p.NewVerificationID)
+	var (
+		knownID   *string
+		knownHash []byte
+	)
 	for range 3 {
-		v, err := scanVerification(tx.QueryRow(ctx,
-			`SELECT `+verificationCols+` FROM verifications WHERE phone = $1 AND status = 'pending' FOR UPDATE`, p.Phone))
-		switch {
-		case err == nil && p.Now.Before(v.ExpiresAt):
-			if v.Sends >= p.MaxSends {
-				return v, false, &otp.ErrSendBudget{MaxSends: p.MaxSends, ExpiresAt: v.ExpiresAt}
-			}
-			v, err = scanVerification(tx.QueryRow(ctx, `UPDATE verifications
-				SET sends = sends + 1, expires_at = $2, code_hashes = array_append(code_hashes, $3::bytea)
-				WHERE id = $1 RETURNING `+verificationCols,
-				v.ID, p.Now.Add(p.TTL), p.CodeHash(v.ID)))
-			return v, false, err
-		case err == nil:
-			if _, err := tx.Exec(ctx, `UPDATE verifications SET status = 'expired', closed_at = $2 WHERE id = $1`, v.ID, p.Now); err != nil {
-				return v, false, err
-			}
-		case !errors.Is(err, pgx.ErrNoRows):
-			return v, false, err
+		var outcome string
+		v, err := scanVerification(outcomeRow{s.pool.QueryRow(ctx, `SELECT * FROM otpgate_begin_send(
+				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			p.Phone, p.Channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
+			p.NewVerificationID, newHash, knownID, knownHash, p.SendID), &outcome})
+		if err != nil {
+			return otp.SendStart{}, wrap("begin send", err)
 		}
-		v, err = scanVerification(tx.QueryRow(ctx, `INSERT INTO verifications
-			(id, phone, channel, locale, status, code_hashes, sends, max_attempts, client_ip, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, 'pending', ARRAY[$5::bytea], 1, $6, $7, $8, $9)
-			ON CONFLICT (phone) WHERE status = 'pending' DO NOTHING
-			RETURNING `+verificationCols,
-			p.NewVerificationID, p.Phone, p.Channel, p.Locale, p.CodeHash(p.NewVerificationID),
-			p.MaxAttempts, p.ClientIP, p.Now, p.Now.Add(p.TTL)))
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // another send created it first; lock that one instead
+		switch outcome {
+		case "created", "counted":
+			return otp.SendStart{Verification: v, Created: outcome == "created"}, nil
+		case "budget":
+			return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w", &otp.ErrSendBudget{MaxSends: p.MaxSends, ExpiresAt: v.ExpiresAt})
+		case "hash":
+			knownID, knownHash = &v.ID, p.CodeHash(v.ID)
+		default:
+			return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: outcome %q", errBug, outcome)
 		}
-		return v, err == nil, err
 	}
-	return otp.Verification{}, false, errors.New("the phone's pending verification kept changing")
+	return otp.SendStart{}, errors.New("postgres: begin send: the phone's pending verification kept changing")
 }
 
-// FinishSend implements otp.Store. With Undo, the count is given back; a
-// verification this send created is canceled unless another send has joined it.
+// outcomeRow reads a leading outcome column before the verification's columns.
+type outcomeRow struct {
+	row     pgx.Row
+	outcome *string
+}
+
+func (r outcomeRow) Scan(dest ...any) error {
+	return r.row.Scan(append([]any{r.outcome}, dest...)...)
+}
+
+// FinishSend implements otp.Store. Without Undo, the outcome goes to s.Outcomes when
+// there is one and it has room, and is written with the next batch; otherwise it is
+// written at once. With Undo, the count is given back at once too: a verification this
+// send created is canceled unless another send has joined it.
 func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	if p.Status != otp.SendSent && p.Status != otp.SendFailed {
 		return fmt.Errorf("postgres: finish send: %w: status %q", errBug, p.Status)
 	}
 	if !validID(p.SendID) {
 		return fmt.Errorf("postgres: finish send: %w", otp.ErrNotFound)
+	}
+	if !p.Undo && s.Outcomes != nil && s.Outcomes.record(p) {
+		return nil
 	}
 	return s.inTx(ctx, "finish send", func(tx pgx.Tx) error {
 		var vid string

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -23,6 +25,9 @@ type Store struct {
 	// Now is the clock that tells history which pending verifications have expired
 	// and where the stats range ends; tests replace it.
 	Now func() time.Time
+	// Outcomes, when set, takes the outcomes FinishSend records without Undo and writes
+	// them in batches; nil writes each at once.
+	Outcomes *OutcomeWriter
 }
 
 var (
@@ -40,6 +45,10 @@ func New(pool *pgxpool.Pool) *Store {
 // connections; three instances at 20 stay within Postgres's default 100.
 const DefaultMaxConns = 20
 
+// cancelGrace is how long a statement whose context ended may take to confirm its cancel
+// before its connection is closed.
+const cancelGrace = 250 * time.Millisecond
+
 // Open connects a pool to dsn and pings it. Without a connect_timeout in dsn,
 // connecting gives up after five seconds, so a dead server fails fast.
 func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
@@ -52,6 +61,13 @@ func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	// A call whose context ends asks the server to cancel its statement, rather than only
+	// dropping the connection: a statement that runs in autocommit (a send's row, a check's
+	// outcome) would otherwise carry on and commit after the caller was told it failed, such
+	// as when it waited for a row lock. The connection is given cancelGrace to hear back.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

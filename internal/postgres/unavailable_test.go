@@ -111,11 +111,57 @@ func TestSlowDatabaseIsUnavailable(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
+	// decide may run on the state as read; what it decides must not be saved past the lock.
 	_, _, err = s.Check(ctx, otp.CheckRef{ID: st.Verification.ID, Now: now}, func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
-		t.Error("decide called without the row lock")
-		return v, otp.OutcomeNotPending
+		v.Attempts++
+		return v, otp.OutcomeInvalidCode
 	})
 	if !errors.Is(err, otp.ErrUnavailable) {
 		t.Errorf("got error %v, want ErrUnavailable", err)
+	}
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatalf("Rollback: %v", err)
+	}
+	v, err := s.Verification(t.Context(), st.Verification.ID)
+	if err != nil || v.Attempts != 0 {
+		t.Errorf("got attempts %d (%v), want 0: nothing saved", v.Attempts, err)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM attempts`); n != 0 {
+		t.Errorf("got %d attempt rows, want 0", n)
+	}
+}
+
+// TestTimedOutSendWritesNothing makes a first send wait past its deadline for another
+// transaction creating the phone's verification: the send fails as unavailable and, once
+// that transaction rolls back, has written nothing — its statement was cancelled in the
+// server, not left to go on and commit.
+func TestTimedOutSendWritesNothing(t *testing.T) {
+	pool := mustOpen(t)
+	s := postgres.New(pool)
+	now := time.Now().UTC()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), `INSERT INTO verifications (id, phone, channel, locale, status, max_attempts, created_at, expires_at)
+		VALUES (gen_random_uuid(), '+819012345678', 'sms', 'en', 'pending', 5, now(), now() + interval '1 minute')`); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err = s.BeginSend(ctx, otp.BeginSend{
+		Phone: "+819012345678", Now: now, TTL: time.Minute, MaxSends: 5, MaxAttempts: 5,
+		NewVerificationID: uuid.NewString(), SendID: uuid.NewString(), CodeHash: func(string) []byte { return []byte("h") },
+	})
+	if !errors.Is(err, otp.ErrUnavailable) {
+		t.Errorf("got error %v, want ErrUnavailable", err)
+	}
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatalf("Rollback: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond) // a statement left running would finish now
+	if n := count(t, pool, `SELECT count(*) FROM sends`) + count(t, pool, `SELECT count(*) FROM verifications`); n != 0 {
+		t.Errorf("got %d rows, want none: the timed-out send must write nothing", n)
 	}
 }

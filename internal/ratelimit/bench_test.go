@@ -75,12 +75,13 @@ for i = 1, #KEYS do
 end
 return {1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0}`
 
-// variants returns PING, the policy as one decision, one call per key, redis_rate, and the
-// floor reference.
+// variants returns PING, the policy as one decision, one call per key, redis_rate, the
+// floor reference, and the decision with its 1/window key kept as a plain key (singleScript).
 func variants(rdb *redis.Client) []variant {
 	l := New(rdb, "b:")
 	floor := New(rdb, "f:")
 	floor.script = redis.NewScript(floorScript)
+	single := singleLimiter(rdb, "s:")
 	rr := redis_rate.NewLimiter(rdb)
 	gcra := map[time.Duration]redis_rate.Limit{
 		time.Minute:     redis_rate.PerMinute(1),
@@ -116,6 +117,10 @@ func variants(rdb *redis.Client) []variant {
 		}},
 		{"floor", func(ctx context.Context, r *rand.Rand) error {
 			_, err := floor.Allow(ctx, sendPolicy(r))
+			return err
+		}},
+		{"single", func(ctx context.Context, r *rand.Rand) error {
+			_, err := single.Allow(ctx, sendPolicy(r))
 			return err
 		}},
 	}
@@ -165,7 +170,8 @@ func measure(v variant, d time.Duration, seed uint64, r *result) {
 
 // BenchmarkSendPolicy compares, in one run against one Redis, PING with the send policy
 // decided as one script call, as one call per key, and by redis_rate with one call per rule,
-// and with the floor reference. The variants take turns in short slices so that drift of the
+// with the floor reference, and with its 1/window key kept as a plain key (singleScript). The
+// variants take turns in short slices so that drift of the
 // machine hits them alike, and the ratios come from the same run. b.N is not used: the
 // comparison takes the same time whatever it is.
 func BenchmarkSendPolicy(b *testing.B) {
@@ -206,7 +212,7 @@ func BenchmarkSendPolicy(b *testing.B) {
 	for _, c := range []struct {
 		of     string
 		target float64
-	}{{"ping", 0.6}, {"perkey", 1.8}, {"redisrate", 2.5}, {"floor", 0}} {
+	}{{"ping", 0.6}, {"perkey", 1.8}, {"redisrate", 2.5}, {"floor", 0}, {"single", 0}} {
 		x := rate["decision"] / rate[c.of]
 		target := "reference"
 		if c.target > 0 {

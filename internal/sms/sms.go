@@ -46,7 +46,12 @@ const (
 	maxSnippet = 200
 )
 
-// newClient returns the client a sender uses: the given one (or a new one) with
+// maxIdlePerHost is how many idle connections a sender keeps to its provider. Go's default
+// of two makes a busy server open (and close) a connection for nearly every SMS.
+const maxIdlePerHost = 64
+
+// newClient returns the client a sender uses: the given one (or a new one, with a
+// transport of its own that keeps maxIdlePerHost connections to the provider) with
 // redirects turned off and a Timeout backstop when it has none.
 func newClient(c *http.Client, timeout time.Duration) *http.Client {
 	if timeout <= 0 {
@@ -55,6 +60,11 @@ func newClient(c *http.Client, timeout time.Duration) *http.Client {
 	var out http.Client
 	if c != nil {
 		out = *c
+	} else if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr := dt.Clone()
+		tr.MaxIdleConnsPerHost = maxIdlePerHost
+		tr.MaxIdleConns = max(tr.MaxIdleConns, maxIdlePerHost)
+		out.Transport = tr
 	}
 	if out.Timeout <= 0 {
 		out.Timeout = timeout

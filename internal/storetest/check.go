@@ -36,6 +36,37 @@ func testCheck(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("StaleSeenVerificationIsDecidedAgain", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := e.send(params("+819012345678", "111111", base())).Verification.ID
+		cases := []struct {
+			name     string
+			change   func()
+			code     string
+			want     otp.CheckOutcome
+			attempts int
+		}{
+			{"AfterAnotherCheck", func() { e.check(id, "000000", base()) }, "000000", otp.OutcomeInvalidCode, 2},
+			{"AfterAResend", func() { e.send(params("+819012345678", "222222", base().Add(time.Minute))) }, "222222", otp.OutcomeApproved, 2},
+		}
+		for _, c := range cases {
+			seen := e.verification(id)
+			c.change()
+			at := base().Add(2 * time.Minute)
+			v, oc, err := e.Store.Check(e.ctx, otp.CheckRef{ID: id, ClientIP: "198.51.100.7", Now: at, Seen: &seen}, decideCode(c.code, at))
+			if err != nil {
+				t.Fatalf("%s: Check: %v", c.name, err)
+			}
+			if fresh := e.verification(id); oc != c.want || v.Attempts != c.attempts || fresh.Attempts != c.attempts {
+				t.Errorf("%s: got %s with attempts %d (stored %d), want %s with %d: decided on the stored state, not the stale one",
+					c.name, oc, v.Attempts, fresh.Attempts, c.want, c.attempts)
+			}
+		}
+		if got := e.verification(id); got.Attempts != 2 || got.Status != otp.StatusApproved {
+			t.Errorf("stored: got attempts %d status %s, want 2 wrong guesses counted, then approved", got.Attempts, got.Status)
+		}
+	})
+
 	t.Run("WrongCodeCountsAnAttempt", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		id := e.send(params("+819012345678", "111111", base())).Verification.ID

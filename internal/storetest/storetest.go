@@ -25,8 +25,12 @@ type Stores struct {
 	Denied  otp.DeniedRecorder
 	// Receipts records delivery receipts on the sends of Store.
 	Receipts otp.ReceiptStore
-	// Flush makes what Denied recorded visible to History.
+	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
+	// to History.
 	Flush func(ctx context.Context) error
+	// Settle marks at most limit sends still sending that were begun before before as
+	// unknown, oldest first, and returns how many (the stores' SettleSends).
+	Settle func(ctx context.Context, before, now time.Time, limit int) (int, error)
 	// SetClock replaces the clock History reads (expiry labels, the end of Stats).
 	SetClock func(now func() time.Time)
 }
@@ -35,6 +39,7 @@ type Stores struct {
 func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Send", func(t *testing.T) { testSend(t, newStore) })
 	t.Run("FinishSend", func(t *testing.T) { testFinish(t, newStore) })
+	t.Run("Settle", func(t *testing.T) { testSettle(t, newStore) })
 	t.Run("Check", func(t *testing.T) { testCheck(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })

@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"otpgate/internal/otp"
+)
+
+// OutcomeWriter writes how sends ended — sent with the provider's message id, or failed
+// with the error — in batches: one UPDATE per batch, at the latest FlushInterval (100ms by
+// default) after the provider answered, and whatever is queued at Close. The send row was
+// written as sending before the SMS went out, so an outcome lost with a crashed server
+// leaves that row, which the Sweeper settles as unknown.
+//
+// A Store with an OutcomeWriter (Store.Outcomes) hands it every FinishSend without Undo.
+type OutcomeWriter struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+	b    *batcher[otp.FinishSend]
+
+	written atomic.Uint64
+	lost    atomic.Uint64
+	batches atomic.Uint64
+}
+
+// NewOutcomeWriter returns a writer; nothing is written until Run is called.
+func NewOutcomeWriter(pool *pgxpool.Pool, log *slog.Logger, opts BatchOptions) *OutcomeWriter {
+	w := &OutcomeWriter{pool: pool, log: log}
+	w.b = newBatcher("outcome writer", opts.withDefaults(100*time.Millisecond), w.write)
+	return w
+}
+
+// record queues p and reports whether there was room; it never blocks.
+func (w *OutcomeWriter) record(p otp.FinishSend) bool { return w.b.offer(p) }
+
+// Written counts outcomes written to the database.
+func (w *OutcomeWriter) Written() uint64 { return w.written.Load() }
+
+// Lost counts outcomes whose batch could not be written; their sends stay sending until
+// the Sweeper settles them as unknown.
+func (w *OutcomeWriter) Lost() uint64 { return w.lost.Load() }
+
+// Batches counts write statements, successful or not.
+func (w *OutcomeWriter) Batches() uint64 { return w.batches.Load() }
+
+// QueueDepth is how many outcomes wait to be written.
+func (w *OutcomeWriter) QueueDepth() int { return w.b.depth() }
+
+// Run writes queued outcomes until ctx ends or Close is called, then writes what is still
+// queued and returns. It may run only once; after Close it returns at once.
+func (w *OutcomeWriter) Run(ctx context.Context) error { return w.b.run(ctx) }
+
+// Flush writes everything queued so far and returns once it is written (or given up on);
+// it needs Run to be running.
+func (w *OutcomeWriter) Flush(ctx context.Context) error { return w.b.flush(ctx) }
+
+// Close stops Run after it has written what is queued, waiting at most until ctx ends.
+// When Run was never started, Close writes the queue itself.
+func (w *OutcomeWriter) Close(ctx context.Context) error { return w.b.close(ctx) }
+
+// outcomeRetry is the pause before the one retry of a batch that failed.
+const outcomeRetry = 100 * time.Millisecond
+
+// write updates one batch of send rows in one statement, as FinishSend would one by one;
+// a row the sweeper already settled as unknown takes the real outcome. A failed batch is
+// tried once more, then counted as lost.
+func (w *OutcomeWriter) write(ctx context.Context, batch []otp.FinishSend) {
+	n := len(batch)
+	ids, statuses, providerIDs, errs, times := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	for i, p := range batch {
+		ids[i], statuses[i], providerIDs[i], errs[i], times[i] = p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now
+	}
+	for try := 0; ; try++ {
+		w.batches.Add(1)
+		tag, err := w.pool.Exec(ctx, `UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
+				error = u.error, updated_at = u.at
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, status, provider_id, error, at)
+			WHERE s.id = u.id AND s.verification_id IS NOT NULL`,
+			ids, statuses, providerIDs, errs, times)
+		if err == nil {
+			w.written.Add(uint64(tag.RowsAffected()))
+			if missing := int64(n) - tag.RowsAffected(); missing > 0 {
+				w.log.Warn("send outcomes without a sending row", "rows", missing)
+			}
+			return
+		}
+		if try == 1 || ctx.Err() != nil {
+			w.lost.Add(uint64(n))
+			w.log.Error("send outcomes lost: batch write failed; the sweeper will settle them as unknown",
+				"rows", n, "err", wrap("write send outcomes", err))
+			return
+		}
+		select {
+		case <-time.After(outcomeRetry):
+		case <-ctx.Done():
+		}
+	}
+}
