@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"otpgate/internal/apps"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/idempotency"
 	"otpgate/internal/metrics"
@@ -58,7 +59,13 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		mx.History(h.QueueDepth, h.Dropped, h.Written)
 	}
 	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:"))
-	svc := otp.NewService(cfg.serviceConfig(p.secret), mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
+	svcCfg := cfg.serviceConfig(p.secret)
+	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
+	registry := apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
+	registry.Timeout = cfg.DBTimeout
+	if err := registry.Reload(ctx); err != nil {
+		return err
+	}
 
 	var draining atomic.Bool
 	ready := func(ctx context.Context) error {
@@ -83,13 +90,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	public := otphttp.NewServer(otphttp.Deps{
 		Logger:         log,
 		Verifier:       mx.Verifier(svc),
+		Apps:           registry,
 		Idempotency:    idem,
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	admin := newAdminHandler(cfg, p, log, limiter, ready, mx.Handler())
+	admin := newAdminHandler(cfg, p, log, limiter, apps.NewAdmin(p.apps, registry), ready, mx.Handler())
 
 	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -122,6 +130,12 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
+	registryDone := make(chan struct{})
+	registryCtx, stopRegistry := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(registryDone)
+		_ = registry.Run(registryCtx) // ends only when stopped
+	}()
 	batchDone := make(chan struct{})
 	batchCtx, stopBatch := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
@@ -157,6 +171,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		}
 	}
 	wg.Wait()
+	stopRegistry()
+	<-registryDone
 	stopBatch()
 	<-batchDone
 	if p.batch != nil {

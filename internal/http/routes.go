@@ -9,8 +9,14 @@ import (
 
 // addRoutes is the public API's table of contents.
 func addRoutes(r chi.Router, d Deps) {
-	r.Method(http.MethodPost, "/v1/verifications", handleSend(d.Logger, d.Verifier, d.Idempotency))
-	r.Method(http.MethodPost, "/v1/verifications/check", handleCheck(d.Logger, d.Verifier))
+	app := func(h http.Handler) http.Handler { return withApp(d.Logger, d.Apps, d.IPv6Prefix, h) }
+	r.Method(http.MethodPost, "/v1/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
+	r.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	r.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
+	r.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	if d.Twilio != nil {
+		r.Mount("/v2", d.Twilio)
+	}
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Ready))
 	r.NotFound(handleNotFound(d.Logger).ServeHTTP)
@@ -47,6 +53,9 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		r.Method(http.MethodGet, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.Admin, params))
+		if d.Apps != nil {
+			addAppRoutes(r, d, view)
+		}
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)

@@ -22,6 +22,9 @@ func forbidden() map[string][]string {
 		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
 		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
+		// apps manages configuration through the domain's interfaces only.
+		"otpgate/internal/apps": append(drivers, "github.com/go-chi/chi", "net/http",
+			"otpgate/internal/http", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit"),
 	}
 }
 

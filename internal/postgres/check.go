@@ -26,11 +26,14 @@ func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, 
 // verification take turns, each deciding on the counts the previous one saved.
 func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	var query, key string
+	appID := otp.StoredAppID(ref.AppID)
 	switch {
+	case !validID(appID):
+		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	case ref.ID != "" && validID(ref.ID):
-		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1 FOR UPDATE`, ref.ID
+		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1 AND app_id = $2 FOR UPDATE`, ref.ID
 	case ref.ID == "" && ref.Phone != "":
-		query, key = `SELECT `+verificationCols+` FROM verifications WHERE phone = $1
+		query, key = `SELECT `+verificationCols+` FROM verifications WHERE phone = $1 AND app_id = $2
 			ORDER BY created_at DESC, id DESC LIMIT 1 FOR UPDATE`, ref.Phone
 	default:
 		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
@@ -40,7 +43,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		outcome otp.CheckOutcome
 	)
 	err := s.inTx(ctx, "check", func(tx pgx.Tx) error {
-		v, err := scanVerification(tx.QueryRow(ctx, query, key))
+		v, err := scanVerification(tx.QueryRow(ctx, query, key, appID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}

@@ -16,6 +16,10 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	if !validID(p.NewVerificationID) || !validID(p.SendID) {
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: ids must be uuids", errBug)
 	}
+	p.AppID = otp.StoredAppID(p.AppID)
+	if !validID(p.AppID) {
+		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: app id must be a uuid", errBug)
+	}
 	var out otp.SendStart
 	err := s.inTx(ctx, "begin send", func(tx pgx.Tx) error {
 		v, created, err := countSend(ctx, tx, p)
@@ -23,9 +27,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO sends
-			(id, verification_id, phone, client_ip, status, provider, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, 'sending', $5, $6, $6)`,
-			p.SendID, v.ID, p.Phone, p.ClientIP, p.Provider, p.Now)
+			(id, verification_id, phone, client_ip, status, provider, created_at, updated_at, app_id)
+			VALUES ($1, $2, $3, $4, 'sending', $5, $6, $6, $7)`,
+			p.SendID, v.ID, p.Phone, p.ClientIP, p.Provider, p.Now, p.AppID)
 		out = otp.SendStart{Verification: v, Created: created}
 		return err
 	})
@@ -38,7 +42,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 func countSend(ctx context.Context, tx pgx.Tx, p otp.BeginSend) (otp.Verification, bool, error) {
 	for range 3 {
 		v, err := scanVerification(tx.QueryRow(ctx,
-			`SELECT `+verificationCols+` FROM verifications WHERE phone = $1 AND status = 'pending' FOR UPDATE`, p.Phone))
+			`SELECT `+verificationCols+` FROM verifications WHERE app_id = $1 AND phone = $2 AND status = 'pending' FOR UPDATE`, p.AppID, p.Phone))
 		switch {
 		case err == nil && p.Now.Before(v.ExpiresAt):
 			if v.Sends >= p.MaxSends {
@@ -57,12 +61,12 @@ func countSend(ctx context.Context, tx pgx.Tx, p otp.BeginSend) (otp.Verificatio
 			return v, false, err
 		}
 		v, err = scanVerification(tx.QueryRow(ctx, `INSERT INTO verifications
-			(id, phone, channel, locale, status, code_hashes, sends, max_attempts, client_ip, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, 'pending', ARRAY[$5::bytea], 1, $6, $7, $8, $9)
-			ON CONFLICT (phone) WHERE status = 'pending' DO NOTHING
+			(id, phone, channel, locale, status, code_hashes, sends, max_attempts, client_ip, created_at, expires_at, app_id)
+			VALUES ($1, $2, $3, $4, 'pending', ARRAY[$5::bytea], 1, $6, $7, $8, $9, $10)
+			ON CONFLICT (app_id, phone) WHERE status = 'pending' DO NOTHING
 			RETURNING `+verificationCols,
 			p.NewVerificationID, p.Phone, p.Channel, p.Locale, p.CodeHash(p.NewVerificationID),
-			p.MaxAttempts, p.ClientIP, p.Now, p.Now.Add(p.TTL)))
+			p.MaxAttempts, p.ClientIP, p.Now, p.Now.Add(p.TTL), p.AppID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // another send created it first; lock that one instead
 		}

@@ -23,6 +23,7 @@ type Stores struct {
 	Store   otp.Store
 	History otp.HistoryStore
 	Denied  otp.DeniedRecorder
+	Apps    otp.AppStore
 	// Flush makes what Denied recorded visible to History.
 	Flush func(ctx context.Context) error
 	// SetClock replaces the clock History reads (expiry labels, the end of Stats).
@@ -39,6 +40,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Pagination", func(t *testing.T) { testPagination(t, newStore) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, newStore) })
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, newStore) })
+	t.Run("AppScope", func(t *testing.T) { testAppScope(t, newStore) })
+	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 }
 
 const (
