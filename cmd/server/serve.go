@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
+	"otpgate/internal/twilioapi"
 )
 
 // serve runs both listeners until ctx ends or SIGINT/SIGTERM arrives, then drains:
@@ -87,10 +88,15 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	idem.Timeout = cfg.RedisTimeout
 	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.SMSTimeout+2*cfg.DBTimeout+2*cfg.RedisTimeout))
 
+	verifier := mx.Verifier(svc)
 	public := otphttp.NewServer(otphttp.Deps{
-		Logger:         log,
-		Verifier:       mx.Verifier(svc),
-		Apps:           registry,
+		Logger:   log,
+		Verifier: verifier,
+		Apps:     registry,
+		Twilio: twilioapi.NewHandler(twilioapi.Deps{
+			Logger: log, Verifier: verifier, Manager: svc, Apps: registry,
+			ClientIP: func(r *http.Request, k otp.AppKey) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+		}),
 		Idempotency:    idem,
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
