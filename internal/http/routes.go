@@ -40,7 +40,7 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(requireAdmin(log, view, d.Token, view.csrf))
-		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, d.Apps, params))
 		r.Method(http.MethodGet, "/admin/verifications/{id}", handleVerificationPage(log, view, d.Admin))
 		r.Method(http.MethodGet, "/admin/limits", handleLimitsPage(log, view, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/limits/reset", handleResetConfirm(log, view, d.Admin, params))
