@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate test lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate test twilio-node lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
 
 all: lint test
 
@@ -29,11 +29,18 @@ generate:
 
 ## test: lint, then every test (unit, integration against real Redis/Postgres, browser) with -race:
 ## every package but e2e/, then e2e/ alone. Both runs test the server binary built once here.
-test: lint build
+test: lint build twilio-node
 	OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
 
 lint: fmt-check vet staticcheck
+
+## twilio-node: Twilio's Node helper library, pinned by test/twilio/package-lock.json, installed
+## into test/twilio/node_modules (ignored by git) for the conformance test in cmd/server.
+twilio-node: test/twilio/node_modules/.installed
+test/twilio/node_modules/.installed: test/twilio/package.json test/twilio/package-lock.json
+	cd test/twilio && npm ci --no-audit --no-fund --omit=dev
+	touch $@
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \

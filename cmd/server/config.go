@@ -133,19 +133,25 @@ func (c *config) checkValues() error {
 	bad := func(name string, v any, problem string) error {
 		return fmt.Errorf("config: %s=%v: %s", name, v, problem)
 	}
-	if c.CodeLength < 4 || c.CodeLength > 10 {
-		return bad("OTP_CODE_LENGTH", c.CodeLength, "must be between 4 and 10")
-	}
-	if c.CodeTTL <= 0 || c.CodeTTL > 10*time.Minute {
-		return bad("OTP_CODE_TTL", c.CodeTTL, "must be more than 0 and at most 10m")
-	}
-	for _, p := range []struct {
-		name string
-		v    int
-	}{{"OTP_MAX_SENDS", c.MaxSends}, {"OTP_MAX_ATTEMPTS", c.MaxAttempts}, {"OTP_HISTORY_QUEUE", c.HistoryQueue}} {
-		if p.v < 1 {
-			return bad(p.name, p.v, "must be at least 1")
+	// The default app's settings pass the validator every app passes.
+	if _, err := c.serviceConfig(nil).DefaultApp().Validate(); err != nil {
+		var invalid *otp.ErrInvalidRequest
+		if errors.As(err, &invalid) {
+			for _, v := range []struct {
+				field, name string
+				v           any
+			}{{"code_length", "OTP_CODE_LENGTH", c.CodeLength}, {"code_ttl_seconds", "OTP_CODE_TTL", c.CodeTTL},
+				{"max_sends", "OTP_MAX_SENDS", c.MaxSends}, {"max_attempts", "OTP_MAX_ATTEMPTS", c.MaxAttempts},
+				{"allowed_countries", "OTP_ALLOWED_COUNTRIES", c.AllowedCountries}} {
+				if problem, ok := invalid.Fields[v.field]; ok {
+					return bad(v.name, v.v, problem)
+				}
+			}
 		}
+		return fmt.Errorf("config: default app: %w", err)
+	}
+	if c.HistoryQueue < 1 {
+		return bad("OTP_HISTORY_QUEUE", c.HistoryQueue, "must be at least 1")
 	}
 	for _, d := range []struct {
 		name string

@@ -24,6 +24,7 @@ type parts struct {
 	store   otp.Store
 	history otp.HistoryStore
 	denied  otp.DeniedRecorder
+	apps    otp.AppStore
 	sender  otp.Sender
 	secret  []byte
 	token   string
@@ -60,7 +61,7 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied = mem, mem, mem
+	p.store, p.history, p.denied, p.apps = mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -106,7 +107,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.SMSTimeout + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history = store, store
+	p.store, p.history, p.apps = store, store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

@@ -16,11 +16,13 @@ import (
 	"syscall"
 	"time"
 
+	"otpgate/internal/apps"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/idempotency"
 	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
+	"otpgate/internal/twilioapi"
 )
 
 // serve runs both listeners until ctx ends or SIGINT/SIGTERM arrives, then drains:
@@ -61,7 +63,13 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		mx.Outcomes(p.outcomes.QueueDepth, p.outcomes.Lost, p.outcomes.Written, p.sweeper.Lag, p.sweeper.Settled)
 	}
 	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout)))
-	svc := otp.NewService(cfg.serviceConfig(p.secret), mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
+	svcCfg := cfg.serviceConfig(p.secret)
+	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
+	registry := apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
+	registry.Timeout = cfg.DBTimeout
+	if err := registry.Reload(ctx); err != nil {
+		return err
+	}
 
 	var draining atomic.Bool
 	ready := func(ctx context.Context) error {
@@ -83,16 +91,22 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	idem.Timeout = cfg.RedisTimeout
 	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.SMSTimeout+2*cfg.DBTimeout+2*cfg.RedisTimeout))
 
+	verifier := mx.Verifier(svc)
 	public := otphttp.NewServer(otphttp.Deps{
-		Logger:         log,
-		Verifier:       mx.Verifier(svc),
+		Logger:   log,
+		Verifier: verifier,
+		Apps:     registry,
+		Twilio: twilioapi.NewHandler(twilioapi.Deps{
+			Logger: log, Verifier: verifier, Manager: svc, Apps: registry,
+			ClientIP: func(r *http.Request, k otp.AppKey) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+		}),
 		Idempotency:    idem,
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	admin := newAdminHandler(cfg, p, log, limiter, ready, mx.Handler())
+	admin := newAdminHandler(cfg, p, log, limiter, apps.NewAdmin(p.apps, registry), ready, mx.Handler())
 
 	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -126,6 +140,12 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		}()
 	}
 	stopBackground := p.startBackground(log)
+	registryDone := make(chan struct{})
+	registryCtx, stopRegistry := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(registryDone)
+		_ = registry.Run(registryCtx) // ends only when stopped
+	}()
 	batchDone := make(chan struct{})
 	batchCtx, stopBatch := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
@@ -161,6 +181,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		}
 	}
 	wg.Wait()
+	stopRegistry()
+	<-registryDone
 	stopBatch()
 	<-batchDone
 	if p.batch != nil {

@@ -26,6 +26,8 @@ type AdminDeps struct {
 	Logger *slog.Logger
 	// Admin answers the console's questions and resets limits; required.
 	Admin otp.AdminService
+	// Apps manages apps and their keys; nil leaves the apps pages and API out.
+	Apps otp.AppAdmin
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

@@ -13,6 +13,7 @@ import (
 // adminSend is one send as the admin API shows it. It never holds a code or code hash.
 type adminSend struct {
 	ID             string    `json:"id"`
+	AppID          string    `json:"app_id"`
 	VerificationID string    `json:"verification_id,omitempty"`
 	Time           time.Time `json:"time"`
 	Phone          string    `json:"phone"`
@@ -30,7 +31,7 @@ type adminSend struct {
 
 func toAdminSend(r otp.SendRow) adminSend {
 	return adminSend{
-		ID: r.ID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
+		ID: r.ID, AppID: r.AppID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
 		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Provider: r.Provider,
 		ProviderMessageID: r.ProviderMessageID, Error: r.Error, UpdatedAt: r.Updated,
 	}
@@ -218,12 +219,12 @@ func handleAdminLimits(log *slog.Logger, a otp.AdminService, p adminParams) http
 // handleAdminStats counts sends, blocks by reason and approvals per bucket.
 func handleAdminStats(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		since, bucket, problems := p.statsRange(r.URL.Query())
+		since, bucket, app, problems := p.statsRange(r.URL.Query())
 		if len(problems) > 0 {
 			writeAdminProblem(w, r, log, invalidParams(problems))
 			return
 		}
-		buckets, err := a.Stats(r.Context(), since, bucket)
+		buckets, err := a.Stats(r.Context(), since, bucket, app)
 		if err != nil {
 			writeAdminProblem(w, r, log, err)
 			return

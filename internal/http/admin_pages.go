@@ -13,7 +13,9 @@ import (
 
 // historyPage is the data of history.html.
 type historyPage struct {
-	Form     historyForm
+	Form historyForm
+	// Apps fill the app filter; nil hides it.
+	Apps     []otp.AppInfo
 	Statuses []string
 	Problems []fieldProblem
 	Rows     []otp.SendRow
@@ -25,20 +27,27 @@ type historyPage struct {
 
 // historyForm holds the filter inputs: normalised when valid, as typed when not.
 type historyForm struct {
-	Phone, IP, Status, From, To string
+	App, Phone, IP, Status, From, To string
 }
 
 // handleHistoryPage lists sends newest first, filtered and paged like the API.
-func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
+func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps otp.AppAdmin, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f, problems := p.sendFilter(q)
 		data := historyPage{Statuses: otp.HistoryStatuses(), Form: historyForm{
-			Phone: f.Phone, IP: f.ClientIP, Status: f.Status, From: datetimeLocal(f.From), To: datetimeLocal(f.To),
+			App: f.AppID, Phone: f.Phone, IP: f.ClientIP, Status: f.Status, From: datetimeLocal(f.From), To: datetimeLocal(f.To),
 		}}
 		for name, dst := range map[string]*string{"phone": &data.Form.Phone, "ip": &data.Form.IP, "status": &data.Form.Status, "from": &data.Form.From, "to": &data.Form.To} {
 			if _, bad := problems[name]; bad {
 				*dst = q.Get(name)
+			}
+		}
+		if apps != nil {
+			var err error
+			if data.Apps, err = apps.ListApps(r.Context()); err != nil {
+				adminError(w, r, log, view, err)
+				return
 			}
 		}
 		if len(problems) == 0 {

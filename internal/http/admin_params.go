@@ -31,6 +31,13 @@ const (
 // bad parameter to what is wrong with it.
 func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[string]string) {
 	problems = map[string]string{}
+	if raw := strings.TrimSpace(q.Get("app")); raw != "" {
+		id, ok := otp.CanonAppID(raw)
+		if !ok {
+			problems["app"] = "must be an app id or default"
+		}
+		f.AppID = id
+	}
 	if raw := strings.TrimSpace(q.Get("phone")); raw != "" {
 		phone, err := p.phone(raw)
 		if err != nil {
@@ -93,7 +100,7 @@ func (p adminParams) phone(raw string) (string, error) {
 // filterQuery renders a filter as the query of a console link, times in RFC 3339.
 func filterQuery(f otp.SendFilter) url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"phone": f.Phone, "ip": f.ClientIP, "status": f.Status, "cursor": encodeCursor(f.After)} {
+	for k, v := range map[string]string{"app": f.AppID, "phone": f.Phone, "ip": f.ClientIP, "status": f.Status, "cursor": encodeCursor(f.After)} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -188,10 +195,17 @@ func (p adminParams) requiredTarget(q url.Values) (limitTarget, map[string]strin
 	return t, problems
 }
 
-// statsRange reads since (RFC 3339, or a span back from now such as 24h or 7d) and
-// bucket (a span such as 1h or 1d).
-func (p adminParams) statsRange(q url.Values) (since time.Time, bucket time.Duration, problems map[string]string) {
+// statsRange reads since (RFC 3339, or a span back from now such as 24h or 7d),
+// bucket (a span such as 1h or 1d) and app (an app id or default; none is every app).
+func (p adminParams) statsRange(q url.Values) (since time.Time, bucket time.Duration, app string, problems map[string]string) {
 	problems = map[string]string{}
+	if raw := strings.TrimSpace(q.Get("app")); raw != "" {
+		id, ok := otp.CanonAppID(raw)
+		if !ok {
+			problems["app"] = "must be an app id or default"
+		}
+		app = id
+	}
 	since, bucket = p.now().Add(-defaultStatsSince), defaultStatsBucket
 	if raw := strings.TrimSpace(q.Get("since")); raw != "" {
 		if d, err := parseSpan(raw); err == nil {
@@ -209,7 +223,7 @@ func (p adminParams) statsRange(q url.Values) (since time.Time, bucket time.Dura
 		}
 		bucket = d
 	}
-	return since, bucket, problems
+	return since, bucket, app, problems
 }
 
 // parseSpan reads a positive Go duration, or whole days such as "7d".

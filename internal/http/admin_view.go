@@ -23,7 +23,7 @@ type adminView struct {
 
 // adminPageNames are the page templates; each defines "content" for layout.html.
 func adminPageNames() []string {
-	return []string{"history", "verification", "limits", "confirm", "charts", "error"}
+	return []string{"history", "verification", "limits", "confirm", "charts", "error", "apps", "app"}
 }
 
 func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
@@ -33,6 +33,7 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 		"dur":         formatSpan,
 		"statusClass": statusClass,
 		"statusLabel": statusLabel,
+		"liveKeys":    liveKeys,
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "admin/templates/layout.html")
 	if err != nil {

@@ -38,7 +38,7 @@ func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
 			writeProblem(w, r, log, err)
 			return
 		}
-		res, err := v.Check(ctx, otp.CheckInput{ID: req.ID, Phone: req.Phone, Code: req.Code, ClientIP: clientIPFrom(ctx)})
+		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Code: req.Code, ClientIP: clientIPFrom(ctx)})
 		setRateLimitHeaders(w.Header(), res.Decision)
 		if err != nil {
 			writeProblem(w, r, log, err)

@@ -126,6 +126,10 @@ func problemFor(err error) problem {
 	switch {
 	case code == otp.CodeNotFound && errors.Is(err, errRouteNotFound):
 		out.Detail = "there is no such resource"
+	case code == otp.CodeNotFound && errors.Is(err, errNoSuchApp):
+		out.Detail = "there is no such app"
+	case code == otp.CodeUnauthorized && errors.Is(err, otp.ErrBadKey):
+		out.Detail = "the app needs one of its API keys as Authorization: Bearer <secret>; the key is missing, wrong or revoked"
 	case code == otp.CodeInvalidRequest && errors.As(err, &invalid):
 		if invalid.Detail != "" {
 			out.Detail = invalid.Detail

@@ -11,8 +11,14 @@ import (
 
 // addRoutes is the public API's table of contents.
 func addRoutes(r chi.Router, d Deps) {
-	r.Method(http.MethodPost, "/v1/verifications", handleSend(d.Logger, d.Verifier, d.Idempotency))
-	r.Method(http.MethodPost, "/v1/verifications/check", handleCheck(d.Logger, d.Verifier))
+	app := func(h http.Handler) http.Handler { return withApp(d.Logger, d.Apps, d.IPv6Prefix, h) }
+	r.Method(http.MethodPost, "/v1/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
+	r.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	r.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
+	r.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	if d.Twilio != nil {
+		r.Mount("/v2", d.Twilio)
+	}
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Ready))
 	r.Method(http.MethodGet, "/openapi.json", handleDocument(api.PublicJSON))
@@ -37,7 +43,7 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(requireAdmin(log, view, d.Token, view.csrf))
-		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, d.Apps, params))
 		r.Method(http.MethodGet, "/admin/verifications/{id}", handleVerificationPage(log, view, d.Admin))
 		r.Method(http.MethodGet, "/admin/limits", handleLimitsPage(log, view, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/limits/reset", handleResetConfirm(log, view, d.Admin, params))
@@ -53,6 +59,9 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		r.Method(http.MethodGet, "/admin/openapi.json", handleDocument(api.AdminJSON))
 
 		r.Handle("/debug/pprof/*", handlePprof())
+		if d.Apps != nil {
+			addAppRoutes(r, d, view)
+		}
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)

@@ -42,6 +42,15 @@ func newSendResponse(res otp.SendResult) sendResponse {
 	}
 }
 
+// idempotencyEndpoint names the endpoint of a send's Idempotency-Key: each app has its
+// own keys; the default app keeps the name it always had.
+func idempotencyEndpoint(app *otp.App) string {
+	if app == nil || app.Default {
+		return "send"
+	}
+	return "send:" + app.ID
+}
+
 // ceilTime rounds t up to a whole second.
 func ceilTime(t time.Time) time.Time {
 	if u := t.Truncate(time.Second); !u.Equal(t) {
@@ -80,6 +89,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 
 		send := func(w http.ResponseWriter) {
 			res, err := v.Send(ctx, otp.SendInput{
+				App:   appFrom(ctx),
 				Phone: req.Phone, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: clientIPFrom(ctx), Fingerprint: r.UserAgent(),
 			})
@@ -98,6 +108,6 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			send(w)
 			return
 		}
-		serveOnce(w, r, log, idem, "send", key, body, send, func(err error) { fail(w, err, otp.Decision{}) })
+		serveOnce(w, r, log, idem, idempotencyEndpoint(appFrom(ctx)), key, body, send, func(err error) { fail(w, err, otp.Decision{}) })
 	})
 }

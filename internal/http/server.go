@@ -23,6 +23,11 @@ type Deps struct {
 	Logger *slog.Logger
 	// Verifier sends and checks codes; required.
 	Verifier otp.Verifier
+	// Apps finds apps and authenticates their keys; nil serves only the default app,
+	// without keys.
+	Apps otp.AppDirectory
+	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
+	Twilio http.Handler
 	// Idempotency stores Idempotency-Key records; nil validates the header but replays nothing.
 	Idempotency otp.IdempotencyStore
 	// TrustedProxies are the peers whose X-Forwarded-For is believed (OTP_TRUSTED_PROXIES).

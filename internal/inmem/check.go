@@ -38,14 +38,15 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", fmt.Errorf("inmem: check: decide returned status %q, attempts %d, outcome %q",
 			decided.Status, decided.Attempts, outcome)
 	}
+	pk := phoneKey(v.AppID, v.Phone)
 	if v.Status == otp.StatusPending && decided.Status != otp.StatusPending {
-		delete(s.pending, v.Phone)
+		delete(s.pending, pk)
 	}
 	if v.Status != otp.StatusPending && decided.Status == otp.StatusPending {
-		if other, taken := s.pending[v.Phone]; taken && other != v.ID {
+		if other, taken := s.pending[pk]; taken && other != v.ID {
 			return otp.Verification{}, "", fmt.Errorf("inmem: check: phone %s already has a pending verification", v.Phone)
 		}
-		s.pending[v.Phone] = v.ID
+		s.pending[pk] = v.ID
 	}
 	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(decided.SettledClosedAt(ref.Now))
 	s.attempts = append(s.attempts, otp.Attempt{
@@ -54,17 +55,21 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 	return clone(v), outcome, nil
 }
 
-// lookup finds the verification a check names: by id, or the phone's newest.
+// lookup finds the verification a check names among the app's: by id, or the phone's newest.
 func (s *Store) lookup(ref otp.CheckRef) *otp.Verification {
+	appID := otp.StoredAppID(ref.AppID)
 	if ref.ID != "" {
 		id, _ := canonID(ref.ID)
-		return s.verifications[id]
+		if v := s.verifications[id]; v != nil && v.AppID == appID {
+			return v
+		}
+		return nil
 	}
 	if ref.Phone == "" {
 		return nil
 	}
 	var newest *otp.Verification
-	for _, id := range s.byPhone[ref.Phone] {
+	for _, id := range s.byPhone[phoneKey(appID, ref.Phone)] {
 		v := s.verifications[id]
 		if newest == nil || newer(v.CreatedAt, v.ID, newest.CreatedAt, newest.ID) {
 			newest = v
@@ -83,7 +88,7 @@ func validStatus(s otp.Status) bool {
 
 func validOutcome(o otp.CheckOutcome) bool {
 	switch o {
-	case otp.OutcomeApproved, otp.OutcomeInvalidCode, otp.OutcomeExpired, otp.OutcomeTooManyAttempts, otp.OutcomeNotPending:
+	case otp.OutcomeApproved, otp.OutcomeInvalidCode, otp.OutcomeExpired, otp.OutcomeTooManyAttempts, otp.OutcomeNotPending, otp.OutcomeCanceled:
 		return true
 	}
 	return false

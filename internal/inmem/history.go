@@ -24,7 +24,8 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 	for _, r := range s.sends {
 		row := s.label(r, now)
 		switch {
-		case f.Phone != "" && r.Phone != f.Phone,
+		case f.AppID != "" && r.AppID != f.AppID,
+			f.Phone != "" && r.Phone != f.Phone,
 			f.ClientIP != "" && r.ClientIP != f.ClientIP,
 			!f.From.IsZero() && r.Time.Before(f.From),
 			!f.To.IsZero() && !r.Time.Before(f.To),

@@ -26,7 +26,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		return otp.SendStart{}, fmt.Errorf("inmem: begin send: send %s exists", sendID)
 	}
 	now := ts(p.Now)
-	v := s.verifications[s.pending[p.Phone]]
+	p.AppID = otp.StoredAppID(p.AppID)
+	pk := phoneKey(p.AppID, p.Phone)
+	v := s.verifications[s.pending[pk]]
 	if v != nil && p.Now.Before(v.ExpiresAt) {
 		if v.Sends >= p.MaxSends {
 			return otp.SendStart{}, fmt.Errorf("inmem: begin send: %w", &otp.ErrSendBudget{MaxSends: p.MaxSends, ExpiresAt: v.ExpiresAt})
@@ -44,20 +46,20 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		v.Status, v.ClosedAt = otp.StatusExpired, now
 	}
 	v = &otp.Verification{
-		ID: newID, Phone: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
+		ID: newID, AppID: p.AppID, Phone: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
 		CodeHashes: [][]byte{slices.Clone(p.CodeHash(newID))}, Sends: 1, MaxAttempts: p.MaxAttempts,
 		ClientIP: p.ClientIP, CreatedAt: now, ExpiresAt: ts(p.Now.Add(p.TTL)),
 	}
 	s.verifications[newID] = v
-	s.byPhone[p.Phone] = append(s.byPhone[p.Phone], newID)
-	s.pending[p.Phone] = newID
+	s.byPhone[pk] = append(s.byPhone[pk], newID)
+	s.pending[pk] = newID
 	s.addSend(sendID, newID, p, now)
 	return otp.SendStart{Verification: clone(v), Created: true}, nil
 }
 
 func (s *Store) addSend(id, verificationID string, p otp.BeginSend, now time.Time) {
 	s.sends[id] = &otp.SendRow{
-		ID: id, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
+		ID: id, AppID: p.AppID, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
 		SendStatus: otp.SendSending, Provider: p.Provider, Updated: now,
 	}
 }
@@ -84,7 +86,7 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	}
 	if p.Created && v.Sends <= 1 {
 		v.Status, v.ClosedAt = otp.StatusCanceled, ts(p.Now)
-		delete(s.pending, v.Phone)
+		delete(s.pending, phoneKey(v.AppID, v.Phone))
 	}
 	v.Sends = max(v.Sends-1, 0)
 	return nil

@@ -10,7 +10,7 @@ import (
 )
 
 // Stats implements otp.HistoryStore by feeding every send and approval to otp.StatCounter.
-func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]otp.StatBucket, error) {
+func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]otp.StatBucket, error) {
 	if err := alive("stats", ctx); err != nil {
 		return nil, err
 	}
@@ -21,10 +21,12 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.sends {
-		c.AddSends(r.Time, r.SendStatus, r.Reason, 1)
+		if appID == "" || r.AppID == appID {
+			c.AddSends(r.Time, r.SendStatus, r.Reason, 1)
+		}
 	}
 	for _, a := range s.attempts {
-		if a.Outcome == otp.OutcomeApproved {
+		if a.Outcome == otp.OutcomeApproved && (appID == "" || s.verifications[a.VerificationID].AppID == appID) {
 			c.AddApprovals(a.Time, 1)
 		}
 	}

@@ -21,11 +21,12 @@ import (
 type Store struct {
 	mu            sync.Mutex
 	verifications map[string]*otp.Verification
-	byPhone       map[string][]string // phone → its verification ids
-	pending       map[string]string   // phone → id of its pending verification
+	byPhone       map[string][]string // app|phone → its verification ids
+	pending       map[string]string   // app|phone → id of its pending verification
 	sends         map[string]*otp.SendRow
 	attempts      []otp.Attempt
 	admin         []otp.AdminAction
+	apps          appState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 
@@ -86,6 +87,9 @@ func clone(v *otp.Verification) otp.Verification {
 	}
 	return c
 }
+
+// phoneKey is the key of byPhone and pending: verifications are per app and phone.
+func phoneKey(appID, phone string) string { return otp.StoredAppID(appID) + "|" + phone }
 
 // newer orders records as Postgres's (created_at, id) ordering does.
 func newer(at time.Time, id string, thanAt time.Time, thanID string) bool {

@@ -18,7 +18,8 @@ func forbidden() map[string][]string {
 			"github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/", "net/http"),
 		"otpgate/internal/http": append(drivers,
 			"otpgate/internal/idempotency", "otpgate/internal/ratelimit", "otpgate/internal/postgres",
-			"otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms"),
+			"otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/apps",
+			"otpgate/internal/twilioapi"),
 		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
 		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
@@ -31,6 +32,12 @@ func forbidden() map[string][]string {
 		"otpgate/internal/delivery": append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/email", "otpgate/internal/http"),
 		"otpgate/internal/message":  append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/delivery", "otpgate/internal/http"),
 		"otpgate/internal/email":    append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/http"),
+		// The Twilio adapter reaches everything through the domain's services, as internal/http does.
+		"otpgate/internal/twilioapi": append(drivers, "otpgate/internal/http", "otpgate/internal/apps", "otpgate/internal/idempotency",
+			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms"),
+		// apps manages configuration through the domain's interfaces only.
+		"otpgate/internal/apps": append(drivers, "github.com/go-chi/chi", "net/http",
+			"otpgate/internal/http", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit"),
 	}
 }
 

@@ -72,8 +72,8 @@ func (a *Admin) VerificationDetail(ctx context.Context, id string) (Verification
 }
 
 // Stats implements AdminService.
-func (a *Admin) Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]StatBucket, error) {
-	return a.history.Stats(ctx, since, bucket)
+func (a *Admin) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]StatBucket, error) {
+	return a.history.Stats(ctx, since, bucket, appID)
 }
 
 // AdminActions implements AdminService.
@@ -88,7 +88,7 @@ func (a *Admin) Charts(ctx context.Context) (hours, days []StatBucket, err error
 	const hour, day = time.Hour, 24 * time.Hour
 	now := a.Now()
 	since := now.Add(-6 * day)
-	hours, err = a.history.Stats(ctx, BucketStart(since, day), hour)
+	hours, err = a.history.Stats(ctx, BucketStart(since, day), hour, "")
 	if err != nil {
 		return nil, nil, err
 	}

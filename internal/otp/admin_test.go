@@ -46,11 +46,11 @@ func TestAdminChartsAddHoursIntoDays(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Charts: %v", err)
 	}
-	wantHours, err := mem.Stats(context.Background(), now.Add(-23*time.Hour), time.Hour)
+	wantHours, err := mem.Stats(context.Background(), now.Add(-23*time.Hour), time.Hour, "")
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}
-	wantDays, err := mem.Stats(context.Background(), now.Add(-6*24*time.Hour), 24*time.Hour)
+	wantDays, err := mem.Stats(context.Background(), now.Add(-6*24*time.Hour), 24*time.Hour, "")
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}

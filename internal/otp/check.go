@@ -15,11 +15,12 @@ import (
 // attempt budget and one code never approves twice.
 func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error) {
 	var res CheckResult
-	if err := checkInput(in, s.cfg.CodeLength); err != nil {
+	app := s.appOf(in.App)
+	if err := checkInput(in, app.CodeLength); err != nil {
 		return res, err
 	}
 	in.ID = strings.ToLower(in.ID)
-	ref := CheckRef{ID: in.ID, ClientIP: in.ClientIP}
+	ref := CheckRef{AppID: app.ID, ID: in.ID, ClientIP: in.ClientIP}
 	phone, known := "", true
 	if in.Phone != "" {
 		p, _, err := s.normalizePhone(in.Phone)
@@ -32,8 +33,9 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		v, err := s.store.Verification(sctx, in.ID)
 		cancel()
 		switch {
-		case errors.Is(err, ErrNotFound):
-			// An unknown id still costs the client IP a guess, so ids cannot be probed for free.
+		case errors.Is(err, ErrNotFound), err == nil && v.AppID != app.ID:
+			// An unknown id (or another app's) still costs the client IP a guess, so ids
+			// cannot be probed for free.
 			known = false
 		case err != nil:
 			return res, fmt.Errorf("otp: check: find verification: %w", err)
@@ -43,7 +45,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	}
 
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, s.checkPolicy(phone, in.ClientIP))
+	dec, err := s.limiter.Allow(lctx, append(s.checkPolicy(phone, in.ClientIP), appCheckLimits(app, phone)...))
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: check: limiter: %w", err)

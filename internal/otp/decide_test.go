@@ -96,7 +96,7 @@ func TestSendInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			channel, locale, err := sendInput(tt.in)
+			channel, locale, err := sendInput(tt.in, Config{}.DefaultApp())
 			if got := invalidFields(err); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}

@@ -19,6 +19,7 @@ const (
 
 // SendFilter selects sends for ListSends; zero fields do not filter.
 type SendFilter struct {
+	AppID    string // exact
 	Phone    string // E.164, exact
 	ClientIP string // exact
 	Status   string // one of the History* values
@@ -53,6 +54,11 @@ func (f SendFilter) Validate() error {
 	fields := map[string]string{}
 	if !ValidHistoryStatus(f.Status) {
 		fields["status"] = "must be one of " + strings.Join(HistoryStatuses(), ", ")
+	}
+	if f.AppID != "" {
+		if _, ok := CanonAppID(f.AppID); !ok || f.AppID == DefaultAppAlias {
+			fields["app"] = "names no app"
+		}
 	}
 	if f.After != nil {
 		if _, err := uuid.Parse(f.After.ID); err != nil || len(f.After.ID) != 36 {

@@ -24,8 +24,8 @@ type HistoryStore interface {
 	// Buckets start at whole multiples of bucket since the Unix epoch. Errors:
 	// *ErrInvalidRequest naming "bucket" for a bucket shorter than a minute or not of
 	// whole seconds, and naming "since" for a since in a later bucket than now's or a
-	// range of more than MaxStatBuckets buckets.
-	Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]StatBucket, error)
+	// range of more than MaxStatBuckets buckets. A non-empty appID counts only that app's.
+	Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]StatBucket, error)
 	// RecordAdminAction appends to the audit log; a zero Time means now.
 	// Errors: *ErrInvalidRequest from AdminAction.Validate.
 	RecordAdminAction(ctx context.Context, a AdminAction) error
@@ -89,7 +89,8 @@ func HistoryStatus(send SendStatus, v Status, expiresAt, now time.Time) string {
 
 // SendRow is one send in history. It never holds a code or code hash.
 type SendRow struct {
-	ID string
+	ID    string
+	AppID string
 	// VerificationID is empty for blocked and duplicate sends.
 	VerificationID string
 	Time           time.Time

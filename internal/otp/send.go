@@ -18,7 +18,8 @@ const finishTimeout = 5 * time.Second
 // except a provider timeout, whose outcome is unknown.
 func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	var res SendResult
-	channel, locale, err := sendInput(in)
+	app := s.appOf(in.App)
+	channel, locale, err := sendInput(in, app)
 	if err != nil {
 		return res, err
 	}
@@ -26,12 +27,12 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if !s.countryAllowed(region) {
+	if !app.AllowsCountry(region) {
 		return res, &ErrCountryNotAllowed{Country: region}
 	}
 
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, s.sendPolicy(phone, in.ClientIP, in.Fingerprint))
+	dec, err := s.limiter.Allow(lctx, appSendPolicy(app, phone, s.sendPolicy(phone, in.ClientIP, in.Fingerprint)))
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: send: limiter: %w", err)
@@ -39,10 +40,10 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	res.Decision = dec
 	now := s.Now()
 	if !dec.Allowed {
-		return res, s.denied(phone, in.ClientIP, dec, now)
+		return res, s.denied(app.ID, phone, in.ClientIP, dec, now)
 	}
 
-	code, err := newCode(s.Rand, s.cfg.CodeLength)
+	code, err := newCode(s.Rand, app.CodeLength)
 	if err != nil {
 		s.refund(ctx, dec.Reservation)
 		return res, err
@@ -50,9 +51,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	sendID := s.NewID()
 	bctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 	start, err := s.store.BeginSend(bctx, BeginSend{
-		Phone: phone, Channel: channel, Locale: locale, ClientIP: in.ClientIP,
-		Provider: s.sender.Name(), Now: now, TTL: s.cfg.CodeTTL,
-		MaxSends: s.cfg.MaxSends, MaxAttempts: s.cfg.MaxAttempts,
+		AppID: app.ID, Phone: phone, Channel: channel, Locale: locale, ClientIP: in.ClientIP,
+		Provider: s.sender.Name(), Now: now, TTL: app.CodeTTL,
+		MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
 		NewVerificationID: s.NewID(), SendID: sendID,
 		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
 	})
@@ -61,7 +62,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		s.refund(ctx, dec.Reservation)
 		var budget *ErrSendBudget
 		if errors.As(err, &budget) {
-			limited := s.budgetSpent(budget, now, dec)
+			limited := budgetSpent(budget, app.CodeTTL, now, dec)
 			res.Decision = limited.Decision
 			return res, limited
 		}
@@ -73,7 +74,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	detached := context.WithoutCancel(ctx)
 	sctx, cancel := context.WithTimeout(detached, s.cfg.SMSTimeout)
 	providerID, sendErr := s.sender.Send(sctx, Message{
-		ID: sendID, To: phone, Body: renderMessage(locale, code, s.cfg.CodeTTL),
+		ID: sendID, To: phone, Body: appMessage(app, in.FriendlyName, renderMessage(locale, code, app.CodeTTL)),
 		Locale: locale, CreatedAt: now,
 	})
 	cancel()
@@ -95,7 +96,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 
 	res.Verification = start.Verification
 	res.Created = start.Created
-	res.SendsLeft = max(s.cfg.MaxSends-start.Verification.Sends, 0)
+	res.SendsLeft = max(app.MaxSends-start.Verification.Sends, 0)
 	res.NextResendAt = now.Add(dec.RetryAfterNext())
 	return res, nil
 }
@@ -117,7 +118,7 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 
 // sendInput refuses malformed sends before anything is spent, listing every bad
 // field, and fills in the defaults of channel and locale.
-func sendInput(in SendInput) (channel, locale string, err error) {
+func sendInput(in SendInput, app App) (channel, locale string, err error) {
 	channel, locale = in.Channel, in.Locale
 	if channel == "" {
 		channel = "sms"
@@ -129,11 +130,11 @@ func sendInput(in SendInput) (channel, locale string, err error) {
 	if strings.TrimSpace(in.Phone) == "" {
 		fields["phone"] = "is required"
 	}
-	if channel != "sms" {
-		fields["channel"] = `must be "sms"`
+	if !app.AcceptsChannel(channel) {
+		fields["channel"] = "must be " + quoteOr(app.acceptedChannels())
 	}
-	if !validLocale(locale) {
-		fields["locale"] = `must be "en" or "ja"`
+	if !app.AcceptsLocale(locale) {
+		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
 	}
 	if len(fields) > 0 {
 		return "", "", &ErrInvalidRequest{Fields: fields}
@@ -141,24 +142,11 @@ func sendInput(in SendInput) (channel, locale string, err error) {
 	return channel, locale, nil
 }
 
-// countryAllowed applies OTP_ALLOWED_COUNTRIES; an empty list allows all.
-func (s *Service) countryAllowed(region string) bool {
-	if len(s.cfg.AllowedCountries) == 0 {
-		return true
-	}
-	for _, c := range s.cfg.AllowedCountries {
-		if c == region {
-			return true
-		}
-	}
-	return false
-}
-
 // denied records a refused send for history and names the refusal by its first
 // violated rule. The duplicate limit comes first in sendPolicy and violations keep
 // policy order, so a double submit is reported as such even when other rules refused
 // it too.
-func (s *Service) denied(phone, ip string, dec Decision, now time.Time) error {
+func (s *Service) denied(appID, phone, ip string, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
 	if violations := dec.Violations(); len(violations) > 0 {
 		first := violations[0]
@@ -169,7 +157,7 @@ func (s *Service) denied(phone, ip string, dec Decision, now time.Time) error {
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
-			ID: s.NewID(), Phone: phone, ClientIP: ip, Status: status, Reason: reason, Time: now,
+			ID: s.NewID(), AppID: appID, Phone: phone, ClientIP: ip, Status: status, Reason: reason, Time: now,
 		})
 	}
 	if status == SendDuplicate {
@@ -181,9 +169,9 @@ func (s *Service) denied(phone, ip string, dec Decision, now time.Time) error {
 // budgetSpent turns a verification's spent send budget into a rate-limit refusal: it
 // frees up when the verification expires and a new one can be created. Its decision is
 // the limiter's, refused by the budget as one more rule, so the rate-limit headers show it.
-func (s *Service) budgetSpent(b *ErrSendBudget, now time.Time, dec Decision) *ErrRateLimited {
+func budgetSpent(b *ErrSendBudget, ttl time.Duration, now time.Time, dec Decision) *ErrRateLimited {
 	v := RuleState{
-		Scope: ScopeVerification, Rule: Rule{Limit: b.MaxSends, Window: s.cfg.CodeTTL},
+		Scope: ScopeVerification, Rule: Rule{Limit: b.MaxSends, Window: ttl},
 		Used: b.MaxSends, RetryAfter: max(b.ExpiresAt.Sub(now), 0), Violated: true,
 	}
 	v.ResetAfter = v.RetryAfter

@@ -40,13 +40,15 @@ type Config struct {
 
 // Service sends and checks verification codes.
 type Service struct {
-	cfg     Config
-	store   Store
-	limiter Limiter
-	sender  Sender
-	history DeniedRecorder
-	log     *slog.Logger
-	phones  *phoneCache
+	cfg Config
+	// defaultApp is the app of calls that name none, from cfg.
+	defaultApp App
+	store      Store
+	limiter    Limiter
+	sender     Sender
+	history    DeniedRecorder
+	log        *slog.Logger
+	phones     *phoneCache
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
@@ -59,7 +61,7 @@ type Service struct {
 // NewService wires a service from its parts.
 func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied DeniedRecorder, log *slog.Logger) *Service {
 	return &Service{
-		cfg: cfg, store: store, limiter: limiter, sender: sender, history: denied, log: log, phones: newPhoneCache(),
+		cfg: cfg, defaultApp: cfg.DefaultApp(), store: store, limiter: limiter, sender: sender, history: denied, log: log, phones: newPhoneCache(),
 		Now:   func() time.Time { return time.Now().UTC() },
 		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
 		Rand:  rand.Reader,
@@ -68,6 +70,8 @@ func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied 
 
 // SendInput is one request to send (or resend) a code.
 type SendInput struct {
+	// App is the app the send is for; nil is the default app.
+	App     *App
 	Phone   string
 	Channel string // "sms"; empty means sms
 	Locale  string // "en" or "ja"; empty means en
@@ -75,6 +79,8 @@ type SendInput struct {
 	ClientIP string
 	// Fingerprint tells one client from another for the duplicate window, with ClientIP.
 	Fingerprint string
+	// FriendlyName, when set, names the app in the message instead of its name.
+	FriendlyName string
 }
 
 // SendResult is what a send produced. Decision is set whenever the limiter was
@@ -93,6 +99,8 @@ type SendResult struct {
 
 // CheckInput is one attempt to prove a code: by verification ID or by Phone.
 type CheckInput struct {
+	// App is the app the check is for; nil is the default app.
+	App      *App
 	ID       string
 	Phone    string
 	Code     string
@@ -103,6 +111,14 @@ type CheckInput struct {
 type CheckResult struct {
 	Verification Verification
 	Decision     Decision
+}
+
+// appOf is the app a call is for: its own, or the default app.
+func (s *Service) appOf(a *App) App {
+	if a == nil {
+		return s.defaultApp
+	}
+	return *a
 }
 
 // Bounded gives a call to a backing service its own deadline, so a slow Redis or

@@ -30,8 +30,8 @@ type AdminService interface {
 	Send(ctx context.Context, id string) (SendRow, error)
 	// VerificationDetail returns a verification with its sends and attempts. Errors: ErrNotFound.
 	VerificationDetail(ctx context.Context, id string) (VerificationDetail, error)
-	// Stats counts history per bucket; see HistoryStore.Stats.
-	Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]StatBucket, error)
+	// Stats counts history per bucket, of one app or (appID "") all; see HistoryStore.Stats.
+	Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]StatBucket, error)
 	// Charts returns the last 24 hours per hour and the last 7 days per day, up to now.
 	Charts(ctx context.Context) (hours, days []StatBucket, err error)
 	// Limits reports every configured rule of the target's scopes without recording anything.

@@ -9,8 +9,8 @@ import (
 // Implementations: internal/postgres (production) and internal/inmem (dev mode);
 // internal/storetest holds the behaviour both must share.
 type Store interface {
-	// BeginSend counts one send for the phone in one atomic step: it reuses the phone's
-	// pending, unexpired verification (extending its expiry to Now+TTL) or closes an
+	// BeginSend counts one send for the phone in one atomic step: it reuses the pending,
+	// unexpired verification of the app and phone (extending its expiry to Now+TTL) or closes an
 	// expired one and creates a new one with ID NewVerificationID; it appends
 	// CodeHash(verification id) to its codes and writes a send row with status sending.
 	// Errors: *ErrSendBudget when the pending verification already had MaxSends sends.
@@ -35,6 +35,8 @@ type Store interface {
 
 // BeginSend holds what Store.BeginSend needs.
 type BeginSend struct {
+	// AppID is the app the send is for; each app has its own pending verification per phone.
+	AppID    string
 	Phone    string
 	Channel  string
 	Locale   string
@@ -73,8 +75,10 @@ type FinishSend struct {
 	Now            time.Time
 }
 
-// CheckRef names the verification a check is for: ID, or else Phone (its newest verification).
+// CheckRef names the verification a check is for: ID, or else Phone (its newest
+// verification), in both cases only among the verifications of AppID.
 type CheckRef struct {
+	AppID    string
 	ID       string
 	Phone    string
 	ClientIP string
@@ -87,6 +91,7 @@ type CheckRef struct {
 // DeniedSend is a refused send, recorded in history asynchronously.
 type DeniedSend struct {
 	ID       string
+	AppID    string
 	Phone    string
 	ClientIP string
 	Status   SendStatus // SendBlocked or SendDuplicate

@@ -23,6 +23,7 @@ const (
 // several sends (each with its own code, all valid until it closes) and several checks.
 type Verification struct {
 	ID      string
+	AppID   string
 	Phone   string // E.164
 	Channel string
 	Locale  string
@@ -76,6 +77,8 @@ const (
 	OutcomeTooManyAttempts CheckOutcome = "too_many_attempts"
 	// OutcomeNotPending: the verification exists but is closed (approved or canceled).
 	OutcomeNotPending CheckOutcome = "not_pending"
+	// OutcomeCanceled: the verification was canceled through the API.
+	OutcomeCanceled CheckOutcome = "canceled"
 )
 
 // ErrSendBudget means the pending verification already had its OTP_MAX_SENDS sends.

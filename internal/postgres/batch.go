@@ -79,10 +79,10 @@ func (w *BatchWriter) Close(ctx context.Context) error { return w.b.close(ctx) }
 func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	w.batches.Add(1)
 	n, err := w.pool.CopyFrom(ctx, pgx.Identifier{"sends"},
-		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at"},
+		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id"},
 		pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
 			d := batch[i]
-			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time}, nil
+			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID)}, nil
 		}))
 	if err != nil {
 		w.dropped.Add(uint64(len(batch)))
@@ -90,6 +90,14 @@ func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 		return
 	}
 	w.written.Add(uint64(n))
+}
+
+// deniedApp is the row's app: its own when it is a uuid, else the default app.
+func deniedApp(id string) uuid.UUID {
+	if u, err := uuid.Parse(id); err == nil {
+		return u
+	}
+	return uuid.MustParse(otp.DefaultAppID)
 }
 
 // deniedID is the row id for a refused send: its own when it is a uuid, else a fresh one.

@@ -31,18 +31,21 @@ func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, 
 // transaction, so concurrent checks take turns, each on the counts the previous one saved.
 func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	var query, key string
+	appID := otp.StoredAppID(ref.AppID)
 	switch {
+	case !validID(appID):
+		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	case ref.ID != "" && validID(ref.ID):
-		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, ref.ID
+		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1 AND app_id = $2`, ref.ID
 	case ref.ID == "" && ref.Phone != "":
-		query, key = `SELECT `+verificationCols+` FROM verifications WHERE phone = $1
+		query, key = `SELECT `+verificationCols+` FROM verifications WHERE phone = $1 AND app_id = $2
 			ORDER BY created_at DESC, id DESC LIMIT 1`, ref.Phone
 	default:
 		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	}
 	seen := ref.Seen
-	if seen == nil || ref.ID == "" || !strings.EqualFold(seen.ID, ref.ID) {
-		v, err := scanVerification(s.pool.QueryRow(ctx, query, key))
+	if seen == nil || ref.ID == "" || !strings.EqualFold(seen.ID, ref.ID) || otp.StoredAppID(seen.AppID) != appID {
+		v, err := scanVerification(s.pool.QueryRow(ctx, query, key, appID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = otp.ErrNotFound
 		}
@@ -57,7 +60,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 	}
 
 	err = s.inTx(ctx, "check", func(tx pgx.Tx) error {
-		v, err := scanVerification(tx.QueryRow(ctx, query+` FOR UPDATE`, key))
+		v, err := scanVerification(tx.QueryRow(ctx, query+` FOR UPDATE`, key, appID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}

@@ -11,12 +11,16 @@ import (
 )
 
 // BeginSend implements otp.Store in one statement, in autocommit: otpgate_begin_send
-// (migrations/00002) counts the send on the phone's pending verification, or creates one,
+// (migrations/00007) counts the send on the phone's pending verification, or creates one,
 // and writes the send row. The code hash is tied to the verification's id, which only the
 // database knows for a resend, so a resend takes a second call that brings the hash for it.
 func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
 	if !validID(p.NewVerificationID) || !validID(p.SendID) {
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: ids must be uuids", errBug)
+	}
+	p.AppID = otp.StoredAppID(p.AppID)
+	if !validID(p.AppID) {
+		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: app id must be a uuid", errBug)
 	}
 	newHash := p.CodeHash(p.NewVerificationID)
 	var (
@@ -26,8 +30,8 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	for range 3 {
 		var outcome string
 		v, err := scanVerification(outcomeRow{s.pool.QueryRow(ctx, `SELECT * FROM otpgate_begin_send(
-				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-			p.Phone, p.Channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
+				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			p.AppID, p.Phone, p.Channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
 			p.NewVerificationID, newHash, knownID, knownHash, p.SendID), &outcome})
 		if err != nil {
 			return otp.SendStart{}, wrap("begin send", err)

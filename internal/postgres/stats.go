@@ -12,19 +12,27 @@ import (
 
 // Stats implements otp.HistoryStore with two grouped scans of the time range, whose
 // rows otp.StatCounter sorts into buckets.
-func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration) ([]otp.StatBucket, error) {
+func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]otp.StatBucket, error) {
 	c, err := otp.NewStatCounter(since, s.Now(), bucket)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: stats: %w", err)
 	}
 	from, to := c.Range()
 	secs := int64(bucket / time.Second)
+	if appID != "" && !validID(appID) {
+		return c.Buckets(), nil // no app has this id, so nothing happened in it
+	}
+	var app *string // NULL counts every app
+	if appID != "" {
+		app = &appID
+	}
 
 	// date_bin from the epoch starts buckets where otp.BucketStart does. The
 	// statements are planned for this range, not cached as generic ones.
 	rows, err := s.pool.Query(ctx, `SELECT date_bin(make_interval(secs => $3::bigint), created_at, 'epoch'), status, reason, count(*)
-		FROM sends WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz GROUP BY 1, 2, 3`,
-		pgx.QueryExecModeExec, from, to, secs)
+		FROM sends WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
+			AND ($4::uuid IS NULL OR app_id = $4::uuid) GROUP BY 1, 2, 3`,
+		pgx.QueryExecModeExec, from, to, secs, app)
 	if err != nil {
 		return nil, wrap("stats", err)
 	}
@@ -41,9 +49,11 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 		return nil, wrap("stats", err)
 	}
 
-	rows, err = s.pool.Query(ctx, `SELECT date_bin(make_interval(secs => $3::bigint), created_at, 'epoch'), count(*)
-		FROM attempts WHERE outcome = 'approved' AND created_at >= $1::timestamptz AND created_at < $2::timestamptz GROUP BY 1`,
-		pgx.QueryExecModeExec, from, to, secs)
+	rows, err = s.pool.Query(ctx, `SELECT date_bin(make_interval(secs => $3::bigint), a.created_at, 'epoch'), count(*)
+		FROM attempts a WHERE a.outcome = 'approved' AND a.created_at >= $1::timestamptz AND a.created_at < $2::timestamptz
+			AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM verifications v WHERE v.id = a.verification_id AND v.app_id = $4::uuid))
+		GROUP BY 1`,
+		pgx.QueryExecModeExec, from, to, secs, app)
 	if err != nil {
 		return nil, wrap("stats", err)
 	}

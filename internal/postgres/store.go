@@ -103,7 +103,7 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(pgx.Tx) error) erro
 
 // verificationCols are read by scanVerification, in this order.
 const verificationCols = `id, phone, channel, locale, status, code_hashes, sends, attempts,
-	max_attempts, client_ip, created_at, expires_at, closed_at`
+	max_attempts, client_ip, created_at, expires_at, closed_at, app_id`
 
 func scanVerification(row pgx.Row) (otp.Verification, error) {
 	var (
@@ -112,7 +112,7 @@ func scanVerification(row pgx.Row) (otp.Verification, error) {
 		closed *time.Time
 	)
 	err := row.Scan(&v.ID, &v.Phone, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
-		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed)
+		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed, &v.AppID)
 	if err != nil {
 		return otp.Verification{}, err
 	}

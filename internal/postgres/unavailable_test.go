@@ -54,7 +54,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 		"ListSends":          func() error { _, _, err := s.ListSends(ctx, otp.SendFilter{}); return err },
 		"Send":               func() error { _, err := s.Send(ctx, id()); return err },
 		"VerificationDetail": func() error { _, err := s.VerificationDetail(ctx, vid); return err },
-		"Stats":              func() error { _, err := s.Stats(ctx, now.Add(-time.Hour), time.Hour); return err },
+		"Stats":              func() error { _, err := s.Stats(ctx, now.Add(-time.Hour), time.Hour, ""); return err },
 		"RecordAdminAction":  func() error { return s.RecordAdminAction(ctx, otp.AdminAction{Action: "limit_reset"}) },
 		"AdminActions":       func() error { _, err := s.AdminActions(ctx, 10); return err },
 		"Ping":               func() error { return s.Ping(ctx) },

@@ -13,7 +13,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		seedStats(e)
 		e.setClock(base().Add(2*time.Hour + 30*time.Minute))
-		got, err := e.History.Stats(e.ctx, base().Add(10*time.Minute), time.Hour)
+		got, err := e.History.Stats(e.ctx, base().Add(10*time.Minute), time.Hour, "")
 		if err != nil {
 			t.Fatalf("Stats: %v", err)
 		}
@@ -29,7 +29,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		seedStats(e)
 		e.setClock(base().Add(3 * time.Hour))
-		got, err := e.History.Stats(e.ctx, base(), 24*time.Hour)
+		got, err := e.History.Stats(e.ctx, base(), 24*time.Hour, "")
 		if err != nil {
 			t.Fatalf("Stats: %v", err)
 		}
@@ -43,12 +43,12 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("BadBucketOrRangeIsAnInvalidRequest", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		for _, b := range []time.Duration{0, -time.Hour, 30 * time.Second, 90*time.Second + time.Millisecond} {
-			_, err := e.History.Stats(e.ctx, base(), b)
+			_, err := e.History.Stats(e.ctx, base(), b, "")
 			wantInvalid(t, "bucket "+b.String(), err, "bucket")
 		}
-		_, err := e.History.Stats(e.ctx, base().Add(-(otp.MaxStatBuckets+1)*time.Hour), time.Hour)
+		_, err := e.History.Stats(e.ctx, base().Add(-(otp.MaxStatBuckets+1)*time.Hour), time.Hour, "")
 		wantInvalid(t, "too many buckets", err, "since")
-		_, err = e.History.Stats(e.ctx, base().Add(2*time.Hour), time.Hour)
+		_, err = e.History.Stats(e.ctx, base().Add(2*time.Hour), time.Hour, "")
 		wantInvalid(t, "since after now", err, "since")
 	})
 }

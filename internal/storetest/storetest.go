@@ -27,6 +27,7 @@ type Stores struct {
 	Receipts otp.ReceiptStore
 	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
 	// to History.
+	Apps     otp.AppStore
 	Flush func(ctx context.Context) error
 	// Settle marks at most limit sends still sending that were begun before before as
 	// unknown, oldest first, and returns how many (the stores' SettleSends).
@@ -47,6 +48,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Stats", func(t *testing.T) { testStats(t, newStore) })
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, newStore) })
 	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })
+	t.Run("AppScope", func(t *testing.T) { testAppScope(t, newStore) })
+	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 }
 
 const (

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// TestAppsConsoleInBrowser creates an app and a key in the console, uses the key, and
+// finds the send in the history filtered by the app.
+func TestAppsConsoleInBrowser(t *testing.T) {
+	browser := findChromium(t)
+	p := newProvider(t)
+	env := prodEnv(t, p, map[string]string{"OTP_LIMIT_IP": "off", "OTP_DUPLICATE_WINDOW": "0"})
+	in := startServer(t, env)
+	ctx := newBrowser(t, browser)
+	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+env["ADMIN_TOKEN"]))
+	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
+			Headers: network.Headers{"Authorization": login},
+		})
+		return err
+	}))
+	dir := artifactDir(t)
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+	browse(t, ctx,
+		chromedp.Navigate(in.admin+"/admin/apps"),
+		chromedp.WaitVisible(css(`#create-app`)),
+		chromedp.Click(css(`#create-app`)),
+		chromedp.WaitVisible(css(`.alert.error`)),
+	)
+	if problems := read(t, ctx, chromedp.Text(css(`.alert.error`))); !strings.Contains(problems, "name") {
+		t.Errorf("create without a name: got %q, want the name named", problems)
+	}
+	browse(t, ctx,
+		chromedp.SetValue(css(`input[name="name"]`), "Console shop"),
+		chromedp.SetValue(css(`select[name="access"]`), "key"),
+		chromedp.SetValue(css(`input[name="code_length"]`), "7"),
+		chromedp.Click(css(`#create-app`)),
+		chromedp.WaitVisible(css(`#create-key`)),
+	)
+	facts := read(t, ctx, chromedp.Text(css(`dl.facts`)))
+	appID := strings.TrimPrefix(read(t, ctx, chromedp.Evaluate[string](`location.pathname`)), "/admin/apps/")
+	if !strings.Contains(facts, appID) || !strings.Contains(facts, "key") {
+		t.Fatalf("app page: got %q, want app %s with access key", facts, appID)
+	}
+	browse(t, ctx,
+		chromedp.SetValue(css(`#key-name`), "backend"),
+		chromedp.Click(css(`#create-key`)),
+		chromedp.WaitVisible(css(`p.secret`)),
+	)
+	secret := strings.TrimSpace(read(t, ctx, chromedp.Text(css(`p.secret`))))
+	if keys := read(t, ctx, chromedp.Text(css(`table.keys`))); !strings.Contains(keys, "backend") {
+		t.Errorf("keys: got %q, want the key named backend", keys)
+	}
+	saveArtifact(t, dir, "admin-app.png", read(t, ctx, chromedp.FullScreenshot(100)))
+
+	phone := newPhone()
+	wantStatus(t, appSend(t, in, appID, phone), http.StatusUnauthorized, "unauthorized")
+	wantStatus(t, appSend(t, in, appID, phone, "Authorization", "Bearer "+secret), http.StatusCreated, "")
+	if code := lastCode(t, p, phone); len(code) != 7 {
+		t.Errorf("got code %q, want the app's 7 digits", code)
+	}
+	wantStatus(t, send(t, in, newPhone()), http.StatusCreated, "") // a send of the default app
+
+	browse(t, ctx,
+		chromedp.Navigate(in.admin+"/admin/"),
+		chromedp.WaitVisible(css(`select[name="app"]`)),
+		chromedp.SetValue(css(`select[name="app"]`), appID),
+		chromedp.Click(css(`form.filters button[type="submit"]`)),
+		// The filtered page marks its app as selected; the page before it does not.
+		chromedp.WaitReady(css(`select[name="app"] option[value="`+appID+`"][selected]`)),
+		chromedp.WaitVisible(css(`table.rows`)),
+	)
+	phones := read(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('td.phone')).map(td => td.textContent)`))
+	if len(phones) != 1 || phones[0] != phone {
+		t.Errorf("history of the app: got %v, want only %s", phones, phone)
+	}
+	saveArtifact(t, dir, "admin-history-app.png", read(t, ctx, chromedp.FullScreenshot(100)))
+
+	browse(t, ctx,
+		chromedp.Navigate(in.admin+"/admin/apps/"+appID),
+		chromedp.WaitVisible(css(`button.revoke`)),
+		chromedp.Click(css(`button.revoke`)),
+		chromedp.WaitNotPresent(css(`button.revoke`)),
+	)
+	if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('button.revoke').length`)); n != 0 {
+		t.Errorf("after revoking: got %d revoke buttons, want 0", n)
+	}
+	wantStatus(t, appSend(t, in, appID, newPhone(), "Authorization", "Bearer "+secret), http.StatusUnauthorized, "unauthorized")
+}

@@ -1,0 +1,216 @@
+// Package apps manages apps and their API keys: the registry that every instance keeps
+// as an immutable snapshot, swapped atomically whenever the stored configuration
+// changes, the key secrets and their hashes, and the audited admin service. It
+// implements otp.AppDirectory and otp.AppAdmin over an otp.AppStore.
+package apps
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// Defaults of a Registry.
+const (
+	// DefaultPollInterval is how often Run asks the store for its version: every change
+	// reaches every instance within about this long, plus one load.
+	DefaultPollInterval = time.Second
+	// touchEvery is the most often one key's last-used time is written, per instance.
+	touchEvery = time.Minute
+	// touchQueue bounds the last-used times waiting to be written; more are dropped.
+	touchQueue = 1024
+)
+
+// snapshot is one consistent view of the configuration; it is never changed once made.
+type snapshot struct {
+	version int64
+	apps    map[string]otp.App
+	keys    map[string]otp.AppKey
+}
+
+// Registry serves apps and authenticates keys from a snapshot of the store, which
+// Reload replaces and Run keeps current. It implements otp.AppDirectory.
+type Registry struct {
+	store      otp.AppStore
+	defaultApp otp.App
+	log        *slog.Logger
+	snap       atomic.Pointer[snapshot]
+	reloadMu   sync.Mutex
+
+	// touched holds the last time each key's use was queued; touches feeds Run.
+	touched sync.Map // key id → time.Time
+	touches chan touch
+
+	// PollInterval is how often Run checks the store's version.
+	PollInterval time.Duration
+	// Timeout bounds one store call of Run.
+	Timeout time.Duration
+	// Now is the registry's clock; tests replace it.
+	Now func() time.Time
+}
+
+type touch struct {
+	id string
+	at time.Time
+}
+
+var _ otp.AppDirectory = (*Registry)(nil)
+
+// NewRegistry returns a registry serving defaultApp (from the environment) and the
+// apps of store; call Reload before serving and Run to keep it current.
+func NewRegistry(store otp.AppStore, defaultApp otp.App, log *slog.Logger) *Registry {
+	r := &Registry{
+		store: store, defaultApp: defaultApp, log: log, touches: make(chan touch, touchQueue),
+		PollInterval: DefaultPollInterval, Timeout: 2 * time.Second,
+		Now: func() time.Time { return time.Now().UTC() },
+	}
+	r.snap.Store(&snapshot{version: -1, apps: map[string]otp.App{}, keys: map[string]otp.AppKey{}})
+	return r
+}
+
+// DefaultApp is the app built from the environment.
+func (r *Registry) DefaultApp() otp.App { return r.defaultApp }
+
+// Version is the store version the current snapshot was read at; -1 before the first load.
+func (r *Registry) Version() int64 { return r.snap.Load().version }
+
+// Reload reads the store and swaps the snapshot when the store has a newer version.
+// Errors wrap otp.ErrUnavailable when the store could not be read; the old snapshot stays.
+func (r *Registry) Reload(ctx context.Context) error {
+	r.reloadMu.Lock()
+	defer r.reloadMu.Unlock()
+	set, err := r.store.LoadApps(ctx)
+	if err != nil {
+		return fmt.Errorf("apps: reload: %w", err)
+	}
+	if set.Version <= r.snap.Load().version {
+		return nil
+	}
+	s := &snapshot{version: set.Version, apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]otp.AppKey, len(set.Keys))}
+	for _, a := range set.Apps {
+		s.apps[a.ID] = a
+	}
+	for _, k := range set.Keys {
+		s.keys[k.ID] = k
+	}
+	r.snap.Store(s)
+	return nil
+}
+
+// App implements otp.AppDirectory.
+func (r *Registry) App(_ context.Context, id string) (otp.App, error) {
+	id, ok := otp.CanonAppID(id)
+	switch {
+	case !ok:
+		return otp.App{}, otp.ErrNotFound
+	case id == otp.DefaultAppID:
+		return r.defaultApp, nil
+	}
+	a, found := r.snap.Load().apps[id]
+	if !found {
+		return otp.App{}, otp.ErrNotFound
+	}
+	return a, nil
+}
+
+// Authenticate implements otp.AppDirectory. The secret is compared by its SHA-256
+// with subtle.ConstantTimeCompare; an unknown key costs the same hash, so timing does
+// not tell unknown ids from wrong secrets either. Each use queues the key's last-used
+// time at most once a minute; Run writes it.
+func (r *Registry) Authenticate(_ context.Context, keyID, secret string) (otp.AppKey, error) {
+	sum := sha256.Sum256([]byte(secret))
+	k, found := r.snap.Load().keys[keyID]
+	want := k.Hash
+	if !found || len(want) != sha256.Size {
+		want = make([]byte, sha256.Size)
+	}
+	if subtle.ConstantTimeCompare(sum[:], want) != 1 || !found || k.Revoked() || secret == "" {
+		return otp.AppKey{}, otp.ErrBadKey
+	}
+	r.noteUse(k.ID)
+	return k, nil
+}
+
+// noteUse queues a key's use for the store, at most once per touchEvery, never blocking.
+func (r *Registry) noteUse(id string) {
+	now := r.Now()
+	if last, ok := r.touched.Load(id); ok && now.Sub(last.(time.Time)) < touchEvery {
+		return
+	}
+	r.touched.Store(id, now)
+	select {
+	case r.touches <- touch{id: id, at: now.Truncate(time.Second)}:
+	default: // the writer is behind: the next minute's use will tell
+	}
+}
+
+// Run keeps the snapshot current until ctx ends: it polls the store's version every
+// PollInterval and reloads when it moved, and writes queued last-used times. A
+// failing store is logged once per outage and retried at the next tick.
+func (r *Registry) Run(ctx context.Context) error {
+	tick := time.NewTicker(r.PollInterval)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			r.flushTouches(context.WithoutCancel(ctx))
+			return ctx.Err()
+		case <-tick.C:
+			err := r.poll(ctx)
+			switch {
+			case err != nil && !failing && ctx.Err() == nil:
+				r.log.Warn("apps: reload failed; serving the last configuration", "err", err)
+				failing = true
+			case err == nil && failing:
+				r.log.Info("apps: reload works again")
+				failing = false
+			}
+			r.flushTouches(ctx)
+		}
+	}
+}
+
+// poll reloads when the store's version differs from the snapshot's.
+func (r *Registry) poll(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	v, err := r.store.AppsVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v == r.Version() {
+		return nil
+	}
+	return r.Reload(ctx)
+}
+
+// flushTouches writes the queued last-used times in one call.
+func (r *Registry) flushTouches(ctx context.Context) {
+	used := map[string]time.Time{}
+	for len(used) < touchQueue {
+		select {
+		case t := <-r.touches:
+			used[t.id] = t.at
+			continue
+		default:
+		}
+		break
+	}
+	if len(used) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	if err := r.store.TouchKeys(ctx, used); err != nil && !errors.Is(err, context.Canceled) {
+		r.log.Warn("apps: recording key use failed", "keys", len(used), "err", err)
+	}
+}

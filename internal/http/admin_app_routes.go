@@ -1,0 +1,27 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// addAppRoutes adds the apps pages and API to the admin routes (inside requireAdmin).
+func addAppRoutes(r chi.Router, d AdminDeps, view *adminView) {
+	log := d.Logger
+	r.Method(http.MethodGet, "/admin/api/apps", handleAdminApps(log, d.Apps))
+	r.Method(http.MethodPost, "/admin/api/apps", handleAdminApps(log, d.Apps))
+	r.Method(http.MethodGet, "/admin/api/apps/{id}", handleAdminApp(log, d.Apps))
+	r.Method(http.MethodPatch, "/admin/api/apps/{id}", handleAdminApp(log, d.Apps))
+	r.Method(http.MethodDelete, "/admin/api/apps/{id}", handleAdminApp(log, d.Apps))
+	r.Method(http.MethodPost, "/admin/api/apps/{id}/keys", handleAdminKeys(log, d.Apps))
+	r.Method(http.MethodDelete, "/admin/api/apps/{id}/keys/{key_id}", handleAdminKey(log, d.Apps))
+
+	r.Method(http.MethodGet, "/admin/apps", handleAppsPage(log, view, d.Apps))
+	r.Method(http.MethodPost, "/admin/apps", handleAppsPage(log, view, d.Apps))
+	r.Method(http.MethodGet, "/admin/apps/{id}", handleAppPage(log, view, d.Apps))
+	r.Method(http.MethodPost, "/admin/apps/{id}", handleAppPage(log, view, d.Apps))
+	r.Method(http.MethodPost, "/admin/apps/{id}/keys", handleAppKeyPage(log, view, d.Apps))
+	r.Method(http.MethodPost, "/admin/apps/{id}/keys/{key_id}/revoke", handleAppKeyRevoke(log, view, d.Apps))
+	r.Method(http.MethodPost, "/admin/apps/{id}/delete", handleAppDelete(log, view, d.Apps))
+}

@@ -1,0 +1,228 @@
+package inmem
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// appState holds apps and keys; the store's mutex guards it.
+type appState struct {
+	apps    map[string]otp.App
+	deleted map[string]bool
+	keys    map[string]otp.AppKey
+	version int64
+}
+
+var _ otp.AppStore = (*Store)(nil)
+
+// LoadApps implements otp.AppStore.
+func (s *Store) LoadApps(ctx context.Context) (otp.AppSet, error) {
+	if err := alive("load apps", ctx); err != nil {
+		return otp.AppSet{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := otp.AppSet{Version: s.apps.version}
+	for _, id := range slices.Sorted(maps.Keys(s.apps.apps)) {
+		if !s.apps.deleted[id] {
+			set.Apps = append(set.Apps, cloneApp(s.apps.apps[id]))
+		}
+	}
+	for _, k := range s.sortedKeys("") {
+		if !k.Revoked() {
+			set.Keys = append(set.Keys, k)
+		}
+	}
+	return set, nil
+}
+
+// AppsVersion implements otp.AppStore.
+func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
+	if err := alive("apps version", ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apps.version, nil
+}
+
+// AppByID implements otp.AppStore.
+func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
+	if err := alive("app", ctx); err != nil {
+		return otp.App{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id = strings.ToLower(id)
+	a, ok := s.apps.apps[id]
+	if !ok || s.apps.deleted[id] {
+		return otp.App{}, fmt.Errorf("inmem: app: %w", otp.ErrNotFound)
+	}
+	return cloneApp(a), nil
+}
+
+// AppKeys implements otp.AppStore.
+func (s *Store) AppKeys(ctx context.Context, appID string) ([]otp.AppKey, error) {
+	if err := alive("app keys", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sortedKeys(strings.ToLower(appID)), nil
+}
+
+// sortedKeys lists the keys of one app (or of all, for ""), oldest first.
+func (s *Store) sortedKeys(appID string) []otp.AppKey {
+	var out []otp.AppKey
+	for _, k := range s.apps.keys {
+		if appID == "" || k.AppID == appID {
+			k.Hash = slices.Clone(k.Hash)
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b otp.AppKey) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// CreateApp implements otp.AppStore.
+func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+	return s.changeApps(ctx, "create app", audit, func() error {
+		a, err := a.Validate()
+		if err != nil {
+			return err
+		}
+		if _, taken := s.apps.apps[a.ID]; taken || a.ID == "" || a.ID == otp.DefaultAppID {
+			return fmt.Errorf("app %q exists", a.ID)
+		}
+		s.apps.apps[a.ID] = cloneApp(stamp(a))
+		return nil
+	})
+}
+
+// UpdateApp implements otp.AppStore.
+func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+	return s.changeApps(ctx, "update app", audit, func() error {
+		a, err := a.Validate()
+		if err != nil {
+			return err
+		}
+		old, ok := s.apps.apps[a.ID]
+		if !ok || s.apps.deleted[a.ID] {
+			return otp.ErrNotFound
+		}
+		a.CreatedAt = old.CreatedAt
+		s.apps.apps[a.ID] = cloneApp(stamp(a))
+		return nil
+	})
+}
+
+// DeleteApp implements otp.AppStore.
+func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error {
+	return s.changeApps(ctx, "delete app", audit, func() error {
+		id = strings.ToLower(id)
+		if _, ok := s.apps.apps[id]; !ok || s.apps.deleted[id] {
+			return otp.ErrNotFound
+		}
+		s.apps.deleted[id] = true
+		for kid, k := range s.apps.keys {
+			if k.AppID == id && !k.Revoked() {
+				k.RevokedAt = ts(at)
+				s.apps.keys[kid] = k
+			}
+		}
+		return nil
+	})
+}
+
+// CreateKey implements otp.AppStore.
+func (s *Store) CreateKey(ctx context.Context, k otp.AppKey, audit otp.AdminAction) error {
+	return s.changeApps(ctx, "create key", audit, func() error {
+		if _, taken := s.apps.keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
+			return fmt.Errorf("key %q exists or is incomplete", k.ID)
+		}
+		k.Hash, k.CreatedAt = slices.Clone(k.Hash), ts(k.CreatedAt)
+		s.apps.keys[k.ID] = k
+		return nil
+	})
+}
+
+// RevokeKey implements otp.AppStore.
+func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error {
+	return s.changeApps(ctx, "revoke key", audit, func() error {
+		k, ok := s.apps.keys[keyID]
+		if !ok || k.AppID != strings.ToLower(appID) || k.Revoked() {
+			return otp.ErrNotFound
+		}
+		k.RevokedAt = ts(at)
+		s.apps.keys[keyID] = k
+		return nil
+	})
+}
+
+// TouchKeys implements otp.AppStore.
+func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error {
+	if err := alive("touch keys", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, at := range used {
+		if k, ok := s.apps.keys[id]; ok && at.After(k.LastUsedAt) {
+			k.LastUsedAt = ts(at)
+			s.apps.keys[id] = k
+		}
+	}
+	return nil
+}
+
+// changeApps runs one change with its audit entry under the lock, as one transaction:
+// when change fails, neither it nor the entry is kept.
+func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction, change func() error) error {
+	if err := alive(op, ctx); err != nil {
+		return err
+	}
+	if err := audit.Validate(); err != nil {
+		return fmt.Errorf("inmem: %s: %w", op, err)
+	}
+	if audit.Time.IsZero() {
+		audit.Time = s.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.apps.apps == nil {
+		s.apps = appState{apps: map[string]otp.App{}, deleted: map[string]bool{}, keys: map[string]otp.AppKey{}}
+	}
+	if err := change(); err != nil {
+		return fmt.Errorf("inmem: %s: %w", op, err)
+	}
+	s.apps.version++
+	audit.ID, audit.Time = int64(len(s.admin)+1), ts(audit.Time)
+	s.admin = append(s.admin, audit)
+	return nil
+}
+
+// stamp stores an app's times as Postgres would.
+func stamp(a otp.App) otp.App {
+	a.CreatedAt, a.UpdatedAt = ts(a.CreatedAt), ts(a.UpdatedAt)
+	return a
+}
+
+func cloneApp(a otp.App) otp.App {
+	a.Locales = slices.Clone(a.Locales)
+	a.AllowedCountries = slices.Clone(a.AllowedCountries)
+	a.Channels = slices.Clone(a.Channels)
+	a.SendRules = slices.Clone(a.SendRules)
+	a.CheckRules = slices.Clone(a.CheckRules)
+	return a
+}

@@ -1,0 +1,253 @@
+package otp
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// DefaultAppID is the id of the default app, the one built from the OTP_* environment
+// that serves /v1/verifications. It is fixed, so its history, keys and Twilio
+// ServiceSid (VA00000000000000000000000000000001) stay the same across restarts.
+const DefaultAppID = "00000000-0000-0000-0000-000000000001"
+
+// DefaultAppAlias names the default app in URLs, as /v1/apps/default/verifications.
+const DefaultAppAlias = "default"
+
+// Access says who may call an app.
+type Access string
+
+// Access modes.
+const (
+	// AccessPublic apps take calls without a key, straight from mobile and web apps,
+	// guarded by the IP-keyed rules.
+	AccessPublic Access = "public"
+	// AccessKey apps need one of their API keys on every call.
+	AccessKey Access = "key"
+)
+
+// Bounds of an app's settings; the code bounds are the ones OTP_CODE_LENGTH and
+// OTP_CODE_TTL have.
+const (
+	MinCodeLength  = 4
+	MaxCodeLength  = 10
+	MaxCodeTTL     = 10 * time.Minute
+	maxAppBudget   = 1_000_000
+	maxAppNameLen  = 64
+	maxAppListSize = 300
+)
+
+// App is one configuration of the service, what Twilio calls a Verify service. The
+// running service reads apps from an immutable snapshot; Validate is the one check of
+// an app's settings, used by the configuration loader, the admin API and the stores.
+type App struct {
+	ID string
+	// Name is shown in the messages of every app but the default one.
+	Name        string
+	CodeLength  int
+	CodeTTL     time.Duration
+	MaxSends    int
+	MaxAttempts int
+	// Locales are the message locales the app accepts; empty accepts every one the server has.
+	Locales []string
+	// AllowedCountries are ISO 3166 alpha-2 codes; empty allows every country.
+	AllowedCountries []string
+	// Channels are the channels the app accepts; empty accepts every one the server has.
+	Channels []string
+	// SendRules are the app's own rules per phone (scope "app"), added to the shared ones.
+	SendRules Rules
+	// CheckRules are the app's own check rules per phone (scope "app_check"), added to the shared ones.
+	CheckRules Rules
+	Access     Access
+	// Default marks the default app, whose settings come from the environment.
+	Default   bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Locales and channels the server has messages and senders for.
+func knownLocales() []string  { return []string{"en", "ja"} }
+func knownChannels() []string { return []string{"sms"} }
+
+// KnownLocales lists the locales an app may accept, for forms and errors.
+func KnownLocales() []string { return knownLocales() }
+
+// KnownChannels lists the channels an app may accept, for forms and errors.
+func KnownChannels() []string { return knownChannels() }
+
+// Validate checks every setting and returns the app normalised: names trimmed, lists
+// sorted without repeats, country codes upper-cased. Errors: *ErrInvalidRequest naming
+// each bad field by its API name (name, code_length, code_ttl_seconds, max_sends,
+// max_attempts, locales, allowed_countries, channels, access, id).
+func (a App) Validate() (App, error) {
+	f := map[string]string{}
+	if a.ID != "" {
+		if id, ok := CanonAppID(a.ID); ok && a.ID != DefaultAppAlias {
+			a.ID = id
+		} else {
+			f["id"] = "must be a UUID"
+		}
+	}
+	a.Name = strings.TrimSpace(a.Name)
+	switch {
+	case a.Name == "":
+		f["name"] = "is required"
+	case utf8.RuneCountInString(a.Name) > maxAppNameLen:
+		f["name"] = fmt.Sprintf("must be at most %d characters", maxAppNameLen)
+	case strings.IndexFunc(a.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		f["name"] = "must be printable text on one line"
+	}
+	if a.CodeLength < MinCodeLength || a.CodeLength > MaxCodeLength {
+		f["code_length"] = fmt.Sprintf("must be between %d and %d", MinCodeLength, MaxCodeLength)
+	}
+	if a.CodeTTL <= 0 || a.CodeTTL > MaxCodeTTL {
+		f["code_ttl_seconds"] = "must be more than 0 and at most 10m"
+	}
+	for name, n := range map[string]int{"max_sends": a.MaxSends, "max_attempts": a.MaxAttempts} {
+		switch {
+		case n < 1:
+			f[name] = "must be at least 1"
+		case n > maxAppBudget:
+			f[name] = fmt.Sprintf("must be at most %d", maxAppBudget)
+		}
+	}
+	var err string
+	if a.Locales, err = knownSubset(a.Locales, knownLocales(), strings.ToLower); err != "" {
+		f["locales"] = err
+	}
+	if a.Channels, err = knownSubset(a.Channels, knownChannels(), strings.ToLower); err != "" {
+		f["channels"] = err
+	}
+	if a.AllowedCountries, err = regions(a.AllowedCountries); err != "" {
+		f["allowed_countries"] = err
+	}
+	switch a.Access {
+	case AccessPublic, AccessKey:
+	case "":
+		a.Access = AccessPublic
+	default:
+		f["access"] = `must be "public" or "key"`
+	}
+	if len(f) > 0 {
+		return a, &ErrInvalidRequest{Fields: f}
+	}
+	return a, nil
+}
+
+// knownSubset normalises a list that must only hold values of known; it returns the
+// list sorted and without repeats, or a problem.
+func knownSubset(list, known []string, norm func(string) string) ([]string, string) {
+	var out []string
+	for _, v := range list {
+		v = norm(strings.TrimSpace(v))
+		if !slices.Contains(known, v) {
+			return nil, fmt.Sprintf("%q is not one of %s", v, strings.Join(known, ", "))
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), ""
+}
+
+// regions normalises a list of ISO 3166 codes as Countries does.
+func regions(list []string) ([]string, string) {
+	if len(list) > maxAppListSize {
+		return nil, fmt.Sprintf("must have at most %d entries", maxAppListSize)
+	}
+	var c Countries
+	if err := c.UnmarshalText([]byte(strings.Join(list, ","))); err != nil {
+		return nil, err.Error()
+	}
+	out := []string(c)
+	slices.Sort(out)
+	return slices.Compact(out), ""
+}
+
+// DefaultApp is the default app as the configuration describes it.
+func (c Config) DefaultApp() App {
+	return App{
+		ID: DefaultAppID, Name: DefaultAppAlias, Default: true, Access: AccessPublic,
+		CodeLength: c.CodeLength, CodeTTL: c.CodeTTL, MaxSends: c.MaxSends, MaxAttempts: c.MaxAttempts,
+		AllowedCountries: c.AllowedCountries,
+	}
+}
+
+// AcceptsLocale reports whether the app sends messages in locale l.
+func (a App) AcceptsLocale(l string) bool {
+	return validLocale(l) && (len(a.Locales) == 0 || slices.Contains(a.Locales, l))
+}
+
+// AcceptsChannel reports whether the app sends codes over channel ch.
+func (a App) AcceptsChannel(ch string) bool {
+	return slices.Contains(knownChannels(), ch) && (len(a.Channels) == 0 || slices.Contains(a.Channels, ch))
+}
+
+// AllowsCountry applies AllowedCountries; an empty list allows all.
+func (a App) AllowsCountry(region string) bool {
+	return len(a.AllowedCountries) == 0 || slices.Contains(a.AllowedCountries, region)
+}
+
+// locales and channels the app accepts, for error messages.
+func (a App) acceptedLocales() []string  { return orAll(a.Locales, knownLocales()) }
+func (a App) acceptedChannels() []string { return orAll(a.Channels, knownChannels()) }
+
+func orAll(list, all []string) []string {
+	if len(list) == 0 {
+		return all
+	}
+	return list
+}
+
+// CanonAppID turns an app reference from a URL into an app id: the alias "default"
+// is the default app, and UUIDs are written in lower case. ok is false when ref names
+// no app id at all.
+func CanonAppID(ref string) (string, bool) {
+	if ref == DefaultAppAlias {
+		return DefaultAppID, true
+	}
+	u, err := uuid.Parse(ref)
+	if err != nil || len(ref) != 36 {
+		return "", false
+	}
+	return u.String(), true
+}
+
+// ServiceSID is an app id in Twilio's form: "VA" and the UUID's 32 hex digits.
+func ServiceSID(appID string) string { return "VA" + strings.ReplaceAll(appID, "-", "") }
+
+// VerificationSID is a verification id in Twilio's form: "VE" and the UUID's 32 hex digits.
+func VerificationSID(id string) string { return "VE" + strings.ReplaceAll(id, "-", "") }
+
+// IDFromSID reads a Twilio sid with the given two-letter prefix back into the UUID it
+// stands for; ok is false for anything else.
+func IDFromSID(sid, prefix string) (string, bool) {
+	hex, found := strings.CutPrefix(sid, prefix)
+	if !found || len(hex) != 32 {
+		return "", false
+	}
+	u, err := uuid.Parse(hex)
+	if err != nil {
+		return "", false
+	}
+	return u.String(), true
+}
+
+// validUUID reports whether s is a UUID in its 36-character form.
+func validUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
+}
+
+// StoredAppID is the app id a store keeps for id: the default app's when id is empty,
+// as for rows written before there were apps.
+func StoredAppID(id string) string {
+	if id == "" {
+		return DefaultAppID
+	}
+	return id
+}

@@ -1,0 +1,254 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/otp"
+)
+
+var _ otp.AppStore = (*Store)(nil)
+
+// appCols are read by scanApp, in this order.
+const appCols = `id, name, code_length, code_ttl_ms, max_sends, max_attempts, locales,
+	allowed_countries, channels, send_rules, check_rules, access, created_at, updated_at`
+
+// keyCols are read by scanKey, in this order.
+const keyCols = `id, app_id, name, secret_sha256, trusted_client_ip, created_at, last_used_at, revoked_at`
+
+func scanApp(row pgx.Row) (otp.App, error) {
+	var (
+		a                 otp.App
+		ttlMS             int64
+		sendRules, checks string
+		access            string
+	)
+	err := row.Scan(&a.ID, &a.Name, &a.CodeLength, &ttlMS, &a.MaxSends, &a.MaxAttempts, &a.Locales,
+		&a.AllowedCountries, &a.Channels, &sendRules, &checks, &access, &a.CreatedAt, &a.UpdatedAt)
+	if err != nil {
+		return otp.App{}, err
+	}
+	a.CodeTTL, a.Access = time.Duration(ttlMS)*time.Millisecond, otp.Access(access)
+	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
+	// The rules were validated when written; a row that no longer parses is a bug.
+	if err := a.SendRules.UnmarshalText([]byte(sendRules)); err != nil {
+		return otp.App{}, fmt.Errorf("app %s: send_rules: %w", a.ID, err)
+	}
+	if err := a.CheckRules.UnmarshalText([]byte(checks)); err != nil {
+		return otp.App{}, fmt.Errorf("app %s: check_rules: %w", a.ID, err)
+	}
+	return a, nil
+}
+
+func scanKey(row pgx.Row) (otp.AppKey, error) {
+	var (
+		k             otp.AppKey
+		used, revoked *time.Time
+	)
+	if err := row.Scan(&k.ID, &k.AppID, &k.Name, &k.Hash, &k.TrustedClientIP, &k.CreatedAt, &used, &revoked); err != nil {
+		return otp.AppKey{}, err
+	}
+	k.CreatedAt = k.CreatedAt.UTC()
+	if used != nil {
+		k.LastUsedAt = used.UTC()
+	}
+	if revoked != nil {
+		k.RevokedAt = revoked.UTC()
+	}
+	return k, nil
+}
+
+// rulesText stores a rule list as operators write it; none is ”.
+func rulesText(r otp.Rules) string {
+	if len(r) == 0 {
+		return ""
+	}
+	return r.String()
+}
+
+// LoadApps implements otp.AppStore with one snapshot of the three tables.
+func (s *Store) LoadApps(ctx context.Context) (otp.AppSet, error) {
+	var set otp.AppSet
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT version FROM apps_version WHERE id = 1`).Scan(&set.Version); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, `SELECT `+appCols+` FROM apps WHERE deleted_at IS NULL ORDER BY id`)
+		var err error
+		if set.Apps, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.App, error) { return scanApp(r) }); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `SELECT `+keyCols+` FROM app_keys WHERE revoked_at IS NULL ORDER BY created_at, id`)
+		set.Keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AppKey, error) { return scanKey(r) })
+		return err
+	})
+	if err != nil {
+		return otp.AppSet{}, wrap("load apps", err)
+	}
+	return set, nil
+}
+
+// AppsVersion implements otp.AppStore.
+func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT version FROM apps_version WHERE id = 1`).Scan(&v)
+	return v, wrap("apps version", err)
+}
+
+// AppByID implements otp.AppStore.
+func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
+	if !validID(id) {
+		return otp.App{}, fmt.Errorf("postgres: app: %w", otp.ErrNotFound)
+	}
+	a, err := scanApp(s.pool.QueryRow(ctx, `SELECT `+appCols+` FROM apps WHERE id = $1 AND deleted_at IS NULL`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = otp.ErrNotFound
+	}
+	return a, wrap("app", err)
+}
+
+// AppKeys implements otp.AppStore.
+func (s *Store) AppKeys(ctx context.Context, appID string) ([]otp.AppKey, error) {
+	if !validID(appID) {
+		return nil, nil
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT `+keyCols+` FROM app_keys WHERE app_id = $1 ORDER BY created_at, id`, appID)
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AppKey, error) { return scanKey(r) })
+	return keys, wrap("app keys", err)
+}
+
+// CreateApp implements otp.AppStore.
+func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+	a, err := a.Validate()
+	if err != nil || a.ID == "" {
+		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
+	}
+	return s.changeApps(ctx, "create app", audit, func(tx pgx.Tx) (int64, error) {
+		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			appArgs(a)...)
+		return tag.RowsAffected(), err
+	})
+}
+
+// UpdateApp implements otp.AppStore.
+func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+	a, err := a.Validate()
+	if err != nil {
+		return fmt.Errorf("postgres: update app: %w", err)
+	}
+	if !validID(a.ID) {
+		return fmt.Errorf("postgres: update app: %w", otp.ErrNotFound)
+	}
+	return s.changeApps(ctx, "update app", audit, func(tx pgx.Tx) (int64, error) {
+		tag, err := tx.Exec(ctx, `UPDATE apps SET name = $2, code_length = $3, code_ttl_ms = $4, max_sends = $5,
+				max_attempts = $6, locales = $7, allowed_countries = $8, channels = $9, send_rules = $10,
+				check_rules = $11, access = $12, updated_at = $13
+			WHERE id = $1 AND deleted_at IS NULL`, slices.Delete(appArgs(a), 12, 13)...)
+		return tag.RowsAffected(), err
+	})
+}
+
+// appArgs are an app's columns in the order of appCols.
+func appArgs(a otp.App) []any {
+	orEmpty := func(l []string) []string {
+		if l == nil {
+			return []string{}
+		}
+		return l
+	}
+	return []any{a.ID, a.Name, a.CodeLength, a.CodeTTL.Milliseconds(), a.MaxSends, a.MaxAttempts,
+		orEmpty(a.Locales), orEmpty(a.AllowedCountries), orEmpty(a.Channels),
+		rulesText(a.SendRules), rulesText(a.CheckRules), string(a.Access), a.CreatedAt, a.UpdatedAt}
+}
+
+// DeleteApp implements otp.AppStore.
+func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error {
+	if !validID(id) {
+		return fmt.Errorf("postgres: delete app: %w", otp.ErrNotFound)
+	}
+	return s.changeApps(ctx, "delete app", audit, func(tx pgx.Tx) (int64, error) {
+		tag, err := tx.Exec(ctx, `UPDATE apps SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL`, id, at)
+		if err != nil || tag.RowsAffected() == 0 {
+			return 0, err
+		}
+		_, err = tx.Exec(ctx, `UPDATE app_keys SET revoked_at = $2 WHERE app_id = $1 AND revoked_at IS NULL`, id, at)
+		return 1, err
+	})
+}
+
+// CreateKey implements otp.AppStore.
+func (s *Store) CreateKey(ctx context.Context, k otp.AppKey, audit otp.AdminAction) error {
+	if !validID(k.AppID) || k.ID == "" {
+		return fmt.Errorf("postgres: create key: %w: key without id or app", errBug)
+	}
+	return s.changeApps(ctx, "create key", audit, func(tx pgx.Tx) (int64, error) {
+		tag, err := tx.Exec(ctx, `INSERT INTO app_keys (id, app_id, name, secret_sha256, trusted_client_ip, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, k.ID, k.AppID, k.Name, k.Hash, k.TrustedClientIP, k.CreatedAt)
+		return tag.RowsAffected(), err
+	})
+}
+
+// RevokeKey implements otp.AppStore.
+func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error {
+	if !validID(appID) {
+		return fmt.Errorf("postgres: revoke key: %w", otp.ErrNotFound)
+	}
+	return s.changeApps(ctx, "revoke key", audit, func(tx pgx.Tx) (int64, error) {
+		tag, err := tx.Exec(ctx, `UPDATE app_keys SET revoked_at = $3 WHERE id = $1 AND app_id = $2 AND revoked_at IS NULL`, keyID, appID, at)
+		return tag.RowsAffected(), err
+	})
+}
+
+// TouchKeys implements otp.AppStore with one statement; it never moves a time back.
+func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	ids, times := make([]string, 0, len(used)), make([]time.Time, 0, len(used))
+	for id, at := range used {
+		ids, times = append(ids, id), append(times, at)
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE app_keys k SET last_used_at = greatest(k.last_used_at, u.at)
+		FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id`, ids, times)
+	return wrap("touch keys", err)
+}
+
+// changeApps runs one change, its audit entry and the version bump in one transaction.
+// change reports how many rows it changed: none is otp.ErrNotFound, and nothing is kept.
+func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction, change func(pgx.Tx) (int64, error)) error {
+	if err := audit.Validate(); err != nil {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	if audit.Time.IsZero() {
+		audit.Time = s.Now()
+	}
+	return s.inTx(ctx, op, func(tx pgx.Tx) error {
+		n, err := change(tx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return otp.ErrNotFound
+		}
+		if _, err := tx.Exec(ctx, `UPDATE apps_version SET version = version + 1 WHERE id = 1`); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO admin_actions (action, target, detail, created_at) VALUES ($1, $2, $3, $4)`,
+			audit.Action, audit.Target, audit.Detail, audit.Time)
+		return err
+	})
+}
+
+// errIf is an error with text when cond holds, else nil.
+func errIf(cond bool, text string) error {
+	if !cond {
+		return nil
+	}
+	return errors.New(strings.TrimSpace(text))
+}

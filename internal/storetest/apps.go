@@ -1,0 +1,229 @@
+package storetest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// appA and appB are two apps besides the default one.
+const (
+	appA = "0190a000-0000-7000-8000-00000000000a"
+	appB = "0190a000-0000-7000-8000-00000000000b"
+)
+
+func testAppScope(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("EachAppHasItsOwnPendingVerificationPerPhone", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		pa, pb := params("+819012345678", "111111", base()), params("+819012345678", "222222", base())
+		pa.AppID, pb.AppID = appA, appB
+		a, b := e.send(pa), e.send(pb)
+		if !a.Created || !b.Created || a.Verification.ID == b.Verification.ID {
+			t.Fatalf("got created %v/%v ids %s/%s, want two new verifications", a.Created, b.Created, a.Verification.ID, b.Verification.ID)
+		}
+		if a.Verification.AppID != appA || e.verification(b.Verification.ID).AppID != appB {
+			t.Errorf("got apps %s/%s, want %s/%s", a.Verification.AppID, e.verification(b.Verification.ID).AppID, appA, appB)
+		}
+		if r := e.sendRow(pb.SendID); r.AppID != appB {
+			t.Errorf("send row: got app %q, want %q", r.AppID, appB)
+		}
+		def := e.send(params("+819012345678", "333333", base()))
+		if !def.Created || def.Verification.AppID != otp.DefaultAppID {
+			t.Errorf("send without app: got created %v app %q, want a new verification of the default app", def.Created, def.Verification.AppID)
+		}
+	})
+
+	t.Run("CheckFindsOnlyTheAppsVerifications", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		pa := params("+819012345678", "111111", base())
+		pa.AppID = appA
+		v := e.send(pa).Verification
+		for name, ref := range map[string]otp.CheckRef{
+			"ByIDOfOtherApp":    {AppID: appB, ID: v.ID, Now: base()},
+			"ByPhoneOfOtherApp": {AppID: appB, Phone: v.Phone, Now: base()},
+			"ByIDOfDefaultApp":  {ID: v.ID, Now: base()},
+		} {
+			_, _, err := e.Store.Check(e.ctx, ref, decideCode("111111", base()))
+			wantNotFound(t, name, err)
+		}
+		got, oc, err := e.Store.Check(e.ctx, otp.CheckRef{AppID: appA, Phone: v.Phone, Now: base()}, decideCode("111111", base()))
+		if err != nil || oc != otp.OutcomeApproved || got.ID != v.ID {
+			t.Errorf("by phone in its app: got %s %s %v, want %s approved", got.ID, oc, err, v.ID)
+		}
+	})
+
+	t.Run("CanceledIsAnOutcome", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		v := e.send(params("+819012345678", "111111", base())).Verification
+		got, oc, err := e.Store.Check(e.ctx, otp.CheckRef{ID: v.ID, Now: base()}, func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
+			v.Status = otp.StatusCanceled
+			return v, otp.OutcomeCanceled
+		})
+		if err != nil || oc != otp.OutcomeCanceled || got.Status != otp.StatusCanceled || !got.ClosedAt.Equal(base()) {
+			t.Fatalf("got %s %s closed %v, err %v; want canceled at %v", got.Status, oc, got.ClosedAt, err, base())
+		}
+	})
+
+	t.Run("HistoryAndStatsFilterByApp", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		pa := params("+819012345678", "111111", base())
+		pa.AppID = appA
+		e.send(pa)
+		e.send(params("+819012345679", "222222", base()))
+		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), AppID: appA, Phone: "+819012345670", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: base()})
+		e.flush()
+		rows, _, err := e.History.ListSends(e.ctx, otp.SendFilter{AppID: appA})
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("ListSends(app A): got %d rows, err %v, want 2", len(rows), err)
+		}
+		for _, r := range rows {
+			if r.AppID != appA {
+				t.Errorf("got a row of app %q, want only %q", r.AppID, appA)
+			}
+		}
+		buckets, err := e.History.Stats(e.ctx, base(), time.Hour, appA)
+		if err != nil || len(buckets) == 0 {
+			t.Fatalf("Stats(app A): %v", err)
+		}
+		b := buckets[0]
+		if b.Sends != 1 || b.Blocked["phone 1/1m"] != 1 {
+			t.Errorf("Stats(app A): got sends %d blocked %v, want 1 and 1", b.Sends, b.Blocked)
+		}
+		all, err := e.History.Stats(e.ctx, base(), time.Hour, "")
+		if err != nil || all[0].Sends != 2 {
+			t.Errorf("Stats(all): got %+v, %v, want 2 sends", all, err)
+		}
+	})
+}
+
+func newApp(id string) otp.App {
+	return otp.App{
+		ID: id, Name: "Shop", CodeLength: 8, CodeTTL: 3 * time.Minute, MaxSends: 2, MaxAttempts: 4,
+		Locales: []string{"ja"}, AllowedCountries: []string{"JP"}, Channels: []string{"sms"},
+		SendRules: otp.Rules{{Limit: 1, Window: time.Minute}}, Access: otp.AccessKey,
+		CreatedAt: base(), UpdatedAt: base(),
+	}
+}
+
+func audit(action string) otp.AdminAction { return otp.AdminAction{Action: action, Target: "app:test"} }
+
+func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("CreatedAppIsLoadedAndVersionGrows", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		before, err := e.Apps.AppsVersion(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(otp.ActionAppCreate)); err != nil {
+			t.Fatalf("CreateApp: %v", err)
+		}
+		set, err := e.Apps.LoadApps(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.Version <= before || len(set.Apps) != 1 {
+			t.Fatalf("got version %d (before %d) and %d apps, want a later version and 1 app", set.Version, before, len(set.Apps))
+		}
+		got, want := set.Apps[0], newApp(appA)
+		if got.ID != want.ID || got.Name != want.Name || got.CodeLength != 8 || got.CodeTTL != want.CodeTTL ||
+			got.MaxSends != 2 || got.MaxAttempts != 4 || got.Access != otp.AccessKey || got.SendRules.String() != "1/1m" ||
+			len(got.CheckRules) != 0 || len(got.Locales) != 1 || got.AllowedCountries[0] != "JP" || !got.CreatedAt.Equal(base()) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+		if v, _ := e.Apps.AppsVersion(e.ctx); v != set.Version {
+			t.Errorf("AppsVersion: got %d, want %d", v, set.Version)
+		}
+		actions, _ := e.History.AdminActions(e.ctx, 10)
+		if len(actions) != 1 || actions[0].Action != otp.ActionAppCreate {
+			t.Errorf("got audit %+v, want one app_create", actions)
+		}
+	})
+
+	t.Run("InvalidAppIsRefusedAndNothingIsWritten", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		bad := newApp(appA)
+		bad.CodeLength = 3
+		err := e.Apps.CreateApp(e.ctx, bad, audit(otp.ActionAppCreate))
+		wantInvalid(t, "CreateApp", err, "code_length")
+		if set, _ := e.Apps.LoadApps(e.ctx); len(set.Apps) != 0 {
+			t.Errorf("got %d apps, want none", len(set.Apps))
+		}
+		if actions, _ := e.History.AdminActions(e.ctx, 10); len(actions) != 0 {
+			t.Errorf("got audit %+v, want none", actions)
+		}
+	})
+
+	t.Run("UpdateAndDelete", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(otp.ActionAppCreate)); err != nil {
+			t.Fatal(err)
+		}
+		k := otp.AppKey{ID: "SK0001", AppID: appA, Hash: hash("s1"), CreatedAt: base()}
+		if err := e.Apps.CreateKey(e.ctx, k, audit(otp.ActionKeyCreate)); err != nil {
+			t.Fatal(err)
+		}
+		up := newApp(appA)
+		up.Name, up.Access = "Shop 2", otp.AccessPublic
+		if err := e.Apps.UpdateApp(e.ctx, up, audit(otp.ActionAppUpdate)); err != nil {
+			t.Fatalf("UpdateApp: %v", err)
+		}
+		if a, err := e.Apps.AppByID(e.ctx, appA); err != nil || a.Name != "Shop 2" || a.Access != otp.AccessPublic {
+			t.Errorf("AppByID: got %+v, %v, want the update", a, err)
+		}
+		wantNotFound(t, "UpdateApp(unknown)", e.Apps.UpdateApp(e.ctx, newApp(appB), audit(otp.ActionAppUpdate)))
+		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)); err != nil {
+			t.Fatalf("DeleteApp: %v", err)
+		}
+		_, err := e.Apps.AppByID(e.ctx, appA)
+		wantNotFound(t, "AppByID(deleted)", err)
+		wantNotFound(t, "DeleteApp(again)", e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)))
+		set, _ := e.Apps.LoadApps(e.ctx)
+		if len(set.Apps) != 0 || len(set.Keys) != 0 {
+			t.Errorf("after delete: got %d apps %d keys, want none: its keys are revoked", len(set.Apps), len(set.Keys))
+		}
+		keys, _ := e.Apps.AppKeys(e.ctx, appA)
+		if len(keys) != 1 || !keys[0].Revoked() {
+			t.Errorf("AppKeys: got %+v, want the one key, revoked", keys)
+		}
+	})
+
+	t.Run("KeysAreRevokedAndTouched", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		k := otp.AppKey{ID: "SK0002", AppID: otp.DefaultAppID, Name: "backend", Hash: hash("s2"), TrustedClientIP: true, CreatedAt: base()}
+		if err := e.Apps.CreateKey(e.ctx, k, audit(otp.ActionKeyCreate)); err != nil {
+			t.Fatal(err)
+		}
+		used := base().Add(time.Minute)
+		if err := e.Apps.TouchKeys(e.ctx, map[string]time.Time{k.ID: used, "SKunknown": used}); err != nil {
+			t.Fatalf("TouchKeys: %v", err)
+		}
+		set, _ := e.Apps.LoadApps(e.ctx)
+		if len(set.Keys) != 1 {
+			t.Fatalf("got %d keys, want 1", len(set.Keys))
+		}
+		got := set.Keys[0]
+		if got.ID != k.ID || !bytes.Equal(got.Hash, k.Hash) || !got.TrustedClientIP || got.Name != "backend" || !got.LastUsedAt.Equal(used) {
+			t.Errorf("got %+v, want %+v last used %v", got, k, used)
+		}
+		err := e.Apps.RevokeKey(e.ctx, appA, k.ID, base(), audit(otp.ActionKeyRevoke))
+		wantNotFound(t, "RevokeKey(other app)", err)
+		if err := e.Apps.RevokeKey(e.ctx, otp.DefaultAppID, k.ID, base(), audit(otp.ActionKeyRevoke)); err != nil {
+			t.Fatalf("RevokeKey: %v", err)
+		}
+		if !errors.Is(e.Apps.RevokeKey(e.ctx, otp.DefaultAppID, k.ID, base(), audit(otp.ActionKeyRevoke)), otp.ErrNotFound) {
+			t.Errorf("RevokeKey(again): want ErrNotFound")
+		}
+		if set, _ := e.Apps.LoadApps(e.ctx); len(set.Keys) != 0 {
+			t.Errorf("got %d live keys after revoking, want 0", len(set.Keys))
+		}
+	})
+}
+
+func hash(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}

@@ -1,0 +1,119 @@
+// Package twilioapi serves a Twilio Verify v2 compatible API, so that code written
+// against Twilio Verify works against otpgate by changing its base URL. It is an adapter
+// like internal/http: it translates Twilio's form-encoded requests into calls of the
+// domain's services and the domain's errors into Twilio's error shape and codes, and
+// owns no behaviour of its own.
+package twilioapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"otpgate/internal/otp"
+)
+
+// Deps is what the Twilio API needs.
+type Deps struct {
+	// Logger receives internal errors; nil discards them.
+	Logger *slog.Logger
+	// Verifier sends and checks codes; required.
+	Verifier otp.Verifier
+	// Manager fetches and closes verifications by id; required.
+	Manager otp.VerificationManager
+	// Apps finds the app a ServiceSid names and authenticates keys; required.
+	Apps otp.AppDirectory
+	// ClientIP is the client IP the call is limited by, given the key it came with
+	// (a trusted_client_ip key may name the end user's). Errors: *otp.ErrInvalidRequest.
+	ClientIP func(r *http.Request, key otp.AppKey) (string, error)
+}
+
+// NewHandler returns the API, to be mounted at /v2 of the public listener.
+func NewHandler(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := chi.NewRouter()
+	r.Route("/Services/{ServiceSid}", func(r chi.Router) {
+		r.Use(authenticate(d))
+		r.Method(http.MethodPost, "/Verifications", handleCreate(d))
+		r.Method(http.MethodGet, "/Verifications/{Sid}", handleFetch(d))
+		r.Method(http.MethodPost, "/Verifications/{Sid}", handleUpdate(d))
+		r.Method(http.MethodPost, "/VerificationCheck", handleCheck(d))
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, d.Logger, errNoResource) })
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, d.Logger, errMethod) })
+	return r
+}
+
+// callCtxKey keys the call's app and client IP in its context.
+type callCtxKey int
+
+const callKey callCtxKey = 0
+
+// call is who calls which app, from where.
+type call struct {
+	app      otp.App
+	clientIP string
+}
+
+func callFrom(ctx context.Context) call {
+	c, _ := ctx.Value(callKey).(call)
+	return c
+}
+
+// authenticate checks HTTP Basic (key id and secret) first, as Twilio does, then finds
+// the app the ServiceSid names: a key of another app finds nothing (20404), as a
+// Twilio resource of another account does.
+func authenticate(d Deps) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			user, pass, ok := r.BasicAuth()
+			if !ok {
+				w.Header().Set("WWW-Authenticate", `Basic realm="otpgate"`)
+				writeError(w, r, d.Logger, otp.ErrBadKey)
+				return
+			}
+			key, err := d.Apps.Authenticate(r.Context(), user, pass)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Basic realm="otpgate"`)
+				writeError(w, r, d.Logger, err)
+				return
+			}
+			id, ok := otp.IDFromSID(chi.URLParam(r, "ServiceSid"), "VA")
+			var app otp.App
+			if ok {
+				app, err = d.Apps.App(r.Context(), id)
+			}
+			if !ok || err != nil || otp.Authorize(app, key) != nil {
+				writeError(w, r, d.Logger, errNoService)
+				return
+			}
+			ip, err := d.ClientIP(r, key)
+			if err != nil {
+				writeError(w, r, d.Logger, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey, call{app: app, clientIP: ip})))
+		})
+	}
+}
+
+// form reads a form-encoded body. Errors: *otp.ErrInvalidRequest.
+func form(r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/x-www-form-urlencoded") {
+		return &otp.ErrInvalidRequest{Detail: "the body must be form-encoded (application/x-www-form-urlencoded)"}
+	}
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return &otp.ErrInvalidRequest{Detail: "the request body is too large"}
+		}
+		return &otp.ErrInvalidRequest{Detail: "the form could not be read"}
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package twilioapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"otpgate/internal/otp"
+)
+
+// unsupported are Twilio parameters that would change what is sent or how it is
+// checked in ways otpgate does not offer; they are refused rather than ignored, so
+// that nobody believes, say, their CustomCode was sent.
+var unsupported = []string{
+	"CustomCode", "CustomMessage", "SendDigits", "Amount", "Payee", "TemplateSid",
+	"TemplateCustomSubstitutions", "RateLimits", "ChannelConfiguration", "AppHash",
+}
+
+// verification is Twilio's Verification resource.
+type verification struct {
+	Sid              string        `json:"sid"`
+	ServiceSid       string        `json:"service_sid"`
+	AccountSid       string        `json:"account_sid"`
+	To               string        `json:"to"`
+	Channel          string        `json:"channel"`
+	Status           string        `json:"status"`
+	Valid            bool          `json:"valid"`
+	Lookup           struct{}      `json:"lookup"`
+	Amount           *string       `json:"amount"`
+	Payee            *string       `json:"payee"`
+	SendCodeAttempts []sendAttempt `json:"send_code_attempts"`
+	DateCreated      string        `json:"date_created"`
+	DateUpdated      string        `json:"date_updated"`
+	Sna              *struct{}     `json:"sna"`
+	URL              string        `json:"url"`
+}
+
+// sendAttempt is one send of a verification, as Twilio lists them.
+type sendAttempt struct {
+	AttemptSid string `json:"attempt_sid"`
+	Channel    string `json:"channel"`
+	Time       string `json:"time"`
+}
+
+// twilioTime writes times as Twilio's JSON does: RFC 3339 in UTC, whole seconds.
+func twilioTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
+
+// status is a verification's status in Twilio's words: a verification whose wrong
+// guesses are spent is max_attempts_reached, and one whose first message definitely
+// failed (canceled with no send left counted) is failed.
+func status(v otp.Verification) string {
+	switch v.Status {
+	case otp.StatusFailed:
+		return "max_attempts_reached"
+	case otp.StatusCanceled:
+		if v.Sends == 0 {
+			return "failed"
+		}
+	}
+	return string(v.Status)
+}
+
+// accountSID is the account the answers name: otpgate has none, so it is the app's hex in an AC sid.
+func accountSID(app otp.App) string { return "AC" + strings.TrimPrefix(otp.ServiceSID(app.ID), "VA") }
+
+// lastChange is when the verification last changed: its closing, else its latest send.
+func lastChange(v otp.Verification, app otp.App) time.Time {
+	if !v.ClosedAt.IsZero() {
+		return v.ClosedAt
+	}
+	return v.LastSentAt(app.CodeTTL)
+}
+
+func newVerification(r *http.Request, app otp.App, v otp.Verification) verification {
+	sid := otp.VerificationSID(v.ID)
+	out := verification{
+		Sid: sid, ServiceSid: otp.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Phone, Channel: v.Channel,
+		Status: status(v), Valid: v.Status == otp.StatusApproved,
+		DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, app)),
+		URL: baseURL(r) + "/v2/Services/" + otp.ServiceSID(app.ID) + "/Verifications/" + sid,
+	}
+	// The store keeps the count of sends, not each one's time: the first is the
+	// verification's creation, every later one is shown at the latest send.
+	for i := range v.Sends {
+		at := v.CreatedAt
+		if i > 0 {
+			at = v.LastSentAt(app.CodeTTL)
+		}
+		out.SendCodeAttempts = append(out.SendCodeAttempts, sendAttempt{
+			AttemptSid: "VL" + strings.TrimPrefix(sid, "VE")[:30] + twoHex(i), Channel: v.Channel, Time: twilioTime(at),
+		})
+	}
+	if out.SendCodeAttempts == nil {
+		out.SendCodeAttempts = []sendAttempt{}
+	}
+	return out
+}
+
+func twoHex(i int) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[(i>>4)&15], digits[i&15]})
+}
+
+// baseURL is the scheme and host the client called, for the resources' url fields.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// handleCreate serves POST /v2/Services/{ServiceSid}/Verifications: To, Channel,
+// Locale and CustomFriendlyName. A resend of a pending verification answers 201, as
+// Twilio does.
+func handleCreate(d Deps) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := callFrom(r.Context())
+		if err := form(r); err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		fields := map[string]string{}
+		for _, p := range unsupported {
+			if r.PostForm.Has(p) {
+				fields[p] = "is not supported by otpgate"
+			}
+		}
+		if strings.TrimSpace(r.PostForm.Get("To")) == "" {
+			fields["phone"] = "is required"
+		}
+		if len(fields) > 0 {
+			writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: fields})
+			return
+		}
+		res, err := d.Verifier.Send(r.Context(), otp.SendInput{
+			App: &c.app, Phone: r.PostForm.Get("To"), Channel: strings.ToLower(r.PostForm.Get("Channel")),
+			Locale: strings.ToLower(r.PostForm.Get("Locale")), FriendlyName: r.PostForm.Get("CustomFriendlyName"),
+			ClientIP: c.clientIP, Fingerprint: r.UserAgent(),
+		})
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, newVerification(r, c.app, res.Verification))
+	})
+}
+
+// verificationID reads a VE sid from the URL; anything else names no verification.
+func verificationID(r *http.Request) (string, error) {
+	id, ok := otp.IDFromSID(chi.URLParam(r, "Sid"), "VE")
+	if !ok {
+		return "", errNoResource
+	}
+	return id, nil
+}
+
+// handleFetch serves GET /v2/Services/{ServiceSid}/Verifications/{Sid}.
+func handleFetch(d Deps) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := callFrom(r.Context())
+		id, err := verificationID(r)
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		v, err := d.Manager.Verification(r.Context(), &c.app, id)
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, newVerification(r, c.app, v))
+	})
+}
+
+// handleUpdate serves POST /v2/Services/{ServiceSid}/Verifications/{Sid} with
+// Status=canceled or Status=approved.
+func handleUpdate(d Deps) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := callFrom(r.Context())
+		id, err := verificationID(r)
+		if err == nil {
+			err = form(r)
+		}
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		v, err := d.Manager.Close(r.Context(), &c.app, id, otp.Status(r.PostForm.Get("Status")))
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, newVerification(r, c.app, v))
+	})
+}

@@ -1,0 +1,101 @@
+// Twilio's Node helper library against otpgate: every flow and error of the
+// conformance test (cmd/server/twilio_clients_test.go starts the server and sets the
+// environment). Prints one "ok" line per assertion; exits 1 at the first failure.
+"use strict";
+const twilio = require("twilio");
+const { RestException } = require("twilio");
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const base = env("OTPGATE_BASE");
+const [p1, p2, p3, p4] = env("OTPGATE_PHONES").split(",");
+const serviceSid = env("OTPGATE_SERVICE_SID");
+
+// The library's supported hook: a RequestClient of our own that sends every request
+// to otpgate's public listener instead of Twilio's host.
+class OtpgateClient extends twilio.RequestClient {
+  request(opts) {
+    opts.uri = opts.uri.replace(/^https:\/\/[^/]+/, base);
+    return super.request(opts);
+  }
+}
+
+const newClient = (secret) =>
+  twilio(env("OTPGATE_KEY_ID"), secret, {
+    accountSid: "AC" + serviceSid.slice(2),
+    httpClient: new OtpgateClient(),
+  });
+const client = newClient(env("OTPGATE_SECRET"));
+const service = (sid = serviceSid) => client.verify.v2.services(sid);
+
+async function codeFor(to) {
+  const res = await fetch(env("OTPGATE_CODE_URL") + "?to=" + encodeURIComponent(to));
+  if (!res.ok) throw new Error(`no code for ${to}: ${res.status}`);
+  return (await res.text()).trim();
+}
+
+function want(name, cond, got) {
+  if (!cond) {
+    console.error(`FAIL ${name}: got ${JSON.stringify(got)}`);
+    process.exit(1);
+  }
+  console.log(`ok ${name}`);
+}
+
+async function wantError(name, code, status, fn) {
+  try {
+    const got = await fn();
+    want(name, false, got);
+  } catch (e) {
+    want(`${name}: RestException ${code}`, e instanceof RestException && e.code === code && e.status === status,
+      { type: e.constructor.name, code: e.code, status: e.status, message: e.message });
+  }
+}
+
+(async () => {
+  const v = await service().verifications.create({ to: p1, channel: "sms" });
+  want("create: pending", v.status === "pending" && v.to === p1 && v.channel === "sms" && /^VE[0-9a-f]{32}$/.test(v.sid) &&
+    v.serviceSid === serviceSid && v.valid === false && v.dateCreated instanceof Date && Array.isArray(v.sendCodeAttempts), v);
+  const code = await codeFor(p1);
+  const wrong = code === "000000" ? "111111" : "000000";
+
+  let c = await service().verificationChecks.create({ to: p1, code: wrong });
+  want("check wrong code: pending, not valid", c.status === "pending" && c.valid === false, c);
+  c = await service().verificationChecks.create({ to: p1, code });
+  want("check right code: approved", c.status === "approved" && c.valid === true && c.sid === v.sid, c);
+
+  const f = await service().verifications(v.sid).fetch();
+  want("fetch: approved", f.sid === v.sid && f.status === "approved" && f.to === p1, f);
+
+  const other = await service().verifications.create({ to: p2, channel: "sms" });
+  const canceled = await service().verifications(other.sid).update({ status: "canceled" });
+  want("cancel: canceled", canceled.status === "canceled" && canceled.sid === other.sid, canceled);
+
+  await wantError("unknown service", 20404, 404, () =>
+    service("VA" + "f".repeat(32)).verifications.create({ to: p3, channel: "sms" }));
+  await wantError("wrong secret", 20003, 401, () =>
+    newClient(env("OTPGATE_SECRET").slice(0, -4) + "0000").verify.v2.services(serviceSid).verifications.create({ to: p3, channel: "sms" }));
+  await wantError("bad To", 60200, 400, () => service().verifications.create({ to: "+1", channel: "sms" }));
+
+  for (let i = 1; i <= 5; i++) {
+    const s = await service().verifications.create({ to: p3, channel: "sms" });
+    want(`send ${i} of 5: pending`, s.status === "pending", s);
+  }
+  await wantError("sixth send", 60203, 429, () => service().verifications.create({ to: p3, channel: "sms" }));
+
+  await service().verifications.create({ to: p4, channel: "sms" });
+  const right = await codeFor(p4);
+  const bad = right === "000000" ? "111111" : "000000";
+  for (let i = 1; i <= 5; i++) {
+    const k = await service().verificationChecks.create({ to: p4, code: bad });
+    want(`wrong check ${i} of 5: not valid`, k.valid === false, k);
+  }
+  await wantError("sixth wrong check", 60202, 429, () => service().verificationChecks.create({ to: p4, code: bad }));
+  console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
+})().catch((e) => {
+  console.error("FAIL unexpected error:", e);
+  process.exit(1);
+});

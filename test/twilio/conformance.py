@@ -1,0 +1,104 @@
+"""Twilio's Python helper library against otpgate: every flow and error of the
+conformance test (cmd/server/twilio_clients_test.go starts the server and sets the
+environment). Prints one "ok" line per assertion; exits 1 at the first failure."""
+
+import json
+import os
+import re
+import sys
+import urllib.parse
+import urllib.request
+
+import twilio
+from twilio.base.exceptions import TwilioRestException
+from twilio.http.http_client import TwilioHttpClient
+from twilio.rest import Client
+
+BASE = os.environ["OTPGATE_BASE"]
+P1, P2, P3, P4 = os.environ["OTPGATE_PHONES"].split(",")
+SERVICE = os.environ["OTPGATE_SERVICE_SID"]
+
+
+class OtpgateHttpClient(TwilioHttpClient):
+    """The library's supported hook: an HTTP client of our own that sends every
+    request to otpgate's public listener instead of Twilio's host."""
+
+    def request(self, method, url, *args, **kwargs):
+        return super().request(method, re.sub(r"^https://[^/]+", BASE, url), *args, **kwargs)
+
+
+def new_client(secret):
+    return Client(os.environ["OTPGATE_KEY_ID"], secret, http_client=OtpgateHttpClient())
+
+
+client = new_client(os.environ["OTPGATE_SECRET"])
+
+
+def service(sid=SERVICE):
+    return client.verify.v2.services(sid)
+
+
+def code_for(to):
+    url = os.environ["OTPGATE_CODE_URL"] + "?to=" + urllib.parse.quote(to)
+    with urllib.request.urlopen(url) as r:
+        return r.read().decode().strip()
+
+
+def want(name, cond, got):
+    if not cond:
+        print(f"FAIL {name}: got {got!r}", file=sys.stderr)
+        sys.exit(1)
+    print(f"ok {name}")
+
+
+def want_error(name, code, status, fn):
+    try:
+        got = fn()
+    except TwilioRestException as e:
+        want(f"{name}: TwilioRestException {code}", e.code == code and e.status == status,
+             {"code": e.code, "status": e.status, "msg": e.msg})
+        return
+    except Exception as e:  # any other type is a failure too
+        want(f"{name}: TwilioRestException {code}", False, repr(e))
+    want(name, False, got)
+
+
+v = service().verifications.create(to=P1, channel="sms")
+want("create: pending", v.status == "pending" and v.to == P1 and v.channel == "sms"
+     and re.fullmatch(r"VE[0-9a-f]{32}", v.sid) and v.service_sid == SERVICE and v.valid is False
+     and v.date_created is not None and isinstance(v.send_code_attempts, list), v.__dict__)
+code = code_for(P1)
+wrong = "111111" if code == "000000" else "000000"
+
+c = service().verification_checks.create(to=P1, code=wrong)
+want("check wrong code: pending, not valid", c.status == "pending" and c.valid is False, c.__dict__)
+c = service().verification_checks.create(to=P1, code=code)
+want("check right code: approved", c.status == "approved" and c.valid is True and c.sid == v.sid, c.__dict__)
+
+f = service().verifications(v.sid).fetch()
+want("fetch: approved", f.sid == v.sid and f.status == "approved" and f.to == P1, f.__dict__)
+
+other = service().verifications.create(to=P2, channel="sms")
+canceled = service().verifications(other.sid).update(status="canceled")
+want("cancel: canceled", canceled.status == "canceled" and canceled.sid == other.sid, canceled.__dict__)
+
+want_error("unknown service", 20404, 404,
+           lambda: service("VA" + "f" * 32).verifications.create(to=P3, channel="sms"))
+want_error("wrong secret", 20003, 401,
+           lambda: new_client(os.environ["OTPGATE_SECRET"][:-4] + "0000").verify.v2.services(SERVICE)
+           .verifications.create(to=P3, channel="sms"))
+want_error("bad To", 60200, 400, lambda: service().verifications.create(to="+1", channel="sms"))
+
+for i in range(1, 6):
+    s = service().verifications.create(to=P3, channel="sms")
+    want(f"send {i} of 5: pending", s.status == "pending", s.__dict__)
+want_error("sixth send", 60203, 429, lambda: service().verifications.create(to=P3, channel="sms"))
+
+service().verifications.create(to=P4, channel="sms")
+right = code_for(P4)
+bad = "111111" if right == "000000" else "000000"
+for i in range(1, 6):
+    k = service().verification_checks.create(to=P4, code=bad)
+    want(f"wrong check {i} of 5: not valid", k.valid is False, k.__dict__)
+want_error("sixth wrong check", 60202, 429, lambda: service().verification_checks.create(to=P4, code=bad))
+print(f"twilio-python {twilio.__version__}: all flows passed")
