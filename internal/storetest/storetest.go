@@ -27,7 +27,7 @@ type Stores struct {
 	Receipts otp.ReceiptStore
 	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
 	// to History.
-	Apps     otp.AppStore
+	Apps  otp.AppStore
 	Flush func(ctx context.Context) error
 	// Settle marks at most limit sends still sending that were begun before before as
 	// unknown, oldest first, and returns how many (the stores' SettleSends).
