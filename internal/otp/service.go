@@ -46,6 +46,7 @@ type Service struct {
 	sender  Sender
 	history DeniedRecorder
 	log     *slog.Logger
+	fraud   Fraud // nil: no fraud step (see UseFraud)
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
