@@ -26,6 +26,7 @@ type Store struct {
 	sends         map[string]*otp.SendRow
 	attempts      []otp.Attempt
 	admin         []otp.AdminAction
+	fraud         fraudState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

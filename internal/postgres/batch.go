@@ -209,10 +209,10 @@ func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	defer cancel()
 	w.batches.Add(1)
 	n, err := w.pool.CopyFrom(ctx, pgx.Identifier{"sends"},
-		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at"},
+		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "shadow"},
 		pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
 			d := batch[i]
-			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time}, nil
+			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, d.Shadow}, nil
 		}))
 	if err != nil {
 		w.dropped.Add(uint64(len(batch)))

@@ -60,7 +60,7 @@ func TestStore(t *testing.T) {
 		s := postgres.New(pool)
 		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
 		return storetest.Stores{
-			Store: s, History: s, Denied: w, Flush: w.Flush,
+			Store: s, History: s, Denied: w, Flush: w.Flush, Fraud: s,
 			SetClock: func(now func() time.Time) { s.Now = now },
 		}
 	})

@@ -23,9 +23,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO sends
-			(id, verification_id, phone, client_ip, status, provider, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, 'sending', $5, $6, $6)`,
-			p.SendID, v.ID, p.Phone, p.ClientIP, p.Provider, p.Now)
+			(id, verification_id, phone, client_ip, status, provider, created_at, updated_at, shadow)
+			VALUES ($1, $2, $3, $4, 'sending', $5, $6, $6, $7)`,
+			p.SendID, v.ID, p.Phone, p.ClientIP, p.Provider, p.Now, p.Shadow)
 		out = otp.SendStart{Verification: v, Created: created}
 		return err
 	})

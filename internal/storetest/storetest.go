@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
 
@@ -27,6 +28,8 @@ type Stores struct {
 	Flush func(ctx context.Context) error
 	// SetClock replaces the clock History reads (expiry labels, the end of Stats).
 	SetClock func(now func() time.Time)
+	// Fraud is the same store as a fraud.Store.
+	Fraud fraud.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest.
@@ -39,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Pagination", func(t *testing.T) { testPagination(t, newStore) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, newStore) })
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, newStore) })
+	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
 }
 
 const (
