@@ -83,9 +83,9 @@ func TestScreen(t *testing.T) {
 
 	t.Run("BlockListFirst", func(t *testing.T) {
 		for target, want := range map[otp.FraudTarget]string{
-			{Phone: "+2347011234567", Region: "NG", ClientIP: "192.0.2.1"}:         "prefix +234701",
-			{Phone: "+819087654321", Region: "JP", ClientIP: "198.51.100.9"}:       "cidr 198.51.100.0/24",
-			{Phone: "+8501912345678", Region: "KP", ClientIP: "192.0.2.1"}:         "country KP",
+			{Phone: "+2347011234567", Region: "NG", ClientIP: "192.0.2.1"}:          "prefix +234701",
+			{Phone: "+819087654321", Region: "JP", ClientIP: "198.51.100.9"}:        "cidr 198.51.100.0/24",
+			{Phone: "+8501912345678", Region: "KP", ClientIP: "192.0.2.1"}:          "country KP",
 			{Phone: "+819087654321", Region: "JP", ClientIP: "2001:db8:bad:1::/64"}: "cidr 2001:db8:bad::/48",
 			// The safe list never overrides the block list.
 			{Phone: "+819012345678", Region: "JP", ClientIP: "198.51.100.9"}: "cidr 198.51.100.0/24",

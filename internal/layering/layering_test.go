@@ -24,7 +24,7 @@ func forbidden() map[string][]string {
 			"github.com/go-chi/chi", "github.com/prometheus", "net/http", "otpgate/internal/http",
 			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem",
 			"otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/idempotency", "otpgate/internal/notify"),
-		"otpgate/internal/notify": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
+		"otpgate/internal/notify":    {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
 		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
