@@ -47,7 +47,7 @@
 --           guard, until its block ends.
 --   state   of a guard: 0 clear; 1 blocked, refusing; 2 tripped by this request, refusing;
 --           3 blocked in shadow mode (would refuse); 4 tripped in shadow mode.
---   unapproved  the guard's recent unapproved sends before this request, rounded down.
+--   unapproved  the guard's recent unapproved sends before this request, rounded.
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
 local KEYS, ARGV = KEYS, ARGV
@@ -177,8 +177,9 @@ for i = 1, #KEYS do
       -- A replay was admitted before the block began: it reports the block, refusing nothing.
       if g.shadow then state = 3 elseif status == 2 then state, retry = 0, 0 elseif status == 1 then status = 0 end
     elseif mode == 'allow' and status ~= 2 then
+      -- A hundredth of a send of slack: sends made at once have decayed by a hair meanwhile.
       local s1 = g.ss + 1
-      if s1 - g.as >= g.floor then
+      if s1 - g.as + 0.01 >= g.floor then
         local bs, ba = g.sl - g.ss, g.al - g.as
         if bs < 0 then bs = 0 end
         if ba < 0 then ba = 0 end
@@ -191,7 +192,7 @@ for i = 1, #KEYS do
     elseif blocked then
       state, retry = 3, g.b - now
     end
-    local u = g.ss - g.as
+    local u = math.floor(g.ss - g.as + 0.5)
     if u < 0 then u = 0 end
     reply[n + 1], reply[n + 2], reply[n + 3] = state, retry, u
     n = n + 3

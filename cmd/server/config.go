@@ -56,6 +56,7 @@ type config struct {
 	LogLevel           logLevel      `env:"OTP_LOG_LEVEL" envDefault:"info"`
 	MigrateOnStart     bool          `env:"OTP_MIGRATE" envDefault:"true"`
 	IdempotencyTTL     time.Duration `env:"OTP_IDEMPOTENCY_TTL" envDefault:"24h"`
+	FraudSettings
 
 	// Derived by parse.
 	dev bool
@@ -121,7 +122,7 @@ func (c *config) parse() error {
 	if err := c.checkValues(); err != nil {
 		return err
 	}
-	return nil
+	return c.checkFraud()
 }
 
 // checkValues holds the bounds of single values that their types do not know.

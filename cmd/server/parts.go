@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
@@ -24,6 +25,7 @@ type parts struct {
 	store   otp.Store
 	history otp.HistoryStore
 	denied  otp.DeniedRecorder
+	fraud   fraud.Store
 	sender  otp.Sender
 	secret  []byte
 	token   string
@@ -55,7 +57,7 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied = mem, mem, mem
+	p.store, p.history, p.denied, p.fraud = mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -98,7 +100,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 		}
 	}
 	store := postgres.New(pool)
-	p.store, p.history = store, store
+	p.store, p.history, p.fraud = store, store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

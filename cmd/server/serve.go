@@ -57,8 +57,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}); ok {
 		mx.History(h.QueueDepth, h.Dropped, h.Written)
 	}
-	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:"))
+	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:")
+	limiter := mx.Limiter(rl)
 	svc := otp.NewService(cfg.serviceConfig(p.secret), mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
+	fr, err := newFraud(ctx, cfg, p, rl, mx, log)
+	if err != nil {
+		return err
+	}
+	svc.UseFraud(fr.guard)
 
 	var draining atomic.Bool
 	ready := func(ctx context.Context) error {
@@ -89,7 +95,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	admin := newAdminHandler(cfg, p, log, limiter, ready, mx.Handler())
+	admin := newAdminHandler(cfg, p, log, limiter, fr.admin, ready, mx.Handler())
 
 	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -132,6 +138,10 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}
 	}()
+	// The fraud configuration follows the database until the listeners are closed.
+	fraudCtx, stopFraud := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFraud()
+	go func() { _ = fr.reloader.Run(fraudCtx) }()
 
 	var runErr error
 	select {

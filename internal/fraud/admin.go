@@ -37,6 +37,8 @@ type AdminService interface {
 	Conversion(ctx context.Context, by ConversionBy, since time.Time) ([]Conversion, error)
 	// ShadowSends returns the newest sends that shadow rules or the shadow guard flagged.
 	ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error)
+	// Actions returns the newest audit entries of the fraud guard, at most limit.
+	Actions(ctx context.Context, limit int) ([]otp.AdminAction, error)
 	// Running is the configuration this instance applies now.
 	Running() *Snapshot
 }
@@ -232,3 +234,18 @@ func (a *Admin) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, erro
 
 // Running implements AdminService.
 func (a *Admin) Running() *Snapshot { return a.snapshots.Snapshot() }
+
+// Actions implements AdminService, from the newest audit entries of every kind.
+func (a *Admin) Actions(ctx context.Context, limit int) ([]otp.AdminAction, error) {
+	all, err := a.store.AdminActions(ctx, otp.MaxListLimit)
+	if err != nil {
+		return nil, err
+	}
+	var out []otp.AdminAction
+	for _, act := range all {
+		if strings.HasPrefix(act.Action, "fraud_") && len(out) < limit {
+			out = append(out, act)
+		}
+	}
+	return out, nil
+}

@@ -134,7 +134,7 @@ func fields() []field {
 		{"fraud_short_horizon", func(c *Config) any { return &c.ShortHorizon }, span(func(c *Config) Span { return c.ShortHorizon }, time.Second, 7*day)},
 		{"fraud_long_horizon", func(c *Config) any { return &c.LongHorizon }, func(c *Config) string {
 			if c.LongHorizon < c.ShortHorizon {
-				return "must be at least fraud_short_horizon"
+				return "must be at least the short horizon"
 			}
 			return span(func(c *Config) Span { return c.LongHorizon }, time.Second, 366*day)(c)
 		}},
@@ -248,11 +248,18 @@ func (c Config) Apply(values map[string]string) (Config, error) {
 			}
 		}
 	}
+	// Bounds are checked too, so that one answer names every bad setting; a setting that
+	// could not be read keeps its old value meanwhile.
+	var inv *otp.ErrInvalidRequest
+	if err := next.Validate(); errors.As(err, &inv) {
+		for k, v := range inv.Fields {
+			if _, seen := bad[k]; !seen {
+				bad[k] = v
+			}
+		}
+	}
 	if len(bad) > 0 {
 		return c, &otp.ErrInvalidRequest{Fields: bad}
-	}
-	if err := next.Validate(); err != nil {
-		return c, err
 	}
 	return next, nil
 }

@@ -59,5 +59,6 @@ func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.Guar
 	if err := g.store.RecordFraudBlock(ctx, b, a); err != nil {
 		return fmt.Errorf("fraud: record block: %w", err)
 	}
+	g.snapshots.countBlocks(ctx)
 	return nil
 }

@@ -44,6 +44,8 @@ type Store interface {
 	// ShadowSends returns the newest sends that shadow rules or a shadow guard flagged, at
 	// most otp.AdminActionLimit(limit).
 	ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error)
+	// AdminActions returns the newest audit entries first, as otp.HistoryStore does.
+	AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error)
 }
 
 // State is what a Store holds of the fraud configuration.

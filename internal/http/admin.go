@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
 
@@ -26,6 +27,8 @@ type AdminDeps struct {
 	Logger *slog.Logger
 	// Admin answers the console's questions and resets limits; required.
 	Admin otp.AdminService
+	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.
+	Fraud fraud.AdminService
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

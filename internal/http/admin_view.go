@@ -23,7 +23,7 @@ type adminView struct {
 
 // adminPageNames are the page templates; each defines "content" for layout.html.
 func adminPageNames() []string {
-	return []string{"history", "verification", "limits", "confirm", "charts", "error"}
+	return []string{"history", "verification", "limits", "confirm", "charts", "fraud", "error"}
 }
 
 func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
@@ -33,6 +33,8 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 		"dur":         formatSpan,
 		"statusClass": statusClass,
 		"statusLabel": statusLabel,
+		"percent":     func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"seconds":     func(s int64) time.Duration { return time.Duration(s) * time.Second },
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "admin/templates/layout.html")
 	if err != nil {

@@ -45,6 +45,7 @@ func (l *limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		}
 		l.m.ruleDecisions.WithLabelValues(s.Scope, s.Rule.String(), result).Inc()
 	}
+	l.m.fraud.fraudDecision(d)
 	return d, nil
 }
 

@@ -8,7 +8,7 @@
 //
 //	| metric | type | labels | what it counts |
 //	|---|---|---|---|
-//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
+//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
 //	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
 //	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
 //	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
@@ -21,6 +21,10 @@
 //	| `otpgate_history_queue_depth` | gauge | | refused sends waiting for the history writer (always 0 in dev mode) |
 //	| `otpgate_history_dropped_total` | counter | | refused sends never written to history: queue full or write failed |
 //	| `otpgate_history_written_total` | counter | | refused sends written to history |
+//	| `otpgate_fraud_decisions_total` | counter | `scope`: country, prefix, ip_net; `mode`: enforce, shadow; `result`: allowed, refused | send decisions per fraud scope and mode; refused when that scope's rules or guard refused (in shadow: would have) |
+//	| `otpgate_fraud_shadow_total` | counter | `scope` | sends that shadow fraud rules or the shadow guard would have refused |
+//	| `otpgate_fraud_blocks_started_total` | counter | `scope`, `mode` | blocks the fraud guard started |
+//	| `otpgate_fraud_blocks_active` | gauge | `scope`, `mode` | fraud guard blocks in force, as last counted |
 //	| `go_*`, `process_*` | | | the Go runtime and the process, from the standard collectors |
 //
 // Sends and checks are counted when they reach the service: requests the API refuses
@@ -61,6 +65,7 @@ type Metrics struct {
 	providerErrors   *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	fraud            fraudMetrics
 }
 
 // New returns metrics on a fresh registry that also holds the Go and process collectors.
@@ -106,6 +111,7 @@ func New() *Metrics {
 		m.sends, m.checks, m.decisions, m.ruleDecisions, m.limiterDuration,
 		m.storeDuration, m.providerDuration, m.providerErrors, m.httpRequests, m.httpDuration,
 	)
+	m.fraud = registerFraud(m.reg)
 	// Known label values start at zero, so rates and alerts work before the first event.
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)
