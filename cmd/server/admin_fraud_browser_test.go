@@ -20,7 +20,7 @@ import (
 func TestAdminFraudPageInBrowser(t *testing.T) {
 	browser := findChromium(t)
 	p := newProvider(t)
-	env := prodEnv(t, p, map[string]string{"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_FRAUD_FLOOR_PREFIX": "3"})
+	env := prodEnv(t, p, map[string]string{"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_FRAUD_FLOOR_PREFIX": "3", "OTP_FRAUD_GUARD": "enforce"})
 	in := startServer(t, env)
 	t.Cleanup(func() {
 		if t.Failed() {

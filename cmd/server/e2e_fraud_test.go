@@ -59,7 +59,7 @@ func from(ip string) []string { return []string{"X-Forwarded-For", ip} }
 func TestFraudGuardEndToEnd(t *testing.T) {
 	p := newProvider(t)
 	in := startServer(t, prodEnv(t, p, map[string]string{
-		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_FRAUD_FLOOR_PREFIX": "3",
+		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_FRAUD_FLOOR_PREFIX": "3", "OTP_FRAUD_GUARD": "enforce",
 	}))
 	prefix := newPrefix()
 
