@@ -1,7 +1,8 @@
 // Command loadgen drives real otpgate server processes with concurrent clients and reports
 // requests per second and latency percentiles for sends (an all-allowed mix and an
 // all-denied flood) and checks (wrong codes within the attempt budget), as a table on
-// stdout and a Markdown file.
+// stdout and a Markdown file. With -scenario pumping it simulates SMS pumping against the
+// fraud guard instead (see pumping.go and docs/fraud.md).
 //
 // By default it builds the server, starts -servers processes of it against the Redis of
 // REDIS_URL (default redis://127.0.0.1:6379/0, under a fresh key prefix) and a fresh
@@ -12,6 +13,7 @@
 //
 //	loadgen [-servers 1] [-concurrency 64] [-duration 10s] [-out docs/load-report.md]
 //	loadgen -targets http://10.0.0.5:8080,http://10.0.0.6:8080
+//	loadgen -scenario pumping [-short] [-cases fresh,established,surge] [-modes off,shadow,enforce] [-out docs/fraud-simulation.md]
 package main
 
 import (
@@ -46,6 +48,10 @@ type options struct {
 	warmup      time.Duration
 	out         string
 	scenarios   []string
+	// extra are variables the started servers get besides loadgen's own.
+	extra map[string]string
+	// pumping holds the -scenario pumping flags.
+	pumping pumpingOptions
 }
 
 // run parses the flags, sets up the servers, runs the scenarios and writes the report.
@@ -62,8 +68,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each scenario")
 	fs.StringVar(&o.out, "out", "docs/load-report.md", "Markdown report to write (empty: none)")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
+	var single string
+	fs.StringVar(&single, "scenario", "", `"pumping" runs the SMS pumping simulation instead of the load scenarios`)
+	o.pumping.flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	switch single {
+	case "":
+	case "pumping":
+		return runPumping(ctx, o, args, getenv, stdout, stderr)
+	default:
+		return fmt.Errorf(`-scenario: unknown %q (want "pumping")`, single)
 	}
 	if o.concurrency < 1 || o.duration <= 0 || o.warmup < 0 || (targets == "" && o.servers < 1) {
 		return errors.New("-concurrency and -servers must be at least 1, -duration positive")

@@ -26,6 +26,8 @@ const (
 // env is what the scenarios run against.
 type env struct {
 	targets []string
+	// admins are the admin listeners of the servers started, in targets' order.
+	admins []string
 	// provider is the built-in SMS provider; nil with -targets, where codes are unknown.
 	provider *smstest.Provider
 	// base offsets the phone numbers and client addresses of this run.
@@ -55,16 +57,12 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 	}()
 	bin := o.bin
 	if bin == "" {
-		dir, err := os.MkdirTemp("", "otpgate-loadgen-")
-		if err != nil {
+		var remove func()
+		var err error
+		if bin, remove, err = buildServer(ctx, stderr); err != nil {
 			return nil, err
 		}
-		e.undo = append(e.undo, func() { os.RemoveAll(dir) })
-		bin = filepath.Join(dir, "otpgate")
-		fmt.Fprintln(stderr, "loadgen: go build otpgate/cmd/server")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "otpgate/cmd/server").CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build otpgate/cmd/server (run loadgen inside the module, or pass -bin): %w\n%s", err, out)
-		}
+		e.undo = append(e.undo, remove)
 	}
 	run := randomHex(4)
 	dsn, drop, err := fixture.CreateDatabase(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run)
@@ -107,13 +105,16 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 		// The check scenario guesses wrong within the budget for as long as it runs.
 		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": "1000000/1h", "OTP_LIMIT_CHECK_IP": "1000000/1h",
 	}
+	for k, v := range o.extra {
+		vars[k] = v
+	}
 	for i := range o.servers {
 		var log strings.Builder // read only once the process has ended
 		s, err := fixture.StartServer(ctx, bin, vars, &log)
 		if err != nil {
 			return nil, fmt.Errorf("server %d: %w\n%s", i+1, err, log.String())
 		}
-		e.targets = append(e.targets, s.API)
+		e.targets, e.admins = append(e.targets, s.API), append(e.admins, s.Admin)
 		e.undo = append(e.undo, func() {
 			if err := s.Stop(20 * time.Second); err != nil {
 				fmt.Fprintf(stderr, "loadgen: server %d: %v\n", i+1, err)
@@ -122,6 +123,22 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 	}
 	ok = true
 	return e, nil
+}
+
+// buildServer builds the server binary into a temporary directory that remove deletes.
+func buildServer(ctx context.Context, stderr io.Writer) (bin string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "otpgate-loadgen-")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.RemoveAll(dir) }
+	bin = filepath.Join(dir, "otpgate")
+	fmt.Fprintln(stderr, "loadgen: go build otpgate/cmd/server")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "otpgate/cmd/server").CombinedOutput(); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("go build otpgate/cmd/server (run loadgen inside the module, or pass -bin): %w\n%s", err, out)
+	}
+	return bin, remove, nil
 }
 
 func or(v, def string) string {
