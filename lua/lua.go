@@ -5,7 +5,7 @@ package lua
 import _ "embed"
 
 // SlidingLog decides, records, reports and undoes requests against a policy's sliding-window
-// logs, one sorted set per key, in one atomic call.
+// logs, one sorted set per key, and the fraud guard's counters and blocks, in one atomic call.
 //
 //go:embed sliding_log.lua
 var SlidingLog string
@@ -19,3 +19,8 @@ var IdempotencyComplete string
 //
 //go:embed idempotency_release.lua
 var IdempotencyRelease string
+
+// Guard counts approvals for the fraud guard and lifts its blocks, on the hashes SlidingLog keeps.
+//
+//go:embed guard.lua
+var Guard string

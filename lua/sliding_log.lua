@@ -1,5 +1,6 @@
 -- sliding_log.lua: otpgate's limiter, a sliding-window log over one sorted set per key,
--- deciding a request against every rule of every key at once.
+-- deciding a request against every rule of every key at once, together with the fraud
+-- guard's counters and blocks of the same request.
 --
 -- Each key is a sorted set whose members are request ids and whose scores are the times of
 -- the requests in microseconds. A request at score s counts for a rule of window w while
@@ -8,27 +9,47 @@
 -- the inclusive bound now - w + 1. A key expires one longest window after the last request
 -- it recorded.
 --
--- KEYS[1..n]  the sorted sets, one per limit of the policy.
--- ARGV[1]     mode: "allow" records the request in every key if every rule admits it, and in
---             none otherwise; "peek" records nothing; "undo" removes the request id from every
---             key first. Only "allow" trims entries older than a key's longest window.
+-- A guard key is a hash of one fraud target (docs/fraud.md): exponentially decayed counts of
+-- sends and approvals over a short horizon (ss, as) and a long one (sl, al) as of time t, the
+-- horizons they decay by (hs, hl, in µs), a block's end (b, µs) and mode (m: e enforce, s
+-- shadow), the last request id it recorded (i) and when its expiry was last set (x).
+--
+-- KEYS[1..n]  one per limit of the policy, in ARGV order: a sorted set or a guard hash.
+-- ARGV[1]     mode: "allow" records the request in every key if every rule and guard admits
+--             it, and in none otherwise; "peek" records nothing; "undo" removes the request
+--             id from every sorted set first and takes it back from the guards (see ARGV[12]).
+--             Only "allow" trims entries older than a key's longest window.
 -- ARGV[2]     the request id. "allow" answers "replayed" without recording when a key already
 --             holds it: a client retry of a call that reached Redis must not count twice.
 -- ARGV[3]     now in microseconds, or "" for the server clock (TIME); only tests set it.
--- ARGV[4..]   per key, in KEYS order: its rule count r; the rank of the oldest entry to read,
---             as a negative index (Go picks -(largest limit + 1), capped, so that one entry
---             beyond any full window is seen); then r pairs of limit and window in milliseconds.
+-- ARGV[4]     how many guard settings follow: 0, or 8 when KEYS hold guard hashes:
+-- ARGV[5..12] the short and the long horizon in ms, the ratio, the prior rate, the prior
+--             weight, the block in ms; for "undo", the request's time in µs and "always" or
+--             "held" (take it back only when a sorted set of this call held the request).
+-- ARGV[...]   per key, in KEYS order, either a sorted set: its rule count r; the rank of the
+--             oldest entry to read, as a negative index (Go picks -(largest limit + 1),
+--             capped, so that one entry beyond any full window is seen); then r pairs of
+--             limit and window in milliseconds, a negative limit marking a shadow rule, which
+--             is counted and recorded but never refuses;
+--             or a guard: "g"; "e" (enforce) or "s" (shadow); its floor.
 --
--- Reply: a flat array of integers, {status, then per rule in ARGV order: used, reset, retry}.
+-- Reply: a flat array of integers, {status, now, then per key in KEYS order: for a sorted
+-- set per rule used, reset, retry; for a guard state, retry, unapproved}.
 --   status  0 denied: nothing recorded, the state before the request;
 --           1 allowed: recorded, the state after recording;
 --           2 replayed: already recorded by an earlier call, the current state;
---           3 reported: after "peek" or "undo", the current state.
+--           3 reported: after "peek" or "undo", the current state;
+--           4 reported after "undo", which found the request in a sorted set.
+--   now     the time of the decision in microseconds.
 --   used    entries inside the rule's window.
 --   reset   microseconds until the oldest of them leaves the window (0 when none).
---   retry   microseconds until the rule admits one more request (0 when it would now).
+--   retry   microseconds until the rule admits one more request (0 when it would now); for a
+--           guard, until its block ends.
+--   state   of a guard: 0 clear; 1 blocked, refusing; 2 tripped by this request, refusing;
+--           3 blocked in shadow mode (would refuse); 4 tripped in shadow mode.
+--   unapproved  the guard's recent unapproved sends before this request, rounded.
 
-local call, tonumber, fmt = redis.call, tonumber, string.format
+local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
 local KEYS, ARGV = KEYS, ARGV
 local mode, id, nowstr = ARGV[1], ARGV[2], ARGV[3]
 if nowstr == '' then
@@ -37,28 +58,61 @@ if nowstr == '' then
 end
 local now = tonumber(nowstr)
 
+-- The guard's settings, in µs where they are times.
+local ng = tonumber(ARGV[4])
+local gshort, glong, gratio, gprior, gweight, gblock, gttl
+if ng > 0 then
+  gshort, glong = tonumber(ARGV[5]) * 1000, tonumber(ARGV[6]) * 1000
+  gratio, gweight = tonumber(ARGV[7]), tonumber(ARGV[9])
+  gprior, gblock = tonumber(ARGV[8]) * gweight, tonumber(ARGV[10]) * 1000
+  -- A hash lives two long horizons (its counts are then below 14%), or as long as a block.
+  gttl = fmt('%d', math.max(2 * tonumber(ARGV[6]), tonumber(ARGV[10])))
+end
+
 -- The script runs on every request, so it does little: one read per key, whose newest
 -- entries answer every rule (a window holds a suffix of the score order), few tables, and
 -- strings rather than numbers handed to Redis, which formats numbers slowly.
--- Per key: the ARGV index of its rule count, its newest entries (id, score, id, score, ...),
--- whether older ones exist, and its longest window in µs and, as given, in ms for PEXPIRE.
--- num holds ARGV's rule counts, limits and windows (µs) as numbers, at the same indexes.
-local at, z, more, span, ttl, num = {}, {}, {}, {}, {}, {}
-local a = 4
+-- Per sorted set: the ARGV index of its rule count, its newest entries (id, score, id,
+-- score, ...), whether older ones exist, and its longest window in µs and, as given, in ms
+-- for PEXPIRE. num holds ARGV's rule counts, limits and windows (µs) as numbers, at the same
+-- indexes; shadow marks the shadow rules' limits. guard holds each guard key's counts,
+-- decayed to now.
+local at, z, more, span, ttl, num, shadow, guard = {}, {}, {}, {}, {}, {}, {}, {}
+local held = false
+local a = 5 + ng
 for i = 1, #KEYS do
-  local key, r, first = KEYS[i], tonumber(ARGV[a]), ARGV[a + 1]
-  if mode == 'undo' then call('ZREM', key, id) end
-  local raw = r > 0 and call('ZRANGE', key, first, '-1', 'WITHSCORES') or {}
-  for j = 2, #raw, 2 do raw[j] = tonumber(raw[j]) end
-  local maxwin = 0
-  for j = a + 2, a + 1 + 2 * r, 2 do
-    local win = tonumber(ARGV[j + 1]) * 1000
-    if win > maxwin then maxwin, ttl[i] = win, ARGV[j + 1] end
-    num[j], num[j + 1] = tonumber(ARGV[j]), win
+  local key, r = KEYS[i], ARGV[a]
+  at[i] = a
+  if r == 'g' then
+    local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x')
+    local g = {shadow = ARGV[a + 1] == 's', floor = tonumber(ARGV[a + 2]), ss = 0, as = 0, sl = 0, al = 0,
+      b = tonumber(h[8]) or 0, m = h[9], id = h[10], x = tonumber(h[11]), t = tonumber(h[5])}
+    if g.t then
+      local dt = now - g.t
+      if dt < 0 then dt = 0 end
+      g.hs, g.hl = tonumber(h[6]), tonumber(h[7])
+      local fs, fl = exp(-dt / g.hs), exp(-dt / g.hl)
+      g.ss, g.as, g.sl, g.al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
+    end
+    guard[i] = g
+    a = a + 3
+  else
+    r = tonumber(r)
+    local first = ARGV[a + 1]
+    if mode == 'undo' and call('ZREM', key, id) == 1 then held = true end
+    local raw = r > 0 and call('ZRANGE', key, first, '-1', 'WITHSCORES') or {}
+    for j = 2, #raw, 2 do raw[j] = tonumber(raw[j]) end
+    local maxwin = 0
+    for j = a + 2, a + 1 + 2 * r, 2 do
+      local win, lim = tonumber(ARGV[j + 1]) * 1000, tonumber(ARGV[j])
+      if win > maxwin then maxwin, ttl[i] = win, ARGV[j + 1] end
+      if lim < 0 then lim, shadow[j] = -lim, true end
+      num[j], num[j + 1] = lim, win
+    end
+    num[a] = r
+    z[i], more[i], span[i] = raw, #raw >= -2 * tonumber(first), maxwin
+    a = a + 2 + 2 * r
   end
-  num[a] = r
-  at[i], z[i], more[i], span[i] = a, raw, #raw >= -2 * tonumber(first), maxwin
-  a = a + 2 + 2 * r
 end
 
 -- count returns how many entries of key i lie inside a window of win microseconds.
@@ -76,74 +130,177 @@ local status = 3
 if mode == 'allow' then
   status = 1
   for i = 1, #KEYS do
-    local raw = z[i]
-    for j = #raw - 1, 1, -2 do
-      if raw[j] == id then status = 2 end
+    local raw, g = z[i], guard[i]
+    if g then
+      if g.id == id then status = 2 end
+    else
+      for j = #raw - 1, 1, -2 do
+        if raw[j] == id then status = 2 end
+      end
+      if status == 1 and more[i] and call('ZSCORE', KEYS[i], id) then status = 2 end
     end
-    if status == 1 and more[i] and call('ZSCORE', KEYS[i], id) then status = 2 end
   end
 end
 
--- Count every rule; the request is admitted when none is full.
-local reply, n = {status}, 1
+-- Count every rule; the request is admitted when none but shadow rules is full.
+local reply, n = {status, now}, 2
 for i = 1, #KEYS do
-  a = at[i]
-  for j = a + 2, a + 1 + 2 * num[a], 2 do
-    local used = count(i, num[j + 1])
-    if status == 1 and used >= num[j] then status = 0 end
-    reply[n + 1], reply[n + 2], reply[n + 3] = used, 0, 0
+  if guard[i] then
+    reply[n + 1], reply[n + 2], reply[n + 3] = 0, 0, 0
     n = n + 3
+  else
+    a = at[i]
+    for j = a + 2, a + 1 + 2 * num[a], 2 do
+      local used = count(i, num[j + 1])
+      if status == 1 and used >= num[j] and not shadow[j] then status = 0 end
+      reply[n + 1], reply[n + 2], reply[n + 3] = used, 0, 0
+      n = n + 3
+    end
+  end
+end
+
+-- The guards. A block refuses, or in shadow mode would; a shadow block is no block for an
+-- enforcing guard, which decides afresh. An unblocked key trips when its recent unapproved
+-- sends, this one included, reach the floor while its recent conversion is below ratio
+-- times its baseline: the conversion of what came before the recent horizon, with the prior
+-- standing in for history it does not have. A trip blocks the key even when another rule
+-- refuses the request: it is a fact about the key, not a record of the request.
+local trip = {}
+n = 2
+for i = 1, #KEYS do
+  local g = guard[i]
+  if g then
+    local state, retry = 0, 0
+    local blocked = g.b > now
+    if blocked and (g.shadow or g.m == 'e') then
+      state, retry = 1, g.b - now
+      -- A replay was admitted before the block began: it reports the block, refusing nothing.
+      if g.shadow then state = 3 elseif status == 2 then state, retry = 0, 0 elseif status == 1 then status = 0 end
+    elseif mode == 'allow' and status ~= 2 then
+      -- A hundredth of a send of slack: sends made at once have decayed by a hair meanwhile.
+      local s1 = g.ss + 1
+      if s1 - g.as + 0.01 >= g.floor then
+        local bs, ba = g.sl - g.ss, g.al - g.as
+        if bs < 0 then bs = 0 end
+        if ba < 0 then ba = 0 end
+        if g.as / s1 < gratio * (ba + gprior) / (bs + gweight) then
+          trip[i], g.b, retry = true, now + gblock, gblock
+          state = 2
+          if g.shadow then state = 4 elseif status == 1 then status = 0 end
+        end
+      end
+    elseif blocked then
+      state, retry = 3, g.b - now
+    end
+    local u = math.floor(g.ss - g.as + 0.5)
+    if u < 0 then u = 0 end
+    reply[n + 1], reply[n + 2], reply[n + 3] = state, retry, u
+    n = n + 3
+  else
+    n = n + 3 * num[at[i]]
+  end
+end
+
+-- sethash writes a guard hash's fields from a flat list; it renews the hash's expiry when it
+-- is new, when a short horizon has passed since it last did, or when a block begins.
+local function sethash(key, g, fields, renew)
+  if renew or not g.x or now - g.x >= gshort then
+    fields[#fields + 1], fields[#fields + 2] = 'x', nowstr
+    call('HSET', key, unpack(fields))
+    call('PEXPIRE', key, gttl)
+  else
+    call('HSET', key, unpack(fields))
   end
 end
 
 if mode == 'allow' then
+  local shorts, longs = ng > 0 and fmt('%d', gshort), ng > 0 and fmt('%d', glong)
   for i = 1, #KEYS do
-    local key, raw, cut = KEYS[i], z[i], now - span[i]
-    if more[i] or (raw[2] and raw[2] <= cut) then
-      call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', cut))
-    end
-    if status == 1 then
-      call('ZADD', key, nowstr, id)
-      call('PEXPIRE', key, ttl[i])
-      -- Keep the entries in score order: the new one is the newest unless the clock stepped back.
-      local j = #raw
-      while j > 0 and raw[j] > now do
-        raw[j + 1], raw[j + 2] = raw[j - 1], raw[j]
-        j = j - 2
+    local key, g = KEYS[i], guard[i]
+    if g then
+      local fields
+      if status == 1 then
+        fields = {'ss', fmt('%.9g', g.ss + 1), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', g.sl + 1),
+          'al', fmt('%.9g', g.al), 't', nowstr, 'hs', shorts, 'hl', longs, 'i', id}
+      elseif trip[i] then
+        fields = {}
       end
-      raw[j + 1], raw[j + 2] = id, now
+      if trip[i] then
+        local k = #fields
+        fields[k + 1], fields[k + 2], fields[k + 3], fields[k + 4] = 'b', fmt('%d', g.b), 'm', g.shadow and 's' or 'e'
+      end
+      if fields then sethash(key, g, fields, trip[i]) end
+    else
+      local raw, cut = z[i], now - span[i]
+      if more[i] or (raw[2] and raw[2] <= cut) then
+        call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', cut))
+      end
+      if status == 1 then
+        call('ZADD', key, nowstr, id)
+        call('PEXPIRE', key, ttl[i])
+        -- Keep the entries in score order: the new one is the newest unless the clock stepped back.
+        local j = #raw
+        while j > 0 and raw[j] > now do
+          raw[j + 1], raw[j + 2] = raw[j - 1], raw[j]
+          j = j - 2
+        end
+        raw[j + 1], raw[j + 2] = id, now
+      end
+    end
+  end
+end
+
+-- Undo takes the request back from the guards' send counts, as much of it as has not
+-- decayed since it was recorded; the approvals and the block stay.
+if mode == 'undo' and ng > 0 and (ARGV[12] == 'always' or (ARGV[12] == 'held' and held)) then
+  local rec = tonumber(ARGV[11])
+  for i = 1, #KEYS do
+    local g = guard[i]
+    if g and g.t then
+      local w = now - rec
+      if w < 0 then w = 0 end
+      local ss, sl = g.ss - exp(-w / g.hs), g.sl - exp(-w / g.hl)
+      if ss < 0 then ss = 0 end
+      if sl < 0 then sl = 0 end
+      call('HSET', KEYS[i], 'ss', fmt('%.9g', ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', sl),
+        'al', fmt('%.9g', g.al), 't', nowstr)
     end
   end
 end
 
 -- Report every rule. The entries inside a window are the newest "used" ones; a recorded
 -- request is one of them.
-n = 1
+n = 2
 for i = 1, #KEYS do
   a = at[i]
-  local key, raw = KEYS[i], z[i]
-  local m = #raw / 2
-  for j = a + 2, a + 1 + 2 * num[a], 2 do
-    local limit, win, used = num[j], num[j + 1], reply[n + 1]
-    if status == 1 then used = used + 1 end
-    if used > 0 then
-      local oldest, retry = raw[2 * (m - used + 1)], 0
-      if used > m then
-        oldest = tonumber(call('ZRANGEBYSCORE', key, fmt('%d', now - win + 1), '+inf',
-          'WITHSCORES', 'LIMIT', '0', '1')[2])
-      end
-      if used >= limit then
-        -- One more fits once used - limit + 1 entries have left: the limit-th newest is the last.
-        local last = raw[2 * (m - limit + 1)]
-        if limit > m then
-          last = tonumber(call('ZRANGE', key, fmt('%d', -limit), fmt('%d', -limit), 'WITHSCORES')[2])
-        end
-        retry = last + win - now
-      end
-      reply[n + 1], reply[n + 2], reply[n + 3] = used, oldest + win - now, retry
-    end
+  if guard[i] then
     n = n + 3
+  else
+    local key, raw = KEYS[i], z[i]
+    local m = #raw / 2
+    for j = a + 2, a + 1 + 2 * num[a], 2 do
+      local limit, win, used = num[j], num[j + 1], reply[n + 1]
+      if status == 1 then used = used + 1 end
+      if used > 0 then
+        local oldest, retry = raw[2 * (m - used + 1)], 0
+        if used > m then
+          oldest = tonumber(call('ZRANGEBYSCORE', key, fmt('%d', now - win + 1), '+inf',
+            'WITHSCORES', 'LIMIT', '0', '1')[2])
+        end
+        if used >= limit then
+          -- One more fits once used - limit + 1 entries have left: the limit-th newest is the last.
+          local last = raw[2 * (m - limit + 1)]
+          if limit > m then
+            last = tonumber(call('ZRANGE', key, fmt('%d', -limit), fmt('%d', -limit), 'WITHSCORES')[2])
+          end
+          retry = last + win - now
+        end
+        reply[n + 1], reply[n + 2], reply[n + 3] = used, oldest + win - now, retry
+      end
+      n = n + 3
+    end
   end
 end
+if mode == 'undo' and held then status = 4 end
 reply[1] = status
 return reply

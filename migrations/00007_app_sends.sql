@@ -1,6 +1,8 @@
--- otpgate_begin_send (00002) within an app: apps (00004) made the pending verification one
--- per app and phone, so the function takes the app, looks for and creates the app's
--- verification, writes the send row with it, and answers the verification's app too.
+-- otpgate_begin_send (00002) within an app and with the fraud guard's shadow report: apps
+-- (00004) made the pending verification one per app and phone, so the function takes the
+-- app, looks for and creates the app's verification, writes the send row with it and with
+-- what shadow rules would have refused (the shadow column of 00003), and answers the
+-- verification's app too.
 
 -- +goose NO TRANSACTION
 
@@ -12,7 +14,7 @@ DROP FUNCTION otpgate_begin_send(text, text, text, text, text, timestamptz, time
 CREATE FUNCTION otpgate_begin_send(
     p_app_id uuid, p_phone text, p_channel text, p_locale text, p_client_ip text, p_provider text,
     p_now timestamptz, p_expires_at timestamptz, p_max_sends integer, p_max_attempts integer,
-    p_new_id uuid, p_new_hash bytea, p_known_id uuid, p_known_hash bytea, p_send_id uuid)
+    p_new_id uuid, p_new_hash bytea, p_known_id uuid, p_known_hash bytea, p_send_id uuid, p_shadow text)
 RETURNS TABLE (outcome text, id uuid, phone text, channel text, locale text, status text,
     code_hashes bytea[], sends integer, attempts integer, max_attempts integer, client_ip text,
     created_at timestamptz, expires_at timestamptz, closed_at timestamptz, app_id uuid)
@@ -56,8 +58,8 @@ BEGIN
         END IF;
         IF result IS NOT NULL THEN
             IF result IN ('created', 'counted') THEN
-                INSERT INTO sends (id, verification_id, phone, client_ip, status, provider, created_at, updated_at, app_id)
-                    VALUES (p_send_id, v.id, p_phone, p_client_ip, 'sending', p_provider, p_now, p_now, p_app_id);
+                INSERT INTO sends (id, verification_id, phone, client_ip, status, provider, created_at, updated_at, app_id, shadow)
+                    VALUES (p_send_id, v.id, p_phone, p_client_ip, 'sending', p_provider, p_now, p_now, p_app_id, p_shadow);
             END IF;
             RETURN QUERY SELECT result, v.id, v.phone, v.channel, v.locale, v.status, v.code_hashes, v.sends,
                 v.attempts, v.max_attempts, v.client_ip, v.created_at, v.expires_at, v.closed_at, v.app_id;
@@ -71,7 +73,7 @@ $$;
 
 -- +goose Down
 DROP FUNCTION otpgate_begin_send(uuid, text, text, text, text, text, timestamptz, timestamptz, integer, integer,
-    uuid, bytea, uuid, bytea, uuid);
+    uuid, bytea, uuid, bytea, uuid, text);
 
 -- +goose StatementBegin
 CREATE FUNCTION otpgate_begin_send(

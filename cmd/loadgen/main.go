@@ -1,7 +1,8 @@
 // Command loadgen drives real otpgate server processes with concurrent clients and reports
 // requests per second and latency percentiles for sends (an all-allowed mix and an
 // all-denied flood) and checks (wrong codes within the attempt budget), as a table on
-// stdout and a Markdown file.
+// stdout and a Markdown file. With -scenario pumping it simulates SMS pumping against the
+// fraud guard instead (see pumping.go and docs/fraud.md).
 //
 // With -reference it also starts a reference server of its own (reference.go: the least
 // otpgate's architecture must do per request) and runs every scenario against both in
@@ -18,6 +19,7 @@
 //	loadgen [-servers 1] [-concurrency 64] [-duration 10s] [-out docs/load-report.md]
 //	loadgen -reference [-rounds 5] [-profile dir]
 //	loadgen -targets http://10.0.0.5:8080,http://10.0.0.6:8080
+//	loadgen -scenario pumping [-short] [-cases fresh,established,surge] [-modes off,shadow,enforce] [-out docs/fraud-simulation.md]
 package main
 
 import (
@@ -64,6 +66,8 @@ type options struct {
 	profile     string
 	// env is extra environment for the otpgate processes, such as GOGC=200.
 	env map[string]string
+	// pumping holds the -scenario pumping flags.
+	pumping pumpingOptions
 }
 
 // run parses the flags, sets up the servers, runs the scenarios and writes the report.
@@ -92,8 +96,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		o.env[name] = value
 		return nil
 	})
+	var single string
+	fs.StringVar(&single, "scenario", "", `"pumping" runs the SMS pumping simulation instead of the load scenarios`)
+	o.pumping.flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	switch single {
+	case "":
+	case "pumping":
+		return runPumping(ctx, o, args, getenv, stdout, stderr)
+	default:
+		return fmt.Errorf(`-scenario: unknown %q (want "pumping")`, single)
 	}
 	if o.concurrency < 1 || o.duration <= 0 || o.warmup < 0 || (targets == "" && o.servers < 1) || o.rounds < 1 {
 		return errors.New("-concurrency, -servers and -rounds must be at least 1, -duration positive")

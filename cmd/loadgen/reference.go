@@ -199,7 +199,8 @@ func (s *refServer) check(w http.ResponseWriter, r *http.Request) {
 func (s *refServer) allow(ctx context.Context, keys []string, rules [][]refRule) (status, retry int64, err error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	args := []any{"allow", base64.RawURLEncoding.EncodeToString(b[:]), ""}
+	// Mode, request id, the server's clock, and no fraud guard settings.
+	args := []any{"allow", base64.RawURLEncoding.EncodeToString(b[:]), "", 0}
 	full := make([]string, len(keys))
 	for i, k := range keys {
 		full[i] = s.prefix + "{" + k + "}"
@@ -218,10 +219,11 @@ func (s *refServer) allow(ctx context.Context, keys []string, rules [][]refRule)
 	if err != nil {
 		return 0, 0, err
 	}
-	if len(reply) < 1 {
-		return 0, 0, errors.New("empty reply")
+	if len(reply) < 2 {
+		return 0, 0, errors.New("short reply")
 	}
-	for i := 3; i < len(reply); i += 3 {
+	// status, now, then used, reset and retry per rule.
+	for i := 4; i < len(reply); i += 3 {
 		retry = max(retry, (reply[i]+999_999)/1_000_000)
 	}
 	return reply[0], retry, nil

@@ -5,13 +5,14 @@ import (
 	"log/slog"
 	"net/http"
 
+	"otpgate/internal/fraud"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
 // newAdminHandler serves the admin listener: the console and its API over the
-// history store and the limiter, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, ready func(context.Context) error, metrics http.Handler) http.Handler {
+// history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, fraud fraud.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	admin := otp.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
@@ -24,6 +25,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		Logger:        log,
 		Admin:         admin,
 		Apps:          apps,
+		Fraud:         fraud,
 		Token:         p.token,
 		DefaultRegion: string(cfg.DefaultRegion),
 		IPv6Prefix:    cfg.IPv6Prefix,

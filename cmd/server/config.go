@@ -60,6 +60,7 @@ type config struct {
 	// A send left sending for SMS_TIMEOUT + SweepMargin is settled as unknown.
 	SweepMargin   time.Duration `env:"OTP_SWEEP_MARGIN" envDefault:"1m"`
 	SweepInterval time.Duration `env:"OTP_SWEEP_INTERVAL" envDefault:"30s"`
+	FraudSettings
 
 	// Derived by parse.
 	dev bool
@@ -125,7 +126,7 @@ func (c *config) parse() error {
 	if err := c.checkValues(); err != nil {
 		return err
 	}
-	return nil
+	return c.checkFraud()
 }
 
 // checkValues holds the bounds of single values that their types do not know.

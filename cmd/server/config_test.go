@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
 
@@ -157,4 +159,35 @@ func TestRedisTLSServerName(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestConfigFraudSettings(t *testing.T) {
+	t.Run("DefaultsAreThePackages", func(t *testing.T) {
+		cfg, err := loadFrom(map[string]string{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := cfg.fraudDefaults().Values(), fraud.Defaults().Values()
+		if !maps.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+	t.Run("EveryVariableReachesItsSetting", func(t *testing.T) {
+		env := map[string]string{
+			"OTP_LIMIT_COUNTRY": "*:500/1h,NG:10/1h", "OTP_LIMIT_PREFIX": "10/1h:shadow", "OTP_LIMIT_IP_NET": "50/1h",
+			"OTP_PREFIX_DROP": "3", "OTP_FRAUD_GUARD": "shadow", "OTP_FRAUD_BLOCK": "2h", "OTP_FRAUD_SHORT_HORIZON": "1m",
+			"OTP_FRAUD_LONG_HORIZON": "1h", "OTP_FRAUD_RATIO": "0.2", "OTP_FRAUD_PRIOR_RATE": "0.5", "OTP_FRAUD_PRIOR_WEIGHT": "10",
+			"OTP_FRAUD_FLOOR_COUNTRY": "50", "OTP_FRAUD_FLOOR_PREFIX": "5", "OTP_FRAUD_FLOOR_IP_NET": "7",
+		}
+		cfg, err := loadFrom(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := cfg.fraudDefaults().Values()
+		for _, name := range fraud.FieldNames() {
+			if got, want := values[name], env[fraud.EnvName(name)]; got != want {
+				t.Errorf("%s: got %q, want %q", name, got, want)
+			}
+		}
+	})
 }

@@ -106,6 +106,8 @@ func parseProblem(pe env.ParseError) string {
 		switch {
 		case ne.Func == "ParseBool":
 			return "must be true or false"
+		case ne.Func == "ParseFloat":
+			return "not a number"
 		case errors.Is(ne.Err, strconv.ErrRange):
 			return "out of range"
 		default:

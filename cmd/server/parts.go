@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
@@ -25,6 +26,7 @@ type parts struct {
 	history otp.HistoryStore
 	denied  otp.DeniedRecorder
 	apps    otp.AppStore
+	fraud   fraud.Store
 	sender  otp.Sender
 	secret  []byte
 	token   string
@@ -61,7 +63,7 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps = mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud = mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -107,7 +109,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.SMSTimeout + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history, p.apps = store, store, store
+	p.store, p.history, p.apps, p.fraud = store, store, store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

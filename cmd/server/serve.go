@@ -62,7 +62,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	if p.outcomes != nil {
 		mx.Outcomes(p.outcomes.QueueDepth, p.outcomes.Lost, p.outcomes.Written, p.sweeper.Lag, p.sweeper.Settled)
 	}
-	limiter := mx.Limiter(ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout)))
+	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout))
+	limiter := mx.Limiter(rl)
 	svcCfg := cfg.serviceConfig(p.secret)
 	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
 	registry := apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
@@ -70,6 +71,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	if err := registry.Reload(ctx); err != nil {
 		return err
 	}
+	fr, err := newFraud(ctx, cfg, p, rl, mx, log)
+	if err != nil {
+		return err
+	}
+	svc.UseFraud(fr.guard)
 
 	var draining atomic.Bool
 	ready := func(ctx context.Context) error {
@@ -106,7 +112,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	admin := newAdminHandler(cfg, p, log, limiter, apps.NewAdmin(p.apps, registry), ready, mx.Handler())
+	admin := newAdminHandler(cfg, p, log, limiter, apps.NewAdmin(p.apps, registry), fr.admin, ready, mx.Handler())
 
 	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -156,6 +162,10 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}
 	}()
+	// The fraud configuration follows the database until the listeners are closed.
+	fraudCtx, stopFraud := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFraud()
+	go func() { _ = fr.reloader.Run(fraudCtx) }()
 
 	var runErr error
 	select {

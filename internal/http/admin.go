@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
 
@@ -28,6 +29,8 @@ type AdminDeps struct {
 	Admin otp.AdminService
 	// Apps manages apps and their keys; nil leaves the apps pages and API out.
 	Apps otp.AppAdmin
+	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.
+	Fraud fraud.AdminService
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

@@ -21,8 +21,10 @@ type adminSend struct {
 	// Status is the label for people: sent, failed, blocked:<rule>, duplicate, approved, expired, sending, unknown.
 	Status string `json:"status"`
 	// SendStatus is the row's own state: sending, sent, failed, blocked, duplicate or unknown.
-	SendStatus        string    `json:"send_status"`
-	Reason            string    `json:"reason,omitempty"`
+	SendStatus string `json:"send_status"`
+	Reason     string `json:"reason,omitempty"`
+	// Shadow names what shadow fraud rules would have refused, such as "prefix 10/1h:shadow".
+	Shadow            string    `json:"shadow,omitempty"`
 	Provider          string    `json:"provider,omitempty"`
 	ProviderMessageID string    `json:"provider_message_id,omitempty"`
 	Error             string    `json:"error,omitempty"`
@@ -32,7 +34,7 @@ type adminSend struct {
 func toAdminSend(r otp.SendRow) adminSend {
 	return adminSend{
 		ID: r.ID, AppID: r.AppID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
-		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Provider: r.Provider,
+		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Shadow: r.Shadow, Provider: r.Provider,
 		ProviderMessageID: r.ProviderMessageID, Error: r.Error, UpdatedAt: r.Updated,
 	}
 }

@@ -23,7 +23,7 @@ type adminView struct {
 
 // adminPageNames are the page templates; each defines "content" for layout.html.
 func adminPageNames() []string {
-	return []string{"history", "verification", "limits", "confirm", "charts", "error", "apps", "app"}
+	return []string{"history", "verification", "limits", "confirm", "charts", "fraud", "error", "apps", "app"}
 }
 
 func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
@@ -34,6 +34,8 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 		"statusClass": statusClass,
 		"statusLabel": statusLabel,
 		"liveKeys":    liveKeys,
+		"percent":     func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"seconds":     func(s int64) time.Duration { return time.Duration(s) * time.Second },
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "admin/templates/layout.html")
 	if err != nil {

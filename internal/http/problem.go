@@ -90,6 +90,10 @@ func kindOf(c otp.Code) problemKind {
 		return problemKind{http.StatusUnprocessableEntity, "Idempotency-Key reused", "this Idempotency-Key was used with a different request body"}
 	case otp.CodeRateLimited:
 		return problemKind{http.StatusTooManyRequests, "Rate limited", "too many requests; retry later"}
+	case otp.CodeFraudBlocked:
+		return problemKind{http.StatusForbidden, "Fraud blocked", "sends to this destination are paused for now; retry later"}
+	case otp.CodeBlocked:
+		return problemKind{http.StatusForbidden, "Blocked", "sends to this destination are not served"}
 	case otp.CodeInvalidCode:
 		return problemKind{http.StatusUnprocessableEntity, "Invalid code", "the code does not match"}
 	case otp.CodeTooManyAttempts:
@@ -122,6 +126,7 @@ func problemFor(err error) problem {
 		limited  *otp.ErrRateLimited
 		wrong    *otp.ErrInvalidCode
 		provider *otp.ErrProvider
+		fraud    *otp.ErrFraudBlocked
 	)
 	switch {
 	case code == otp.CodeNotFound && errors.Is(err, errRouteNotFound):
@@ -141,6 +146,9 @@ func problemFor(err error) problem {
 		out.Detail = fmt.Sprintf("phone numbers of %s are not served", country.Country)
 	case code == otp.CodeRateLimited && errors.As(err, &limited):
 		addRateLimited(&out, limited)
+	case code == otp.CodeFraudBlocked && errors.As(err, &fraud):
+		secs := max(ceilSeconds(fraud.RetryAfter), 1)
+		out.RetryAfterSeconds = &secs
 	case code == otp.CodeInvalidCode && errors.As(err, &wrong):
 		out.AttemptsLeft = &wrong.AttemptsLeft
 	case code == otp.CodeProviderError && errors.As(err, &provider) && provider.Definite:

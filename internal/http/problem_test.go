@@ -39,6 +39,8 @@ func TestProblemFor(t *testing.T) {
 		{"IdempotencyInFlight", otp.ErrIdempotencyInFlight, 409, "idempotency_in_flight"},
 		{"IdempotencyKeyReused", otp.ErrIdempotencyKeyReused, 422, "idempotency_key_reused"},
 		{"RateLimited", limited, 429, "rate_limited"},
+		{"FraudBlocked", &otp.ErrFraudBlocked{Scope: "prefix", Key: "+81901234", RetryAfter: time.Hour}, 403, "fraud_blocked"},
+		{"BlockListed", &otp.ErrBlocked{Entry: "country NG"}, 403, "blocked"},
 		{"ProviderDefinite", &otp.ErrProvider{Provider: "twilio", Definite: true, Err: otp.ErrNotDelivered}, 502, "provider_error"},
 		{"ProviderTimeout", &otp.ErrProvider{Provider: "webhook", Err: context.DeadlineExceeded}, 502, "provider_error"},
 		{"Unavailable", fmt.Errorf("redis: %w: dial tcp: refused", otp.ErrUnavailable), 503, "unavailable"},
@@ -91,6 +93,15 @@ func TestProblemFor(t *testing.T) {
 		}
 		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 2 {
 			t.Errorf("retry_after_seconds: got %v, want %v", p.RetryAfterSeconds, 2)
+		}
+	})
+	t.Run("FraudBlockedSaysWhenToRetryButNotWhat", func(t *testing.T) {
+		p := problemFor(fmt.Errorf("otp: send: %w", &otp.ErrFraudBlocked{Scope: "prefix", Key: "+81901234", RetryAfter: 90*time.Minute + time.Millisecond}))
+		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 5401 {
+			t.Errorf("retry_after_seconds: got %v, want 5401", p.RetryAfterSeconds)
+		}
+		if strings.Contains(p.Detail, "+81901234") || p.Violations != nil {
+			t.Errorf("got %+v, want the blocked target kept from the client", p)
 		}
 	})
 	t.Run("InvalidCodeCarriesAttemptsLeftEvenZero", func(t *testing.T) {

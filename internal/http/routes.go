@@ -62,6 +62,23 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		if d.Apps != nil {
 			addAppRoutes(r, d, view)
 		}
+
+		if f := d.Fraud; f != nil {
+			r.Method(http.MethodGet, "/admin/fraud", handleFraudPage(log, view, f, params))
+			r.Method(http.MethodPost, "/admin/fraud/config", handleFraudConfigForm(log, view, f, params))
+			r.Method(http.MethodPost, "/admin/fraud/lists", handleFraudListForm(log, view, f, params))
+			r.Method(http.MethodPost, "/admin/fraud/lists/{id}/delete", handleFraudListDeleteForm(log, view, f))
+			r.Method(http.MethodPost, "/admin/fraud/blocks/{id}/lift", handleFraudLiftForm(log, view, f))
+
+			r.Method(http.MethodGet, "/admin/api/fraud/config", handleFraudConfig(log, f))
+			r.Method(http.MethodPut, "/admin/api/fraud/config", handleFraudConfig(log, f))
+			r.Method(http.MethodGet, "/admin/api/fraud/lists", handleFraudLists(log, f))
+			r.Method(http.MethodPost, "/admin/api/fraud/lists", handleFraudLists(log, f))
+			r.Method(http.MethodDelete, "/admin/api/fraud/lists/{id}", handleFraudListEntry(log, f))
+			r.Method(http.MethodGet, "/admin/api/fraud/blocks", handleFraudBlocks(log, f, params))
+			r.Method(http.MethodDelete, "/admin/api/fraud/blocks/{id}", handleFraudBlock(log, f, params))
+			r.Method(http.MethodGet, "/admin/api/fraud/conversion", handleFraudConversion(log, f, params))
+		}
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
 	r.MethodNotAllowed(handleMethodNotAllowed(log, r).ServeHTTP)

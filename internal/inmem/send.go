@@ -60,7 +60,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 func (s *Store) addSend(id, verificationID string, p otp.BeginSend, now time.Time) {
 	s.sends[id] = &otp.SendRow{
 		ID: id, AppID: p.AppID, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
-		SendStatus: otp.SendSending, Provider: p.Provider, Updated: now,
+		SendStatus: otp.SendSending, Provider: p.Provider, Shadow: p.Shadow, Updated: now,
 	}
 }
 

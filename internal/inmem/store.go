@@ -27,6 +27,7 @@ type Store struct {
 	attempts      []otp.Attempt
 	admin         []otp.AdminAction
 	apps          appState
+	fraud         fraudState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

@@ -69,6 +69,7 @@ func (l *limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	for _, s := range d.Rules {
 		l.ruleCounter(ruleKey{s.Scope, s.Rule, s.Violated}).Inc()
 	}
+	l.m.fraud.fraudDecision(d)
 	return d, nil
 }
 

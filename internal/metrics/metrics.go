@@ -8,7 +8,7 @@
 //
 //	| metric | type | labels | what it counts |
 //	|---|---|---|---|
-//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
+//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
 //	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
 //	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
 //	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
@@ -31,6 +31,10 @@
 //	| `otpgate_outcome_lost_total` | counter | | send outcomes whose write failed; the sweeper settles those sends as unknown |
 //	| `otpgate_sweeper_oldest_sending_seconds` | gauge | | age of the oldest send still sending at the sweeper's last pass: how far behind outcomes are |
 //	| `otpgate_sweeper_settled_total` | counter | | sends left sending by a stopped server, settled as unknown by this instance |
+//	| `otpgate_fraud_decisions_total` | counter | `scope`: country, prefix, ip_net; `mode`: enforce, shadow; `result`: allowed, refused | send decisions per fraud scope and mode; refused when that scope's rules or guard refused (in shadow: would have) |
+//	| `otpgate_fraud_shadow_total` | counter | `scope` | sends that shadow fraud rules or the shadow guard would have refused |
+//	| `otpgate_fraud_blocks_started_total` | counter | `scope`, `mode` | blocks the fraud guard started |
+//	| `otpgate_fraud_blocks_active` | gauge | `scope`, `mode` | fraud guard blocks in force, as last counted |
 //	| `go_*`, `process_*` | | | the Go runtime and the process, from the standard collectors |
 //
 // Sends and checks are counted when they reach the service: requests the API refuses
@@ -79,6 +83,7 @@ type Metrics struct {
 	// instead of hashing their labels.
 	httpSeries sync.Map
 	outcomes   sync.Map
+	fraud            fraudMetrics
 }
 
 // New returns metrics on a fresh registry that also holds the Go and process collectors.
@@ -125,6 +130,7 @@ func New() *Metrics {
 		m.storeDuration, m.providerDuration, m.providerErrors, m.httpRequests, m.httpDuration,
 	)
 	m.delivery = newDeliveryMetrics(m.reg)
+	m.fraud = registerFraud(m.reg)
 	// Known label values start at zero, so rates and alerts work before the first event.
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)

@@ -12,6 +12,7 @@ import (
 var (
 	sendOutcomes = []string{
 		"created", "resent", "rate_limited", "duplicate", "invalid", "provider_error", "unavailable", "error",
+		"fraud_blocked", "blocked",
 	}
 	checkOutcomes = []string{
 		"approved", "invalid_code", "too_many_attempts", "expired", "not_found", "rate_limited", "invalid", "unavailable", "error",
@@ -74,7 +75,7 @@ func outcome(c otp.Code) string {
 	case otp.CodeDuplicateSubmit:
 		return "duplicate"
 	case otp.CodeRateLimited, otp.CodeInvalidCode, otp.CodeTooManyAttempts, otp.CodeExpired,
-		otp.CodeNotFound, otp.CodeProviderError, otp.CodeUnavailable:
+		otp.CodeNotFound, otp.CodeProviderError, otp.CodeUnavailable, otp.CodeFraudBlocked, otp.CodeBlocked:
 		return string(c)
 	}
 	return "error"

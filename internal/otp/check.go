@@ -70,6 +70,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	res.Verification = v
 	switch outcome {
 	case OutcomeApproved:
+		s.approved(ctx, v)
 		return res, nil
 	case OutcomeInvalidCode:
 		return res, &ErrInvalidCode{AttemptsLeft: v.AttemptsLeft()}

@@ -37,6 +37,10 @@ const (
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 	// CodeRateLimited: a limiter rule refused; nothing was sent.
 	CodeRateLimited Code = "rate_limited"
+	// CodeFraudBlocked: the fraud guard blocked a target of the send; nothing was spent.
+	CodeFraudBlocked Code = "fraud_blocked"
+	// CodeBlocked: the fraud block list refuses the send; nothing was spent.
+	CodeBlocked Code = "blocked"
 	// CodeInvalidCode: the code did not match; the attempt was counted.
 	CodeInvalidCode Code = "invalid_code"
 	// CodeTooManyAttempts: the verification's wrong-guess budget is spent.
@@ -79,6 +83,8 @@ func ErrorCode(err error) Code {
 		budget   *ErrSendBudget
 		code     *ErrInvalidCode
 		provider *ErrProvider
+		fraud    *ErrFraudBlocked
+		blocked  *ErrBlocked
 	)
 	switch {
 	case err == nil:
@@ -99,6 +105,10 @@ func ErrorCode(err error) Code {
 		return CodeIdempotencyKeyReused
 	case errors.As(err, &limited), errors.As(err, &budget):
 		return CodeRateLimited
+	case errors.As(err, &fraud):
+		return CodeFraudBlocked
+	case errors.As(err, &blocked):
+		return CodeBlocked
 	case errors.As(err, &code):
 		return CodeInvalidCode
 	case errors.Is(err, ErrTooManyAttempts):

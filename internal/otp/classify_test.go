@@ -24,6 +24,8 @@ func TestErrorCode(t *testing.T) {
 		{"IdempotencyKeyReused", ErrIdempotencyKeyReused, CodeIdempotencyKeyReused},
 		{"RateLimited", &ErrRateLimited{}, CodeRateLimited},
 		{"SendBudgetIsARateLimit", &ErrSendBudget{MaxSends: 5}, CodeRateLimited},
+		{"FraudBlocked", fmt.Errorf("send: %w", &ErrFraudBlocked{Scope: ScopePrefix, Key: "+8190123"}), CodeFraudBlocked},
+		{"BlockListed", &ErrBlocked{Entry: "country NG"}, CodeBlocked},
 		{"InvalidCode", &ErrInvalidCode{AttemptsLeft: 2}, CodeInvalidCode},
 		{"TooManyAttempts", ErrTooManyAttempts, CodeTooManyAttempts},
 		{"NotFound", fmt.Errorf("store: %w", ErrNotFound), CodeNotFound},

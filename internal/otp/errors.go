@@ -109,3 +109,24 @@ func (e *ErrProvider) Error() string {
 }
 
 func (e *ErrProvider) Unwrap() error { return e.Err }
+
+// ErrFraudBlocked means the fraud guard blocked one of the send's targets (its number's
+// country or prefix, or its client's network); nothing was spent or sent.
+type ErrFraudBlocked struct {
+	// Scope and Key name the blocked target, such as "prefix" and "+8190123".
+	Scope, Key string
+	// RetryAfter is how long the block still lasts.
+	RetryAfter time.Duration
+}
+
+func (e *ErrFraudBlocked) Error() string {
+	return fmt.Sprintf("fraud guard blocked %s %s; retry after %s", e.Scope, e.Key, e.RetryAfter)
+}
+
+// ErrBlocked means an entry of the fraud block list refuses the send; nothing was spent.
+type ErrBlocked struct {
+	// Entry names the matching entry, such as "prefix +8190123" or "country NG".
+	Entry string
+}
+
+func (e *ErrBlocked) Error() string { return "block list: " + e.Entry }

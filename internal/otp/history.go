@@ -101,7 +101,9 @@ type SendRow struct {
 	// SendStatus is the row's own state.
 	SendStatus SendStatus
 	// Reason is the refusing rule of a blocked or duplicate send, such as "phone 1/1m".
-	Reason            string
+	Reason string
+	// Shadow names what shadow fraud rules would have refused, such as "prefix 10/1h:shadow".
+	Shadow            string
 	Provider          string
 	ProviderMessageID string
 	Error             string

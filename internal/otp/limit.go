@@ -10,10 +10,16 @@ import (
 type Rule struct {
 	Limit  int
 	Window time.Duration
+	// Shadow makes the rule report what it would refuse without refusing (fraud scopes only).
+	Shadow bool
 }
 
-// String renders the rule in the form ParseRules reads, such as "10/1h".
+// String renders the rule in the form ParseRules reads, such as "10/1h"; a shadow rule
+// reads "10/1h:shadow", as the fraud scopes' rule lists write it.
 func (r Rule) String() string {
+	if r.Shadow {
+		return strconv.Itoa(r.Limit) + "/" + FormatWindow(r.Window) + ":shadow"
+	}
 	return strconv.Itoa(r.Limit) + "/" + FormatWindow(r.Window)
 }
 
@@ -41,6 +47,8 @@ type Limit struct {
 	Scope string
 	Key   string
 	Rules []Rule
+	// Guard, when set, also runs the adaptive conversion guard on this scope and key.
+	Guard *Guard
 }
 
 // RuleState is what one rule of one key looks like at the moment of a decision.
@@ -56,7 +64,8 @@ type RuleState struct {
 	ResetAfter time.Duration
 	// RetryAfter is how long until this rule would admit one more request (0 when it would now).
 	RetryAfter time.Duration
-	// Violated reports that this rule refused the request.
+	// Violated reports that this rule refused the request; for a shadow rule, that it
+	// would have.
 	Violated bool
 }
 
@@ -70,13 +79,15 @@ type Decision struct {
 	Reservation Reservation
 	// Replayed is true when the limiter recognised a retry of a call it had already recorded.
 	Replayed bool
+	// Guards holds the state of every guarded limit, in policy order.
+	Guards []GuardState
 }
 
-// Violations returns the rules that refused the request.
+// Violations returns the rules that refused the request (shadow rules never refuse).
 func (d Decision) Violations() []RuleState {
 	var out []RuleState
 	for _, s := range d.Rules {
-		if s.Violated {
+		if s.Violated && !s.Rule.Shadow {
 			out = append(out, s)
 		}
 	}
@@ -87,7 +98,7 @@ func (d Decision) Violations() []RuleState {
 func (d Decision) RetryAfter() time.Duration {
 	var max time.Duration
 	for _, s := range d.Rules {
-		if s.Violated && s.RetryAfter > max {
+		if s.Violated && !s.Rule.Shadow && s.RetryAfter > max {
 			max = s.RetryAfter
 		}
 	}
@@ -96,9 +107,13 @@ func (d Decision) RetryAfter() time.Duration {
 
 // Closest returns the rule nearest to its limit: the fewest remaining, and of
 // those the one that stays blocked longest. ok is false when there are no rules.
+// Shadow rules limit nothing and are left out.
 func (d Decision) Closest() (s RuleState, ok bool) {
-	for i, r := range d.Rules {
-		if i == 0 || r.Remaining < s.Remaining ||
+	for _, r := range d.Rules {
+		if r.Rule.Shadow {
+			continue
+		}
+		if !ok || r.Remaining < s.Remaining ||
 			(r.Remaining == s.Remaining && r.RetryAfter > s.RetryAfter) ||
 			(r.Remaining == s.Remaining && r.RetryAfter == s.RetryAfter && r.ResetAfter > s.ResetAfter) {
 			s, ok = r, true
@@ -113,6 +128,9 @@ type Reservation struct {
 	ID string
 	// Keys are the storage keys that hold it.
 	Keys []string
+	// Counters are the guard counters it was added to, at At, for Refund to take back.
+	Counters []string
+	At       time.Time
 }
 
 // Limiter decides, records and refunds requests against policies of several limits.
@@ -134,7 +152,7 @@ type Limiter interface {
 func (d Decision) RetryAfterNext() time.Duration {
 	var max time.Duration
 	for _, s := range d.Rules {
-		if s.RetryAfter > max {
+		if !s.Rule.Shadow && s.RetryAfter > max {
 			max = s.RetryAfter
 		}
 	}

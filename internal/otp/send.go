@@ -30,15 +30,20 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if !app.AllowsCountry(region) {
 		return res, &ErrCountryNotAllowed{Country: region}
 	}
+	target, fraudLimits, err := s.screen(phone, region, in.ClientIP)
+	if err != nil {
+		return res, err
+	}
 
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, appSendPolicy(app, phone, s.sendPolicy(phone, in.ClientIP, in.Fingerprint)))
+	dec, err := s.limiter.Allow(lctx, append(appSendPolicy(app, phone, s.sendPolicy(phone, in.ClientIP, in.Fingerprint)), fraudLimits...))
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: send: limiter: %w", err)
 	}
 	res.Decision = dec
 	now := s.Now()
+	s.startedBlocks(ctx, target, dec, now)
 	if !dec.Allowed {
 		return res, s.denied(app.ID, phone, in.ClientIP, dec, now)
 	}
@@ -56,6 +61,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
 		NewVerificationID: s.NewID(), SendID: sendID,
 		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
+		Shadow:   dec.ShadowReport(),
 	})
 	cancel()
 	if err != nil {
@@ -142,25 +148,34 @@ func sendInput(in SendInput, app App) (channel, locale string, err error) {
 	return channel, locale, nil
 }
 
-// denied records a refused send for history and names the refusal by its first
-// violated rule. The duplicate limit comes first in sendPolicy and violations keep
-// policy order, so a double submit is reported as such even when other rules refused
+// denied records a refused send for history and names the refusal: by the fraud guard's
+// block when one refused it (a blocked target answers as such, whatever else refused), else
+// by its first violated rule. The duplicate limit comes first in sendPolicy and violations
+// keep policy order, so a double submit is reported as such even when other rules refused
 // it too.
 func (s *Service) denied(appID, phone, ip string, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
-	if violations := dec.Violations(); len(violations) > 0 {
+	blocked, fraudErr := fraudDenied(dec)
+	if violations := dec.Violations(); len(violations) > 0 && fraudErr == nil {
 		first := violations[0]
 		if first.Scope == ScopeDuplicate {
 			status = SendDuplicate
 		}
 		reason = first.Scope + " " + first.Rule.String()
 	}
+	if fraudErr != nil {
+		reason = blocked
+	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
-			ID: s.NewID(), AppID: appID, Phone: phone, ClientIP: ip, Status: status, Reason: reason, Time: now,
+			ID: s.NewID(), AppID: appID, Phone: phone, ClientIP: ip, Status: status, Reason: reason,
+			Shadow: dec.ShadowReport(), Time: now,
 		})
 	}
-	if status == SendDuplicate {
+	switch {
+	case fraudErr != nil:
+		return fraudErr
+	case status == SendDuplicate:
 		return ErrDuplicateSubmit
 	}
 	return &ErrRateLimited{Decision: dec}

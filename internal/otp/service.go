@@ -49,6 +49,7 @@ type Service struct {
 	history    DeniedRecorder
 	log        *slog.Logger
 	phones     *phoneCache
+	fraud      Fraud // nil: no fraud step (see UseFraud)
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time

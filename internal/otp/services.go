@@ -11,7 +11,8 @@ type Verifier interface {
 	// Send sends or resends a code. The result's Decision is set whenever the limiter was
 	// asked, also with an error; with *ErrRateLimited it is the refusal's own.
 	// Errors: *ErrInvalidRequest, *ErrInvalidPhone, *ErrCountryNotAllowed,
-	// ErrDuplicateSubmit, *ErrRateLimited, *ErrProvider, and errors wrapping ErrUnavailable.
+	// ErrDuplicateSubmit, *ErrRateLimited, *ErrFraudBlocked, *ErrBlocked, *ErrProvider, and
+	// errors wrapping ErrUnavailable.
 	Send(ctx context.Context, in SendInput) (SendResult, error)
 	// Check proves a code. The result's Decision is set whenever the limiter was asked,
 	// as with Send. Errors: *ErrInvalidRequest, *ErrInvalidCode, ErrTooManyAttempts,

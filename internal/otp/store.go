@@ -53,6 +53,8 @@ type BeginSend struct {
 	SendID string
 	// CodeHash returns the hash of this send's code for the given verification id.
 	CodeHash func(verificationID string) []byte
+	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
+	Shadow string
 }
 
 // SendStart is the outcome of Store.BeginSend.
@@ -97,6 +99,8 @@ type DeniedSend struct {
 	Status   SendStatus // SendBlocked or SendDuplicate
 	// Reason is the refusing rule, such as "phone 1/1m" or "duplicate 1/5s".
 	Reason string
+	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
+	Shadow string
 	Time   time.Time
 }
 

@@ -16,7 +16,7 @@ import (
 // sendCols are read by scanSend, in this order; v is the send's verification, if any.
 const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.phone, s.client_ip,
 	s.status, s.reason, s.provider, s.provider_message_id, s.error, s.updated_at,
-	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id`
+	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id, s.shadow`
 
 const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
 
@@ -27,7 +27,7 @@ func scanSend(row pgx.Row, now time.Time) (otp.SendRow, error) {
 		expires         time.Time
 	)
 	err := row.Scan(&r.ID, &r.VerificationID, &r.Time, &r.Phone, &r.ClientIP, &status, &r.Reason,
-		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID)
+		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID, &r.Shadow)
 	if err != nil {
 		return otp.SendRow{}, err
 	}

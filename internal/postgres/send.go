@@ -30,9 +30,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	for range 3 {
 		var outcome string
 		v, err := scanVerification(outcomeRow{s.pool.QueryRow(ctx, `SELECT * FROM otpgate_begin_send(
-				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			p.AppID, p.Phone, p.Channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
-			p.NewVerificationID, newHash, knownID, knownHash, p.SendID), &outcome})
+			p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow), &outcome})
 		if err != nil {
 			return otp.SendStart{}, wrap("begin send", err)
 		}

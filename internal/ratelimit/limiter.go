@@ -32,6 +32,8 @@ type Limiter struct {
 	rdb    client
 	prefix string
 	script *redis.Script
+	// guard is lua/guard.lua: approvals and lifted blocks.
+	guard *redis.Script
 	// group splits a policy's keys into the sets that one script call may touch together.
 	group func(keys []string) [][]int
 	// wait, when not nil, makes allowing decisions wait for replicas (WaitReplicas).
@@ -54,7 +56,7 @@ func New(rdb redis.UniversalClient, prefix string, opts ...Option) *Limiter {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), NewID: newID, group: together, wait: newWaiter(rdb, o)}
+	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), guard: redis.NewScript(lua.Guard), NewID: newID, group: together, wait: newWaiter(rdb, o)}
 	switch rdb.(type) {
 	case *redis.ClusterClient:
 		l.group = bySlot
@@ -79,7 +81,11 @@ func (l *Limiter) Key(scope, key string) string {
 }
 
 // Allow decides the request against every limit and records it in all of them, or in none
-// when any rule refuses it. A limit without rules limits nothing and is not recorded.
+// when any rule or guard refuses it. A limit without rules or guard limits nothing and is
+// not recorded. A guard is decided in the same call as the rules of its slot: a blocked key
+// refuses, and a key whose unapproved sends trip it is blocked by this very decision (see
+// lua/sliding_log.lua); shadow rules and shadow guards report what they would have refused
+// and refuse nothing.
 //
 // On standalone Redis the decision is one script call. On a cluster, keys in different hash
 // slots cannot meet in one script, so each slot is decided in turn, in ascending order; when
@@ -101,11 +107,12 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		return otp.Decision{Allowed: true}, nil
 	}
 	id := l.NewID()
-	dec := otp.Decision{Rules: p.states()}
+	dec := otp.Decision{Rules: p.states(), Guards: p.guardStates()}
 	groups := l.group(p.keys)
 	budget := undoBudget(ctx)
+	var at int64 // when the first slot recorded the request, for undoing guard counts
 	for i, g := range groups {
-		status, err := l.run(ctx, modeAllow, id, p, g, dec.Rules)
+		status, now, err := l.run(ctx, modeAllow, id, p, g, &dec, undo{})
 		if err != nil {
 			held := recorded(groups, i, err)
 			err = fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
@@ -115,9 +122,12 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 			// Nothing will be sent, so what the slots recorded may go. The caller's
 			// context may be what failed, so the undo gets a bound of its own.
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-			undo := l.undo(uctx, id, p, held, nil)
+			undo := l.undo(uctx, id, p, held, nil, at)
 			cancel()
 			return otp.Decision{}, errors.Join(err, undo)
+		}
+		if i == 0 {
+			at = now
 		}
 		if status == statusReplayed {
 			dec.Replayed = true
@@ -125,11 +135,11 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		if status != statusDenied {
 			continue
 		}
-		if err := l.undo(ctx, id, p, groups[:i], dec.Rules); err != nil {
+		if err := l.undo(ctx, id, p, groups[:i], &dec, at); err != nil {
 			return otp.Decision{}, err
 		}
 		for _, g := range groups[i+1:] {
-			if _, err := l.run(ctx, modePeek, id, p, g, dec.Rules); err != nil {
+			if _, _, err := l.run(ctx, modePeek, id, p, g, &dec, undo{}); err != nil {
 				return otp.Decision{}, fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
 			}
 		}
@@ -137,7 +147,8 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		return dec, nil
 	}
 	dec.Allowed = true
-	dec.Reservation = otp.Reservation{ID: id, Keys: p.keys}
+	logs, guards := p.split()
+	dec.Reservation = otp.Reservation{ID: id, Keys: logs, Counters: guards, At: time.UnixMicro(at).UTC()}
 	return dec, nil
 }
 
@@ -156,11 +167,11 @@ func undoBudget(ctx context.Context) time.Duration {
 	return undoBound
 }
 
-// undo removes the request id from the keys of the given groups and, when states is not
-// nil, reports their state without it there.
-func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, states []otp.RuleState) error {
+// undo removes the request id, recorded at at (µs), from the keys of the given groups, which
+// this call recorded it in, and, when dec is not nil, reports their state without it there.
+func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, dec *otp.Decision, at int64) error {
 	for _, g := range groups {
-		if _, err := l.run(ctx, modeUndo, id, p, g, states); err != nil {
+		if _, _, err := l.run(ctx, modeUndo, id, p, g, dec, undo{guards: undoAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: allow: undo: %w: %w", otp.ErrUnavailable, err)
 		}
 	}
@@ -169,14 +180,51 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 
 // Refund removes a reservation from every key that holds it; an unknown or already refunded
 // reservation changes nothing. Errors wrap otp.ErrUnavailable.
+//
+// Guard counts have no member to remove, so they are taken back only when a sorted set of the
+// reservation still held it: in the same call where a slot holds both, else after the slots
+// of the sorted sets. A reservation without sorted sets (every rule of its policy off) takes
+// its guard counts back unconditionally, so refunding it twice takes them back twice.
 func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
-	if r.ID == "" || len(r.Keys) == 0 {
+	if r.ID == "" || len(r.Keys)+len(r.Counters) == 0 {
 		return nil
 	}
-	// A reservation names keys only; limits without rules make the script just remove the id.
-	p := &plan{keys: r.Keys, limits: make([]otp.Limit, len(r.Keys))}
-	for _, g := range l.group(r.Keys) {
-		if _, err := l.run(ctx, modeUndo, r.ID, p, g, nil); err != nil {
+	// A reservation names keys only: sorted sets without rules make the script just remove the
+	// id, guards without settings just take the request back.
+	p := &plan{params: &otp.GuardParams{}}
+	for _, k := range r.Keys {
+		p.entries = append(p.entries, entry{limit: len(p.limits)})
+		p.limits = append(p.limits, otp.Limit{})
+		p.keys = append(p.keys, k)
+	}
+	for _, k := range r.Counters {
+		p.entries = append(p.entries, entry{limit: len(p.limits), guard: true})
+		p.limits = append(p.limits, otp.Limit{Guard: &otp.Guard{}})
+		p.keys = append(p.keys, k)
+	}
+	at := r.At.UnixMicro()
+	held := len(r.Keys) == 0
+	var later [][]int // slots of guards alone, decided once the sorted sets have answered
+	for _, g := range l.group(p.keys) {
+		logs := false
+		for _, k := range g {
+			logs = logs || !p.entries[k].guard
+		}
+		if !logs {
+			later = append(later, g)
+			continue
+		}
+		status, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoIfHeld, at: at})
+		if err != nil {
+			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
+		}
+		held = held || status == statusHeld
+	}
+	if !held {
+		return nil
+	}
+	for _, g := range later {
+		if _, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
 	}
@@ -186,18 +234,19 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 // Inspect reports the state of one limit without recording anything; a rule at its limit is
 // reported violated, since it would refuse the next request. Errors wrap otp.ErrUnavailable.
 func (l *Limiter) Inspect(ctx context.Context, lim otp.Limit) ([]otp.RuleState, error) {
+	lim.Guard = nil // a guard's state is InspectGuard's
 	p, err := l.plan([]otp.Limit{lim})
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: inspect: %w", err)
 	}
-	states := p.states()
+	dec := otp.Decision{Rules: p.states()}
 	if len(p.keys) == 0 {
-		return states, nil
+		return dec.Rules, nil
 	}
-	if _, err := l.run(ctx, modePeek, "", p, []int{0}, states); err != nil {
+	if _, _, err := l.run(ctx, modePeek, "", p, []int{0}, &dec, undo{}); err != nil {
 		return nil, fmt.Errorf("ratelimit: inspect: %w: %w", otp.ErrUnavailable, err)
 	}
-	return states, nil
+	return dec.Rules, nil
 }
 
 // Reset forgets every request recorded for one scope and key. Errors wrap otp.ErrUnavailable.

@@ -23,125 +23,173 @@ const (
 	statusAllowed  = 1
 	statusReplayed = 2
 	statusReported = 3
+	// statusHeld is statusReported after an undo that found the request in a sorted set.
+	statusHeld = 4
 )
 
-// plan is a policy checked and laid out for the script: one entry per key, in policy order.
-type plan struct {
-	limits []otp.Limit
-	keys   []string
-	// first is the index of each key's first rule in the decision's states.
-	first []int
-	// nrules counts the rules of every key.
-	nrules int
+// What an undo takes back from the guards' counts, see ARGV[12] of lua/sliding_log.lua.
+const (
+	undoAlways = "always"
+	undoIfHeld = "held"
+)
+
+// States of a guard in the script's reply.
+const (
+	guardClear = iota
+	guardBlocked
+	guardTripped
+	guardShadowBlocked
+	guardShadowTripped
+)
+
+// undo says what an undo call takes back from the guards: undoAlways or undoIfHeld, and the
+// time the request was recorded at.
+type undo struct {
+	guards string
+	at     int64
 }
 
-// plan checks a policy and lays it out; limits without rules are left out.
-func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
-	p := &plan{}
-	for _, lim := range limits {
-		if len(lim.Rules) == 0 {
-			continue
-		}
-		for _, r := range lim.Rules {
-			if r.Limit < 1 || r.Window < time.Millisecond {
-				return nil, fmt.Errorf("limit %s %s: rule %s: need a positive count and a window of at least 1ms", lim.Scope, lim.Key, r)
-			}
-		}
-		key := l.Key(lim.Scope, lim.Key)
-		for _, k := range p.keys {
-			if k == key {
-				return nil, fmt.Errorf("limit %s %s appears twice in the policy", lim.Scope, lim.Key)
-			}
-		}
-		p.limits = append(p.limits, lim)
-		p.keys = append(p.keys, key)
-		p.first = append(p.first, p.nrules)
-		p.nrules += len(lim.Rules)
-	}
-	return p, nil
-}
-
-// states returns the plan's rules with nothing counted yet, in policy order.
-func (p *plan) states() []otp.RuleState {
-	out := make([]otp.RuleState, 0, p.nrules)
-	for _, lim := range p.limits {
-		for _, r := range lim.Rules {
-			out = append(out, otp.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Remaining: r.Limit})
-		}
-	}
-	return out
-}
-
-// run calls the script in one mode for the keys g of the plan and, when states is not nil,
-// writes what it reports for their rules there. It checks the reply's shape and returns an
-// error for anything unexpected.
-func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, states []otp.RuleState) (int, error) {
-	keys, args, nrules := l.args(mode, id, p, g)
+// run calls the script in one mode for the keys g of the plan and, when dec is not nil,
+// writes what it reports for their rules and guards there. It returns the status and the
+// script's clock in µs, and checks the reply's shape, returning an error for anything unexpected.
+func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, dec *otp.Decision, u undo) (status int, now int64, err error) {
+	keys, args, nstates := l.args(mode, id, p, g, u)
 	reply, err := l.eval(ctx, mode, keys, args)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	if len(reply) != 1+3*nrules {
-		return 0, fmt.Errorf("script replied %d integers, want %d", len(reply), 1+3*nrules)
+	if len(reply) != 2+3*nstates {
+		return 0, 0, fmt.Errorf("script replied %d integers, want %d", len(reply), 2+3*nstates)
 	}
-	status := int(reply[0])
+	status, now = int(reply[0]), reply[1]
 	switch {
 	case mode == modeAllow && (status == statusDenied || status == statusAllowed || status == statusReplayed):
-	case mode != modeAllow && status == statusReported:
+	case mode == modePeek && status == statusReported:
+	case mode == modeUndo && (status == statusReported || status == statusHeld):
 	default:
-		return 0, fmt.Errorf("script replied status %d to %s", status, mode)
+		return 0, 0, fmt.Errorf("script replied status %d to %s", status, mode)
 	}
 	for _, v := range reply[1:] {
 		if v < 0 {
-			return 0, errors.New("script replied a negative count or duration")
+			return 0, 0, errors.New("script replied a negative count or duration")
 		}
 	}
-	if states == nil {
-		return status, nil
+	if dec == nil {
+		return status, now, nil
 	}
-	at := 1
+	recorded := status == statusAllowed || status == statusReplayed
+	at := 2
 	for _, k := range g {
-		for j, r := range p.limits[k].Rules {
+		e := p.entries[k]
+		lim := p.limits[e.limit]
+		if e.guard {
+			gs, err := guardState(lim, reply[at:at+3])
+			if err != nil {
+				return 0, 0, err
+			}
+			dec.Guards[e.first] = gs
+			at += 3
+			continue
+		}
+		for j, r := range lim.Rules {
 			used := int(reply[at])
-			states[p.first[k]+j] = otp.RuleState{
-				Scope:      p.limits[k].Scope,
-				Key:        p.limits[k].Key,
+			// A shadow rule would have refused when it was full without this request.
+			before := used
+			if r.Shadow && recorded {
+				before--
+			}
+			dec.Rules[e.first+j] = otp.RuleState{
+				Scope:      lim.Scope,
+				Key:        lim.Key,
 				Rule:       r,
 				Used:       used,
 				Remaining:  max(r.Limit-used, 0),
 				ResetAfter: time.Duration(reply[at+1]) * time.Microsecond,
 				RetryAfter: time.Duration(reply[at+2]) * time.Microsecond,
-				Violated:   (status == statusDenied || status == statusReported) && used >= r.Limit,
+				Violated:   (r.Shadow || !recorded) && before >= r.Limit,
 			}
 			at += 3
 		}
 	}
-	return status, nil
+	return status, now, nil
 }
 
-// args lays out the script's KEYS and ARGV for the keys g of the plan, and counts their rules.
-func (l *Limiter) args(mode, id string, p *plan, g []int) (keys []string, args []any, nrules int) {
+// guardState reads one guard's (state, retry, unapproved) from the script's reply.
+func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
+	gs := otp.GuardState{
+		Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow,
+		RetryAfter: time.Duration(v[1]) * time.Microsecond, Unapproved: int(v[2]),
+	}
+	switch v[0] {
+	case guardClear:
+		gs.RetryAfter = 0
+	case guardBlocked:
+		gs.Blocked, gs.Shadow = true, false
+	case guardTripped:
+		gs.Blocked, gs.Tripped, gs.Shadow = true, true, false
+	case guardShadowBlocked:
+		gs.Blocked, gs.Shadow = true, true
+	case guardShadowTripped:
+		gs.Blocked, gs.Tripped, gs.Shadow = true, true, true
+	default:
+		return otp.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
+	}
+	return gs, nil
+}
+
+// args lays out the script's KEYS and ARGV for the keys g of the plan, and counts the rules
+// and guards whose states the reply holds.
+func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string, args []any, nstates int) {
 	now := ""
 	if l.Clock != nil {
 		now = strconv.FormatInt(l.Clock().UnixMicro(), 10)
 	}
 	keys = make([]string, len(g))
-	args = make([]any, 0, 3+len(g)*6)
+	args = make([]any, 0, 4+len(g)*6)
 	args = append(args, mode, id, now)
+	guarded := false
+	for _, k := range g {
+		guarded = guarded || p.entries[k].guard
+	}
+	if guarded {
+		ps := p.params
+		at := ""
+		if mode == modeUndo {
+			at = strconv.FormatInt(u.at, 10)
+		}
+		args = append(args, "8", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
+			formatFloat(ps.PriorRate), formatFloat(ps.PriorWeight), millis(ps.Block), at, u.guards)
+	} else {
+		args = append(args, "0")
+	}
 	for i, k := range g {
 		keys[i] = p.keys[k]
-		rules := p.limits[k].Rules
+		e := p.entries[k]
+		lim := p.limits[e.limit]
+		if e.guard {
+			m := "e"
+			if lim.Guard.Shadow {
+				m = "s"
+			}
+			args = append(args, "g", m, lim.Guard.Floor)
+			nstates++
+			continue
+		}
 		largest := 0
-		for _, r := range rules {
+		for _, r := range lim.Rules {
 			largest = max(largest, r.Limit)
 		}
-		args = append(args, len(rules), "-"+strconv.Itoa(min(largest, readCap)+1))
-		for _, r := range rules {
-			args = append(args, r.Limit, millis(r.Window))
+		args = append(args, len(lim.Rules), "-"+strconv.Itoa(min(largest, readCap)+1))
+		for _, r := range lim.Rules {
+			limit := r.Limit
+			if r.Shadow {
+				limit = -limit
+			}
+			args = append(args, limit, millis(r.Window))
 		}
-		nrules += len(rules)
+		nstates += len(lim.Rules)
 	}
-	return keys, args, nrules
+	return keys, args, nstates
 }
 
 // readCap bounds how many of a key's newest entries the script reads: enough to answer
@@ -153,3 +201,6 @@ const readCap = 100
 func millis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
+
+// formatFloat writes a guard setting as the script reads it.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

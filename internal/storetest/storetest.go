@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
 
@@ -34,6 +35,8 @@ type Stores struct {
 	Settle func(ctx context.Context, before, now time.Time, limit int) (int, error)
 	// SetClock replaces the clock History reads (expiry labels, the end of Stats).
 	SetClock func(now func() time.Time)
+	// Fraud is the same store as a fraud.Store.
+	Fraud fraud.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest.
@@ -50,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })
 	t.Run("AppScope", func(t *testing.T) { testAppScope(t, newStore) })
 	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
+	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
 }
 
 const (

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The pumping simulation drives the real binary with legitimate background traffic — many
+// countries and networks, approval rates of 60 to 95 %, each code checked a few seconds
+// after its send — and, in the attacked cases, SMS pumping: a few narrow prefixes of two
+// countries, thousands of rotating addresses over several /16s, never approved. It compresses
+// the guard's horizons through its configuration, so that hour-long baselines fit into a
+// couple of minutes, and runs each case with the guard off, in shadow and enforcing.
+
+// pumpingOptions are the flags of -scenario pumping.
+type pumpingOptions struct {
+	short        bool
+	cases, modes string
+}
+
+func (p *pumpingOptions) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&p.short, "short", false, "pumping: the short version, about a minute in all, as make test runs it")
+	fs.StringVar(&p.cases, "cases", "fresh,established,surge", "pumping: cases to run")
+	fs.StringVar(&p.modes, "modes", "off,shadow,enforce", "pumping: fraud guard modes to run each case in")
+}
+
+// pumpingPlan sizes a simulation.
+type pumpingPlan struct {
+	// legitRate is the background's sends per second; surgeFactor multiplies it in the surge.
+	legitRate, surgeFactor float64
+	// attackRate is the attacker's sends per second, from attackIPs rotating addresses into
+	// the prefixes (region and count) of attackPrefixes.
+	attackRate     float64
+	attackIPs      int
+	attackPrefixes []attackTarget
+	// warmup is the legitimate traffic before an established install's attack or surge;
+	// attack and surge are how long those last.
+	warmup, attack, surge time.Duration
+	// A legitimate user checks between checkMin and checkMax after the send.
+	checkMin, checkMax time.Duration
+	// shortHorizon and longHorizon compress the guard's 10m and 7d.
+	shortHorizon, longHorizon string
+}
+
+// attackTarget is a number of prefixes of one country that the attacker pumps.
+type attackTarget struct {
+	region string
+	n      int
+}
+
+// Plans of the full simulation and of its short version.
+func fullPlan() pumpingPlan {
+	return pumpingPlan{
+		legitRate: 8, surgeFactor: 10, attackRate: 40, attackIPs: 2000,
+		attackPrefixes: []attackTarget{{"GB", 2}, {"NG", 1}},
+		warmup:         2 * time.Minute, attack: 90 * time.Second, surge: time.Minute,
+		checkMin: time.Second, checkMax: 4 * time.Second,
+		shortHorizon: "60s", longHorizon: "10m",
+	}
+}
+
+func shortPlan() pumpingPlan {
+	p := fullPlan()
+	p.legitRate, p.warmup, p.attack, p.surge = 5, 8*time.Second, 8*time.Second, 8*time.Second
+	p.checkMax = 3 * time.Second
+	p.shortHorizon, p.longHorizon = "30s", "5m"
+	return p
+}
+
+// prefixDrop is the servers' OTP_PREFIX_DROP, the default.
+const prefixDrop = 4
+
+// The cases.
+const (
+	caseFresh       = "fresh"
+	caseEstablished = "established"
+	caseSurge       = "surge"
+)
+
+var caseWhat = map[string]string{
+	caseFresh:       "a fresh install attacked",
+	caseEstablished: "an established install attacked",
+	caseSurge:       "an established install, a legitimate 10× surge, no attack",
+}
+
+// pumpingRun is one case in one mode.
+type pumpingRun struct{ kase, mode string }
+
+// pumpResult is what one run measured.
+type pumpResult struct {
+	run pumpingRun
+	// Attack: sends made, SMS delivered (answered 2xx), when the last one was delivered
+	// after the attack began, and how its refusals were answered.
+	attackSent, attackDelivered int64
+	lastDelivery                time.Duration
+	contained                   bool
+	attackRefusals              map[string]int
+	// Legitimate traffic: sends, refusals (by code), checks and approvals.
+	legitSent, legitRefused, legitChecks, legitApproved int64
+	legitRefusals                                       map[string]int
+	// From the server's metrics: blocks started (enforcing and shadow) and sends flagged by
+	// shadow rules or the shadow guard.
+	blocks, shadowBlocks, shadowFlagged int
+	blockedScopes                       string
+}
+
+// runPumping parses the pumping flags, runs every case in every mode and reports.
+func runPumping(ctx context.Context, o options, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	plan := fullPlan()
+	if o.pumping.short {
+		plan = shortPlan()
+	}
+	var runs []pumpingRun
+	for _, c := range strings.Split(o.pumping.cases, ",") {
+		if _, ok := caseWhat[c]; !ok {
+			return fmt.Errorf("-cases: unknown %q (want fresh, established, surge)", c)
+		}
+		for _, m := range strings.Split(o.pumping.modes, ",") {
+			if m != "off" && m != "shadow" && m != "enforce" {
+				return fmt.Errorf("-modes: unknown %q (want off, shadow, enforce)", m)
+			}
+			runs = append(runs, pumpingRun{c, m})
+		}
+	}
+	results, err := simulate(ctx, o, plan, runs, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	rep := pumpingReport{plan: plan, args: args, results: results, when: time.Now().UTC()}
+	rep.table(stdout)
+	if o.out != "" && o.out != defaultOut {
+		if err := rep.writeMarkdown(o.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "loadgen: wrote %s\n", o.out)
+	}
+	return nil
+}
+
+// defaultOut is the load report's file, which the pumping simulation does not overwrite.
+const defaultOut = "docs/load-report.md"
+
+// simulate runs each case and mode against a fresh server, database and key prefix.
+func simulate(ctx context.Context, o options, plan pumpingPlan, runs []pumpingRun, getenv func(string) string, stderr io.Writer) ([]pumpResult, error) {
+	if o.bin == "" {
+		bin, remove, err := buildServer(ctx, stderr)
+		if err != nil {
+			return nil, err
+		}
+		defer remove()
+		o.bin = bin
+	}
+	o.servers, o.targets = 1, nil
+	var out []pumpResult
+	for _, run := range runs {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		fmt.Fprintf(stderr, "loadgen: pumping: %s, guard %s\n", caseWhat[run.kase], run.mode)
+		o.env = map[string]string{
+			"OTP_FRAUD_GUARD": run.mode, "OTP_FRAUD_SHORT_HORIZON": plan.shortHorizon, "OTP_FRAUD_LONG_HORIZON": plan.longHorizon,
+			// The default phone and IP rules, as the issue measured; checks as loadgen's others.
+			"OTP_LIMIT_IP": "1/1m,10/1h", "OTP_LIMIT_PHONE": "1/1m,10/1h", "OTP_MAX_ATTEMPTS": "5",
+		}
+		e, err := setUp(ctx, o, getenv, stderr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := simulateRun(ctx, e, plan, run)
+		e.tearDown()
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", run.kase, run.mode, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package fraud
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/otp"
+)
+
+// Guard is the fraud step of sends and checks (otp.Fraud) over the reloader's snapshots.
+type Guard struct {
+	snapshots *Reloader
+	counter   Counter
+	store     Store
+	log       *slog.Logger
+
+	// NewID makes block ids; tests replace it.
+	NewID func() string
+}
+
+var _ otp.Fraud = (*Guard)(nil)
+
+// NewGuard returns the fraud step over the running snapshots, the limiter's counter and the store.
+func NewGuard(snapshots *Reloader, counter Counter, store Store, log *slog.Logger) *Guard {
+	return &Guard{snapshots: snapshots, counter: counter, store: store, log: log,
+		NewID: func() string { return uuid.Must(uuid.NewV7()).String() }}
+}
+
+// Screen implements otp.Fraud with the running snapshot.
+func (g *Guard) Screen(t otp.FraudTarget) otp.Screening { return g.snapshots.Snapshot().Screen(t) }
+
+// Approved implements otp.Fraud: one approval for each guarded target of the send.
+func (g *Guard) Approved(ctx context.Context, t otp.FraudTarget) error {
+	targets := g.snapshots.Snapshot().GuardTargets(t)
+	if len(targets) == 0 {
+		return nil
+	}
+	return g.counter.Approve(ctx, targets)
+}
+
+// BlockStarted implements otp.Fraud: the block's row and its audit entry.
+func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.GuardState, at time.Time) error {
+	b := Block{
+		ID: g.NewID(), Scope: gs.Scope, Target: gs.Key, Mode: ModeEnforce,
+		Reason:    fmt.Sprintf("%d unapproved sends in the recent horizon; tripped by a send to %s from %s", gs.Unapproved+1, t.Phone, t.ClientIP),
+		StartedAt: at, EndsAt: at.Add(gs.RetryAfter),
+	}
+	if gs.Shadow {
+		b.Mode = ModeShadow
+	}
+	a := otp.AdminAction{
+		Action: ActionBlockStarted, Target: b.Scope + ":" + b.Target, Time: at,
+		Detail: fmt.Sprintf("%s block until %s: %s", b.Mode, b.EndsAt.UTC().Format(time.RFC3339), b.Reason),
+	}
+	if err := g.store.RecordFraudBlock(ctx, b, a); err != nil {
+		return fmt.Errorf("fraud: record block: %w", err)
+	}
+	g.snapshots.countBlocks(ctx)
+	return nil
+}

@@ -1,0 +1,106 @@
+package fraud
+
+import (
+	"net/netip"
+
+	"otpgate/internal/otp"
+)
+
+// Snapshot is one version of the fraud configuration and lists, compiled for the send path.
+// It never changes; the Reloader swaps in a new one.
+type Snapshot struct {
+	// Config and Entries are what it was compiled from; Version is the store's version.
+	Config  Config
+	Entries []ListEntry
+	Version int64
+
+	safe, block *matcher
+}
+
+// NewSnapshot compiles a configuration and its lists.
+func NewSnapshot(c Config, entries []ListEntry, version int64) *Snapshot {
+	var safe, block []ListEntry
+	for _, e := range entries {
+		if e.List == SafeList {
+			safe = append(safe, e)
+		} else {
+			block = append(block, e)
+		}
+	}
+	return &Snapshot{Config: c, Entries: entries, Version: version, safe: newMatcher(safe), block: newMatcher(block)}
+}
+
+// Screen is the fraud step of a send (otp.Fraud.Screen): the block list first, then the
+// safe list, then the limits of the three scopes.
+func (s *Snapshot) Screen(t otp.FraudTarget) otp.Screening {
+	if e, ok := s.block.match(t); ok {
+		return otp.Screening{Blocked: e.String()}
+	}
+	if _, ok := s.safe.match(t); ok {
+		return otp.Screening{Safe: true}
+	}
+	return otp.Screening{Limits: s.limits(t, true)}
+}
+
+// GuardTargets returns the guarded limits of a send's targets, for counting an approval;
+// none when the guard is off or the safe list matches, as for the send itself.
+func (s *Snapshot) GuardTargets(t otp.FraudTarget) []otp.Limit {
+	if s.Config.Mode == ModeOff {
+		return nil
+	}
+	if _, ok := s.safe.match(t); ok {
+		return nil
+	}
+	return s.limits(t, false)
+}
+
+// limits lays out the scopes of a send: each with its static rules (when withRules) and
+// its guard, leaving out those with neither.
+func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
+	c := s.Config
+	params := c.GuardParams()
+	var out []otp.Limit
+	add := func(scope, key string, rules Rules, floor int) {
+		if key == "" {
+			return
+		}
+		l := otp.Limit{Scope: scope, Key: key}
+		if withRules {
+			l.Rules = rules
+		}
+		if c.Mode != ModeOff {
+			l.Guard = &otp.Guard{Shadow: c.Mode == ModeShadow, Floor: floor, Params: params}
+		}
+		if len(l.Rules) > 0 || l.Guard != nil {
+			out = append(out, l)
+		}
+	}
+	add(otp.ScopeCountry, t.Region, c.Country.For(t.Region), c.FloorCountry)
+	add(otp.ScopePrefix, Prefix(t.Phone, c.PrefixDrop), c.Prefix, c.FloorPrefix)
+	add(otp.ScopeIPNet, Network(t.ClientIP), c.IPNet, c.FloorIPNet)
+	return out
+}
+
+// Prefix is a number's prefix: its E.164 form without the last drop digits; "" when that
+// would leave fewer than two digits.
+func Prefix(phone string, drop int) string {
+	if len(phone)-drop < 3 {
+		return ""
+	}
+	return phone[:len(phone)-drop]
+}
+
+// Network is a client's network as the ip_net scope keys it: its IPv4 /24 or IPv6 /48 (or
+// the client's own prefix, when the limiter keys it by a shorter one), such as
+// "203.0.113.0/24"; "" for a client that is not an address.
+func Network(ip string) string {
+	p, ok := clientPrefix(ip)
+	if !ok {
+		return ""
+	}
+	bits := 24
+	if !p.Addr().Is4() {
+		bits = 48
+	}
+	return netip.PrefixFrom(p.Addr(), min(bits, p.Bits())).Masked().String()
+}

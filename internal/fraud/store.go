@@ -1,0 +1,119 @@
+package fraud
+
+import (
+	"context"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// Store keeps the fraud configuration, the lists and the blocks. Implementations:
+// internal/postgres (production) and internal/inmem (dev mode); internal/storetest holds the
+// behaviour both must share. Every change bumps the version that reloaders poll, and writes
+// its audit entry in the same transaction: a change that cannot be audited is not made.
+type Store interface {
+	// FraudState returns the stored settings (nil when none were ever stored), every list
+	// entry (oldest first) and the version.
+	FraudState(ctx context.Context) (State, error)
+	// FraudVersion returns the version alone, cheaply.
+	FraudVersion(ctx context.Context) (int64, error)
+	// SeedFraudConfig stores values when no settings are stored yet, without changing the
+	// version; it reports whether it stored them.
+	SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error)
+	// UpdateFraudConfig calls update with the stored settings (nil when none) under a lock,
+	// stores what it returns, audits it and bumps the version, which it returns. An error
+	// from update is returned as it is, and nothing changes.
+	UpdateFraudConfig(ctx context.Context, update func(stored map[string]string) (map[string]string, otp.AdminAction, error)) (int64, error)
+	// AddFraudListEntry adds an entry (ID and CreatedAt are set), audits it and bumps the
+	// version. Errors: *otp.ErrInvalidRequest naming "value" when the list has it already.
+	AddFraudListEntry(ctx context.Context, e ListEntry, a otp.AdminAction) (ListEntry, error)
+	// DeleteFraudListEntry removes an entry, audits it and bumps the version, and returns it.
+	// Errors: otp.ErrNotFound.
+	DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminAction) (ListEntry, error)
+	// RecordFraudBlock stores a block the guard started, with its audit entry.
+	RecordFraudBlock(ctx context.Context, b Block, a otp.AdminAction) error
+	// FraudBlocks returns blocks, newest first: those active at f.Now, or all of them.
+	FraudBlocks(ctx context.Context, f BlockFilter) ([]Block, error)
+	// LiftFraudBlock marks a block lifted at at by by, unless it was lifted before, audits
+	// the lift, and returns the block as it then is. Errors: otp.ErrNotFound.
+	LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a otp.AdminAction) (Block, error)
+	// FraudConversion counts, per prefix of drop digits less than the number, the sends
+	// since since that went out (sent or sending), those refused as blocked, and the
+	// approvals of verifications created since since.
+	FraudConversion(ctx context.Context, since time.Time, drop int) ([]PrefixCount, error)
+	// ShadowSends returns the newest sends that shadow rules or a shadow guard flagged, at
+	// most otp.AdminActionLimit(limit).
+	ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error)
+	// AdminActions returns the newest audit entries first, as otp.HistoryStore does.
+	AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error)
+}
+
+// State is what a Store holds of the fraud configuration.
+type State struct {
+	// Values are the stored settings by name; nil when none were ever stored.
+	Values  map[string]string
+	Entries []ListEntry
+	Version int64
+}
+
+// Block is one block a guard trip started: a row in the store, while the limiter holds
+// the block itself.
+type Block struct {
+	ID string
+	// Scope and Target name the blocked target, such as "prefix" and "+8190123".
+	Scope, Target string
+	// Mode is ModeShadow for a block that only reports.
+	Mode Mode
+	// Reason says what tripped it.
+	Reason    string
+	StartedAt time.Time
+	EndsAt    time.Time
+	// LiftedAt is when an operator lifted it (zero if nobody did), LiftedBy who.
+	LiftedAt time.Time
+	LiftedBy string
+}
+
+// Active reports whether the block still holds at now.
+func (b Block) Active(now time.Time) bool { return b.LiftedAt.IsZero() && now.Before(b.EndsAt) }
+
+// BlockFilter selects blocks.
+type BlockFilter struct {
+	// All lists ended and lifted blocks too; otherwise only those active at Now.
+	All bool
+	Now time.Time
+	// Limit, when positive, caps the answer at otp.AdminActionLimit(Limit).
+	Limit int
+}
+
+// PrefixCount is one prefix's line of FraudConversion.
+type PrefixCount struct {
+	Prefix                    string
+	Sends, Blocked, Approvals int
+}
+
+// Audit actions of the fraud guard.
+const (
+	ActionConfigChanged = "fraud_config_changed"
+	ActionListAdded     = "fraud_list_added"
+	ActionListRemoved   = "fraud_list_removed"
+	ActionBlockStarted  = "fraud_block_started"
+	ActionBlockLifted   = "fraud_block_lifted"
+)
+
+// Counter is what the guard needs of the limiter besides decisions: counting approvals and
+// lifting blocks. internal/ratelimit implements it.
+type Counter interface {
+	// Approve counts one approval for the guards of the targets. Errors wrap otp.ErrUnavailable.
+	Approve(ctx context.Context, targets []otp.Limit) error
+	// Lift ends the block of one target and forgets its recent counts. Errors wrap otp.ErrUnavailable.
+	Lift(ctx context.Context, scope, key string) error
+}
+
+// Notifier tells every instance that the fraud configuration changed, for a push faster
+// than the reloaders' polling. internal/notify implements it over Redis pub/sub.
+type Notifier interface {
+	// Publish announces a change.
+	Publish(ctx context.Context) error
+	// Subscribe returns a channel that receives a value per announced change until ctx ends.
+	Subscribe(ctx context.Context) (<-chan struct{}, error)
+}

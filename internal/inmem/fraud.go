@@ -1,0 +1,264 @@
+package inmem
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/fraud"
+	"otpgate/internal/otp"
+)
+
+var _ fraud.Store = (*Store)(nil)
+
+// fraudState is what the store keeps of the fraud guard.
+type fraudState struct {
+	values  map[string]string
+	entries []fraud.ListEntry
+	version int64
+	nextID  int64
+	blocks  []fraud.Block
+}
+
+// audit appends an admin action; the caller holds the lock.
+func (s *Store) audit(a otp.AdminAction) {
+	if a.Time.IsZero() {
+		a.Time = s.Now()
+	}
+	a.ID, a.Time = int64(len(s.admin)+1), ts(a.Time)
+	s.admin = append(s.admin, a)
+}
+
+// FraudState implements fraud.Store.
+func (s *Store) FraudState(ctx context.Context) (fraud.State, error) {
+	if err := alive("fraud state", ctx); err != nil {
+		return fraud.State{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fraud.State{Values: maps.Clone(s.fraud.values), Entries: slices.Clone(s.fraud.entries), Version: s.fraud.version}, nil
+}
+
+// FraudVersion implements fraud.Store.
+func (s *Store) FraudVersion(ctx context.Context) (int64, error) {
+	if err := alive("fraud version", ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fraud.version, nil
+}
+
+// SeedFraudConfig implements fraud.Store.
+func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error) {
+	if err := alive("seed fraud config", ctx); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fraud.values != nil {
+		return false, nil
+	}
+	s.fraud.values = maps.Clone(values)
+	return true, nil
+}
+
+// UpdateFraudConfig implements fraud.Store.
+func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, otp.AdminAction, error)) (int64, error) {
+	if err := alive("update fraud config", ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	values, a, err := update(maps.Clone(s.fraud.values))
+	if err != nil {
+		return 0, err
+	}
+	if err := a.Validate(); err != nil {
+		return 0, fmt.Errorf("inmem: update fraud config: %w", err)
+	}
+	s.fraud.values = maps.Clone(values)
+	s.fraud.version++
+	s.audit(a)
+	return s.fraud.version, nil
+}
+
+// AddFraudListEntry implements fraud.Store.
+func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a otp.AdminAction) (fraud.ListEntry, error) {
+	if err := alive("add fraud list entry", ctx); err != nil {
+		return fraud.ListEntry{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, old := range s.fraud.entries {
+		if old.List == e.List && old.Kind == e.Kind && old.Value == e.Value {
+			return fraud.ListEntry{}, &otp.ErrInvalidRequest{Fields: map[string]string{"value": "already on the " + string(e.List) + " list"}}
+		}
+	}
+	s.fraud.nextID++
+	e.ID = s.fraud.nextID
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = s.Now()
+	}
+	e.CreatedAt = ts(e.CreatedAt)
+	s.fraud.entries = append(s.fraud.entries, e)
+	s.fraud.version++
+	s.audit(a)
+	return e, nil
+}
+
+// DeleteFraudListEntry implements fraud.Store.
+func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminAction) (fraud.ListEntry, error) {
+	if err := alive("delete fraud list entry", ctx); err != nil {
+		return fraud.ListEntry{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.fraud.entries, func(e fraud.ListEntry) bool { return e.ID == id })
+	if i < 0 {
+		return fraud.ListEntry{}, fmt.Errorf("inmem: delete fraud list entry: %w", otp.ErrNotFound)
+	}
+	e := s.fraud.entries[i]
+	s.fraud.entries = slices.Delete(s.fraud.entries, i, i+1)
+	s.fraud.version++
+	a.Target = string(e.List) + ":" + e.String()
+	s.audit(a)
+	return e, nil
+}
+
+// RecordFraudBlock implements fraud.Store.
+func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.AdminAction) error {
+	if err := alive("record fraud block", ctx); err != nil {
+		return err
+	}
+	if _, err := uuid.Parse(b.ID); err != nil {
+		return fmt.Errorf("inmem: record fraud block: invalid use of the store: id must be a uuid")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b.StartedAt, b.EndsAt = ts(b.StartedAt), ts(b.EndsAt)
+	s.fraud.blocks = append(s.fraud.blocks, b)
+	s.audit(a)
+	return nil
+}
+
+// FraudBlocks implements fraud.Store.
+func (s *Store) FraudBlocks(ctx context.Context, f fraud.BlockFilter) ([]fraud.Block, error) {
+	if err := alive("fraud blocks", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fraud.Block
+	for _, b := range s.fraud.blocks {
+		if f.All || b.Active(f.Now) {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(x, y fraud.Block) int {
+		if c := y.StartedAt.Compare(x.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(y.ID, x.ID)
+	})
+	if f.Limit > 0 && len(out) > otp.AdminActionLimit(f.Limit) {
+		out = out[:otp.AdminActionLimit(f.Limit)]
+	}
+	return out, nil
+}
+
+// LiftFraudBlock implements fraud.Store.
+func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a otp.AdminAction) (fraud.Block, error) {
+	if err := alive("lift fraud block", ctx); err != nil {
+		return fraud.Block{}, err
+	}
+	id, _ = canonID(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.fraud.blocks, func(b fraud.Block) bool { return b.ID == id })
+	if i < 0 {
+		return fraud.Block{}, fmt.Errorf("inmem: lift fraud block: %w", otp.ErrNotFound)
+	}
+	b := &s.fraud.blocks[i]
+	if b.LiftedAt.IsZero() {
+		b.LiftedAt, b.LiftedBy = ts(at), by
+	}
+	a.Target = b.Scope + ":" + b.Target
+	if a.Time.IsZero() {
+		a.Time = at
+	}
+	s.audit(a)
+	return *b, nil
+}
+
+// FraudConversion implements fraud.Store.
+func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) ([]fraud.PrefixCount, error) {
+	if err := alive("fraud conversion", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counts := map[string]*fraud.PrefixCount{}
+	at := func(phone string) *fraud.PrefixCount {
+		p := fraud.Prefix(phone, drop)
+		if counts[p] == nil {
+			counts[p] = &fraud.PrefixCount{Prefix: p}
+		}
+		return counts[p]
+	}
+	for _, r := range s.sends {
+		if r.Time.Before(since) || fraud.Prefix(r.Phone, drop) == "" {
+			continue
+		}
+		switch r.SendStatus {
+		case otp.SendSent, otp.SendSending:
+			at(r.Phone).Sends++
+		case otp.SendBlocked:
+			at(r.Phone).Blocked++
+		}
+	}
+	for _, a := range s.attempts {
+		v := s.verifications[a.VerificationID]
+		if a.Outcome != otp.OutcomeApproved || a.Time.Before(since) || v == nil || fraud.Prefix(v.Phone, drop) == "" {
+			continue
+		}
+		at(v.Phone).Approvals++
+	}
+	out := make([]fraud.PrefixCount, 0, len(counts))
+	for _, c := range counts {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(x, y fraud.PrefixCount) int { return strings.Compare(x.Prefix, y.Prefix) })
+	return out, nil
+}
+
+// ShadowSends implements fraud.Store.
+func (s *Store) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error) {
+	if err := alive("shadow sends", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.Now()
+	var out []otp.SendRow
+	for _, r := range s.sends {
+		if r.Shadow != "" {
+			out = append(out, s.label(r, now))
+		}
+	}
+	slices.SortFunc(out, func(a, b otp.SendRow) int {
+		if newer(a.Time, a.ID, b.Time, b.ID) {
+			return -1
+		}
+		return 1
+	})
+	if n := otp.AdminActionLimit(limit); len(out) > n {
+		out = out[:n]
+	}
+	return out, nil
+}

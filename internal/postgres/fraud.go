@@ -1,0 +1,290 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/fraud"
+	"otpgate/internal/otp"
+)
+
+var _ fraud.Store = (*Store)(nil)
+
+// FraudState implements fraud.Store.
+func (s *Store) FraudState(ctx context.Context) (fraud.State, error) {
+	var st fraud.State
+	err := s.inTx(ctx, "fraud state", func(tx pgx.Tx) error {
+		var raw []byte
+		if err := tx.QueryRow(ctx, `SELECT config, version FROM fraud_settings`).Scan(&raw, &st.Version); err != nil {
+			return err
+		}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &st.Values); err != nil {
+				return fmt.Errorf("stored settings: %w", err)
+			}
+		}
+		rows, _ := tx.Query(ctx, `SELECT id, list, kind, value, note, created_at FROM fraud_list_entries ORDER BY id`)
+		var err error
+		st.Entries, err = pgx.CollectRows(rows, scanListEntry)
+		return err
+	})
+	return st, err
+}
+
+func scanListEntry(r pgx.CollectableRow) (fraud.ListEntry, error) {
+	var e fraud.ListEntry
+	var list, kind string
+	err := r.Scan(&e.ID, &list, &kind, &e.Value, &e.Note, &e.CreatedAt)
+	e.List, e.Kind, e.CreatedAt = fraud.List(list), fraud.Kind(kind), e.CreatedAt.UTC()
+	return e, err
+}
+
+// FraudVersion implements fraud.Store.
+func (s *Store) FraudVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT version FROM fraud_settings`).Scan(&v)
+	return v, wrap("fraud version", err)
+}
+
+// SeedFraudConfig implements fraud.Store.
+func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error) {
+	raw, err := json.Marshal(values)
+	if err != nil {
+		return false, fmt.Errorf("postgres: seed fraud config: %w", err)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE fraud_settings SET config = $1::jsonb, updated_at = $2 WHERE config IS NULL`, string(raw), s.Now())
+	if err != nil {
+		return false, wrap("seed fraud config", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// UpdateFraudConfig implements fraud.Store.
+func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, otp.AdminAction, error)) (int64, error) {
+	var version int64
+	var refused error
+	err := s.inTx(ctx, "update fraud config", func(tx pgx.Tx) error {
+		var raw []byte
+		if err := tx.QueryRow(ctx, `SELECT config FROM fraud_settings FOR UPDATE`).Scan(&raw); err != nil {
+			return err
+		}
+		var stored map[string]string
+		if raw != nil {
+			if err := json.Unmarshal(raw, &stored); err != nil {
+				return fmt.Errorf("stored settings: %w", err)
+			}
+		}
+		values, a, err := update(stored)
+		if err != nil {
+			refused = err
+			return err
+		}
+		next, err := json.Marshal(values)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `UPDATE fraud_settings SET config = $1::jsonb, updated_at = $2, version = version + 1
+			RETURNING version`, string(next), s.Now()).Scan(&version); err != nil {
+			return err
+		}
+		return s.auditTx(ctx, tx, a)
+	})
+	if refused != nil {
+		return 0, refused
+	}
+	return version, err
+}
+
+// auditTx writes an admin action in tx; a zero Time means now.
+func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a otp.AdminAction) error {
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	if a.Time.IsZero() {
+		a.Time = s.Now()
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO admin_actions (action, target, detail, created_at) VALUES ($1, $2, $3, $4)`,
+		a.Action, a.Target, a.Detail, a.Time)
+	return err
+}
+
+// bumpTx moves the version on after a change of the lists.
+func bumpTx(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `UPDATE fraud_settings SET version = version + 1`)
+	return err
+}
+
+// errDuplicateEntry is the refusal of an entry that its list has already.
+func errDuplicateEntry(list fraud.List) error {
+	return &otp.ErrInvalidRequest{Fields: map[string]string{"value": "already on the " + string(list) + " list"}}
+}
+
+// AddFraudListEntry implements fraud.Store.
+func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a otp.AdminAction) (fraud.ListEntry, error) {
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = s.Now()
+	}
+	dup := false
+	err := s.inTx(ctx, "add fraud list entry", func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO fraud_list_entries (list, kind, value, note, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT ON CONSTRAINT fraud_list_entries_value_key DO NOTHING
+			RETURNING id, created_at`, string(e.List), string(e.Kind), e.Value, e.Note, e.CreatedAt).Scan(&e.ID, &e.CreatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			dup = true
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if err := bumpTx(ctx, tx); err != nil {
+			return err
+		}
+		return s.auditTx(ctx, tx, a)
+	})
+	if dup {
+		return fraud.ListEntry{}, errDuplicateEntry(e.List)
+	}
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, err
+}
+
+// DeleteFraudListEntry implements fraud.Store.
+func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminAction) (fraud.ListEntry, error) {
+	var e fraud.ListEntry
+	err := s.inTx(ctx, "delete fraud list entry", func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `DELETE FROM fraud_list_entries WHERE id = $1 RETURNING id, list, kind, value, note, created_at`, id)
+		var err error
+		e, err = pgx.CollectExactlyOneRow(rows, scanListEntry)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return otp.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := bumpTx(ctx, tx); err != nil {
+			return err
+		}
+		a.Target = string(e.List) + ":" + e.String()
+		return s.auditTx(ctx, tx, a)
+	})
+	return e, err
+}
+
+// blockCols are read by scanBlock, in this order.
+const blockCols = `id, scope, target, mode, reason, started_at, ends_at, lifted_at, lifted_by`
+
+func scanBlock(r pgx.CollectableRow) (fraud.Block, error) {
+	var (
+		b      fraud.Block
+		mode   string
+		lifted *time.Time
+	)
+	err := r.Scan(&b.ID, &b.Scope, &b.Target, &mode, &b.Reason, &b.StartedAt, &b.EndsAt, &lifted, &b.LiftedBy)
+	b.Mode, b.StartedAt, b.EndsAt = fraud.Mode(mode), b.StartedAt.UTC(), b.EndsAt.UTC()
+	if lifted != nil {
+		b.LiftedAt = lifted.UTC()
+	}
+	return b, err
+}
+
+// RecordFraudBlock implements fraud.Store.
+func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.AdminAction) error {
+	if !validID(b.ID) {
+		return fmt.Errorf("postgres: record fraud block: %w: id must be a uuid", errBug)
+	}
+	return s.inTx(ctx, "record fraud block", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO fraud_blocks (id, scope, target, mode, reason, started_at, ends_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.Scope, b.Target, string(b.Mode), b.Reason, b.StartedAt, b.EndsAt); err != nil {
+			return err
+		}
+		return s.auditTx(ctx, tx, a)
+	})
+}
+
+// FraudBlocks implements fraud.Store.
+func (s *Store) FraudBlocks(ctx context.Context, f fraud.BlockFilter) ([]fraud.Block, error) {
+	var limit *int
+	if f.Limit > 0 {
+		n := otp.AdminActionLimit(f.Limit)
+		limit = &n
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT `+blockCols+` FROM fraud_blocks
+		WHERE $1 OR (lifted_at IS NULL AND ends_at > $2)
+		ORDER BY started_at DESC, id DESC LIMIT $3`, f.All, f.Now, limit)
+	out, err := pgx.CollectRows(rows, scanBlock)
+	if err != nil {
+		return nil, wrap("fraud blocks", err)
+	}
+	return out, nil
+}
+
+// LiftFraudBlock implements fraud.Store.
+func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a otp.AdminAction) (fraud.Block, error) {
+	if !validID(id) {
+		return fraud.Block{}, fmt.Errorf("postgres: lift fraud block: %w", otp.ErrNotFound)
+	}
+	var b fraud.Block
+	err := s.inTx(ctx, "lift fraud block", func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `UPDATE fraud_blocks SET
+				lifted_by = CASE WHEN lifted_at IS NULL THEN $3 ELSE lifted_by END,
+				lifted_at = coalesce(lifted_at, $2)
+			WHERE id = $1 RETURNING `+blockCols, id, at, by)
+		var err error
+		b, err = pgx.CollectExactlyOneRow(rows, scanBlock)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return otp.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		a.Target = b.Scope + ":" + b.Target
+		if a.Time.IsZero() {
+			a.Time = at
+		}
+		return s.auditTx(ctx, tx, a)
+	})
+	return b, err
+}
+
+// FraudConversion implements fraud.Store: two grouped range scans, of the sends since since
+// and of the approvals since since.
+func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) ([]fraud.PrefixCount, error) {
+	rows, _ := s.pool.Query(ctx, `WITH s AS (
+			SELECT left(phone, length(phone) - $2) AS prefix,
+				count(*) FILTER (WHERE status IN ('sent', 'sending')) AS sends,
+				count(*) FILTER (WHERE status = 'blocked') AS blocked
+			FROM sends WHERE created_at >= $1 AND length(phone) - $2 >= 3 GROUP BY 1
+		), a AS (
+			SELECT left(v.phone, length(v.phone) - $2) AS prefix, count(*) AS approvals
+			FROM attempts t JOIN verifications v ON v.id = t.verification_id
+			WHERE t.outcome = 'approved' AND t.created_at >= $1 AND length(v.phone) - $2 >= 3 GROUP BY 1
+		)
+		SELECT coalesce(s.prefix, a.prefix), coalesce(s.sends, 0), coalesce(s.blocked, 0), coalesce(a.approvals, 0)
+		FROM s FULL JOIN a ON a.prefix = s.prefix ORDER BY 1`, since, drop)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (fraud.PrefixCount, error) {
+		var c fraud.PrefixCount
+		err := r.Scan(&c.Prefix, &c.Sends, &c.Blocked, &c.Approvals)
+		return c, err
+	})
+	if err != nil {
+		return nil, wrap("fraud conversion", err)
+	}
+	return out, nil
+}
+
+// ShadowSends implements fraud.Store.
+func (s *Store) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error) {
+	now := s.Now()
+	rows, _ := s.pool.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.shadow <> ''
+		ORDER BY s.created_at DESC, s.id DESC LIMIT $1`, otp.AdminActionLimit(limit))
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
+	if err != nil {
+		return nil, wrap("shadow sends", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,63 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"otpgate/internal/otp"
+)
+
+// Modes of lua/guard.lua.
+const (
+	guardApprove = "approve"
+	guardLift    = "lift"
+)
+
+// Approve counts one approval for the guards of the given targets (scope and key; rules and
+// guard settings are ignored), one script call per cluster slot. Targets whose guard never
+// counted a send are left alone. Errors wrap otp.ErrUnavailable.
+func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit) error {
+	if err := l.guardCall(ctx, guardApprove, targets); err != nil {
+		return fmt.Errorf("ratelimit: approve: %w", err)
+	}
+	return nil
+}
+
+// Lift ends the guard block of one target and forgets its recent counts, so that it starts
+// afresh; lifting a target without a block changes nothing but those counts. Errors wrap
+// otp.ErrUnavailable.
+func (l *Limiter) Lift(ctx context.Context, scope, key string) error {
+	if err := l.guardCall(ctx, guardLift, []otp.Limit{{Scope: scope, Key: key}}); err != nil {
+		return fmt.Errorf("ratelimit: lift: %w", err)
+	}
+	return nil
+}
+
+// guardCall runs lua/guard.lua in mode over the targets' guard hashes.
+func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limit) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	keys := make([]string, len(targets))
+	for i, t := range targets {
+		keys[i] = l.guardKey(l.Key(t.Scope, t.Key))
+	}
+	now := ""
+	if l.Clock != nil {
+		now = strconv.FormatInt(l.Clock().UnixMicro(), 10)
+	}
+	for _, g := range l.group(keys) {
+		ks := make([]string, len(g))
+		for i, k := range g {
+			ks[i] = keys[k]
+		}
+		if err := l.guard.Run(ctx, l.rdb, ks, mode, now).Err(); err != nil {
+			return unavailable(err)
+		}
+	}
+	return nil
+}
+
+// unavailable marks a Redis failure as the domain's unavailability.
+func unavailable(err error) error { return fmt.Errorf("%w: %w", otp.ErrUnavailable, err) }

@@ -1,0 +1,133 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// entry is one key of a plan: a limit's sliding log, or its guard's hash.
+type entry struct {
+	// limit is the index of the entry's limit in plan.limits.
+	limit int
+	guard bool
+	// first is the index of its first rule in the decision's Rules, or of its state in Guards.
+	first int
+}
+
+// plan is a policy checked and laid out for the script: one entry per key, in policy order.
+type plan struct {
+	limits  []otp.Limit
+	entries []entry
+	keys    []string
+	// nrules counts the rules of every key, nguards the guards.
+	nrules, nguards int
+	// params are the settings every guard of the plan shares; nil without guards.
+	params *otp.GuardParams
+}
+
+// plan checks a policy and lays it out; limits without rules or guard are left out.
+func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
+	p := &plan{}
+	for _, lim := range limits {
+		if len(lim.Rules) == 0 && lim.Guard == nil {
+			continue
+		}
+		for _, r := range lim.Rules {
+			if r.Limit < 1 || r.Window < time.Millisecond {
+				return nil, fmt.Errorf("limit %s %s: rule %s: need a positive count and a window of at least 1ms", lim.Scope, lim.Key, r)
+			}
+		}
+		key := l.Key(lim.Scope, lim.Key)
+		for _, k := range p.keys {
+			if k == key {
+				return nil, fmt.Errorf("limit %s %s appears twice in the policy", lim.Scope, lim.Key)
+			}
+		}
+		li := len(p.limits)
+		p.limits = append(p.limits, lim)
+		if len(lim.Rules) > 0 {
+			p.entries = append(p.entries, entry{limit: li, first: p.nrules})
+			p.keys = append(p.keys, key)
+			p.nrules += len(lim.Rules)
+		}
+		if g := lim.Guard; g != nil {
+			if err := checkGuard(g); err != nil {
+				return nil, fmt.Errorf("limit %s %s: guard: %w", lim.Scope, lim.Key, err)
+			}
+			if p.params == nil {
+				p.params = &g.Params
+			} else if *p.params != g.Params {
+				return nil, fmt.Errorf("limit %s %s: guard settings differ from the policy's other guards", lim.Scope, lim.Key)
+			}
+			p.entries = append(p.entries, entry{limit: li, guard: true, first: p.nguards})
+			p.keys = append(p.keys, l.guardKey(key))
+			p.nguards++
+		}
+	}
+	return p, nil
+}
+
+// checkGuard refuses settings the script cannot work with.
+func checkGuard(g *otp.Guard) error {
+	ps := g.Params
+	switch {
+	case g.Floor < 1:
+		return errors.New("floor must be at least 1")
+	case ps.ShortHorizon < time.Millisecond || ps.LongHorizon < ps.ShortHorizon:
+		return errors.New("horizons must be at least 1ms, the long one no shorter than the short one")
+	case !(ps.Ratio > 0 && ps.Ratio <= 1) || !(ps.PriorRate >= 0 && ps.PriorRate <= 1) || !(ps.PriorWeight > 0):
+		return errors.New("ratio must be in (0, 1], prior rate in [0, 1], prior weight positive")
+	case ps.Block < time.Millisecond:
+		return errors.New("block must be at least 1ms")
+	}
+	return nil
+}
+
+// guardKey is the Redis key of a guard's hash next to its limit's sorted set key: the same
+// hash tag, so that both are in one cluster slot.
+func (l *Limiter) guardKey(key string) string { return key + ":g" }
+
+// states returns the plan's rules with nothing counted yet, in policy order.
+func (p *plan) states() []otp.RuleState {
+	out := make([]otp.RuleState, 0, p.nrules)
+	for _, e := range p.entries {
+		if e.guard {
+			continue
+		}
+		lim := p.limits[e.limit]
+		for _, r := range lim.Rules {
+			out = append(out, otp.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Remaining: r.Limit})
+		}
+	}
+	return out
+}
+
+// guardStates returns the plan's guards, clear, in policy order; nil without guards.
+func (p *plan) guardStates() []otp.GuardState {
+	if p.nguards == 0 {
+		return nil
+	}
+	out := make([]otp.GuardState, 0, p.nguards)
+	for _, e := range p.entries {
+		if e.guard {
+			lim := p.limits[e.limit]
+			out = append(out, otp.GuardState{Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow})
+		}
+	}
+	return out
+}
+
+// split returns the plan's sorted set keys and its guard keys.
+func (p *plan) split() (logs, guards []string) {
+	for i, e := range p.entries {
+		if e.guard {
+			guards = append(guards, p.keys[i])
+		} else {
+			logs = append(logs, p.keys[i])
+		}
+	}
+	return logs, guards
+}
