@@ -83,7 +83,7 @@ type Metrics struct {
 	// instead of hashing their labels.
 	httpSeries sync.Map
 	outcomes   sync.Map
-	fraud            fraudMetrics
+	fraud      fraudMetrics
 }
 
 // New returns metrics on a fresh registry that also holds the Go and process collectors.
