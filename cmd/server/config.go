@@ -24,43 +24,37 @@ type config struct {
 	Secret        string `env:"OTP_SECRET"`
 	AdminToken    string `env:"ADMIN_TOKEN"`
 
-	SMSProvider        string        `env:"SMS_PROVIDER"`
-	SMSTimeout         time.Duration `env:"SMS_TIMEOUT" envDefault:"5s"`
-	WebhookURL         string        `env:"SMS_WEBHOOK_URL"`
-	WebhookSecret      string        `env:"SMS_WEBHOOK_SECRET"`
-	TwilioAccountSID   string        `env:"TWILIO_ACCOUNT_SID"`
-	TwilioAuthToken    string        `env:"TWILIO_AUTH_TOKEN"`
-	TwilioFrom         string        `env:"TWILIO_FROM"`
-	TwilioMessagingSID string        `env:"TWILIO_MESSAGING_SERVICE_SID"`
-	TwilioBaseURL      string        `env:"TWILIO_BASE_URL" envDefault:"https://api.twilio.com"`
-	CodeLength         int           `env:"OTP_CODE_LENGTH" envDefault:"6"`
-	CodeTTL            time.Duration `env:"OTP_CODE_TTL" envDefault:"5m"`
-	MaxSends           int           `env:"OTP_MAX_SENDS" envDefault:"5"`
-	MaxAttempts        int           `env:"OTP_MAX_ATTEMPTS" envDefault:"5"`
-	DefaultRegion      otp.Region    `env:"OTP_DEFAULT_REGION"`
-	AllowedCountries   otp.Countries `env:"OTP_ALLOWED_COUNTRIES"`
-	LimitPhone         otp.Rules     `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
-	LimitIP            otp.Rules     `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
-	DuplicateWindow    time.Duration `env:"OTP_DUPLICATE_WINDOW" envDefault:"5s"`
-	LimitGlobal        otp.Rules     `env:"OTP_LIMIT_GLOBAL"`
-	LimitCheckPhone    otp.Rules     `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
-	LimitCheckIP       otp.Rules     `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
-	RedisTimeout       time.Duration `env:"OTP_REDIS_TIMEOUT" envDefault:"200ms"`
-	RedisWaitReplicas  int           `env:"OTP_REDIS_WAIT_REPLICAS" envDefault:"0"`
-	DBTimeout          time.Duration `env:"OTP_DB_TIMEOUT" envDefault:"2s"`
-	RedisPrefix        string        `env:"OTP_REDIS_PREFIX" envDefault:"otpgate:"`
-	TrustedProxies     prefixes      `env:"OTP_TRUSTED_PROXIES"`
-	IPv6Prefix         int           `env:"OTP_IPV6_PREFIX" envDefault:"64"`
-	ShutdownTimeout    time.Duration `env:"OTP_SHUTDOWN_TIMEOUT" envDefault:"15s"`
-	DrainDelay         time.Duration `env:"OTP_DRAIN_DELAY" envDefault:"5s"`
-	HistoryQueue       int           `env:"OTP_HISTORY_QUEUE" envDefault:"10000"`
-	LogLevel           logLevel      `env:"OTP_LOG_LEVEL" envDefault:"info"`
-	MigrateOnStart     bool          `env:"OTP_MIGRATE" envDefault:"true"`
-	IdempotencyTTL     time.Duration `env:"OTP_IDEMPOTENCY_TTL" envDefault:"24h"`
+	SMSProvider       string        `env:"SMS_PROVIDER"`
+	SMSTimeout        time.Duration `env:"SMS_TIMEOUT" envDefault:"5s"`
+	CodeLength        int           `env:"OTP_CODE_LENGTH" envDefault:"6"`
+	CodeTTL           time.Duration `env:"OTP_CODE_TTL" envDefault:"5m"`
+	MaxSends          int           `env:"OTP_MAX_SENDS" envDefault:"5"`
+	MaxAttempts       int           `env:"OTP_MAX_ATTEMPTS" envDefault:"5"`
+	DefaultRegion     otp.Region    `env:"OTP_DEFAULT_REGION"`
+	AllowedCountries  otp.Countries `env:"OTP_ALLOWED_COUNTRIES"`
+	LimitPhone        otp.Rules     `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
+	LimitIP           otp.Rules     `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
+	DuplicateWindow   time.Duration `env:"OTP_DUPLICATE_WINDOW" envDefault:"5s"`
+	LimitGlobal       otp.Rules     `env:"OTP_LIMIT_GLOBAL"`
+	LimitCheckPhone   otp.Rules     `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
+	LimitCheckIP      otp.Rules     `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
+	RedisTimeout      time.Duration `env:"OTP_REDIS_TIMEOUT" envDefault:"200ms"`
+	RedisWaitReplicas int           `env:"OTP_REDIS_WAIT_REPLICAS" envDefault:"0"`
+	DBTimeout         time.Duration `env:"OTP_DB_TIMEOUT" envDefault:"2s"`
+	RedisPrefix       string        `env:"OTP_REDIS_PREFIX" envDefault:"otpgate:"`
+	TrustedProxies    prefixes      `env:"OTP_TRUSTED_PROXIES"`
+	IPv6Prefix        int           `env:"OTP_IPV6_PREFIX" envDefault:"64"`
+	ShutdownTimeout   time.Duration `env:"OTP_SHUTDOWN_TIMEOUT" envDefault:"15s"`
+	DrainDelay        time.Duration `env:"OTP_DRAIN_DELAY" envDefault:"5s"`
+	HistoryQueue      int           `env:"OTP_HISTORY_QUEUE" envDefault:"10000"`
+	LogLevel          logLevel      `env:"OTP_LOG_LEVEL" envDefault:"info"`
+	MigrateOnStart    bool          `env:"OTP_MIGRATE" envDefault:"true"`
+	IdempotencyTTL    time.Duration `env:"OTP_IDEMPOTENCY_TTL" envDefault:"24h"`
 	// A send left sending for SMS_TIMEOUT + SweepMargin is settled as unknown.
 	SweepMargin   time.Duration `env:"OTP_SWEEP_MARGIN" envDefault:"1m"`
 	SweepInterval time.Duration `env:"OTP_SWEEP_INTERVAL" envDefault:"30s"`
 	FraudSettings
+	DeliverySettings
 
 	// Derived by parse.
 	dev bool
@@ -86,10 +80,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
 		return c, envError(err, values)
 	}
-	return c, c.parse()
+	return c, c.parse(getenv)
 }
 
-func (c *config) parse() error {
+func (c *config) parse(getenv func(string) string) error {
 	c.dev = c.RedisURL == "" && c.DatabaseURL == ""
 	if !c.dev && (c.RedisURL == "" || c.DatabaseURL == "") {
 		missing := "REDIS_URL"
@@ -100,11 +94,14 @@ func (c *config) parse() error {
 	}
 	if !c.dev {
 		for _, req := range []struct{ name, val string }{
-			{"OTP_SECRET", c.Secret}, {"ADMIN_TOKEN", c.AdminToken}, {"SMS_PROVIDER", c.SMSProvider},
+			{"OTP_SECRET", c.Secret}, {"ADMIN_TOKEN", c.AdminToken},
 		} {
 			if req.val == "" {
 				return fmt.Errorf("config: %s is required in production mode (REDIS_URL and DATABASE_URL are set)", req.name)
 			}
+		}
+		if c.SMSProvider == "" && len(c.Providers) == 0 {
+			return errNoSMSProvider
 		}
 		if len(c.Secret) < 32 {
 			return errors.New("config: OTP_SECRET must be at least 32 characters (use e.g. `openssl rand -hex 32`)")
@@ -121,6 +118,9 @@ func (c *config) parse() error {
 		c.SMSProvider = "log"
 	}
 	if err := c.checkSMS(); err != nil {
+		return err
+	}
+	if err := c.parseDelivery(getenv); err != nil {
 		return err
 	}
 	if err := c.checkValues(); err != nil {
@@ -202,32 +202,14 @@ func (c *config) checkRedisTLS() error {
 	return nil
 }
 
-// checkSMS validates the provider's own settings.
+// checkSMS validates SMS_PROVIDER, the one SMS instance of a setup without
+// SMS_PROVIDERS; each instance's own variables are checked by parseDelivery.
 func (c *config) checkSMS() error {
-	need := func(pairs ...string) error {
-		for i := 0; i < len(pairs); i += 2 {
-			if pairs[i+1] == "" {
-				return fmt.Errorf("config: %s is required with SMS_PROVIDER=%s", pairs[i], c.SMSProvider)
-			}
-		}
-		return nil
-	}
 	switch c.SMSProvider {
-	case "log":
+	case "log", "webhook", "twilio":
 		return nil
-	case "webhook":
-		return need("SMS_WEBHOOK_URL", c.WebhookURL, "SMS_WEBHOOK_SECRET", c.WebhookSecret)
-	case "twilio":
-		if err := need("TWILIO_ACCOUNT_SID", c.TwilioAccountSID, "TWILIO_AUTH_TOKEN", c.TwilioAuthToken); err != nil {
-			return err
-		}
-		if c.TwilioFrom == "" && c.TwilioMessagingSID == "" {
-			return errors.New("config: TWILIO_FROM or TWILIO_MESSAGING_SERVICE_SID is required with SMS_PROVIDER=twilio")
-		}
-		return nil
-	default:
-		return fmt.Errorf("config: SMS_PROVIDER=%q: must be log, webhook or twilio", c.SMSProvider)
 	}
+	return fmt.Errorf("config: SMS_PROVIDER=%q: must be log, webhook or twilio", c.SMSProvider)
 }
 
 // serviceConfig is the part of the config the otp service sees.
@@ -238,6 +220,8 @@ func (c config) serviceConfig(secret []byte) otp.Config {
 		DefaultRegion: string(c.DefaultRegion), AllowedCountries: c.AllowedCountries,
 		PhoneRules: c.LimitPhone, IPRules: c.LimitIP, DuplicateWindow: c.DuplicateWindow,
 		GlobalRules: c.LimitGlobal, CheckPhoneRules: c.LimitCheckPhone, CheckIPRules: c.LimitCheckIP,
-		SMSTimeout: c.SMSTimeout, LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
+		EmailRules: c.LimitEmail, CheckEmailRules: c.LimitCheckEmail,
+		WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
+		SMSTimeout: c.deliveryTimeout(), LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
-	"otpgate/internal/sms"
 )
 
 // parts are the backing pieces of one server, dev or production.
@@ -27,9 +26,10 @@ type parts struct {
 	denied  otp.DeniedRecorder
 	apps    otp.AppStore
 	fraud   fraud.Store
-	sender  otp.Sender
-	secret  []byte
-	token   string
+	// receipts records delivery receipts.
+	receipts otp.ReceiptStore
+	secret   []byte
+	token    string
 	// pingStore tells readiness whether the store answers.
 	pingStore func(context.Context) error
 	// batch is the production history writer, flushed at shutdown; nil in dev mode.
@@ -50,8 +50,8 @@ func (p *parts) close() {
 }
 
 // devParts builds the embedded dev setup: miniredis running the same Lua, an
-// in-memory store, the log sender and a random secret and admin token.
-func devParts(cfg config, log *slog.Logger) (*parts, error) {
+// in-memory store and a random secret and admin token.
+func devParts(cfg config) (*parts, error) {
 	p := &parts{}
 	mr := miniredis.NewMiniRedis()
 	if err := mr.Start(); err != nil {
@@ -63,7 +63,7 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud = mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts = mem, mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -74,12 +74,6 @@ func devParts(cfg config, log *slog.Logger) (*parts, error) {
 	if p.token == "" {
 		p.token = hex.EncodeToString(randomBytes(16))
 	}
-	sender, err := newSender(cfg, log)
-	if err != nil {
-		p.close()
-		return nil, err
-	}
-	p.sender = sender
 	return p, nil
 }
 
@@ -108,38 +102,12 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	store := postgres.New(pool)
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
-	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.SMSTimeout + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history, p.apps, p.fraud = store, store, store, store
+	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
+	p.store, p.history, p.apps, p.fraud, p.receipts = store, store, store, store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch
-
-	sender, err := newSender(cfg, log)
-	if err != nil {
-		p.close()
-		return nil, err
-	}
-	p.sender = sender
 	return p, nil
-}
-
-// newSender builds the configured SMS sender; the log sender shows codes in dev mode only.
-func newSender(cfg config, log *slog.Logger) (otp.Sender, error) {
-	switch cfg.SMSProvider {
-	case "log":
-		l := sms.NewLog(log.With("component", "sms"))
-		l.ShowCodes = cfg.dev
-		return l, nil
-	case "webhook":
-		return sms.NewWebhook(sms.WebhookConfig{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Timeout: cfg.SMSTimeout})
-	case "twilio":
-		return sms.NewTwilio(sms.TwilioConfig{
-			AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken,
-			From: cfg.TwilioFrom, MessagingServiceSID: cfg.TwilioMessagingSID,
-			BaseURL: cfg.TwilioBaseURL, Timeout: cfg.SMSTimeout,
-		})
-	}
-	return nil, fmt.Errorf("SMS_PROVIDER=%q: unknown", cfg.SMSProvider)
 }
 
 // migrate is the `migrate` subcommand: apply the schema and exit.

@@ -41,7 +41,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 
 	var p *parts
 	if cfg.dev {
-		p, err = devParts(cfg, log)
+		p, err = devParts(cfg)
 	} else {
 		p, err = prodParts(ctx, cfg, log)
 	}
@@ -64,8 +64,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}
 	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout))
 	limiter := mx.Limiter(rl)
+	dp, err := newDelivery(cfg, log, mx)
+	if err != nil {
+		return err
+	}
 	svcCfg := cfg.serviceConfig(p.secret)
-	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, mx.Sender(p.sender), p.denied, log)
+	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, dp.router, dp.renderer, p.denied, log)
+	receipts := otp.NewReceipts(mx.Receipts(p.receipts), dp.readers)
+	receipts.Timeout = cfg.DBTimeout
 	registry := apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
 	registry.Timeout = cfg.DBTimeout
 	if err := registry.Reload(ctx); err != nil {
@@ -95,7 +101,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	// A request holds its key while it runs; the key must outlive the slowest send, or a
 	// retry could send a second SMS while the first is still on its way.
 	idem.Timeout = cfg.RedisTimeout
-	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.SMSTimeout+2*cfg.DBTimeout+2*cfg.RedisTimeout))
+	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.deliveryTimeout()+2*cfg.DBTimeout+2*cfg.RedisTimeout))
 
 	verifier := mx.Verifier(svc)
 	public := otphttp.NewServer(otphttp.Deps{
@@ -107,6 +113,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			ClientIP: func(r *http.Request, k otp.AppKey) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 		}),
 		Idempotency:    idem,
+		Receipts:       receipts,
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,

@@ -7,10 +7,11 @@ import (
 	"otpgate/internal/otp"
 )
 
-// checkRequest is the body of POST /v1/verifications/check: a code, and either the
-// phone or the verification id.
+// checkRequest is the body of POST /v1/verifications/check: a code, and one of the
+// phone, the email address or the verification id.
 type checkRequest struct {
 	Phone string `json:"phone"`
+	Email string `json:"email"`
 	ID    string `json:"id"`
 	Code  string `json:"code"`
 }
@@ -18,7 +19,8 @@ type checkRequest struct {
 // checkResponse is the body of an approved check.
 type checkResponse struct {
 	ID     string `json:"id"`
-	Phone  string `json:"phone"`
+	Phone  string `json:"phone,omitempty"`
+	Email  string `json:"email,omitempty"`
 	Status string `json:"status"`
 }
 
@@ -38,12 +40,13 @@ func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
 			writeProblem(w, r, log, err)
 			return
 		}
-		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Code: req.Code, ClientIP: clientIPFrom(ctx)})
+		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: clientIPFrom(ctx)})
 		setRateLimitHeaders(w.Header(), res.Decision)
 		if err != nil {
 			writeProblem(w, r, log, err)
 			return
 		}
-		_ = encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: res.Verification.Phone, Status: string(res.Verification.Status)})
+		phone, email := addressFields(res.Verification)
+		_ = encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status)})
 	})
 }

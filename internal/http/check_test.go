@@ -38,7 +38,7 @@ func TestCheck(t *testing.T) {
 		h, _ := newTestServer(t, refusingService(6), nil)
 		w := post(t, h, "/v1/verifications/check", `{"phone":"1","id":"`+testID+`","code":"12"}`, nil)
 		p := decodeProblem(t, w)
-		want := map[string]string{"id": `give either "phone" or "id", not both`, "code": "must be 6 digits"}
+		want := map[string]string{"id": `give one of "phone", "email" or "id", not several`, "code": "must be 6 digits"}
 		if w.Code != 400 || p.Code != "invalid_request" || !reflect.DeepEqual(p.Errors, want) {
 			t.Errorf("got %v %v %v, want 400 invalid_request %v", w.Code, p.Code, p.Errors, want)
 		}

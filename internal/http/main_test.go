@@ -96,7 +96,7 @@ func pendingResult(created bool) otp.SendResult {
 // refusingService is the real otp service for requests it refuses before any I/O, such as
 // invalid fields: it has no store, limiter or sender, so a request it would accept fails.
 func refusingService(codeLength int) *otp.Service {
-	return otp.NewService(otp.Config{CodeLength: codeLength}, nil, nil, nil, nil, discardLogger())
+	return otp.NewService(otp.Config{CodeLength: codeLength}, nil, nil, nil, nil, nil, discardLogger())
 }
 
 // ipState is what SendLimitState reports when nothing was spent yet.

@@ -80,6 +80,10 @@ func kindOf(c otp.Code) problemKind {
 		return problemKind{http.StatusForbidden, "CSRF check failed", "a change made with a browser login needs the page's CSRF token and must come from this console"}
 	case otp.CodeInvalidPhone:
 		return problemKind{http.StatusUnprocessableEntity, "Invalid phone number", "not a valid phone number"}
+	case otp.CodeInvalidEmail:
+		return problemKind{http.StatusUnprocessableEntity, "Invalid email address", "not a valid email address"}
+	case otp.CodeInvalidSignature:
+		return problemKind{http.StatusForbidden, "Invalid signature", "the callback's signature is missing, wrong or too old; nothing was changed"}
 	case otp.CodeCountryNotAllowed:
 		return problemKind{http.StatusForbidden, "Country not allowed", "phone numbers of this country are not served"}
 	case otp.CodeDuplicateSubmit:
@@ -103,7 +107,7 @@ func kindOf(c otp.Code) problemKind {
 	case otp.CodeExpired:
 		return problemKind{http.StatusGone, "Expired", "the verification expired; request a new code"}
 	case otp.CodeProviderError:
-		return problemKind{http.StatusBadGateway, "SMS provider error", "the SMS provider did not confirm delivery"}
+		return problemKind{http.StatusBadGateway, "Provider error", "the message provider did not confirm delivery"}
 	case otp.CodeUnavailable:
 		return problemKind{http.StatusServiceUnavailable, "Service unavailable", "a backing service did not answer in time; nothing was sent"}
 	}
@@ -122,6 +126,7 @@ func problemFor(err error) problem {
 	var (
 		invalid  *otp.ErrInvalidRequest
 		phone    *otp.ErrInvalidPhone
+		email    *otp.ErrInvalidEmail
 		country  *otp.ErrCountryNotAllowed
 		limited  *otp.ErrRateLimited
 		wrong    *otp.ErrInvalidCode
@@ -142,6 +147,8 @@ func problemFor(err error) problem {
 		out.Errors = invalid.Fields
 	case code == otp.CodeInvalidPhone && errors.As(err, &phone):
 		out.Detail = phone.Reason
+	case code == otp.CodeInvalidEmail && errors.As(err, &email):
+		out.Detail = email.Reason
 	case code == otp.CodeCountryNotAllowed && errors.As(err, &country):
 		out.Detail = fmt.Sprintf("phone numbers of %s are not served", country.Country)
 	case code == otp.CodeRateLimited && errors.As(err, &limited):
@@ -152,7 +159,7 @@ func problemFor(err error) problem {
 	case code == otp.CodeInvalidCode && errors.As(err, &wrong):
 		out.AttemptsLeft = &wrong.AttemptsLeft
 	case code == otp.CodeProviderError && errors.As(err, &provider) && provider.Definite:
-		out.Detail = "the SMS provider refused the message"
+		out.Detail = "the message provider refused the message"
 	}
 	return out
 }

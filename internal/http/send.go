@@ -10,15 +10,19 @@ import (
 
 // sendRequest is the body of POST /v1/verifications.
 type sendRequest struct {
-	Phone   string `json:"phone"`
+	Phone string `json:"phone"`
+	// Email takes the place of Phone for the email channel.
+	Email   string `json:"email"`
 	Channel string `json:"channel"`
 	Locale  string `json:"locale"`
 }
 
 // sendResponse is the body of a successful send.
 type sendResponse struct {
-	ID           string `json:"id"`
-	Phone        string `json:"phone"`
+	ID string `json:"id"`
+	// Phone is set for the phone channels, Email for email.
+	Phone        string `json:"phone,omitempty"`
+	Email        string `json:"email,omitempty"`
 	Channel      string `json:"channel"`
 	Status       string `json:"status"`
 	ExpiresAt    string `json:"expires_at"`
@@ -31,15 +35,26 @@ type sendResponse struct {
 // with a code nor early with a resend.
 func newSendResponse(res otp.SendResult) sendResponse {
 	v := res.Verification
+	phone, email := addressFields(v)
 	return sendResponse{
 		ID:           v.ID,
-		Phone:        v.Phone,
+		Phone:        phone,
+		Email:        email,
 		Channel:      v.Channel,
 		Status:       string(v.Status),
 		ExpiresAt:    v.ExpiresAt.UTC().Truncate(time.Second).Format(time.RFC3339),
 		NextResendAt: ceilTime(res.NextResendAt).UTC().Format(time.RFC3339),
 		SendsLeft:    res.SendsLeft,
 	}
+}
+
+// addressFields puts a verification's address in the field its kind answers in: an
+// email address in email, a number in phone.
+func addressFields(v otp.Verification) (phone, email string) {
+	if otp.IsEmailAddress(v.Phone) {
+		return "", v.Phone
+	}
+	return v.Phone, ""
 }
 
 // idempotencyEndpoint names the endpoint of a send's Idempotency-Key: each app has its
@@ -90,7 +105,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 		send := func(w http.ResponseWriter) {
 			res, err := v.Send(ctx, otp.SendInput{
 				App:   appFrom(ctx),
-				Phone: req.Phone, Channel: req.Channel, Locale: req.Locale,
+				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: clientIPFrom(ctx), Fingerprint: r.UserAgent(),
 			})
 			if err != nil {

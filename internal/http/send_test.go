@@ -69,16 +69,17 @@ func TestSend(t *testing.T) {
 	t.Run("ValidationListsEveryField", func(t *testing.T) {
 		h, _ := newTestServer(t, refusingService(6), nil)
 		for name, body := range map[string]string{
-			"PhoneMissing": `{"channel":"voice","locale":"fr"}`,
-			"PhoneEmpty":   `{"phone":"","channel":"voice","locale":"fr"}`,
-			"PhoneBlank":   `{"phone":" \t","channel":"voice","locale":"fr"}`,
+			"PhoneMissing": `{"channel":"voice","locale":"xx"}`,
+			"PhoneEmpty":   `{"phone":"","channel":"voice","locale":"xx"}`,
+			"PhoneBlank":   `{"phone":" \t","channel":"voice","locale":"xx"}`,
 		} {
 			w := post(t, h, "/v1/verifications", body, nil)
 			p := decodeProblem(t, w)
 			if w.Code != 400 || p.Code != "invalid_request" {
 				t.Fatalf("%s: got %v %v, want 400 invalid_request", name, w.Code, p.Code)
 			}
-			want := map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}
+			want := map[string]string{"phone": "is required", "channel": `must be "sms"`,
+				"locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}
 			if fmt.Sprint(p.Errors) != fmt.Sprint(want) {
 				t.Errorf("%s: errors: got %v, want %v", name, p.Errors, want)
 			}

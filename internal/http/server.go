@@ -28,6 +28,8 @@ type Deps struct {
 	Apps otp.AppDirectory
 	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
 	Twilio http.Handler
+	// Receipts takes providers' delivery callbacks; nil answers them 404.
+	Receipts otp.ReceiptReceiver
 	// Idempotency stores Idempotency-Key records; nil validates the header but replays nothing.
 	Idempotency otp.IdempotencyStore
 	// TrustedProxies are the peers whose X-Forwarded-For is believed (OTP_TRUSTED_PROXIES).

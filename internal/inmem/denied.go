@@ -29,7 +29,7 @@ func (s *Store) RecordDenied(d otp.DeniedSend) {
 	}
 	t := ts(d.Time)
 	s.sends[id] = &otp.SendRow{
-		ID: id, AppID: otp.StoredAppID(d.AppID), Time: t, Phone: d.Phone, ClientIP: d.ClientIP, SendStatus: d.Status, Reason: d.Reason,
+		ID: id, AppID: otp.StoredAppID(d.AppID), Time: t, Phone: d.Phone, Channel: channelOr(d.Channel), ClientIP: d.ClientIP, SendStatus: d.Status, Reason: d.Reason,
 		Shadow: d.Shadow, Updated: t,
 	}
 	s.written.Add(1)

@@ -48,6 +48,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 // label copies a send with its history status, which depends on its verification.
 func (s *Store) label(r *otp.SendRow, now time.Time) otp.SendRow {
 	row := *r
+	row.Attempts = slices.Clone(r.Attempts)
 	var (
 		vs      otp.Status
 		expires time.Time

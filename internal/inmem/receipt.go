@@ -24,7 +24,7 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
 		if row.Provider != r.Provider || row.Delivery != "" || row.VerificationID == "" {
 			continue
 		}
-		row.Delivery, row.DeliveryError = r.Status, r.Error
+		row.Delivery, row.DeliveryError, row.DeliveredAt = r.Status, r.Error, ts(r.Time)
 		if r.Time.After(row.Updated) {
 			row.Updated = ts(r.Time)
 		}

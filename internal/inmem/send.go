@@ -60,6 +60,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 func (s *Store) addSend(id, verificationID string, p otp.BeginSend, now time.Time) {
 	s.sends[id] = &otp.SendRow{
 		ID: id, AppID: p.AppID, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
+		Channel: channelOr(p.Channel), Country: p.Country, Encoding: p.Encoding, Segments: p.Segments,
 		SendStatus: otp.SendSending, Provider: p.Provider, Shadow: p.Shadow, Updated: now,
 	}
 }
@@ -80,6 +81,10 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 		return fmt.Errorf("inmem: finish send: %w", otp.ErrNotFound)
 	}
 	r.SendStatus, r.ProviderMessageID, r.Error, r.Updated = p.Status, p.ProviderID, p.Error, ts(p.Now)
+	if p.Provider != "" {
+		r.Provider = p.Provider
+	}
+	r.Attempts = cloneAttempts(p.Attempts)
 	v := s.verifications[r.VerificationID]
 	if !p.Undo || v.Status != otp.StatusPending {
 		return nil
@@ -116,4 +121,23 @@ func (s *Store) SettleSends(ctx context.Context, before, now time.Time, limit in
 		r.SendStatus, r.Error, r.Updated = otp.SendUnknown, otp.UnknownOutcome, ts(now)
 	}
 	return len(stale), nil
+}
+
+// channelOr is the channel a send is stored with: sms when none is named, as the
+// database's default says.
+func channelOr(ch string) string {
+	if ch == "" {
+		return otp.ChannelSMS
+	}
+	return ch
+}
+
+// cloneAttempts copies attempts with their times as the store keeps them.
+func cloneAttempts(in []otp.ProviderAttempt) []otp.ProviderAttempt {
+	out := make([]otp.ProviderAttempt, len(in))
+	for i, a := range in {
+		a.Start = ts(a.Start)
+		out[i] = a
+	}
+	return out
 }

@@ -5,13 +5,11 @@
 package message
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	htmltemplate "html/template"
-	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -19,30 +17,29 @@ import (
 )
 
 // Data is what a template is executed with.
-type Data struct {
-	// Code is the code; in a voice template its digits are spelled out one by one.
-	Code string
-	// App is the app's name, or empty.
-	App string
-	// Minutes is the code's lifetime in whole minutes, rounded down (0 under a minute), so a
-	// text never promises more time than the code has.
-	Minutes int
-	// Seconds is the lifetime in whole seconds, rounded down.
-	Seconds int
-	// Expiry is the lifetime as the locale says it ("5 minutes", "1 minute"; seconds
-	// under a minute), rounded down like Minutes.
-	Expiry string
-}
+type Data = otp.TemplateData
 
 // Templates replaces built-in templates of one locale; empty fields keep the built-in
 // ones. Each is a text/template over Data, EmailHTML an html/template.
-type Templates struct {
-	SMS, Voice, EmailSubject, EmailText, EmailHTML string
-}
+type Templates = otp.MessageTemplates
+
+// maxCustom bounds how many apps' template sets a Catalog keeps parsed; past it, the
+// cache starts over (each set is parsed again when next used).
+const maxCustom = 512
 
 // Catalog holds the templates of every locale; it is safe for concurrent use.
 type Catalog struct {
 	locales map[string]*locale
+
+	mu sync.Mutex
+	// custom holds locales with an app's templates in place, by locale and templates.
+	custom map[customKey]*locale
+}
+
+// customKey names one locale with one set of an app's templates.
+type customKey struct {
+	locale string
+	t      Templates
 }
 
 type locale struct {
@@ -56,7 +53,7 @@ type locale struct {
 // New returns the built-in catalog with custom's templates in place of the built-in
 // ones of their locales. Every template is parsed and tried, so a bad one fails here.
 func New(custom map[string]Templates) (*Catalog, error) {
-	c := &Catalog{locales: map[string]*locale{}}
+	c := &Catalog{locales: map[string]*locale{}, custom: map[customKey]*locale{}}
 	for tag, t := range builtin {
 		l, err := parseLocale(tag, t)
 		if err != nil {
@@ -95,6 +92,12 @@ func (c *Catalog) Render(p otp.MessageParams) (otp.MessageContent, error) {
 	l, ok := c.locales[p.Locale]
 	if !ok {
 		return out, &otp.ErrInvalidRequest{Fields: map[string]string{"locale": "must be one of " + strings.Join(c.Locales(), ", ")}}
+	}
+	if !p.Templates.Empty() {
+		var err error
+		if l, err = c.withTemplates(p.Locale, l, p.Templates); err != nil {
+			return out, err
+		}
 	}
 	d := l.data(p)
 	var err error
@@ -137,41 +140,37 @@ func (l *locale) data(p otp.MessageParams) Data {
 	return d
 }
 
-var (
-	hostname = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	appHash  = regexp.MustCompile(`^[A-Za-z0-9+/]{11}$`)
-)
-
-// CheckWebOTPDomain reports whether d can follow the "@" of a WebOTP line: a lower-case
-// host name with at least one dot, no scheme, port or path.
-func CheckWebOTPDomain(d string) error {
-	if len(d) > 253 || !hostname.MatchString(d) {
-		return fmt.Errorf("WebOTP domain %q: want a lower-case host name such as example.com", d)
+// withTemplates is the locale with an app's templates in place, parsed once and kept.
+func (c *Catalog) withTemplates(tag string, base *locale, t Templates) (*locale, error) {
+	key := customKey{tag, t}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.custom[key]; ok {
+		return l, nil
 	}
-	return nil
-}
-
-// CheckAppHash reports whether h is an Android SMS Retriever app hash: 11 characters of
-// base64 (letters, digits, + and /).
-func CheckAppHash(h string) error {
-	if !appHash.MatchString(h) {
-		return fmt.Errorf("app hash %q: want the 11 characters the SMS Retriever API computes", h)
+	l := *base
+	if err := l.override(t); err != nil {
+		return nil, fmt.Errorf("message: app templates of %s: %w", tag, err)
 	}
-	return nil
+	if len(c.custom) >= maxCustom {
+		clear(c.custom)
+	}
+	c.custom[key] = &l
+	return &l, nil
 }
 
 // addSMSLines appends the Android app hash and then the WebOTP line, which the browser
 // only reads as the message's last line.
 func addSMSLines(body string, p otp.MessageParams) (string, error) {
 	if p.AppHash != "" {
-		if err := CheckAppHash(p.AppHash); err != nil {
-			return "", fmt.Errorf("message: %w", err)
+		if err := otp.CheckAppHash(p.AppHash); err != nil {
+			return "", fmt.Errorf("message: app hash: %w", err)
 		}
 		body += "\n" + p.AppHash
 	}
 	if p.WebOTPDomain != "" {
-		if err := CheckWebOTPDomain(p.WebOTPDomain); err != nil {
-			return "", fmt.Errorf("message: %w", err)
+		if err := otp.CheckWebOTPDomain(p.WebOTPDomain); err != nil {
+			return "", fmt.Errorf("message: WebOTP domain: %w", err)
 		}
 		body += "\n@" + p.WebOTPDomain + " #" + p.Code
 	}
@@ -187,20 +186,11 @@ func run(t *template.Template, d Data) (string, error) {
 	return b.String(), nil
 }
 
-// sample is the data every template is tried with when it is parsed.
-var sample = Data{Code: "123456", App: "Example", Minutes: 5, Seconds: 300, Expiry: "5 minutes"}
-
 // parseText parses and tries one text template.
 func parseText(name, text string) (*template.Template, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, errors.New(name + ": empty template")
-	}
-	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	t, err := otp.ParseTextTemplate(name, text)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := run(t, sample); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return t, nil
 }
@@ -241,12 +231,9 @@ func (l *locale) override(t Templates) error {
 		*f.dst = p
 	}
 	if t.EmailHTML != "" {
-		h, err := htmltemplate.New("email html").Option("missingkey=error").Parse(t.EmailHTML)
+		h, err := otp.ParseHTMLTemplate("email html", t.EmailHTML)
 		if err != nil {
-			return err
-		}
-		if err := h.Execute(&bytes.Buffer{}, sample); err != nil {
-			return err
+			return fmt.Errorf("email html: %w", err)
 		}
 		l.html = h
 	}

@@ -70,7 +70,7 @@ func checkOutcome(err error) string {
 // Every code a send or check can end with has a label in sendOutcomes or checkOutcomes.
 func outcome(c otp.Code) string {
 	switch c {
-	case otp.CodeInvalidRequest, otp.CodeInvalidPhone, otp.CodeCountryNotAllowed:
+	case otp.CodeInvalidRequest, otp.CodeInvalidPhone, otp.CodeInvalidEmail, otp.CodeCountryNotAllowed:
 		return "invalid"
 	case otp.CodeDuplicateSubmit:
 		return "duplicate"

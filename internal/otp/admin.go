@@ -76,6 +76,11 @@ func (a *Admin) Stats(ctx context.Context, since time.Time, bucket time.Duration
 	return a.history.Stats(ctx, since, bucket, appID)
 }
 
+// DeliveryRates implements AdminService.
+func (a *Admin) DeliveryRates(ctx context.Context, since time.Time, appID string) ([]DeliveryRate, error) {
+	return a.history.DeliveryRates(ctx, since, appID)
+}
+
 // AdminActions implements AdminService.
 func (a *Admin) AdminActions(ctx context.Context, limit int) ([]AdminAction, error) {
 	return a.history.AdminActions(ctx, limit)

@@ -59,6 +59,14 @@ type App struct {
 	AllowedCountries []string
 	// Channels are the channels the app accepts; empty accepts every one the server has.
 	Channels []string
+	// Templates replace built-in message templates, per locale.
+	Templates map[string]MessageTemplates
+	// WebOTPDomain, when set, ends every SMS with the origin-bound line "@<domain> #<code>",
+	// so that a browser on that origin offers the code (WebOTP).
+	WebOTPDomain string
+	// AndroidAppHash, when set, puts the app's Android SMS Retriever hash on its own line
+	// of every SMS, before the WebOTP line.
+	AndroidAppHash string
 	// SendRules are the app's own rules per phone (scope "app"), added to the shared ones.
 	SendRules Rules
 	// CheckRules are the app's own check rules per phone (scope "app_check"), added to the shared ones.
@@ -70,20 +78,14 @@ type App struct {
 	UpdatedAt time.Time
 }
 
-// Locales and channels the server has messages and senders for.
-func knownLocales() []string  { return []string{"en", "ja"} }
-func knownChannels() []string { return []string{"sms"} }
-
-// KnownLocales lists the locales an app may accept, for forms and errors.
-func KnownLocales() []string { return knownLocales() }
-
 // KnownChannels lists the channels an app may accept, for forms and errors.
-func KnownChannels() []string { return knownChannels() }
+func KnownChannels() []string { return slices.Clone(Channels) }
 
 // Validate checks every setting and returns the app normalised: names trimmed, lists
 // sorted without repeats, country codes upper-cased. Errors: *ErrInvalidRequest naming
 // each bad field by its API name (name, code_length, code_ttl_seconds, max_sends,
-// max_attempts, locales, allowed_countries, channels, access, id).
+// max_attempts, locales, allowed_countries, channels, access, id, templates,
+// webotp_domain, android_app_hash).
 func (a App) Validate() (App, error) {
 	f := map[string]string{}
 	if a.ID != "" {
@@ -117,12 +119,13 @@ func (a App) Validate() (App, error) {
 		}
 	}
 	var err string
-	if a.Locales, err = knownSubset(a.Locales, knownLocales(), strings.ToLower); err != "" {
+	if a.Locales, err = knownSubset(a.Locales, locales, canonLocaleOrSelf); err != "" {
 		f["locales"] = err
 	}
-	if a.Channels, err = knownSubset(a.Channels, knownChannels(), strings.ToLower); err != "" {
+	if a.Channels, err = knownSubset(a.Channels, Channels, strings.ToLower); err != "" {
 		f["channels"] = err
 	}
+	a.validateMessages(f)
 	if a.AllowedCountries, err = regions(a.AllowedCountries); err != "" {
 		f["allowed_countries"] = err
 	}
@@ -173,18 +176,19 @@ func (c Config) DefaultApp() App {
 	return App{
 		ID: DefaultAppID, Name: DefaultAppAlias, Default: true, Access: AccessPublic,
 		CodeLength: c.CodeLength, CodeTTL: c.CodeTTL, MaxSends: c.MaxSends, MaxAttempts: c.MaxAttempts,
-		AllowedCountries: c.AllowedCountries,
+		AllowedCountries: c.AllowedCountries, WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
 	}
 }
 
-// AcceptsLocale reports whether the app sends messages in locale l.
+// AcceptsLocale reports whether the app sends messages in locale l, a built-in locale
+// as CanonLocale returns it.
 func (a App) AcceptsLocale(l string) bool {
-	return validLocale(l) && (len(a.Locales) == 0 || slices.Contains(a.Locales, l))
+	return slices.Contains(locales, l) && (len(a.Locales) == 0 || slices.Contains(a.Locales, l))
 }
 
 // AcceptsChannel reports whether the app sends codes over channel ch.
 func (a App) AcceptsChannel(ch string) bool {
-	return slices.Contains(knownChannels(), ch) && (len(a.Channels) == 0 || slices.Contains(a.Channels, ch))
+	return slices.Contains(Channels, ch) && (len(a.Channels) == 0 || slices.Contains(a.Channels, ch))
 }
 
 // AllowsCountry applies AllowedCountries; an empty list allows all.
@@ -192,9 +196,8 @@ func (a App) AllowsCountry(region string) bool {
 	return len(a.AllowedCountries) == 0 || slices.Contains(a.AllowedCountries, region)
 }
 
-// locales and channels the app accepts, for error messages.
-func (a App) acceptedLocales() []string  { return orAll(a.Locales, knownLocales()) }
-func (a App) acceptedChannels() []string { return orAll(a.Channels, knownChannels()) }
+// acceptedLocales are the locales the app accepts, for error messages.
+func (a App) acceptedLocales() []string { return orAll(a.Locales, locales) }
 
 func orAll(list, all []string) []string {
 	if len(list) == 0 {

@@ -13,7 +13,7 @@ const (
 // appSendPolicy adds the app's own send rules to the shared policy. The duplicate
 // window is the app's own, too: the same phone asked for by two apps is no double
 // submit. The default app's keys stay as they were before there were apps.
-func appSendPolicy(app App, phone string, shared []Limit) []Limit {
+func appSendPolicy(app App, address string, shared []Limit) []Limit {
 	for i := range shared {
 		if shared[i].Scope == ScopeDuplicate && !app.Default {
 			shared[i].Key = app.ID + "|" + shared[i].Key
@@ -22,7 +22,7 @@ func appSendPolicy(app App, phone string, shared []Limit) []Limit {
 	if len(app.SendRules) == 0 {
 		return shared
 	}
-	return append(shared, Limit{Scope: ScopeApp, Key: app.ID + "|" + phone, Rules: app.SendRules})
+	return append(shared, Limit{Scope: ScopeApp, Key: app.ID + "|" + address, Rules: app.SendRules})
 }
 
 // appCheckLimits are the app's own check rules for phone; none when the phone is
@@ -32,20 +32,6 @@ func appCheckLimits(app App, phone string) []Limit {
 		return nil
 	}
 	return []Limit{{Scope: ScopeAppCheck, Key: app.ID + "|" + phone, Rules: app.CheckRules}}
-}
-
-// appMessage names the app in front of the message: by the caller's friendly name when
-// one was given, else by the app's name, except for the default app, whose messages
-// stay as they always were.
-func appMessage(app App, friendlyName, body string) string {
-	name := strings.TrimSpace(friendlyName)
-	if name == "" && !app.Default {
-		name = app.Name
-	}
-	if name == "" {
-		return body
-	}
-	return name + ": " + body
 }
 
 // quoteOr lists values for an error message, such as `"en" or "ja"`.

@@ -145,6 +145,10 @@ type AppPatch struct {
 	SendRules  *string
 	CheckRules *string
 	Access     *Access
+	// Templates replaces the app's templates, all locales at once.
+	Templates      *map[string]MessageTemplates
+	WebOTPDomain   *string
+	AndroidAppHash *string
 }
 
 // Apply returns a with the patch's fields set and validated by App.Validate. Errors:
@@ -170,6 +174,9 @@ func (p AppPatch) Apply(a App) (App, error) {
 	set(&a.AllowedCountries, p.AllowedCountries)
 	set(&a.Channels, p.Channels)
 	set(&a.Access, p.Access)
+	set(&a.Templates, p.Templates)
+	set(&a.WebOTPDomain, p.WebOTPDomain)
+	set(&a.AndroidAppHash, p.AndroidAppHash)
 	a, err := a.Validate()
 	var invalid *ErrInvalidRequest
 	if errors.As(err, &invalid) {

@@ -22,13 +22,20 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	in.ID = strings.ToLower(in.ID)
 	ref := CheckRef{AppID: app.ID, ID: in.ID, ClientIP: in.ClientIP}
 	phone, known := "", true
-	if in.Phone != "" {
+	switch {
+	case in.Email != "":
+		e, err := NormalizeEmail(in.Email)
+		if err != nil {
+			return res, err
+		}
+		phone, ref.Phone = e, e
+	case in.Phone != "":
 		p, _, err := s.normalizePhone(in.Phone)
 		if err != nil {
 			return res, err
 		}
 		phone, ref.Phone = p, p
-	} else {
+	default:
 		sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 		v, err := s.store.Verification(sctx, in.ID)
 		cancel()
@@ -116,11 +123,19 @@ func (s *Service) decide(v Verification, code string, now time.Time) (Verificati
 // checkInput refuses malformed checks before anything is looked up or spent.
 func checkInput(in CheckInput, codeLength int) error {
 	fields := map[string]string{}
+	given := 0
+	for _, v := range []string{in.ID, in.Phone, in.Email} {
+		if v != "" {
+			given++
+		}
+	}
 	switch {
-	case in.ID == "" && in.Phone == "":
-		fields["phone"] = `either "phone" or "id" is required`
-	case in.ID != "" && in.Phone != "":
-		fields["id"] = `give either "phone" or "id", not both`
+	case given == 0:
+		fields["phone"] = `one of "phone", "email" or "id" is required`
+	case given > 1 && in.ID != "":
+		fields["id"] = `give one of "phone", "email" or "id", not several`
+	case given > 1:
+		fields["email"] = `give one of "phone", "email" or "id", not several`
 	case in.ID != "":
 		if _, err := uuid.Parse(in.ID); err != nil || len(in.ID) != 36 {
 			fields["id"] = "must be a verification id (UUID)"

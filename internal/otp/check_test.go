@@ -215,8 +215,8 @@ func TestCheckRefusesMalformedInputFirst(t *testing.T) {
 		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
 	}{
 		{"CodeHasTheConfiguredLength", otp.CheckInput{Phone: testPhone, Code: "123456"}, map[string]string{"code": "must be 8 digits"}},
-		{"NeitherPhoneNorID", otp.CheckInput{Code: "12345678"}, map[string]string{"phone": `either "phone" or "id" is required`}},
-		{"BothPhoneAndID", otp.CheckInput{Phone: testPhone, ID: unknownID, Code: "12345678"}, map[string]string{"id": `give either "phone" or "id", not both`}},
+		{"NeitherPhoneNorID", otp.CheckInput{Code: "12345678"}, map[string]string{"phone": `one of "phone", "email" or "id" is required`}},
+		{"BothPhoneAndID", otp.CheckInput{Phone: testPhone, ID: unknownID, Code: "12345678"}, map[string]string{"id": `give one of "phone", "email" or "id", not several`}},
 		{"IDNotUUID", otp.CheckInput{ID: "42", Code: "12345678"}, map[string]string{"id": "must be a verification id (UUID)"}},
 		{"InvalidPhone", otp.CheckInput{Phone: "+81 1", Code: "12345678"}, nil},
 	}

@@ -25,8 +25,12 @@ const (
 	CodeUnauthorized Code = "unauthorized"
 	// CodeCSRFFailed: a browser change came without its CSRF token or from another site.
 	CodeCSRFFailed Code = "csrf_failed"
+	// CodeInvalidSignature: a provider's callback is not signed as it must be; nothing changed.
+	CodeInvalidSignature Code = "invalid_signature"
 	// CodeInvalidPhone: the phone number is not a valid number.
 	CodeInvalidPhone Code = "invalid_phone"
+	// CodeInvalidEmail: the email address is not one mail can reach.
+	CodeInvalidEmail Code = "invalid_email"
 	// CodeCountryNotAllowed: the number's country is not served.
 	CodeCountryNotAllowed Code = "country_not_allowed"
 	// CodeDuplicateSubmit: the same client just asked for the same phone.
@@ -78,6 +82,7 @@ func ErrorCode(err error) Code {
 		coded    *Error
 		invalid  *ErrInvalidRequest
 		phone    *ErrInvalidPhone
+		email    *ErrInvalidEmail
 		country  *ErrCountryNotAllowed
 		limited  *ErrRateLimited
 		budget   *ErrSendBudget
@@ -95,6 +100,8 @@ func ErrorCode(err error) Code {
 		return CodeInvalidRequest
 	case errors.As(err, &phone):
 		return CodeInvalidPhone
+	case errors.As(err, &email):
+		return CodeInvalidEmail
 	case errors.As(err, &country):
 		return CodeCountryNotAllowed
 	case errors.Is(err, ErrDuplicateSubmit):

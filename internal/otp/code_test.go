@@ -3,9 +3,7 @@ package otp
 import (
 	"bytes"
 	"crypto/rand"
-	"strings"
 	"testing"
-	"time"
 )
 
 func TestNewCode(t *testing.T) {
@@ -86,31 +84,5 @@ func TestCodeMatches(t *testing.T) {
 	}
 	if codeMatches([]byte("other secret"), v, "111111") {
 		t.Error("a code matched under another secret")
-	}
-}
-
-func TestRenderMessage(t *testing.T) {
-	tests := []struct {
-		name, locale string
-		ttl          time.Duration
-		want         []string
-	}{
-		{"FiveMinutes", "en", 5 * time.Minute, []string{"123456", "expires in 5 minutes."}},
-		{"RoundsDownNeverPromisingMore", "en", 4*time.Minute + time.Nanosecond, []string{"expires in 4 minutes."}},
-		{"NinetySecondsIsOneMinute", "en", 90 * time.Second, []string{"expires in 1 minute."}},
-		{"UnderAMinuteInSeconds", "en", 30 * time.Second, []string{"expires in 30 seconds."}},
-		{"Japanese", "ja", 5 * time.Minute, []string{"123456", "5分以内"}},
-		{"JapaneseRoundsDown", "ja", 90 * time.Second, []string{"1分以内"}},
-		{"JapaneseSeconds", "ja", 30 * time.Second, []string{"30秒以内"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := renderMessage(tt.locale, "123456", tt.ttl)
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("got %q, want it to contain %q", got, w)
-				}
-			}
-		})
 	}
 }

@@ -21,6 +21,8 @@ type MessageParams struct {
 	WebOTPDomain string
 	// AppHash, when set, adds an Android SMS Retriever app hash to an SMS.
 	AppHash string
+	// Templates are the app's own templates for the locale; empty ones are the built-in ones.
+	Templates MessageTemplates
 }
 
 // MessageContent is a rendered message.
@@ -36,8 +38,9 @@ type MessageContent struct {
 
 // Renderer writes messages from templates; internal/message implements it.
 type Renderer interface {
-	// Render fills in the channel's template for the locale. Errors: *ErrInvalidRequest
-	// naming "locale" when there is no template for it.
+	// Render fills in the channel's template for the locale, or the app's own template in
+	// p.Templates. Errors: *ErrInvalidRequest naming "locale" when there is no template
+	// for it, and errors of a template that does not run.
 	Render(p MessageParams) (MessageContent, error)
 	// HasLocale reports whether there are templates for the locale.
 	HasLocale(locale string) bool

@@ -56,8 +56,8 @@ func TestCheckInput(t *testing.T) {
 		{"ByPhone", CheckInput{Phone: "+819012345678", Code: "123456"}, nil},
 		{"ByID", CheckInput{ID: id, Code: "123456"}, nil},
 		{"ByUppercaseID", CheckInput{ID: strings.ToUpper(id), Code: "000000"}, nil},
-		{"Neither", CheckInput{Code: "123456"}, map[string]string{"phone": `either "phone" or "id" is required`}},
-		{"Both", CheckInput{Phone: "+819012345678", ID: id, Code: "123456"}, map[string]string{"id": `give either "phone" or "id", not both`}},
+		{"Neither", CheckInput{Code: "123456"}, map[string]string{"phone": `one of "phone", "email" or "id" is required`}},
+		{"Both", CheckInput{Phone: "+819012345678", ID: id, Code: "123456"}, map[string]string{"id": `give one of "phone", "email" or "id", not several`}},
 		{"IDNotUUID", CheckInput{ID: "42", Code: "123456"}, map[string]string{"id": "must be a verification id (UUID)"}},
 		{"IDInBraces", CheckInput{ID: "{" + id + "}", Code: "123456"}, map[string]string{"id": "must be a verification id (UUID)"}},
 		{"IDAsURN", CheckInput{ID: "urn:uuid:" + id, Code: "123456"}, map[string]string{"id": "must be a verification id (UUID)"}},
@@ -77,31 +77,55 @@ func TestCheckInput(t *testing.T) {
 	}
 }
 
-func TestSendInput(t *testing.T) {
+func TestSendTarget(t *testing.T) {
+	const phone = "+819012345678"
 	tests := []struct {
 		name                    string
 		in                      SendInput
+		carried                 []string          // nil: every channel
 		want                    map[string]string // nil: valid
 		wantChannel, wantLocale string
+		wantAddress             string
 	}{
-		{"OnlyPhoneGetsDefaults", SendInput{Phone: "+819012345678"}, nil, "sms", "en"},
-		{"Everything", SendInput{Phone: "1", Channel: "sms", Locale: "en"}, nil, "sms", "en"},
-		{"Japanese", SendInput{Phone: "1", Locale: "ja"}, nil, "sms", "ja"},
-		{"PhoneMissing", SendInput{}, map[string]string{"phone": "is required"}, "", ""},
-		{"PhoneBlank", SendInput{Phone: " \t\u3000"}, map[string]string{"phone": "is required"}, "", ""},
-		{"OtherChannel", SendInput{Phone: "1", Channel: "voice"}, map[string]string{"channel": `must be "sms"`}, "", ""},
-		{"ChannelCase", SendInput{Phone: "1", Channel: "SMS"}, map[string]string{"channel": `must be "sms"`}, "", ""},
-		{"OtherLocale", SendInput{Phone: "1", Locale: "fr"}, map[string]string{"locale": `must be "en" or "ja"`}, "", ""},
-		{"AllWrong", SendInput{Channel: "x", Locale: "x"}, map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}, "", ""},
+		{"OnlyPhoneGetsDefaults", SendInput{Phone: phone}, nil, nil, "sms", "en", phone},
+		{"Everything", SendInput{Phone: phone, Channel: "sms", Locale: "en"}, nil, nil, "sms", "en", phone},
+		{"Japanese", SendInput{Phone: phone, Locale: "ja"}, nil, nil, "sms", "ja", phone},
+		{"LocaleAnyCase", SendInput{Phone: phone, Locale: "pt-br"}, nil, nil, "sms", "pt-BR", phone},
+		{"LocaleAlias", SendInput{Phone: phone, Locale: "zh-TW"}, nil, nil, "sms", "zh-Hant", phone},
+		{"Voice", SendInput{Phone: phone, Channel: "voice"}, nil, nil, "voice", "en", phone},
+		{"ChannelCase", SendInput{Phone: phone, Channel: "WhatsApp"}, nil, nil, "whatsapp", "en", phone},
+		{"EmailAlone", SendInput{Email: "Ana@Example.COM"}, nil, nil, "email", "en", "Ana@example.com"},
+		{"EmailChannel", SendInput{Email: "ana@example.com", Channel: "email", Locale: "de"}, nil, nil, "email", "de", "ana@example.com"},
+		{"PhoneMissing", SendInput{}, nil, map[string]string{"phone": "is required"}, "", "", ""},
+		{"PhoneBlank", SendInput{Phone: " \t\u3000"}, nil, map[string]string{"phone": "is required"}, "", "", ""},
+		{"EmailMissing", SendInput{Channel: "email"}, nil, map[string]string{"email": "is required for the email channel"}, "", "", ""},
+		{"PhoneForEmail", SendInput{Channel: "email", Phone: phone, Email: "a@example.com"}, nil,
+			map[string]string{"phone": `give "email" instead for the email channel`}, "", "", ""},
+		{"EmailForSMS", SendInput{Channel: "sms", Phone: phone, Email: "a@example.com"}, nil,
+			map[string]string{"email": `is only for the email channel; give "phone" for "sms"`}, "", "", ""},
+		{"UncarriedChannel", SendInput{Phone: phone, Channel: "voice"}, []string{"sms", "email"},
+			map[string]string{"channel": `must be "sms" or "email"`}, "", "", ""},
+		{"UnknownChannel", SendInput{Phone: phone, Channel: "fax"}, []string{"sms"}, map[string]string{"channel": `must be "sms"`}, "", "", ""},
+		{"UnknownLocale", SendInput{Phone: phone, Locale: "xx"}, nil,
+			map[string]string{"locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}, "", "", ""},
+		{"AllWrong", SendInput{Channel: "x", Locale: "x"}, []string{"sms"},
+			map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}, "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			channel, locale, err := sendInput(tt.in, Config{}.DefaultApp())
-			if got := invalidFields(err); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %v, want %v", got, tt.want)
+			s := &Service{channels: tt.carried}
+			if s.channels == nil {
+				s.channels = Channels
 			}
-			if channel != tt.wantChannel || locale != tt.wantLocale {
-				t.Errorf("got channel %q locale %q, want %q %q", channel, locale, tt.wantChannel, tt.wantLocale)
+			got, err := s.sendTarget(tt.in, Config{}.DefaultApp())
+			if fields := invalidFields(err); !reflect.DeepEqual(fields, tt.want) {
+				t.Fatalf("got %v, want %v", fields, tt.want)
+			}
+			if tt.want != nil {
+				return
+			}
+			if got.channel != tt.wantChannel || got.locale != tt.wantLocale || got.address != tt.wantAddress {
+				t.Errorf("got channel %q locale %q address %q, want %q %q %q", got.channel, got.locale, got.address, tt.wantChannel, tt.wantLocale, tt.wantAddress)
 			}
 		})
 	}

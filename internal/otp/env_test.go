@@ -63,7 +63,7 @@ func newEnv(t *testing.T, configure ...func(*otp.Config)) *env {
 		denied:  &fakeDenied{},
 	}
 	e.store.Store.Now = e.clock.Now
-	e.svc = otp.NewService(cfg, e.store, e.limiter, e.sender, e.denied, slog.New(slog.DiscardHandler))
+	e.svc = otp.NewService(cfg, e.store, e.limiter, e.sender, mustRenderer(t), e.denied, slog.New(slog.DiscardHandler))
 	e.svc.Now = e.clock.Now
 	var n int
 	e.svc.NewID = func() string { n++; return fmt.Sprintf("0190a000-0000-7000-8000-%012d", n) }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"otpgate/internal/inmem"
+	"otpgate/internal/message"
 	"otpgate/internal/otp"
 )
 
@@ -129,6 +131,19 @@ func (s *fakeSender) Send(ctx context.Context, m otp.Message) (string, error) {
 
 // Name names the fake provider in history.
 func (s *fakeSender) Name() string { return "fake" }
+
+// Channels says the fake carries every channel.
+func (s *fakeSender) Channels() []string { return otp.Channels }
+
+// mustRenderer is the built-in message catalog.
+func mustRenderer(t testing.TB) otp.Renderer {
+	t.Helper()
+	c, err := message.New(nil)
+	if err != nil {
+		t.Fatalf("message catalog: %v", err)
+	}
+	return c
+}
 
 // Messages returns what Send was given, in order.
 func (s *fakeSender) Messages() []otp.Message {

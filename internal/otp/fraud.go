@@ -44,10 +44,12 @@ type Screening struct {
 func (s *Service) UseFraud(f Fraud) { s.fraud = f }
 
 // screen runs the fraud step of a send: a block-listed send is recorded and refused with
-// *ErrBlocked before anything is spent; otherwise it returns the limits to add.
-func (s *Service) screen(phone, region, ip string) (FraudTarget, []Limit, error) {
-	t := FraudTarget{Phone: phone, Region: region, ClientIP: ip}
-	if s.fraud == nil {
+// *ErrBlocked before anything is spent; otherwise it returns the limits to add. The
+// guard watches phone numbers (SMS pumping); email has no step.
+func (s *Service) screen(to target, ip string) (FraudTarget, []Limit, error) {
+	phone := to.address
+	t := FraudTarget{Phone: phone, Region: to.region, ClientIP: ip}
+	if s.fraud == nil || to.email() {
 		return t, nil, nil
 	}
 	scr := s.fraud.Screen(t)
@@ -56,7 +58,7 @@ func (s *Service) screen(phone, region, ip string) (FraudTarget, []Limit, error)
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
-			ID: s.NewID(), Phone: phone, ClientIP: ip, Status: SendBlocked,
+			ID: s.NewID(), Phone: phone, Channel: to.channel, ClientIP: ip, Status: SendBlocked,
 			Reason: ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
 		})
 	}
@@ -66,7 +68,7 @@ func (s *Service) screen(phone, region, ip string) (FraudTarget, []Limit, error)
 // startedBlocks records the blocks the decision started. It runs detached from the client,
 // bounded like a store call, since the block holds in the limiter whatever the client does.
 func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, dec Decision, now time.Time) {
-	if s.fraud == nil {
+	if s.fraud == nil || t.Region == "" {
 		return
 	}
 	for _, g := range dec.Trips() {

@@ -83,7 +83,7 @@ func fraudEnv(t *testing.T) (*env, *fakeFraud, *guardedLimiter) {
 	}
 	gl := &guardedLimiter{fakeLimiter: e.limiter}
 	f := &fakeFraud{}
-	e.svc = otp.NewService(cfg, e.store, gl, e.sender, e.denied, slog.New(slog.DiscardHandler))
+	e.svc = otp.NewService(cfg, e.store, gl, e.sender, mustRenderer(t), e.denied, slog.New(slog.DiscardHandler))
 	e.svc.Now = e.clock.Now
 	var n int
 	e.svc.NewID = func() string { n++; return fmt.Sprintf("0190a000-0000-7000-8000-%012d", n) }

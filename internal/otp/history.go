@@ -31,6 +31,7 @@ type HistoryStore interface {
 	RecordAdminAction(ctx context.Context, a AdminAction) error
 	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
 	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
+	DeliveryRater
 }
 
 // Outcomes of sends in history, also the values SendFilter.Status accepts. Approved
@@ -94,8 +95,19 @@ type SendRow struct {
 	// VerificationID is empty for blocked and duplicate sends.
 	VerificationID string
 	Time           time.Time
-	Phone          string
-	ClientIP       string
+	// Phone is the address: the E.164 number, or for the email channel the email address.
+	Phone    string
+	ClientIP string
+	// Channel is sms, whatsapp, voice or email.
+	Channel string
+	// Country is the number's ISO 3166 region; empty for email and refused sends.
+	Country string
+	// Encoding (EncodingGSM7 or EncodingUCS2) and Segments describe an SMS; empty and 0
+	// for other channels.
+	Encoding string
+	Segments int
+	// Attempts are the provider attempts of the send, in order.
+	Attempts []ProviderAttempt
 	// Status is the send's outcome, from HistoryStatus, such as "approved" or "blocked".
 	Status string
 	// SendStatus is the row's own state.
@@ -113,6 +125,8 @@ type SendRow struct {
 	// empty while none came. DeliveryError is the provider's reason for undelivered.
 	Delivery      string
 	DeliveryError string
+	// DeliveredAt is when the receipt came; zero without one.
+	DeliveredAt time.Time
 }
 
 // Attempt is one check of a code, as recorded in history.

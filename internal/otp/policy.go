@@ -13,23 +13,33 @@ const (
 	ScopeGlobal     = "global"
 	ScopeCheckPhone = "check_phone"
 	ScopeCheckIP    = "check_ip"
+	// ScopeEmail and ScopeCheckEmail count sends and checks per email address, as the
+	// phone scopes do per number.
+	ScopeEmail      = "email"
+	ScopeCheckEmail = "check_email"
 	// ScopeVerification is the per-verification send budget (OTP_MAX_SENDS), kept by the store.
 	ScopeVerification = "verification"
 )
 
 // sendPolicy lists the limits one send must pass, duplicate first so that a double
-// submit is reported as such even though the phone rule refuses it too.
-func (s *Service) sendPolicy(phone, ip, fingerprint string) []Limit {
+// submit is reported as such even though the phone (or email) rule refuses it too. A
+// phone is limited per number on every phone channel together; an email address by the
+// email rules.
+func (s *Service) sendPolicy(t target, ip, fingerprint string) []Limit {
 	limits := make([]Limit, 0, 4)
 	if s.cfg.DuplicateWindow > 0 {
 		limits = append(limits, Limit{
 			Scope: ScopeDuplicate,
-			Key:   phone + "|" + clientFingerprint(ip, fingerprint),
+			Key:   t.address + "|" + clientFingerprint(ip, fingerprint),
 			Rules: []Rule{{Limit: 1, Window: s.cfg.DuplicateWindow}},
 		})
 	}
-	if len(s.cfg.PhoneRules) > 0 {
-		limits = append(limits, Limit{Scope: ScopePhone, Key: phone, Rules: s.cfg.PhoneRules})
+	scope, rules := ScopePhone, s.cfg.PhoneRules
+	if t.email() {
+		scope, rules = ScopeEmail, s.cfg.EmailRules
+	}
+	if len(rules) > 0 {
+		limits = append(limits, Limit{Scope: scope, Key: t.address, Rules: rules})
 	}
 	if len(s.cfg.IPRules) > 0 {
 		limits = append(limits, Limit{Scope: ScopeIP, Key: ip, Rules: s.cfg.IPRules})
@@ -40,12 +50,16 @@ func (s *Service) sendPolicy(phone, ip, fingerprint string) []Limit {
 	return limits
 }
 
-// checkPolicy lists the limits one check must pass; phone is empty when the
+// checkPolicy lists the limits one check must pass; address is empty when the
 // verification named by id does not exist (the IP still pays for the guess).
-func (s *Service) checkPolicy(phone, ip string) []Limit {
+func (s *Service) checkPolicy(address, ip string) []Limit {
 	var limits []Limit
-	if phone != "" && len(s.cfg.CheckPhoneRules) > 0 {
-		limits = append(limits, Limit{Scope: ScopeCheckPhone, Key: phone, Rules: s.cfg.CheckPhoneRules})
+	scope, rules := ScopeCheckPhone, s.cfg.CheckPhoneRules
+	if IsEmailAddress(address) {
+		scope, rules = ScopeCheckEmail, s.cfg.CheckEmailRules
+	}
+	if address != "" && len(rules) > 0 {
+		limits = append(limits, Limit{Scope: scope, Key: address, Rules: rules})
 	}
 	if len(s.cfg.CheckIPRules) > 0 {
 		limits = append(limits, Limit{Scope: ScopeCheckIP, Key: ip, Rules: s.cfg.CheckIPRules})

@@ -2,6 +2,8 @@ package otp
 
 import (
 	"context"
+	"fmt"
+	"net/textproto"
 	"time"
 )
 
@@ -33,4 +35,72 @@ type ReceiptStore interface {
 	// a send wins and later ones (replays, out-of-order updates) change nothing. It
 	// returns whether the send changed; an unknown send is false with no error.
 	MarkDelivery(ctx context.Context, r Receipt) (bool, error)
+}
+
+// Callback is a provider's delivery callback as it arrived.
+type Callback struct {
+	// URI is the path and query the provider posted to.
+	URI    string
+	Header textproto.MIMEHeader
+	// Body is the raw body, which signatures cover.
+	Body []byte
+}
+
+// ErrBadSignature means a callback's signature is missing, wrong or too old: it may be
+// forged or replayed, so it changed nothing.
+var ErrBadSignature = Errorf(CodeInvalidSignature, "the callback's signature is missing, wrong or too old")
+
+// ReceiptReader authenticates one provider instance's delivery callbacks and reads the
+// receipts they report; internal/sms implements it for Twilio and the webhook.
+type ReceiptReader interface {
+	// ReadReceipt checks the callback's signature and reads its receipt, with Provider
+	// and Time set; ok is false for a genuine callback that reports no final state (a
+	// step such as "queued"). Errors: ErrBadSignature, *ErrInvalidRequest for a body
+	// that breaks the callback's contract.
+	ReadReceipt(c Callback, now time.Time) (r Receipt, ok bool, err error)
+}
+
+// ReceiptReceiver takes providers' delivery callbacks; *Receipts implements it.
+type ReceiptReceiver interface {
+	// Receive authenticates the callback of the named source ("twilio/<instance>" or
+	// "webhook/<instance>") and records its receipt once: the first receipt that settles
+	// a send wins, so a replay changes nothing. Errors: ErrNotFound for a source that is
+	// not configured, ErrBadSignature, *ErrInvalidRequest, and errors wrapping ErrUnavailable.
+	Receive(ctx context.Context, source string, c Callback) error
+}
+
+// Receipts records delivery receipts from the callbacks of the configured provider instances.
+type Receipts struct {
+	readers map[string]ReceiptReader
+	store   ReceiptStore
+
+	// Now is the receipts' clock; tests replace it.
+	Now func() time.Time
+	// Timeout bounds one store call; 0 sets none.
+	Timeout time.Duration
+}
+
+var _ ReceiptReceiver = (*Receipts)(nil)
+
+// NewReceipts returns a receiver over store for the readers, by source name.
+func NewReceipts(store ReceiptStore, readers map[string]ReceiptReader) *Receipts {
+	return &Receipts{readers: readers, store: store, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Receive implements ReceiptReceiver.
+func (s *Receipts) Receive(ctx context.Context, source string, c Callback) error {
+	reader, found := s.readers[source]
+	if !found {
+		return fmt.Errorf("otp: receipt: source %q: %w", source, ErrNotFound)
+	}
+	r, ok, err := reader.ReadReceipt(c, s.Now())
+	if err != nil || !ok {
+		return err
+	}
+	ctx, cancel := Bounded(ctx, s.Timeout)
+	defer cancel()
+	if _, err := s.store.MarkDelivery(ctx, r); err != nil {
+		return fmt.Errorf("otp: receipt: %w", err)
+	}
+	return nil
 }

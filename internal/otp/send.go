@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -12,40 +11,34 @@ import (
 // detached from the request so a client hanging up cannot lose what was accepted.
 const finishTimeout = 5 * time.Second
 
-// Send sends a fresh code for the phone: a new verification, or a resend of its
-// pending one. Bad input is refused before anything is spent; once the limiter
-// admits the send, every path either sends the SMS or refunds the reservation,
-// except a provider timeout, whose outcome is unknown.
+// Send sends a fresh code to a phone (by SMS, WhatsApp or a voice call) or an email
+// address: a new verification, or a resend of its pending one. Bad input is refused
+// before anything is spent; once the limiter admits the send, every path either hands
+// the message to a provider or refunds the reservation, except when a provider's
+// outcome is unknown.
 func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	var res SendResult
 	app := s.appOf(in.App)
-	channel, locale, err := sendInput(in, app)
+	t, err := s.sendTarget(in, app)
 	if err != nil {
 		return res, err
 	}
-	phone, region, err := s.normalizePhone(in.Phone)
-	if err != nil {
-		return res, err
-	}
-	if !app.AllowsCountry(region) {
-		return res, &ErrCountryNotAllowed{Country: region}
-	}
-	target, fraudLimits, err := s.screen(phone, region, in.ClientIP)
+	fraud, fraudLimits, err := s.screen(t, in.ClientIP)
 	if err != nil {
 		return res, err
 	}
 
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, append(appSendPolicy(app, phone, s.sendPolicy(phone, in.ClientIP, in.Fingerprint)), fraudLimits...))
+	dec, err := s.limiter.Allow(lctx, append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...))
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: send: limiter: %w", err)
 	}
 	res.Decision = dec
 	now := s.Now()
-	s.startedBlocks(ctx, target, dec, now)
+	s.startedBlocks(ctx, fraud, dec, now)
 	if !dec.Allowed {
-		return res, s.denied(app.ID, phone, in.ClientIP, dec, now)
+		return res, s.denied(app.ID, t, in.ClientIP, dec, now)
 	}
 
 	code, err := newCode(s.Rand, app.CodeLength)
@@ -53,10 +46,16 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		s.refund(ctx, dec.Reservation)
 		return res, err
 	}
+	msg, err := s.compose(app, t, code, in.FriendlyName)
+	if err != nil {
+		s.refund(ctx, dec.Reservation)
+		return res, fmt.Errorf("otp: send: render: %w", err)
+	}
 	sendID := s.NewID()
 	bctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 	start, err := s.store.BeginSend(bctx, BeginSend{
-		AppID: app.ID, Phone: phone, Channel: channel, Locale: locale, ClientIP: in.ClientIP,
+		AppID: app.ID, Phone: t.address, Channel: t.channel, Locale: t.locale, ClientIP: in.ClientIP,
+		Country: t.region, Encoding: msg.Encoding, Segments: msg.Segments,
 		Provider: s.sender.Name(), Now: now, TTL: app.CodeTTL,
 		MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
 		NewVerificationID: s.NewID(), SendID: sendID,
@@ -76,30 +75,11 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 
 	// From here on the send is accepted: a client that hangs up must not cancel the
-	// SMS halfway or leave its history row unwritten.
-	detached := context.WithoutCancel(ctx)
-	sctx, cancel := context.WithTimeout(detached, s.cfg.SMSTimeout)
-	providerID, sendErr := s.sender.Send(sctx, Message{
-		ID: sendID, To: phone, Body: appMessage(app, in.FriendlyName, renderMessage(locale, code, app.CodeTTL)),
-		Locale: locale, CreatedAt: now,
-	})
-	cancel()
-	if sendErr != nil {
-		definite := errors.Is(sendErr, ErrNotDelivered)
-		s.finish(detached, FinishSend{
-			SendID: sendID, VerificationID: start.Verification.ID, Status: SendFailed,
-			Error: sendErr.Error(), Undo: definite, Created: start.Created, Now: s.Now(),
-		})
-		if definite {
-			s.refund(detached, dec.Reservation)
-		}
-		return res, &ErrProvider{Provider: s.sender.Name(), Definite: definite, Err: sendErr}
+	// message halfway or leave its history row unwritten.
+	msg.ID, msg.CreatedAt = sendID, now
+	if err := s.deliver(context.WithoutCancel(ctx), msg, start, dec.Reservation); err != nil {
+		return res, err
 	}
-	s.finish(detached, FinishSend{
-		SendID: sendID, VerificationID: start.Verification.ID, Status: SendSent,
-		ProviderID: providerID, Now: s.Now(),
-	})
-
 	res.Verification = start.Verification
 	res.Created = start.Created
 	res.SendsLeft = max(app.MaxSends-start.Verification.Sends, 0)
@@ -122,38 +102,12 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 	return Decision{Allowed: true, Rules: states}, nil
 }
 
-// sendInput refuses malformed sends before anything is spent, listing every bad
-// field, and fills in the defaults of channel and locale.
-func sendInput(in SendInput, app App) (channel, locale string, err error) {
-	channel, locale = in.Channel, in.Locale
-	if channel == "" {
-		channel = "sms"
-	}
-	if locale == "" {
-		locale = "en"
-	}
-	fields := map[string]string{}
-	if strings.TrimSpace(in.Phone) == "" {
-		fields["phone"] = "is required"
-	}
-	if !app.AcceptsChannel(channel) {
-		fields["channel"] = "must be " + quoteOr(app.acceptedChannels())
-	}
-	if !app.AcceptsLocale(locale) {
-		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
-	}
-	if len(fields) > 0 {
-		return "", "", &ErrInvalidRequest{Fields: fields}
-	}
-	return channel, locale, nil
-}
-
 // denied records a refused send for history and names the refusal: by the fraud guard's
 // block when one refused it (a blocked target answers as such, whatever else refused), else
 // by its first violated rule. The duplicate limit comes first in sendPolicy and violations
 // keep policy order, so a double submit is reported as such even when other rules refused
 // it too.
-func (s *Service) denied(appID, phone, ip string, dec Decision, now time.Time) error {
+func (s *Service) denied(appID string, t target, ip string, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
 	blocked, fraudErr := fraudDenied(dec)
 	if violations := dec.Violations(); len(violations) > 0 && fraudErr == nil {
@@ -168,7 +122,7 @@ func (s *Service) denied(appID, phone, ip string, dec Decision, now time.Time) e
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
-			ID: s.NewID(), AppID: appID, Phone: phone, ClientIP: ip, Status: status, Reason: reason,
+			ID: s.NewID(), AppID: appID, Phone: t.address, Channel: t.channel, ClientIP: ip, Status: status, Reason: reason,
 			Shadow: dec.ShadowReport(), Time: now,
 		})
 	}
@@ -206,7 +160,7 @@ func (s *Service) refund(ctx context.Context, r Reservation) {
 	}
 }
 
-// finish writes how a send ended. The SMS is already out (or definitely not), so a
+// finish writes how a send ended. The message is already out (or definitely not), so a
 // failed write is logged rather than turned into an error the client would retry.
 func (s *Service) finish(ctx context.Context, p FinishSend) {
 	ctx, cancel := context.WithTimeout(ctx, finishTimeout)

@@ -88,10 +88,11 @@ func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
 	}{
 		{"PhoneMissing", otp.SendInput{Locale: "ja"}, map[string]string{"phone": "is required"}},
-		{"OtherChannel", otp.SendInput{Phone: testPhone, Channel: "voice"}, map[string]string{"channel": `must be "sms"`}},
-		{"OtherLocale", otp.SendInput{Phone: testPhone, Locale: "fr"}, map[string]string{"locale": `must be "en" or "ja"`}},
+		{"OtherChannel", otp.SendInput{Phone: testPhone, Channel: "fax"}, map[string]string{"channel": `must be "sms", "whatsapp", "voice" or "email"`}},
+		{"OtherLocale", otp.SendInput{Phone: testPhone, Locale: "xx"}, map[string]string{"locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}},
+		{"EmailForSMS", otp.SendInput{Phone: testPhone, Email: "a@example.com"}, map[string]string{"email": `is only for the email channel; give "phone" for "sms"`}},
 		{"EveryFieldWrong", otp.SendInput{Channel: "x", Locale: "x"}, map[string]string{
-			"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en" or "ja"`}},
+			"phone": "is required", "channel": `must be "sms", "whatsapp", "voice" or "email"`, "locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}},
 		{"PhoneWithLetters", otp.SendInput{Phone: "+81 90 1234 ABCD"}, nil},
 		{"PhoneWithoutCountry", otp.SendInput{Phone: "090 1234 5678"}, nil},
 		{"NotAValidNumber", otp.SendInput{Phone: "+81 1"}, nil},

@@ -30,9 +30,13 @@ type Message struct {
 	Code      string
 	Locale    string
 	CreatedAt time.Time
+	// Encoding and Segments describe an SMS as rendered (see MessageContent).
+	Encoding string
+	Segments int
 }
 
-// Sender delivers SMS. Implementations live in internal/sms.
+// Sender delivers messages. Implementations live in internal/sms and internal/email;
+// internal/delivery routes between them.
 type Sender interface {
 	// Send hands the message to the provider and returns the provider's message id
 	// (empty when it gave none). Errors wrap ErrNotDelivered when delivery definitely failed.

@@ -30,7 +30,14 @@ type Config struct {
 	GlobalRules     []Rule
 	CheckPhoneRules []Rule
 	CheckIPRules    []Rule
-	// SMSTimeout bounds one call to the SMS provider.
+	// EmailRules and CheckEmailRules limit sends and checks per email address, as
+	// PhoneRules and CheckPhoneRules do per phone.
+	EmailRules      []Rule
+	CheckEmailRules []Rule
+	// WebOTPDomain and AndroidAppHash are the default app's SMS options (see App).
+	WebOTPDomain   string
+	AndroidAppHash string
+	// SMSTimeout bounds the delivery of one message, every provider tried included.
 	SMSTimeout time.Duration
 	// LimiterTimeout bounds one limiter call; past it the request fails closed.
 	LimiterTimeout time.Duration
@@ -46,10 +53,13 @@ type Service struct {
 	store      Store
 	limiter    Limiter
 	sender     Sender
-	history    DeniedRecorder
-	log        *slog.Logger
-	phones     *phoneCache
-	fraud      Fraud // nil: no fraud step (see UseFraud)
+	renderer   Renderer
+	// channels are the channels sender carries.
+	channels []string
+	history  DeniedRecorder
+	log      *slog.Logger
+	phones   *phoneCache
+	fraud    Fraud // nil: no fraud step (see UseFraud)
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
@@ -59,10 +69,13 @@ type Service struct {
 	Rand io.Reader
 }
 
-// NewService wires a service from its parts.
-func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied DeniedRecorder, log *slog.Logger) *Service {
+// NewService wires a service from its parts: sender carries the messages (a Deliverer
+// reports each provider attempt; one with Channels says which channels it carries, else
+// it carries SMS alone) and renderer writes them.
+func NewService(cfg Config, store Store, limiter Limiter, sender Sender, renderer Renderer, denied DeniedRecorder, log *slog.Logger) *Service {
 	return &Service{
-		cfg: cfg, defaultApp: cfg.DefaultApp(), store: store, limiter: limiter, sender: sender, history: denied, log: log, phones: newPhoneCache(),
+		cfg: cfg, defaultApp: cfg.DefaultApp(), store: store, limiter: limiter, sender: sender, renderer: renderer,
+		channels: carriedChannels(sender), history: denied, log: log, phones: newPhoneCache(),
 		Now:   func() time.Time { return time.Now().UTC() },
 		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
 		Rand:  rand.Reader,
@@ -72,10 +85,12 @@ func NewService(cfg Config, store Store, limiter Limiter, sender Sender, denied 
 // SendInput is one request to send (or resend) a code.
 type SendInput struct {
 	// App is the app the send is for; nil is the default app.
-	App     *App
+	App *App
+	// Phone is the number for the phone channels; Email the address for the email channel.
 	Phone   string
-	Channel string // "sms"; empty means sms
-	Locale  string // "en" or "ja"; empty means en
+	Email   string
+	Channel string // sms, whatsapp, voice or email; empty means email when Email is set, else sms
+	Locale  string // a built-in locale in any spelling CanonLocale reads; empty means en
 	// ClientIP is the client's address as the limiter keys it (IPv6 already cut to its prefix).
 	ClientIP string
 	// Fingerprint tells one client from another for the duplicate window, with ClientIP.
@@ -98,12 +113,14 @@ type SendResult struct {
 	Decision  Decision
 }
 
-// CheckInput is one attempt to prove a code: by verification ID or by Phone.
+// CheckInput is one attempt to prove a code: by verification ID, by Phone or by Email.
 type CheckInput struct {
 	// App is the app the check is for; nil is the default app.
-	App      *App
-	ID       string
-	Phone    string
+	App   *App
+	ID    string
+	Phone string
+	// Email names the verification by its address, as Phone by its number.
+	Email    string
 	Code     string
 	ClientIP string
 }

@@ -33,6 +33,8 @@ type AdminService interface {
 	VerificationDetail(ctx context.Context, id string) (VerificationDetail, error)
 	// Stats counts history per bucket, of one app or (appID "") all; see HistoryStore.Stats.
 	Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]StatBucket, error)
+	// DeliveryRates counts sends and receipts per channel, country and provider; see DeliveryRater.
+	DeliveryRates(ctx context.Context, since time.Time, appID string) ([]DeliveryRate, error)
 	// Charts returns the last 24 hours per hour and the last 7 days per day, up to now.
 	Charts(ctx context.Context) (hours, days []StatBucket, err error)
 	// Limits reports every configured rule of the target's scopes without recording anything.

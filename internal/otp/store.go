@@ -36,11 +36,18 @@ type Store interface {
 // BeginSend holds what Store.BeginSend needs.
 type BeginSend struct {
 	// AppID is the app the send is for; each app has its own pending verification per phone.
-	AppID    string
-	Phone    string
-	Channel  string
+	AppID string
+	// Phone is the address: the E.164 number, or the email address of the email channel.
+	Phone   string
+	Channel string
+	// Country is the number's ISO 3166 region; empty for email.
+	Country string
+	// Encoding and Segments describe the SMS (empty and 0 for other channels).
+	Encoding string
+	Segments int
 	Locale   string
 	ClientIP string
+	// Provider is the sender's name until the outcome names the provider that took it.
 	Provider string
 	Now      time.Time
 	TTL      time.Duration
@@ -70,11 +77,15 @@ type FinishSend struct {
 	SendID         string
 	VerificationID string
 	Status         SendStatus // SendSent or SendFailed
-	ProviderID     string
-	Error          string
-	Undo           bool
-	Created        bool
-	Now            time.Time
+	// Provider is the provider instance that took the message, or the last one tried.
+	Provider string
+	// Attempts are every provider attempt, in order.
+	Attempts   []ProviderAttempt
+	ProviderID string
+	Error      string
+	Undo       bool
+	Created    bool
+	Now        time.Time
 }
 
 // CheckRef names the verification a check is for: ID, or else Phone (its newest
@@ -92,9 +103,12 @@ type CheckRef struct {
 
 // DeniedSend is a refused send, recorded in history asynchronously.
 type DeniedSend struct {
-	ID       string
-	AppID    string
-	Phone    string
+	ID    string
+	AppID string
+	// Phone is the address, as in BeginSend.
+	Phone string
+	// Channel is the channel asked for; empty means sms.
+	Channel  string
 	ClientIP string
 	Status   SendStatus // SendBlocked or SendDuplicate
 	// Reason is the refusing rule, such as "phone 1/1m" or "duplicate 1/5s".

@@ -17,7 +17,8 @@ var _ otp.AppStore = (*Store)(nil)
 
 // appCols are read by scanApp, in this order.
 const appCols = `id, name, code_length, code_ttl_ms, max_sends, max_attempts, locales,
-	allowed_countries, channels, send_rules, check_rules, access, created_at, updated_at`
+	allowed_countries, channels, send_rules, check_rules, access, created_at, updated_at,
+	templates, webotp_domain, android_app_hash`
 
 // keyCols are read by scanKey, in this order.
 const keyCols = `id, app_id, name, secret_sha256, trusted_client_ip, created_at, last_used_at, revoked_at`
@@ -28,11 +29,16 @@ func scanApp(row pgx.Row) (otp.App, error) {
 		ttlMS             int64
 		sendRules, checks string
 		access            string
+		templates         []byte
 	)
 	err := row.Scan(&a.ID, &a.Name, &a.CodeLength, &ttlMS, &a.MaxSends, &a.MaxAttempts, &a.Locales,
-		&a.AllowedCountries, &a.Channels, &sendRules, &checks, &access, &a.CreatedAt, &a.UpdatedAt)
+		&a.AllowedCountries, &a.Channels, &sendRules, &checks, &access, &a.CreatedAt, &a.UpdatedAt,
+		&templates, &a.WebOTPDomain, &a.AndroidAppHash)
 	if err != nil {
 		return otp.App{}, err
+	}
+	if a.Templates, err = parseTemplates(templates); err != nil {
+		return otp.App{}, fmt.Errorf("app %s: %w", a.ID, err)
 	}
 	a.CodeTTL, a.Access = time.Duration(ttlMS)*time.Millisecond, otp.Access(access)
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
@@ -130,7 +136,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
 	}
 	return s.changeApps(ctx, "create app", audit, func(tx pgx.Tx) (int64, error) {
-		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			appArgs(a)...)
 		return tag.RowsAffected(), err
 	})
@@ -148,7 +154,7 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 	return s.changeApps(ctx, "update app", audit, func(tx pgx.Tx) (int64, error) {
 		tag, err := tx.Exec(ctx, `UPDATE apps SET name = $2, code_length = $3, code_ttl_ms = $4, max_sends = $5,
 				max_attempts = $6, locales = $7, allowed_countries = $8, channels = $9, send_rules = $10,
-				check_rules = $11, access = $12, updated_at = $13
+				check_rules = $11, access = $12, updated_at = $13, templates = $14, webotp_domain = $15, android_app_hash = $16
 			WHERE id = $1 AND deleted_at IS NULL`, slices.Delete(appArgs(a), 12, 13)...)
 		return tag.RowsAffected(), err
 	})
@@ -164,7 +170,8 @@ func appArgs(a otp.App) []any {
 	}
 	return []any{a.ID, a.Name, a.CodeLength, a.CodeTTL.Milliseconds(), a.MaxSends, a.MaxAttempts,
 		orEmpty(a.Locales), orEmpty(a.AllowedCountries), orEmpty(a.Channels),
-		rulesText(a.SendRules), rulesText(a.CheckRules), string(a.Access), a.CreatedAt, a.UpdatedAt}
+		rulesText(a.SendRules), rulesText(a.CheckRules), string(a.Access), a.CreatedAt, a.UpdatedAt,
+		templatesJSON(a.Templates), a.WebOTPDomain, a.AndroidAppHash}
 }
 
 // DeleteApp implements otp.AppStore.

@@ -79,10 +79,10 @@ func (w *BatchWriter) Close(ctx context.Context) error { return w.b.close(ctx) }
 func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	w.batches.Add(1)
 	n, err := w.pool.CopyFrom(ctx, pgx.Identifier{"sends"},
-		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow"},
+		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow", "channel"},
 		pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
 			d := batch[i]
-			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow}, nil
+			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow, deniedChannel(d.Channel)}, nil
 		}))
 	if err != nil {
 		w.dropped.Add(uint64(len(batch)))
@@ -106,4 +106,12 @@ func deniedID(id string) uuid.UUID {
 		return u
 	}
 	return uuid.Must(uuid.NewV7())
+}
+
+// deniedChannel is the channel a refused send is stored with: sms when none is named.
+func deniedChannel(ch string) string {
+	if ch == "" {
+		return otp.ChannelSMS
+	}
+	return ch
 }

@@ -16,7 +16,8 @@ import (
 // sendCols are read by scanSend, in this order; v is the send's verification, if any.
 const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.phone, s.client_ip,
 	s.status, s.reason, s.provider, s.provider_message_id, s.error, s.updated_at,
-	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id, s.shadow`
+	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id, s.shadow,
+	s.channel, s.country, s.encoding, s.segments, s.attempts, s.delivered_at`
 
 const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
 
@@ -25,11 +26,20 @@ func scanSend(row pgx.Row, now time.Time) (otp.SendRow, error) {
 		r               otp.SendRow
 		status, vStatus string
 		expires         time.Time
+		attempts        []byte
+		deliveredAt     *time.Time
 	)
 	err := row.Scan(&r.ID, &r.VerificationID, &r.Time, &r.Phone, &r.ClientIP, &status, &r.Reason,
-		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID, &r.Shadow)
+		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID, &r.Shadow,
+		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt)
 	if err != nil {
 		return otp.SendRow{}, err
+	}
+	if r.Attempts, err = parseAttempts(attempts); err != nil {
+		return otp.SendRow{}, err
+	}
+	if deliveredAt != nil {
+		r.DeliveredAt = deliveredAt.UTC()
 	}
 	r.Time, r.Updated = r.Time.UTC(), r.Updated.UTC()
 	r.SendStatus = otp.SendStatus(status)

@@ -11,8 +11,8 @@ import (
 	"otpgate/internal/otp"
 )
 
-// OutcomeWriter writes how sends ended — sent with the provider's message id, or failed
-// with the error — in batches: one UPDATE per batch, at the latest FlushInterval (100ms by
+// OutcomeWriter writes how sends ended — sent with the provider and its message id, or
+// failed with the error, and every provider attempt — in batches: one UPDATE per batch, at the latest FlushInterval (100ms by
 // default) after the provider answered, and whatever is queued at Close. The send row was
 // written as sending before the SMS went out, so an outcome lost with a crashed server
 // leaves that row, which the Sweeper settles as unknown.
@@ -72,16 +72,19 @@ const outcomeRetry = 100 * time.Millisecond
 func (w *OutcomeWriter) write(ctx context.Context, batch []otp.FinishSend) {
 	n := len(batch)
 	ids, statuses, providerIDs, errs, times := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	providers, attempts := make([]string, n), make([]string, n)
 	for i, p := range batch {
 		ids[i], statuses[i], providerIDs[i], errs[i], times[i] = p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now
+		providers[i], attempts[i] = p.Provider, string(attemptsJSON(p.Attempts))
 	}
 	for try := 0; ; try++ {
 		w.batches.Add(1)
 		tag, err := w.pool.Exec(ctx, `UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
-				error = u.error, updated_at = u.at
-			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, status, provider_id, error, at)
+				error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
+				AS u(id, status, provider_id, error, at, provider, attempts)
 			WHERE s.id = u.id AND s.verification_id IS NOT NULL`,
-			ids, statuses, providerIDs, errs, times)
+			ids, statuses, providerIDs, errs, times, providers, attempts)
 		if err == nil {
 			w.written.Add(uint64(tag.RowsAffected()))
 			if missing := int64(n) - tag.RowsAffected(); missing > 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 // BeginSend implements otp.Store in one statement, in autocommit: otpgate_begin_send
-// (migrations/00007) counts the send on the phone's pending verification, or creates one,
+// (migrations/00008) counts the send on the phone's pending verification, or creates one,
 // and writes the send row. The code hash is tied to the verification's id, which only the
 // database knows for a resend, so a resend takes a second call that brings the hash for it.
 func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
@@ -23,6 +23,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: app id must be a uuid", errBug)
 	}
 	newHash := p.CodeHash(p.NewVerificationID)
+	channel := deniedChannel(p.Channel)
 	var (
 		knownID   *string
 		knownHash []byte
@@ -30,9 +31,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	for range 3 {
 		var outcome string
 		v, err := scanVerification(outcomeRow{s.pool.QueryRow(ctx, `SELECT * FROM otpgate_begin_send(
-				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-			p.AppID, p.Phone, p.Channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
-			p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow), &outcome})
+				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			p.AppID, p.Phone, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
+			p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments), &outcome})
 		if err != nil {
 			return otp.SendStart{}, wrap("begin send", err)
 		}
@@ -76,9 +77,10 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	}
 	return s.inTx(ctx, "finish send", func(tx pgx.Tx) error {
 		var vid string
-		err := tx.QueryRow(ctx, `UPDATE sends SET status = $2, provider_message_id = $3, error = $4, updated_at = $5
+		err := tx.QueryRow(ctx, `UPDATE sends SET status = $2, provider_message_id = $3, error = $4, updated_at = $5,
+				provider = coalesce(nullif($6, ''), provider), attempts = $7
 			WHERE id = $1 AND verification_id IS NOT NULL RETURNING verification_id`,
-			p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now).Scan(&vid)
+			p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now, p.Provider, attemptsJSON(p.Attempts)).Scan(&vid)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}

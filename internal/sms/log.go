@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"otpgate/internal/otp"
 )
 
-// Log is the dev-mode sender: it writes each message to the log instead of sending it.
+// anyDigit finds every digit.
+var anyDigit = regexp.MustCompile(`\p{Nd}`)
+
+// Log is the dev-mode sender: it writes each message, of any channel, to the log instead
+// of sending it.
 type Log struct {
 	log *slog.Logger
 
@@ -30,7 +35,11 @@ func NewLog(log *slog.Logger) *Log {
 // Name is "log".
 func (l *Log) Name() string { return "log" }
 
-// Send writes one line with the message's id, recipient and body. It fails, with
+// Channels are every channel: in dev mode each works with nothing configured.
+func (l *Log) Channels() []string { return otp.Channels }
+
+// Send writes one line with the message's channel, id, recipient and body (for email,
+// the plain part). It fails, with
 // otp.ErrNotDelivered, only when ctx is already done.
 func (l *Log) Send(ctx context.Context, m otp.Message) (string, error) {
 	if err := ctx.Err(); err != nil {
@@ -38,11 +47,17 @@ func (l *Log) Send(ctx context.Context, m otp.Message) (string, error) {
 	}
 	body := m.Body
 	if !l.ShowCodes {
-		body = digitRun.ReplaceAllStringFunc(body, func(run string) string {
+		masked := digitRun
+		if otp.ChannelOf(m) == otp.ChannelVoice {
+			masked = anyDigit // a call spells the code out digit by digit
+		}
+		body = masked.ReplaceAllStringFunc(body, func(run string) string {
 			return strings.Repeat("*", utf8.RuneCountInString(run))
 		})
 	}
-	l.log.LogAttrs(ctx, slog.LevelInfo, "sms not sent: log sender",
+	// "sms not sent: log sender", "email not sent: …": one line per message, every channel.
+	l.log.LogAttrs(ctx, slog.LevelInfo, otp.ChannelOf(m)+" not sent: log sender",
+		slog.String("channel", otp.ChannelOf(m)),
 		slog.String("to", m.To),
 		slog.String("id", m.ID),
 		slog.String("locale", m.Locale),

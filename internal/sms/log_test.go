@@ -58,6 +58,23 @@ func TestLogSend(t *testing.T) {
 		}
 	})
 
+	t.Run("MasksEveryDigitOfACall", func(t *testing.T) {
+		var buf bytes.Buffer
+		m := otp.Message{ID: "v3", Channel: otp.ChannelVoice, To: "+819012345678", Locale: "en",
+			Body: "Your verification code is: 4, 8, 3, 9, 2, 0. Once again: 4, 8, 3, 9, 2, 0."}
+		if _, err := sms.NewLog(slog.New(slog.NewJSONHandler(&buf, nil))).Send(context.Background(), m); err != nil {
+			t.Fatalf("Send: got %v, want nil", err)
+		}
+		var rec struct{ Body, Channel string }
+		if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+			t.Fatalf("decode %s: %v", buf.Bytes(), err)
+		}
+		want := "Your verification code is: *, *, *, *, *, *. Once again: *, *, *, *, *, *."
+		if rec.Body != want || rec.Channel != "voice" {
+			t.Errorf("got %q on %q, want %q on voice", rec.Body, rec.Channel, want)
+		}
+	})
+
 	t.Run("DoneContextIsDefiniteAndSilent", func(t *testing.T) {
 		var buf bytes.Buffer
 		s := sms.NewLog(slog.New(slog.NewJSONHandler(&buf, nil)))

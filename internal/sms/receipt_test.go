@@ -3,9 +3,9 @@ package sms_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync"
@@ -46,6 +46,26 @@ func (s *receipts) get(key string) (otp.Receipt, bool) {
 	return r, ok
 }
 
+// receiptHandler serves /v1/receipts/<source> as the public API does, through the
+// domain's receipt service: 204, or the status of the error's code.
+func receiptHandler(store otp.ReceiptStore, readers map[string]otp.ReceiptReader, now func() time.Time) http.Handler {
+	rs := otp.NewReceipts(store, readers)
+	if now != nil {
+		rs.Now = now
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		err := rs.Receive(r.Context(), strings.TrimPrefix(r.URL.Path, "/v1/receipts/"),
+			otp.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
+		status := map[otp.Code]int{"": http.StatusNoContent, otp.CodeInvalidSignature: http.StatusForbidden,
+			otp.CodeInvalidRequest: http.StatusBadRequest, otp.CodeNotFound: http.StatusNotFound}[otp.ErrorCode(err)]
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		w.WriteHeader(status)
+	})
+}
+
 func TestTwilioSignature(t *testing.T) {
 	// The example in Twilio's documentation of request validation.
 	form := url.Values{"CallSid": {"CA1234567890ABCDE"}, "Caller": {"+14158675309"}, "Digits": {"1234"},
@@ -76,7 +96,7 @@ func TestTwilioStatusCallback(t *testing.T) {
 	var s *sms.Twilio
 	f := smstest.NewTwilio(t, twilioSID, twilioToken)
 	cb = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.StatusHandler(cb.URL, store, slog.New(slog.DiscardHandler)).ServeHTTP(w, r)
+		receiptHandler(store, map[string]otp.ReceiptReader{"twilio/twilio": s}, nil).ServeHTTP(w, r)
 	}))
 	t.Cleanup(cb.Close)
 	s = newTwilio(t, f.URL, func(c *sms.TwilioConfig) { c.StatusCallback = cb.URL + "/v1/receipts/twilio/twilio?x=1" })
@@ -151,8 +171,7 @@ func TestWebhookReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1773468566, 0)
-	w.Now = func() time.Time { return now }
-	h := w.ReceiptHandler(store, slog.New(slog.DiscardHandler))
+	h := receiptHandler(store, map[string]otp.ReceiptReader{"webhook/backup": w}, func() time.Time { return now })
 	post := func(body string, signedAt time.Time, secret string) int {
 		req := httptest.NewRequest(http.MethodPost, "/v1/receipts/webhook/backup", strings.NewReader(body))
 		req.Header.Set(sms.SignatureHeader, sms.Sign(secret, signedAt, []byte(body)))
@@ -188,6 +207,16 @@ func TestWebhookReceipt(t *testing.T) {
 		}
 		if store.calls != before {
 			t.Errorf("store called %d times, want 0", store.calls-before)
+		}
+	})
+
+	t.Run("OtherInstanceIsNotFound", func(t *testing.T) {
+		req := httptest.NewRequest(http.MethodPost, "/v1/receipts/webhook/other", strings.NewReader(good))
+		req.Header.Set(sms.SignatureHeader, sms.Sign(webhookSecret, now, []byte(good)))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusNotFound {
+			t.Errorf("got %d, want 404", rec.Code)
 		}
 	})
 

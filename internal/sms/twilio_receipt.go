@@ -3,21 +3,17 @@ package sms
 import (
 	"crypto/hmac"
 	"crypto/sha1"
+	"crypto/subtle"
 	"encoding/base64"
-	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
-	"strings"
+	"time"
 
 	"otpgate/internal/otp"
 )
 
 // TwilioSignatureHeader carries Twilio's signature of a callback.
 const TwilioSignatureHeader = "X-Twilio-Signature"
-
-// maxCallback bounds a callback's body; Twilio's are well under a kilobyte.
-const maxCallback = 64 << 10
 
 // TwilioSignature is what Twilio puts in X-Twilio-Signature for a POST of form to
 // fullURL: base64(HMAC-SHA1(auth token, URL followed by each parameter name and value,
@@ -84,44 +80,24 @@ var (
 	twilioUndelivered = map[string]bool{"undelivered": true, "failed": true, "busy": true, "no-answer": true, "canceled": true}
 )
 
-// StatusHandler receives this account's status callbacks, for messages (MessageSid,
-// MessageStatus) and calls (CallSid, CallStatus). publicURL is the address Twilio
-// reaches otpgate at (OTP_PUBLIC_URL), which the signature covers together with the
-// request's path and query. A request without the account's valid signature is 403
-// and changes nothing; a genuine one is 204, whether or not it changed the send.
-func (t *Twilio) StatusHandler(publicURL string, store otp.ReceiptStore, log *slog.Logger) http.Handler {
-	base := strings.TrimRight(publicURL, "/")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxCallback)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "bad form", http.StatusBadRequest)
-			return
-		}
-		form := r.PostForm
-		if !VerifyTwilioSignature(t.token, base+r.URL.RequestURI(), form, r.Header.Get(TwilioSignatureHeader)) ||
-			form.Get("AccountSid") != t.sid {
-			log.Warn("twilio status callback refused: bad signature", "provider", t.name)
-			http.Error(w, "bad signature", http.StatusForbidden)
-			return
-		}
-		rc, ok := twilioReceipt(form)
-		if !ok {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		rc.Provider, rc.Time = t.name, t.Now().UTC()
-		if _, err := store.MarkDelivery(r.Context(), rc); err != nil {
-			log.Error("recording a delivery receipt failed", "provider", t.name, "err", err)
-			http.Error(w, "receipt not recorded", http.StatusServiceUnavailable)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
+// ReadReceipt implements otp.ReceiptReader for this account's status callbacks, for
+// messages (MessageSid, MessageStatus) and calls (CallSid, CallStatus). The signature
+// must be the account's over the status callback URL the message was created with (so
+// a proxy in front of otpgate that rewrites the path changes nothing), and AccountSid
+// must be the account's. A sender without a status callback accepts no callback.
+func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, error) {
+	form, err := url.ParseQuery(string(c.Body))
+	if t.callback == "" || err != nil ||
+		!VerifyTwilioSignature(t.token, t.callback, form, c.Header.Get(TwilioSignatureHeader)) ||
+		subtle.ConstantTimeCompare([]byte(form.Get("AccountSid")), []byte(t.sid)) != 1 {
+		return otp.Receipt{}, false, otp.ErrBadSignature
+	}
+	rc, ok := twilioReceipt(form)
+	if !ok {
+		return otp.Receipt{}, false, nil
+	}
+	rc.Provider, rc.Time = t.name, now.UTC()
+	return rc, true, nil
 }
 
 // twilioReceipt reads a final state from a callback's form.

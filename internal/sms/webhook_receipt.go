@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
+	"time"
 
 	"otpgate/internal/otp"
 )
@@ -20,42 +18,22 @@ type webhookReceipt struct {
 	Error  string `json:"error"`
 }
 
-// ReceiptHandler receives delivery receipts from the webhook receiver: a POST of
-// {"id","status","error"} (id as otpgate sent it, status delivered or undelivered),
-// signed with Otpgate-Signature and the webhook secret like the messages themselves. A
-// bad or stale signature (older than DefaultTolerance) is 403 and changes nothing; a
-// replay within the tolerance finds the send settled and changes nothing either. A
-// genuine receipt is 204, whether or not it changed the send.
-func (w *Webhook) ReceiptHandler(store otp.ReceiptStore, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			rw.Header().Set("Allow", http.MethodPost)
-			http.Error(rw, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, maxCallback))
-		if err != nil {
-			http.Error(rw, "body too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		if err := VerifySignature(w.secret, r.Header.Get(SignatureHeader), body, w.Now(), DefaultTolerance); err != nil {
-			log.Warn("webhook receipt refused", "provider", w.name, "err", err)
-			http.Error(rw, "bad signature", http.StatusForbidden)
-			return
-		}
-		rc, err := parseWebhookReceipt(body)
-		if err != nil {
-			http.Error(rw, err.Error(), http.StatusBadRequest)
-			return
-		}
-		rc.Provider, rc.Time = w.name, w.Now().UTC()
-		if _, err := store.MarkDelivery(r.Context(), rc); err != nil {
-			log.Error("recording a delivery receipt failed", "provider", w.name, "err", err)
-			http.Error(rw, "receipt not recorded", http.StatusServiceUnavailable)
-			return
-		}
-		rw.WriteHeader(http.StatusNoContent)
-	})
+// ReadReceipt implements otp.ReceiptReader for the webhook receiver's receipts: a POST
+// of {"id","status","error"} (id as otpgate sent the message, status delivered or
+// undelivered), signed with Otpgate-Signature and the webhook secret like the messages
+// themselves. A bad signature, or one older than DefaultTolerance, is
+// otp.ErrBadSignature; a replay within the tolerance finds the send settled and changes
+// nothing. A body that breaks the contract is *otp.ErrInvalidRequest.
+func (w *Webhook) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, error) {
+	if err := VerifySignature(w.secret, c.Header.Get(SignatureHeader), c.Body, now, DefaultTolerance); err != nil {
+		return otp.Receipt{}, false, fmt.Errorf("%s: %w: %v", w.name, otp.ErrBadSignature, err)
+	}
+	rc, err := parseWebhookReceipt(c.Body)
+	if err != nil {
+		return otp.Receipt{}, false, &otp.ErrInvalidRequest{Detail: err.Error()}
+	}
+	rc.Provider, rc.Time = w.name, now.UTC()
+	return rc, true, nil
 }
 
 // errBadReceipt is a receipt body that is not what the receipt contract says.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -140,6 +141,34 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 		actions, _ := e.History.AdminActions(e.ctx, 10)
 		if len(actions) != 1 || actions[0].Action != otp.ActionAppCreate {
 			t.Errorf("got audit %+v, want one app_create", actions)
+		}
+	})
+
+	t.Run("MessageSettingsAreKept", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		a := newApp(appA)
+		a.Templates = map[string]otp.MessageTemplates{
+			"ja": {SMS: "{{.App}}のコード {{.Code}}"},
+			"en": {EmailSubject: "Your {{.App}} code", EmailHTML: "<p>{{.Code}}</p>"},
+		}
+		a.WebOTPDomain, a.AndroidAppHash = "login.example.com", "FA+9qCX9VSu"
+		if err := e.Apps.CreateApp(e.ctx, a, audit(otp.ActionAppCreate)); err != nil {
+			t.Fatalf("CreateApp: %v", err)
+		}
+		got, err := e.Apps.AppByID(e.ctx, appA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Templates, a.Templates) || got.WebOTPDomain != a.WebOTPDomain || got.AndroidAppHash != a.AndroidAppHash {
+			t.Errorf("got templates %+v, WebOTP %q, hash %q, want %+v, %q, %q", got.Templates, got.WebOTPDomain, got.AndroidAppHash,
+				a.Templates, a.WebOTPDomain, a.AndroidAppHash)
+		}
+		bad := got
+		bad.Templates = map[string]otp.MessageTemplates{"en": {SMS: "{{.Nope}}"}}
+		err = e.Apps.UpdateApp(e.ctx, bad, audit(otp.ActionAppUpdate))
+		wantInvalid(t, "UpdateApp", err, "templates.en.sms")
+		if again, _ := e.Apps.AppByID(e.ctx, appA); !reflect.DeepEqual(again.Templates, a.Templates) {
+			t.Errorf("after a refused update: got %+v, want %+v", again.Templates, a.Templates)
 		}
 	})
 

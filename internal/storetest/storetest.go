@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Stats", func(t *testing.T) { testStats(t, newStore) })
 	t.Run("Admin", func(t *testing.T) { testAdmin(t, newStore) })
 	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })
+	t.Run("Delivery", func(t *testing.T) { testDelivery(t, newStore) })
 	t.Run("AppScope", func(t *testing.T) { testAppScope(t, newStore) })
 	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })

@@ -54,6 +54,7 @@ func errorFor(err error) restError {
 	var (
 		invalid *otp.ErrInvalidRequest
 		phone   *otp.ErrInvalidPhone
+		email   *otp.ErrInvalidEmail
 		limited *otp.ErrRateLimited
 		coded   *otp.Error
 	)
@@ -68,6 +69,11 @@ func errorFor(err error) restError {
 		e = restError{Code: codeInvalidParameter, Status: http.StatusBadRequest, Message: "Invalid parameter `To`"}
 		if errors.As(err, &phone) {
 			e.Message += ": " + phone.Reason
+		}
+	case otp.CodeInvalidEmail:
+		e = restError{Code: codeInvalidParameter, Status: http.StatusBadRequest, Message: "Invalid parameter `To`"}
+		if errors.As(err, &email) {
+			e.Message += ": " + email.Reason
 		}
 	case otp.CodeCountryNotAllowed:
 		e = restError{Code: codeCountryBlocked, Status: http.StatusForbidden, Message: "Delivery to this country is not allowed for this service"}

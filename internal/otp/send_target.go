@@ -1,0 +1,81 @@
+package otp
+
+import (
+	"slices"
+	"strings"
+)
+
+// target is where a send goes, as checked before anything is spent.
+type target struct {
+	channel, locale string
+	// address is the E.164 number, or for email the normalised address: what the
+	// verification, its history and its per-address limits are keyed by.
+	address string
+	// region is the number's ISO 3166 country; empty for email.
+	region string
+}
+
+// email reports whether the target is an email address rather than a phone.
+func (t target) email() bool { return t.channel == ChannelEmail }
+
+// sendTarget refuses malformed sends before anything is spent, listing every bad field,
+// fills in the defaults of channel and locale, and normalises the address: an email
+// address for the email channel, a phone number in an allowed country for the others.
+func (s *Service) sendTarget(in SendInput, app App) (target, error) {
+	t := target{channel: strings.ToLower(strings.TrimSpace(in.Channel)), locale: in.Locale}
+	if t.channel == "" {
+		t.channel = ChannelSMS
+		if in.Email != "" && in.Phone == "" {
+			t.channel = ChannelEmail
+		}
+	}
+	fields := map[string]string{}
+	if accepted := s.acceptedChannels(app); !slices.Contains(accepted, t.channel) {
+		fields["channel"] = "must be " + quoteOr(accepted)
+	}
+	if t.locale == "" {
+		t.locale = "en"
+	}
+	if l, ok := CanonLocale(t.locale); ok && app.AcceptsLocale(l) && (s.renderer == nil || s.renderer.HasLocale(l)) {
+		t.locale = l
+	} else {
+		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
+	}
+	switch {
+	case t.channel == ChannelEmail && strings.TrimSpace(in.Email) == "":
+		fields["email"] = "is required for the email channel"
+	case t.channel == ChannelEmail && in.Phone != "":
+		fields["phone"] = `give "email" instead for the email channel`
+	case t.channel != ChannelEmail && in.Email != "":
+		fields["email"] = `is only for the email channel; give "phone" for ` + quoteOr([]string{t.channel})
+	case t.channel != ChannelEmail && strings.TrimSpace(in.Phone) == "":
+		fields["phone"] = "is required"
+	}
+	if len(fields) > 0 {
+		return t, &ErrInvalidRequest{Fields: fields}
+	}
+	var err error
+	if t.email() {
+		t.address, err = NormalizeEmail(in.Email)
+		return t, err
+	}
+	if t.address, t.region, err = s.normalizePhone(in.Phone); err != nil {
+		return t, err
+	}
+	if !app.AllowsCountry(t.region) {
+		return t, &ErrCountryNotAllowed{Country: t.region}
+	}
+	return t, nil
+}
+
+// acceptedChannels are the channels an app takes that a provider carries, in the order
+// of Channels.
+func (s *Service) acceptedChannels(app App) []string {
+	var out []string
+	for _, ch := range Channels {
+		if app.AcceptsChannel(ch) && slices.Contains(s.channels, ch) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
