@@ -108,6 +108,21 @@ func (e ProblemInvalidCodeCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidEmailCode.
+const (
+	ProblemInvalidEmailCodeInvalidEmail ProblemInvalidEmailCode = "invalid_email"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidEmailCode enum.
+func (e ProblemInvalidEmailCode) Valid() bool {
+	switch e {
+	case ProblemInvalidEmailCodeInvalidEmail:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidPhoneCode.
 const (
 	ProblemInvalidPhoneCodeInvalidPhone ProblemInvalidPhoneCode = "invalid_phone"
@@ -132,6 +147,21 @@ const (
 func (e ProblemInvalidRequestCode) Valid() bool {
 	switch e {
 	case ProblemInvalidRequestCodeInvalidRequest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidSignatureCode.
+const (
+	ProblemInvalidSignatureCodeInvalidSignature ProblemInvalidSignatureCode = "invalid_signature"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidSignatureCode enum.
+func (e ProblemInvalidSignatureCode) Valid() bool {
+	switch e {
+	case ProblemInvalidSignatureCodeInvalidSignature:
 		return true
 	default:
 		return false
@@ -204,6 +234,7 @@ func (e ProblemSendConflictCode) Valid() bool {
 // Defines values for ProblemSendUnprocessableCode.
 const (
 	ProblemSendUnprocessableCodeIdempotencyKeyReused ProblemSendUnprocessableCode = "idempotency_key_reused"
+	ProblemSendUnprocessableCodeInvalidEmail         ProblemSendUnprocessableCode = "invalid_email"
 	ProblemSendUnprocessableCodeInvalidPhone         ProblemSendUnprocessableCode = "invalid_phone"
 )
 
@@ -211,6 +242,8 @@ const (
 func (e ProblemSendUnprocessableCode) Valid() bool {
 	switch e {
 	case ProblemSendUnprocessableCodeIdempotencyKeyReused:
+		return true
+	case ProblemSendUnprocessableCodeInvalidEmail:
 		return true
 	case ProblemSendUnprocessableCodeInvalidPhone:
 		return true
@@ -281,37 +314,25 @@ func (e ProblemUnsupportedMediaTypeCode) Valid() bool {
 
 // Defines values for SendRequestChannel.
 const (
-	SendRequestChannelEmpty SendRequestChannel = ""
-	SendRequestChannelSms   SendRequestChannel = "sms"
+	SendRequestChannelEmail    SendRequestChannel = "email"
+	SendRequestChannelEmpty    SendRequestChannel = ""
+	SendRequestChannelSms      SendRequestChannel = "sms"
+	SendRequestChannelVoice    SendRequestChannel = "voice"
+	SendRequestChannelWhatsapp SendRequestChannel = "whatsapp"
 )
 
 // Valid indicates whether the value is a known member of the SendRequestChannel enum.
 func (e SendRequestChannel) Valid() bool {
 	switch e {
+	case SendRequestChannelEmail:
+		return true
 	case SendRequestChannelEmpty:
 		return true
 	case SendRequestChannelSms:
 		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for SendRequestLocale.
-const (
-	SendRequestLocaleEmpty SendRequestLocale = ""
-	SendRequestLocaleEn    SendRequestLocale = "en"
-	SendRequestLocaleJa    SendRequestLocale = "ja"
-)
-
-// Valid indicates whether the value is a known member of the SendRequestLocale enum.
-func (e SendRequestLocale) Valid() bool {
-	switch e {
-	case SendRequestLocaleEmpty:
+	case SendRequestChannelVoice:
 		return true
-	case SendRequestLocaleEn:
-		return true
-	case SendRequestLocaleJa:
+	case SendRequestChannelWhatsapp:
 		return true
 	default:
 		return false
@@ -320,13 +341,22 @@ func (e SendRequestLocale) Valid() bool {
 
 // Defines values for VerificationChannel.
 const (
-	VerificationChannelSms VerificationChannel = "sms"
+	VerificationChannelEmail    VerificationChannel = "email"
+	VerificationChannelSms      VerificationChannel = "sms"
+	VerificationChannelVoice    VerificationChannel = "voice"
+	VerificationChannelWhatsapp VerificationChannel = "whatsapp"
 )
 
 // Valid indicates whether the value is a known member of the VerificationChannel enum.
 func (e VerificationChannel) Valid() bool {
 	switch e {
+	case VerificationChannelEmail:
+		return true
 	case VerificationChannelSms:
+		return true
+	case VerificationChannelVoice:
+		return true
+	case VerificationChannelWhatsapp:
 		return true
 	default:
 		return false
@@ -348,11 +378,50 @@ func (e VerificationStatus) Valid() bool {
 	}
 }
 
-// CheckRequest The code, and exactly one of a non-empty `phone` or a non-empty `id` (an empty
-// string counts as absent).
+// Defines values for WebhookReceiptStatus.
+const (
+	WebhookReceiptStatusDelivered   WebhookReceiptStatus = "delivered"
+	WebhookReceiptStatusUndelivered WebhookReceiptStatus = "undelivered"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReceiptStatus enum.
+func (e WebhookReceiptStatus) Valid() bool {
+	switch e {
+	case WebhookReceiptStatusDelivered:
+		return true
+	case WebhookReceiptStatusUndelivered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryReceiptParamsKind.
+const (
+	DeliveryReceiptParamsKindTwilio  DeliveryReceiptParamsKind = "twilio"
+	DeliveryReceiptParamsKindWebhook DeliveryReceiptParamsKind = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryReceiptParamsKind enum.
+func (e DeliveryReceiptParamsKind) Valid() bool {
+	switch e {
+	case DeliveryReceiptParamsKindTwilio:
+		return true
+	case DeliveryReceiptParamsKindWebhook:
+		return true
+	default:
+		return false
+	}
+}
+
+// CheckRequest The code, and exactly one of a non-empty `phone`, a non-empty `email` or a
+// non-empty `id` (an empty string counts as absent).
 type CheckRequest struct {
 	// Code The code, `OTP_CODE_LENGTH` ASCII digits (4 to 10; 6 by default).
 	Code string `json:"code"`
+
+	// Email The email address the code was sent to, in any spelling the send endpoint takes.
+	Email *string `json:"email,omitempty"`
 
 	// Id The verification's `id`, a UUID in any letter case.
 	Id *string `json:"id,omitempty"`
@@ -369,23 +438,40 @@ type CheckRequest0 struct {
 
 // CheckRequest1 defines model for CheckRequest.1.
 type CheckRequest1 struct {
+	Email interface{} `json:"email"`
+}
+
+// CheckRequest2 defines model for CheckRequest.2.
+type CheckRequest2 struct {
 	Id interface{} `json:"id"`
 }
 
 // CheckResult defines model for CheckResult.
 type CheckResult struct {
-	Id openapi_types.UUID `json:"id"`
+	// Email An email address as otpgate keeps it, the domain lower-case and in ASCII.
+	Email *Email             `json:"email,omitempty"`
+	Id    openapi_types.UUID `json:"id"`
 
 	// Phone A phone number in E.164.
-	Phone  E164              `json:"phone"`
+	Phone  *E164             `json:"phone,omitempty"`
 	Status CheckResultStatus `json:"status"`
+	union  json.RawMessage
 }
 
 // CheckResultStatus defines model for CheckResult.Status.
 type CheckResultStatus string
 
+// CheckResult0 defines model for CheckResult.0.
+type CheckResult0 = interface{}
+
+// CheckResult1 defines model for CheckResult.1.
+type CheckResult1 = interface{}
+
 // E164 A phone number in E.164.
 type E164 = string
+
+// Email An email address as otpgate keeps it, the domain lower-case and in ASCII.
+type Email = string
 
 // Health defines model for Health.
 type Health struct {
@@ -418,7 +504,7 @@ type Problem struct {
 	Violations *[]Violation `json:"violations,omitempty"`
 }
 
-// ProblemCheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` names what is wrong with the phone.
+// ProblemCheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` and `invalid_email` name what is wrong with the address.
 type ProblemCheckUnprocessable struct {
 	union json.RawMessage
 }
@@ -515,6 +601,29 @@ type ProblemInvalidCode struct {
 // ProblemInvalidCodeCode defines model for ProblemInvalidCode.Code.
 type ProblemInvalidCodeCode string
 
+// ProblemInvalidEmail defines model for ProblemInvalidEmail.
+type ProblemInvalidEmail struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
+	Code         ProblemInvalidEmailCode `json:"code"`
+	Detail       string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemInvalidEmailCode defines model for ProblemInvalidEmail.Code.
+type ProblemInvalidEmailCode string
+
 // ProblemInvalidPhone defines model for ProblemInvalidPhone.
 type ProblemInvalidPhone struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -560,6 +669,29 @@ type ProblemInvalidRequest struct {
 
 // ProblemInvalidRequestCode defines model for ProblemInvalidRequest.Code.
 type ProblemInvalidRequestCode string
+
+// ProblemInvalidSignature defines model for ProblemInvalidSignature.
+type ProblemInvalidSignature struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                        `json:"attempts_left,omitempty"`
+	Code         ProblemInvalidSignatureCode `json:"code"`
+	Detail       string                      `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemInvalidSignatureCode defines model for ProblemInvalidSignature.Code.
+type ProblemInvalidSignatureCode string
 
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
@@ -768,13 +900,32 @@ type ProblemUnsupportedMediaType struct {
 // ProblemUnsupportedMediaTypeCode defines model for ProblemUnsupportedMediaType.Code.
 type ProblemUnsupportedMediaTypeCode string
 
-// SendRequest defines model for SendRequest.
+// SendRequest `phone` for the channels `sms`, `whatsapp` and `voice`, `email` for the channel
+// `email`; giving the other one, or neither, is `400`.
 type SendRequest struct {
-	// Channel The delivery channel; empty or absent means `sms`.
+	// Channel The delivery channel; empty or absent means `email` when only `email` is
+	// given, else `sms`. A channel that the app does not accept, or that no
+	// configured provider carries, is `400`.
 	Channel *SendRequestChannel `json:"channel,omitempty"`
 
-	// Locale The language of the message; empty or absent means `en`.
-	Locale *SendRequestLocale `json:"locale,omitempty"`
+	// Email An email address (channel `email`): `name@domain`, the name in dot-atom form
+	// (letters, digits and ``!#$%&'*+-/=?^_`{|}~.``), the domain a host name, which
+	// is lower-cased and, when internationalised, written in its ASCII (IDNA) form.
+	// Not a valid address is `422 invalid_email`.
+	//
+	//
+	// Examples: ana@example.com, Ana@Bücher.example
+	Email *string `json:"email,omitempty"`
+
+	// Locale The language of the message, one of `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`,
+	// `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` in any letter case (`_` for `-`
+	// too; `zh`, `zh-CN` and `zh-SG` are `zh-Hans`, `zh-TW`, `zh-HK` and `zh-MO`
+	// `zh-Hant`); empty or absent means `en`. Any other, or one the app does not
+	// accept, is `400`.
+	//
+	//
+	// Examples: en, ja, pt-BR, zh-Hant
+	Locale *string `json:"locale,omitempty"`
 
 	// Phone A phone number: E.164 (`+819012345678`), or any spelling that normalises to it
 	// (spaces, dashes, dots, brackets, full-width digits). Without a leading `+` it
@@ -782,18 +933,21 @@ type SendRequest struct {
 	//
 	//
 	// Examples: +819012345678, +81 90-1234-5678, 090-1234-5678
-	Phone string `json:"phone"`
+	Phone *string `json:"phone,omitempty"`
 }
 
-// SendRequestChannel The delivery channel; empty or absent means `sms`.
+// SendRequestChannel The delivery channel; empty or absent means `email` when only `email` is
+// given, else `sms`. A channel that the app does not accept, or that no
+// configured provider carries, is `400`.
 type SendRequestChannel string
 
-// SendRequestLocale The language of the message; empty or absent means `en`.
-type SendRequestLocale string
-
-// Verification defines model for Verification.
+// Verification A verification of a phone (`phone` is set) or of an email address (`email` is set).
 type Verification struct {
+	// Channel The channel of the verification's first send.
 	Channel VerificationChannel `json:"channel"`
+
+	// Email An email address as otpgate keeps it, the domain lower-case and in ASCII.
+	Email *Email `json:"email,omitempty"`
 
 	// ExpiresAt When the verification's codes stop working, UTC, rounded down to the second.
 	ExpiresAt time.Time `json:"expires_at"`
@@ -805,18 +959,25 @@ type Verification struct {
 	NextResendAt time.Time `json:"next_resend_at"`
 
 	// Phone A phone number in E.164.
-	Phone E164 `json:"phone"`
+	Phone *E164 `json:"phone,omitempty"`
 
 	// SendsLeft How many more sends this verification accepts (`OTP_MAX_SENDS` in all).
 	SendsLeft int                `json:"sends_left"`
 	Status    VerificationStatus `json:"status"`
+	union     json.RawMessage
 }
 
-// VerificationChannel defines model for Verification.Channel.
+// VerificationChannel The channel of the verification's first send.
 type VerificationChannel string
 
 // VerificationStatus defines model for Verification.Status.
 type VerificationStatus string
+
+// Verification0 defines model for Verification.0.
+type Verification0 = interface{}
+
+// Verification1 defines model for Verification.1.
+type Verification1 = interface{}
 
 // Violation defines model for Violation.
 type Violation struct {
@@ -824,10 +985,25 @@ type Violation struct {
 	RetryAfterSeconds int `json:"retry_after_seconds"`
 
 	// Scope The rule's scope: `duplicate`, `phone`, `ip`, `global`, `verification` (the
-	// verification's `OTP_MAX_SENDS`), `check_phone` or `check_ip`.
+	// verification's `OTP_MAX_SENDS`), `check_phone` or `check_ip`; `email` and
+	// `check_email` for email addresses.
 	Scope         string `json:"scope"`
 	WindowSeconds int    `json:"window_seconds"`
 }
+
+// WebhookReceipt A webhook receiver's receipt. Strictly: no other fields, `id` required, `status`
+// one of the two (anything else is `400`, once the signature holds).
+type WebhookReceipt struct {
+	// Error Why the message was not delivered.
+	Error *string `json:"error,omitempty"`
+
+	// Id The `id` otpgate posted the message with (the send's id).
+	Id     *string               `json:"id,omitempty"`
+	Status *WebhookReceiptStatus `json:"status,omitempty"`
+}
+
+// WebhookReceiptStatus defines model for WebhookReceipt.Status.
+type WebhookReceiptStatus string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
@@ -846,7 +1022,7 @@ type CheckTooMany struct {
 // CheckUnavailable defines model for CheckUnavailable.
 type CheckUnavailable = ProblemUnavailable
 
-// CheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` names what is wrong with the phone.
+// CheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` and `invalid_email` name what is wrong with the address.
 type CheckUnprocessable = ProblemCheckUnprocessable
 
 // Document defines model for Document.
@@ -860,6 +1036,12 @@ type Internal = ProblemInternal
 
 // InvalidRequest defines model for InvalidRequest.
 type InvalidRequest = ProblemInvalidRequest
+
+// InvalidSignature defines model for InvalidSignature.
+type InvalidSignature = ProblemInvalidSignature
+
+// NotFound defines model for NotFound.
+type NotFound = ProblemNotFound
 
 // SendConflict defines model for SendConflict.
 type SendConflict = ProblemSendConflict
@@ -897,12 +1079,34 @@ type Unavailable = ProblemUnavailable
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = ProblemUnsupportedMediaType
 
+// DeliveryReceiptFormdataBody defines parameters for DeliveryReceipt.
+type DeliveryReceiptFormdataBody = struct {
+}
+
+// DeliveryReceiptParams defines parameters for DeliveryReceipt.
+type DeliveryReceiptParams struct {
+	// XTwilioSignature Twilio's signature (kind `twilio`).
+	XTwilioSignature *string `json:"X-Twilio-Signature,omitempty"`
+
+	// OtpgateSignature `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` (kind `webhook`); at most 5 minutes old.
+	OtpgateSignature *string `json:"Otpgate-Signature,omitempty"`
+}
+
+// DeliveryReceiptParamsKind defines parameters for DeliveryReceipt.
+type DeliveryReceiptParamsKind string
+
 // SendVerificationParams defines parameters for SendVerification.
 type SendVerificationParams struct {
 	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
 	// `400 invalid_request`. Keys are global per endpoint, not per client.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// DeliveryReceiptJSONRequestBody defines body for DeliveryReceipt for application/json ContentType.
+type DeliveryReceiptJSONRequestBody = WebhookReceipt
+
+// DeliveryReceiptFormdataRequestBody defines body for DeliveryReceipt for application/x-www-form-urlencoded ContentType.
+type DeliveryReceiptFormdataRequestBody = DeliveryReceiptFormdataBody
 
 // SendVerificationJSONRequestBody defines body for SendVerification for application/json ContentType.
 type SendVerificationJSONRequestBody = SendRequest
@@ -962,6 +1166,32 @@ func (t *CheckRequest) MergeCheckRequest1(v CheckRequest1) error {
 	return err
 }
 
+// AsCheckRequest2 returns the union data inside the CheckRequest as a CheckRequest2
+func (t CheckRequest) AsCheckRequest2() (CheckRequest2, error) {
+	var body CheckRequest2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCheckRequest2 overwrites any union data inside the CheckRequest as the provided CheckRequest2
+func (t *CheckRequest) FromCheckRequest2(v CheckRequest2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCheckRequest2 performs a merge with any union data inside the CheckRequest, using the provided CheckRequest2
+func (t *CheckRequest) MergeCheckRequest2(v CheckRequest2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CheckRequest) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	if err != nil {
@@ -978,6 +1208,13 @@ func (t CheckRequest) MarshalJSON() ([]byte, error) {
 	object["code"], err = json.Marshal(t.Code)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'code': %w", err)
+	}
+
+	if t.Email != nil {
+		object["email"], err = json.Marshal(t.Email)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'email': %w", err)
+		}
 	}
 
 	if t.Id != nil {
@@ -1015,6 +1252,13 @@ func (t *CheckRequest) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &t.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+	}
+
 	if raw, found := object["id"]; found {
 		err = json.Unmarshal(raw, &t.Id)
 		if err != nil {
@@ -1026,6 +1270,141 @@ func (t *CheckRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Phone)
 		if err != nil {
 			return fmt.Errorf("error reading 'phone': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsCheckResult0 returns the union data inside the CheckResult as a CheckResult0
+func (t CheckResult) AsCheckResult0() (CheckResult0, error) {
+	var body CheckResult0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCheckResult0 overwrites any union data inside the CheckResult as the provided CheckResult0
+func (t *CheckResult) FromCheckResult0(v CheckResult0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCheckResult0 performs a merge with any union data inside the CheckResult, using the provided CheckResult0
+func (t *CheckResult) MergeCheckResult0(v CheckResult0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCheckResult1 returns the union data inside the CheckResult as a CheckResult1
+func (t CheckResult) AsCheckResult1() (CheckResult1, error) {
+	var body CheckResult1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCheckResult1 overwrites any union data inside the CheckResult as the provided CheckResult1
+func (t *CheckResult) FromCheckResult1(v CheckResult1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCheckResult1 performs a merge with any union data inside the CheckResult, using the provided CheckResult1
+func (t *CheckResult) MergeCheckResult1(v CheckResult1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CheckResult) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Email != nil {
+		object["email"], err = json.Marshal(t.Email)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'email': %w", err)
+		}
+	}
+
+	object["id"], err = json.Marshal(t.Id)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id': %w", err)
+	}
+
+	if t.Phone != nil {
+		object["phone"], err = json.Marshal(t.Phone)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'phone': %w", err)
+		}
+	}
+
+	object["status"], err = json.Marshal(t.Status)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'status': %w", err)
+	}
+
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *CheckResult) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &t.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &t.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+	}
+
+	if raw, found := object["phone"]; found {
+		err = json.Unmarshal(raw, &t.Phone)
+		if err != nil {
+			return fmt.Errorf("error reading 'phone': %w", err)
+		}
+	}
+
+	if raw, found := object["status"]; found {
+		err = json.Unmarshal(raw, &t.Status)
+		if err != nil {
+			return fmt.Errorf("error reading 'status': %w", err)
 		}
 	}
 
@@ -1084,6 +1463,32 @@ func (t *ProblemCheckUnprocessable) MergeProblemInvalidPhone(v ProblemInvalidPho
 	return err
 }
 
+// AsProblemInvalidEmail returns the union data inside the ProblemCheckUnprocessable as a ProblemInvalidEmail
+func (t ProblemCheckUnprocessable) AsProblemInvalidEmail() (ProblemInvalidEmail, error) {
+	var body ProblemInvalidEmail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblemInvalidEmail overwrites any union data inside the ProblemCheckUnprocessable as the provided ProblemInvalidEmail
+func (t *ProblemCheckUnprocessable) FromProblemInvalidEmail(v ProblemInvalidEmail) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblemInvalidEmail performs a merge with any union data inside the ProblemCheckUnprocessable, using the provided ProblemInvalidEmail
+func (t *ProblemCheckUnprocessable) MergeProblemInvalidEmail(v ProblemInvalidEmail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ProblemCheckUnprocessable) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -1091,6 +1496,189 @@ func (t ProblemCheckUnprocessable) MarshalJSON() ([]byte, error) {
 
 func (t *ProblemCheckUnprocessable) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsVerification0 returns the union data inside the Verification as a Verification0
+func (t Verification) AsVerification0() (Verification0, error) {
+	var body Verification0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromVerification0 overwrites any union data inside the Verification as the provided Verification0
+func (t *Verification) FromVerification0(v Verification0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeVerification0 performs a merge with any union data inside the Verification, using the provided Verification0
+func (t *Verification) MergeVerification0(v Verification0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsVerification1 returns the union data inside the Verification as a Verification1
+func (t Verification) AsVerification1() (Verification1, error) {
+	var body Verification1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromVerification1 overwrites any union data inside the Verification as the provided Verification1
+func (t *Verification) FromVerification1(v Verification1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeVerification1 performs a merge with any union data inside the Verification, using the provided Verification1
+func (t *Verification) MergeVerification1(v Verification1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Verification) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["channel"], err = json.Marshal(t.Channel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'channel': %w", err)
+	}
+
+	if t.Email != nil {
+		object["email"], err = json.Marshal(t.Email)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'email': %w", err)
+		}
+	}
+
+	object["expires_at"], err = json.Marshal(t.ExpiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'expires_at': %w", err)
+	}
+
+	object["id"], err = json.Marshal(t.Id)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id': %w", err)
+	}
+
+	object["next_resend_at"], err = json.Marshal(t.NextResendAt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'next_resend_at': %w", err)
+	}
+
+	if t.Phone != nil {
+		object["phone"], err = json.Marshal(t.Phone)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'phone': %w", err)
+		}
+	}
+
+	object["sends_left"], err = json.Marshal(t.SendsLeft)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'sends_left': %w", err)
+	}
+
+	object["status"], err = json.Marshal(t.Status)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'status': %w", err)
+	}
+
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *Verification) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["channel"]; found {
+		err = json.Unmarshal(raw, &t.Channel)
+		if err != nil {
+			return fmt.Errorf("error reading 'channel': %w", err)
+		}
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &t.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+	}
+
+	if raw, found := object["expires_at"]; found {
+		err = json.Unmarshal(raw, &t.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'expires_at': %w", err)
+		}
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &t.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+	}
+
+	if raw, found := object["next_resend_at"]; found {
+		err = json.Unmarshal(raw, &t.NextResendAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'next_resend_at': %w", err)
+		}
+	}
+
+	if raw, found := object["phone"]; found {
+		err = json.Unmarshal(raw, &t.Phone)
+		if err != nil {
+			return fmt.Errorf("error reading 'phone': %w", err)
+		}
+	}
+
+	if raw, found := object["sends_left"]; found {
+		err = json.Unmarshal(raw, &t.SendsLeft)
+		if err != nil {
+			return fmt.Errorf("error reading 'sends_left': %w", err)
+		}
+	}
+
+	if raw, found := object["status"]; found {
+		err = json.Unmarshal(raw, &t.Status)
+		if err != nil {
+			return fmt.Errorf("error reading 'status': %w", err)
+		}
+	}
+
 	return err
 }
 
@@ -1245,11 +1833,61 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SendVerificationWithBody Send a code, or resend one for the phone's pending verification.
+	// DeliveryReceiptWithBody A provider instance's delivery receipt.
+	//
+	// Where a provider instance reports what became of a message: `twilio` takes
+	// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+	// instance's auth token over the status callback URL the message was created with,
+	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// `undelivered`; replays and later reports change nothing. Callbacks that report
+	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+	DeliveryReceiptWithBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliveryReceipt A provider instance's delivery receipt.
+	//
+	// Where a provider instance reports what became of a message: `twilio` takes
+	// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+	// instance's auth token over the status callback URL the message was created with,
+	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// `undelivered`; replays and later reports change nothing. Callbacks that report
+	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+	DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliveryReceiptWithFormdataBody A provider instance's delivery receipt.
+	//
+	// Where a provider instance reports what became of a message: `twilio` takes
+	// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+	// instance's auth token over the status callback URL the message was created with,
+	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// `undelivered`; replays and later reports change nothing. Callbacks that report
+	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+	DeliveryReceiptWithFormdataBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendVerificationWithBody Send a code, or resend one for the phone's (or address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
-	// code for the phone's still-pending verification (same `id`, later `expires_at`;
-	// every code sent for it stays valid until it closes).
+	// code for the phone's (or email address's) still-pending verification (same `id`,
+	// later `expires_at`; every code sent for it stays valid until it closes). A resend
+	// may use another phone channel than the first send: the verification is the
+	// number's.
 	//
 	// The same `Idempotency-Key` with the same body within 24 hours replays the first
 	// stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -1264,11 +1902,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithBody(ctx context.Context, params *SendVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SendVerification Send a code, or resend one for the phone's pending verification.
+	// SendVerification Send a code, or resend one for the phone's (or address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
-	// code for the phone's still-pending verification (same `id`, later `expires_at`;
-	// every code sent for it stays valid until it closes).
+	// code for the phone's (or email address's) still-pending verification (same `id`,
+	// later `expires_at`; every code sent for it stays valid until it closes). A resend
+	// may use another phone channel than the first send: the verification is the
+	// number's.
 	//
 	// The same `Idempotency-Key` with the same body within 24 hours replays the first
 	// stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -1283,7 +1923,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerification(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CheckVerificationWithBody Check a code, by phone or by verification id.
+	// CheckVerificationWithBody Check a code, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -1297,7 +1937,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
 	CheckVerificationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CheckVerification Check a code, by phone or by verification id.
+	// CheckVerification Check a code, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -1357,11 +1997,91 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// SendVerificationWithBody Send a code, or resend one for the phone's pending verification.
+// DeliveryReceiptWithBody A provider instance's delivery receipt.
+//
+// Where a provider instance reports what became of a message: `twilio` takes
+// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+// instance's auth token over the status callback URL the message was created with,
+// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+// webhook secret). The first receipt that settles a send marks it `delivered` or
+// `undelivered`; replays and later reports change nothing. Callbacks that report
+// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+func (c *Client) DeliveryReceiptWithBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliveryReceiptRequestWithBody(c.Server, kind, instance, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeliveryReceipt A provider instance's delivery receipt.
+//
+// Where a provider instance reports what became of a message: `twilio` takes
+// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+// instance's auth token over the status callback URL the message was created with,
+// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+// webhook secret). The first receipt that settles a send marks it `delivered` or
+// `undelivered`; replays and later reports change nothing. Callbacks that report
+// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+func (c *Client) DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliveryReceiptRequest(c.Server, kind, instance, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeliveryReceiptWithFormdataBody A provider instance's delivery receipt.
+//
+// Where a provider instance reports what became of a message: `twilio` takes
+// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+// instance's auth token over the status callback URL the message was created with,
+// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+// webhook secret). The first receipt that settles a send marks it `delivered` or
+// `undelivered`; replays and later reports change nothing. Callbacks that report
+// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+func (c *Client) DeliveryReceiptWithFormdataBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliveryReceiptRequestWithFormdataBody(c.Server, kind, instance, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendVerificationWithBody Send a code, or resend one for the phone's (or address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
-// code for the phone's still-pending verification (same `id`, later `expires_at`;
-// every code sent for it stays valid until it closes).
+// code for the phone's (or email address's) still-pending verification (same `id`,
+// later `expires_at`; every code sent for it stays valid until it closes). A resend
+// may use another phone channel than the first send: the verification is the
+// number's.
 //
 // The same `Idempotency-Key` with the same body within 24 hours replays the first
 // stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -1386,11 +2106,13 @@ func (c *Client) SendVerificationWithBody(ctx context.Context, params *SendVerif
 	return c.Client.Do(req)
 }
 
-// SendVerification Send a code, or resend one for the phone's pending verification.
+// SendVerification Send a code, or resend one for the phone's (or address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
-// code for the phone's still-pending verification (same `id`, later `expires_at`;
-// every code sent for it stays valid until it closes).
+// code for the phone's (or email address's) still-pending verification (same `id`,
+// later `expires_at`; every code sent for it stays valid until it closes). A resend
+// may use another phone channel than the first send: the verification is the
+// number's.
 //
 // The same `Idempotency-Key` with the same body within 24 hours replays the first
 // stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -1415,7 +2137,7 @@ func (c *Client) SendVerification(ctx context.Context, params *SendVerificationP
 	return c.Client.Do(req)
 }
 
-// CheckVerificationWithBody Check a code, by phone or by verification id.
+// CheckVerificationWithBody Check a code, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -1439,7 +2161,7 @@ func (c *Client) CheckVerificationWithBody(ctx context.Context, contentType stri
 	return c.Client.Do(req)
 }
 
-// CheckVerification Check a code, by phone or by verification id.
+// CheckVerification Check a code, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -1539,6 +2261,97 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeliveryReceiptRequest calls the generic DeliveryReceipt builder with application/json body
+func NewDeliveryReceiptRequest(server string, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliveryReceiptRequestWithBody(server, kind, instance, params, "application/json", bodyReader)
+}
+
+// NewDeliveryReceiptRequestWithFormdataBody calls the generic DeliveryReceipt builder with application/x-www-form-urlencoded body
+func NewDeliveryReceiptRequestWithFormdataBody(server string, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewDeliveryReceiptRequestWithBody(server, kind, instance, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewDeliveryReceiptRequestWithBody constructs an http.Request for the DeliveryReceipt method, with any body, and a specified content type
+func NewDeliveryReceiptRequestWithBody(server string, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "kind", kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "instance", instance, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/receipts/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XTwilioSignature != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Twilio-Signature", *params.XTwilioSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Twilio-Signature", headerParam0)
+		}
+
+		if params.OtpgateSignature != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Otpgate-Signature", *params.OtpgateSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Otpgate-Signature", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -1704,11 +2517,61 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
-	// SendVerificationWithBodyWithResponse Send a code, or resend one for the phone's pending verification.
+	// DeliveryReceiptWithBodyWithResponse A provider instance's delivery receipt.
+	//
+	// Where a provider instance reports what became of a message: `twilio` takes
+	// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+	// instance's auth token over the status callback URL the message was created with,
+	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// `undelivered`; replays and later reports change nothing. Callbacks that report
+	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+	DeliveryReceiptWithBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error)
+
+	// DeliveryReceiptWithResponse A provider instance's delivery receipt.
+	//
+	// Where a provider instance reports what became of a message: `twilio` takes
+	// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+	// instance's auth token over the status callback URL the message was created with,
+	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// `undelivered`; replays and later reports change nothing. Callbacks that report
+	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+	DeliveryReceiptWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptJSONRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error)
+
+	// DeliveryReceiptWithFormdataBodyWithResponse A provider instance's delivery receipt.
+	//
+	// Where a provider instance reports what became of a message: `twilio` takes
+	// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+	// instance's auth token over the status callback URL the message was created with,
+	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// `undelivered`; replays and later reports change nothing. Callbacks that report
+	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+	DeliveryReceiptWithFormdataBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error)
+
+	// SendVerificationWithBodyWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
-	// code for the phone's still-pending verification (same `id`, later `expires_at`;
-	// every code sent for it stays valid until it closes).
+	// code for the phone's (or email address's) still-pending verification (same `id`,
+	// later `expires_at`; every code sent for it stays valid until it closes). A resend
+	// may use another phone channel than the first send: the verification is the
+	// number's.
 	//
 	// The same `Idempotency-Key` with the same body within 24 hours replays the first
 	// stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -1723,11 +2586,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithBodyWithResponse(ctx context.Context, params *SendVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendVerificationResponse, error)
 
-	// SendVerificationWithResponse Send a code, or resend one for the phone's pending verification.
+	// SendVerificationWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
-	// code for the phone's still-pending verification (same `id`, later `expires_at`;
-	// every code sent for it stays valid until it closes).
+	// code for the phone's (or email address's) still-pending verification (same `id`,
+	// later `expires_at`; every code sent for it stays valid until it closes). A resend
+	// may use another phone channel than the first send: the verification is the
+	// number's.
 	//
 	// The same `Idempotency-Key` with the same body within 24 hours replays the first
 	// stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -1742,7 +2607,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithResponse(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendVerificationResponse, error)
 
-	// CheckVerificationWithBodyWithResponse Check a code, by phone or by verification id.
+	// CheckVerificationWithBodyWithResponse Check a code, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -1756,7 +2621,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
 	CheckVerificationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
 
-	// CheckVerificationWithResponse Check a code, by phone or by verification id.
+	// CheckVerificationWithResponse Check a code, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -1916,6 +2781,82 @@ func (r ReadyzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeliveryReceiptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *InvalidSignature
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeliveryReceiptResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeliveryReceiptResponse) GetApplicationproblemJSON403() *InvalidSignature {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeliveryReceiptResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r DeliveryReceiptResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeliveryReceiptResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeliveryReceiptResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeliveryReceiptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeliveryReceiptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeliveryReceiptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeliveryReceiptResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2324,11 +3265,79 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
-// SendVerificationWithBodyWithResponse Send a code, or resend one for the phone's pending verification.
+// DeliveryReceiptWithBodyWithResponse A provider instance's delivery receipt.
+//
+// Where a provider instance reports what became of a message: `twilio` takes
+// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+// instance's auth token over the status callback URL the message was created with,
+// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+// webhook secret). The first receipt that settles a send marks it `delivered` or
+// `undelivered`; replays and later reports change nothing. Callbacks that report
+// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+func (c *ClientWithResponses) DeliveryReceiptWithBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error) {
+	rsp, err := c.DeliveryReceiptWithBody(ctx, kind, instance, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeliveryReceiptResponse(rsp)
+}
+
+// DeliveryReceiptWithResponse A provider instance's delivery receipt.
+//
+// Where a provider instance reports what became of a message: `twilio` takes
+// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+// instance's auth token over the status callback URL the message was created with,
+// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+// webhook secret). The first receipt that settles a send marks it `delivered` or
+// `undelivered`; replays and later reports change nothing. Callbacks that report
+// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+func (c *ClientWithResponses) DeliveryReceiptWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptJSONRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error) {
+	rsp, err := c.DeliveryReceipt(ctx, kind, instance, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeliveryReceiptResponse(rsp)
+}
+
+// DeliveryReceiptWithFormdataBodyWithResponse A provider instance's delivery receipt.
+//
+// Where a provider instance reports what became of a message: `twilio` takes
+// Twilio's status callbacks (form-encoded, signed with `X-Twilio-Signature`: the
+// instance's auth token over the status callback URL the message was created with,
+// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
+// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
+// webhook secret). The first receipt that settles a send marks it `delivered` or
+// `undelivered`; replays and later reports change nothing. Callbacks that report
+// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
+func (c *ClientWithResponses) DeliveryReceiptWithFormdataBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error) {
+	rsp, err := c.DeliveryReceiptWithFormdataBody(ctx, kind, instance, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeliveryReceiptResponse(rsp)
+}
+
+// SendVerificationWithBodyWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
-// code for the phone's still-pending verification (same `id`, later `expires_at`;
-// every code sent for it stays valid until it closes).
+// code for the phone's (or email address's) still-pending verification (same `id`,
+// later `expires_at`; every code sent for it stays valid until it closes). A resend
+// may use another phone channel than the first send: the verification is the
+// number's.
 //
 // The same `Idempotency-Key` with the same body within 24 hours replays the first
 // stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -2349,11 +3358,13 @@ func (c *ClientWithResponses) SendVerificationWithBodyWithResponse(ctx context.C
 	return ParseSendVerificationResponse(rsp)
 }
 
-// SendVerificationWithResponse Send a code, or resend one for the phone's pending verification.
+// SendVerificationWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
-// code for the phone's still-pending verification (same `id`, later `expires_at`;
-// every code sent for it stays valid until it closes).
+// code for the phone's (or email address's) still-pending verification (same `id`,
+// later `expires_at`; every code sent for it stays valid until it closes). A resend
+// may use another phone channel than the first send: the verification is the
+// number's.
 //
 // The same `Idempotency-Key` with the same body within 24 hours replays the first
 // stored answer exactly, with `Idempotent-Replayed: true`; nothing is sent and no
@@ -2374,7 +3385,7 @@ func (c *ClientWithResponses) SendVerificationWithResponse(ctx context.Context, 
 	return ParseSendVerificationResponse(rsp)
 }
 
-// CheckVerificationWithBodyWithResponse Check a code, by phone or by verification id.
+// CheckVerificationWithBodyWithResponse Check a code, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -2394,7 +3405,7 @@ func (c *ClientWithResponses) CheckVerificationWithBodyWithResponse(ctx context.
 	return ParseCheckVerificationResponse(rsp)
 }
 
-// CheckVerificationWithResponse Check a code, by phone or by verification id.
+// CheckVerificationWithResponse Check a code, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -2500,6 +3511,70 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeliveryReceiptResponse parses an HTTP response from a DeliveryReceiptWithResponse call
+func ParseDeliveryReceiptResponse(rsp *http.Response) (*DeliveryReceiptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeliveryReceiptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InvalidSignature
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal

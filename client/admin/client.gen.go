@@ -44,6 +44,30 @@ func (e AttemptOutcome) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryRateChannel.
+const (
+	DeliveryRateChannelEmail    DeliveryRateChannel = "email"
+	DeliveryRateChannelSms      DeliveryRateChannel = "sms"
+	DeliveryRateChannelVoice    DeliveryRateChannel = "voice"
+	DeliveryRateChannelWhatsapp DeliveryRateChannel = "whatsapp"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryRateChannel enum.
+func (e DeliveryRateChannel) Valid() bool {
+	switch e {
+	case DeliveryRateChannelEmail:
+		return true
+	case DeliveryRateChannelSms:
+		return true
+	case DeliveryRateChannelVoice:
+		return true
+	case DeliveryRateChannelWhatsapp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -167,6 +191,90 @@ func (e ProblemUnavailableCode) Valid() bool {
 	}
 }
 
+// Defines values for ProviderAttemptOutcome.
+const (
+	ProviderAttemptOutcomeFailed  ProviderAttemptOutcome = "failed"
+	ProviderAttemptOutcomeSent    ProviderAttemptOutcome = "sent"
+	ProviderAttemptOutcomeSkipped ProviderAttemptOutcome = "skipped"
+	ProviderAttemptOutcomeUnknown ProviderAttemptOutcome = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the ProviderAttemptOutcome enum.
+func (e ProviderAttemptOutcome) Valid() bool {
+	switch e {
+	case ProviderAttemptOutcomeFailed:
+		return true
+	case ProviderAttemptOutcomeSent:
+		return true
+	case ProviderAttemptOutcomeSkipped:
+		return true
+	case ProviderAttemptOutcomeUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendChannel.
+const (
+	SendChannelEmail    SendChannel = "email"
+	SendChannelSms      SendChannel = "sms"
+	SendChannelVoice    SendChannel = "voice"
+	SendChannelWhatsapp SendChannel = "whatsapp"
+)
+
+// Valid indicates whether the value is a known member of the SendChannel enum.
+func (e SendChannel) Valid() bool {
+	switch e {
+	case SendChannelEmail:
+		return true
+	case SendChannelSms:
+		return true
+	case SendChannelVoice:
+		return true
+	case SendChannelWhatsapp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendDelivery.
+const (
+	SendDeliveryDelivered   SendDelivery = "delivered"
+	SendDeliveryUndelivered SendDelivery = "undelivered"
+)
+
+// Valid indicates whether the value is a known member of the SendDelivery enum.
+func (e SendDelivery) Valid() bool {
+	switch e {
+	case SendDeliveryDelivered:
+		return true
+	case SendDeliveryUndelivered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendEncoding.
+const (
+	SendEncodingGSM7 SendEncoding = "GSM-7"
+	SendEncodingUCS2 SendEncoding = "UCS-2"
+)
+
+// Valid indicates whether the value is a known member of the SendEncoding enum.
+func (e SendEncoding) Valid() bool {
+	switch e {
+	case SendEncodingGSM7:
+		return true
+	case SendEncodingUCS2:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendSendStatus.
 const (
 	SendSendStatusBlocked   SendSendStatus = "blocked"
@@ -267,6 +375,38 @@ type Attempt struct {
 
 // AttemptOutcome defines model for Attempt.Outcome.
 type AttemptOutcome string
+
+// DeliveryRate defines model for DeliveryRate.
+type DeliveryRate struct {
+	Channel DeliveryRateChannel `json:"channel"`
+
+	// Country The numbers' ISO 3166 region; empty for email.
+	Country   string `json:"country"`
+	Delivered int    `json:"delivered"`
+
+	// DeliveryRate delivered / (delivered + undelivered); null while no receipt came.
+	DeliveryRate *float32 `json:"delivery_rate"`
+	Provider     string   `json:"provider"`
+
+	// Segments SMS segments of the sends the provider took.
+	Segments int `json:"segments"`
+
+	// Sends Sends handed to the provider (sent, failed, unknown or still sending).
+	Sends int `json:"sends"`
+
+	// Sent Sends the provider took.
+	Sent        int `json:"sent"`
+	Undelivered int `json:"undelivered"`
+}
+
+// DeliveryRateChannel defines model for DeliveryRate.Channel.
+type DeliveryRateChannel string
+
+// DeliveryRates defines model for DeliveryRates.
+type DeliveryRates struct {
+	Rates []DeliveryRate `json:"rates"`
+	Since time.Time      `json:"since"`
+}
 
 // Health defines model for Health.
 type Health struct {
@@ -451,6 +591,23 @@ type ProblemUnavailable struct {
 // ProblemUnavailableCode defines model for ProblemUnavailable.Code.
 type ProblemUnavailableCode string
 
+// ProviderAttempt defines model for ProviderAttempt.
+type ProviderAttempt struct {
+	DurationMs float32 `json:"duration_ms"`
+
+	// Error The provider's error; never holds the code.
+	Error *string `json:"error,omitempty"`
+
+	// Outcome `sent` (it took the message), `failed` (it certainly sent nothing), `unknown` (timeout, 5xx: it may have), `skipped` (circuit breaker open).
+	Outcome    ProviderAttemptOutcome `json:"outcome"`
+	Provider   string                 `json:"provider"`
+	ProviderId *string                `json:"provider_id,omitempty"`
+	Start      time.Time              `json:"start"`
+}
+
+// ProviderAttemptOutcome `sent` (it took the message), `failed` (it certainly sent nothing), `unknown` (timeout, 5xx: it may have), `skipped` (circuit breaker open).
+type ProviderAttemptOutcome string
+
 // RuleState defines model for RuleState.
 type RuleState struct {
 	Key               string `json:"key"`
@@ -470,18 +627,47 @@ type RuleState struct {
 
 // Send One send as history keeps it. It never holds a code or a code hash.
 type Send struct {
+	// AppId The app the send was made for.
+	AppId *openapi_types.UUID `json:"app_id,omitempty"`
+
+	// Attempts Every provider asked (or skipped by its circuit breaker), in order; empty while sending and for refused sends.
+	Attempts []ProviderAttempt `json:"attempts"`
+	Channel  SendChannel       `json:"channel"`
+
 	// ClientIp The client as the limiter keys it (an IPv6 client as its /64).
 	ClientIp string `json:"client_ip"`
 
+	// Country The number's ISO 3166 region; absent for email and refused sends.
+	Country *string `json:"country,omitempty"`
+
+	// DeliveredAt When the receipt came.
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+
+	// Delivery What the provider's delivery receipt said; absent while none came.
+	Delivery *SendDelivery `json:"delivery,omitempty"`
+
+	// DeliveryError The provider's reason for `undelivered`, such as Twilio's `30003`.
+	DeliveryError *string `json:"delivery_error,omitempty"`
+
+	// Encoding An SMS's encoding.
+	Encoding *SendEncoding `json:"encoding,omitempty"`
+
 	// Error Why the provider did not deliver.
-	Error             *string            `json:"error,omitempty"`
-	Id                openapi_types.UUID `json:"id"`
-	Phone             string             `json:"phone"`
-	Provider          *string            `json:"provider,omitempty"`
-	ProviderMessageId *string            `json:"provider_message_id,omitempty"`
+	Error *string            `json:"error,omitempty"`
+	Id    openapi_types.UUID `json:"id"`
+
+	// Phone The address the code went to, the number in E.164 or, for the channel `email`, the email address.
+	Phone string `json:"phone"`
+
+	// Provider The provider instance that took the message, or was tried last (while sending, the sender's name).
+	Provider          *string `json:"provider,omitempty"`
+	ProviderMessageId *string `json:"provider_message_id,omitempty"`
 
 	// Reason The refusing rule of a blocked or duplicate send.
 	Reason *string `json:"reason,omitempty"`
+
+	// Segments How many segments the SMS takes (what providers bill).
+	Segments *int `json:"segments,omitempty"`
 
 	// SendStatus The row's own state.
 	SendStatus SendSendStatus `json:"send_status"`
@@ -495,6 +681,15 @@ type Send struct {
 	// VerificationId Absent for refused sends, which have no verification.
 	VerificationId *openapi_types.UUID `json:"verification_id,omitempty"`
 }
+
+// SendChannel defines model for Send.Channel.
+type SendChannel string
+
+// SendDelivery What the provider's delivery receipt said; absent while none came.
+type SendDelivery string
+
+// SendEncoding An SMS's encoding.
+type SendEncoding string
 
 // SendSendStatus The row's own state.
 type SendSendStatus string
@@ -561,7 +756,8 @@ type Violation struct {
 	RetryAfterSeconds int `json:"retry_after_seconds"`
 
 	// Scope The rule's scope: `duplicate`, `phone`, `ip`, `global`, `verification` (the
-	// verification's `OTP_MAX_SENDS`), `check_phone` or `check_ip`.
+	// verification's `OTP_MAX_SENDS`), `check_phone` or `check_ip`; `email` and
+	// `check_email` for email addresses.
 	Scope         string `json:"scope"`
 	WindowSeconds int    `json:"window_seconds"`
 }
@@ -599,6 +795,15 @@ type Unauthorized = ProblemUnauthorized
 // Unavailable defines model for Unavailable.
 type Unavailable = ProblemUnavailable
 
+// GetDeliveryRatesParams defines parameters for GetDeliveryRates.
+type GetDeliveryRatesParams struct {
+	// Since RFC 3339, or a span back from now such as `90m`, `24h` or `7d`; 24h when absent.
+	Since *string `form:"since,omitempty" json:"since,omitempty"`
+
+	// App An app id, or `default`; every app when absent.
+	App *string `form:"app,omitempty" json:"app,omitempty"`
+}
+
 // ResetLimitsParams defines parameters for ResetLimits.
 type ResetLimitsParams struct {
 	// Phone The phone, in any spelling; give either `phone` or `ip`.
@@ -622,7 +827,7 @@ type GetLimitsParams struct {
 
 // ListSendsParams defines parameters for ListSends.
 type ListSendsParams struct {
-	// Phone Any spelling of a number; normalised to E.164 as the public API does.
+	// Phone Any spelling of a number, normalised to E.164 as the public API does, or an email address (normalised like the email channel's).
 	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
 
 	// Ip An IPv4 address, or an IPv6 address or network (keyed by its /64).
@@ -728,6 +933,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetDeliveryRates Sends and delivery receipts per channel, country and provider.
+	//
+	// Every send handed to providers since `since` (refused sends are not), grouped by
+	// channel, the number's country (empty for email) and the provider instance that
+	// took it or was tried last, with what their delivery receipts said.
+	//
+	// Corresponds with GET /admin/api/delivery (the `GetDeliveryRates` operationId).
+	GetDeliveryRates(ctx context.Context, params *GetDeliveryRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResetLimits Reset the send and check limits of a phone or an IP.
 	//
 	// Forgets the target's send and check rules (not the duplicate window, which is
@@ -785,6 +999,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `AdminReadyz` operationId).
 	AdminReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetDeliveryRates Sends and delivery receipts per channel, country and provider.
+//
+// Every send handed to providers since `since` (refused sends are not), grouped by
+// channel, the number's country (empty for email) and the provider instance that
+// took it or was tried last, with what their delivery receipts said.
+//
+// Corresponds with GET /admin/api/delivery (the `GetDeliveryRates` operationId).
+func (c *Client) GetDeliveryRates(ctx context.Context, params *GetDeliveryRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeliveryRatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ResetLimits Reset the send and check limits of a phone or an IP.
@@ -943,6 +1176,72 @@ func (c *Client) AdminReadyz(ctx context.Context, reqEditors ...RequestEditorFn)
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetDeliveryRatesRequest constructs an http.Request for the GetDeliveryRates method
+func NewGetDeliveryRatesRequest(server string, params *GetDeliveryRatesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/delivery")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.App != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "app", *params.App, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewResetLimitsRequest constructs an http.Request for the ResetLimits method
@@ -1504,6 +1803,17 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetDeliveryRatesWithResponse Sends and delivery receipts per channel, country and provider.
+	//
+	// Every send handed to providers since `since` (refused sends are not), grouped by
+	// channel, the number's country (empty for email) and the provider instance that
+	// took it or was tried last, with what their delivery receipts said.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/delivery (the `GetDeliveryRates` operationId).
+	GetDeliveryRatesWithResponse(ctx context.Context, params *GetDeliveryRatesParams, reqEditors ...RequestEditorFn) (*GetDeliveryRatesResponse, error)
+
 	// ResetLimitsWithResponse Reset the send and check limits of a phone or an IP.
 	//
 	// Forgets the target's send and check rules (not the duplicate window, which is
@@ -1581,6 +1891,82 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `AdminReadyz` operationId).
 	AdminReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminReadyzResponse, error)
+}
+
+// GetDeliveryRatesResponse401Headers the declared response headers of an HTTP 401 response for GetDeliveryRates
+type GetDeliveryRatesResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetDeliveryRatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryRates
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDeliveryRatesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeliveryRatesResponse) GetJSON200() *DeliveryRates {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetDeliveryRatesResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDeliveryRatesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetDeliveryRatesResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetDeliveryRatesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeliveryRatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeliveryRatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeliveryRatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeliveryRatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ResetLimitsResponse401Headers the declared response headers of an HTTP 401 response for ResetLimits
@@ -2245,6 +2631,23 @@ func (r AdminReadyzResponse) ContentType() string {
 	return ""
 }
 
+// GetDeliveryRatesWithResponse Sends and delivery receipts per channel, country and provider.
+//
+// Every send handed to providers since `since` (refused sends are not), grouped by
+// channel, the number's country (empty for email) and the provider instance that
+// took it or was tried last, with what their delivery receipts said.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/delivery (the `GetDeliveryRates` operationId).
+func (c *ClientWithResponses) GetDeliveryRatesWithResponse(ctx context.Context, params *GetDeliveryRatesParams, reqEditors ...RequestEditorFn) (*GetDeliveryRatesResponse, error) {
+	rsp, err := c.GetDeliveryRates(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeliveryRatesResponse(rsp)
+}
+
 // ResetLimitsWithResponse Reset the send and check limits of a phone or an IP.
 //
 // Forgets the target's send and check rules (not the duplicate window, which is
@@ -2381,6 +2784,73 @@ func (c *ClientWithResponses) AdminReadyzWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseAdminReadyzResponse(rsp)
+}
+
+// ParseGetDeliveryRatesResponse parses an HTTP response from a GetDeliveryRatesWithResponse call
+func ParseGetDeliveryRatesResponse(rsp *http.Response) (*GetDeliveryRatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeliveryRatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryRates
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDeliveryRatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseResetLimitsResponse parses an HTTP response from a ResetLimitsWithResponse call

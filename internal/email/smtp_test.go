@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"otpgate/internal/email"
+	"otpgate/internal/email/emailtest"
 	"otpgate/internal/otp"
 )
 
@@ -28,7 +29,7 @@ func message() otp.Message {
 	}
 }
 
-func newSender(t *testing.T, mb *mailbox, rawURL string, edit func(*email.Config)) *email.SMTP {
+func newSender(t *testing.T, mb *emailtest.Mailbox, rawURL string, edit func(*email.Config)) *email.SMTP {
 	t.Helper()
 	cfg := email.Config{URL: rawURL, From: "Example <no-reply@example.com>", TLS: &tls.Config{RootCAs: mb.CA}}
 	if edit != nil {
@@ -49,19 +50,19 @@ func ctx(t *testing.T) context.Context {
 }
 
 func TestSendOverSTARTTLS(t *testing.T) {
-	mb := newMailbox(t, starttls, nil)
-	s := newSender(t, mb, "smtp://otpgate:s3cret%20pass@"+mb.addr, nil)
+	mb := emailtest.New(t, emailtest.STARTTLS, nil)
+	s := newSender(t, mb, "smtp://otpgate:s3cret%20pass@"+mb.Addr, nil)
 	id, err := s.Send(ctx(t), message())
 	if err != nil || id != "0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0e@example.com" {
 		t.Fatalf("Send: got %q, %v, want the Message-ID", id, err)
 	}
-	got := mb.mails()
+	got := mb.Messages()
 	if len(got) != 1 {
 		t.Fatalf("got %d mails, want 1", len(got))
 	}
 	m := got[0]
-	if !m.TLS || m.From != "no-reply@example.com" || m.To != "user@example.com" || strings.Join(mb.auth, ",") != "otpgate" {
-		t.Errorf("got TLS %v from %q to %q auth %v, want TLS from no-reply@ to user@ as otpgate", m.TLS, m.From, m.To, mb.auth)
+	if !m.TLS || m.From != "no-reply@example.com" || m.To != "user@example.com" || strings.Join(mb.Logins(), ",") != "otpgate" {
+		t.Errorf("got TLS %v from %q to %q auth %v, want TLS from no-reply@ to user@ as otpgate", m.TLS, m.From, m.To, mb.Logins())
 	}
 
 	t.Run("TheMessageCarriesSubjectTextAndHTML", func(t *testing.T) {
@@ -101,43 +102,43 @@ func TestSendOverSTARTTLS(t *testing.T) {
 }
 
 func TestSendOverSMTPS(t *testing.T) {
-	mb := newMailbox(t, implicit, nil)
-	s := newSender(t, mb, "smtps://otpgate:s3cret%20pass@"+mb.addr, nil)
+	mb := emailtest.New(t, emailtest.Implicit, nil)
+	s := newSender(t, mb, "smtps://otpgate:s3cret%20pass@"+mb.Addr, nil)
 	if _, err := s.Send(ctx(t), message()); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	if got := mb.mails(); len(got) != 1 || !got[0].TLS {
+	if got := mb.Messages(); len(got) != 1 || !got[0].TLS {
 		t.Errorf("got %+v, want one mail over TLS", got)
 	}
 }
 
 func TestTLSPolicy(t *testing.T) {
 	t.Run("LoopbackWithoutSTARTTLSIsAllowed", func(t *testing.T) {
-		mb := newMailbox(t, plain, nil)
-		s := newSender(t, mb, "smtp://"+mb.addr, nil)
-		if _, err := s.Send(ctx(t), message()); err != nil || len(mb.mails()) != 1 {
+		mb := emailtest.New(t, emailtest.Plain, nil)
+		s := newSender(t, mb, "smtp://"+mb.Addr, nil)
+		if _, err := s.Send(ctx(t), message()); err != nil || len(mb.Messages()) != 1 {
 			t.Errorf("got %v, want the mail delivered in the clear to loopback", err)
 		}
 	})
 
 	t.Run("ElsewhereWithoutSTARTTLSIsRefusedBeforeAnythingIsSent", func(t *testing.T) {
-		mb := newMailbox(t, plain, nil)
+		mb := emailtest.New(t, emailtest.Plain, nil)
 		// mail.example.com is not loopback; the dialer takes it to the test server.
 		s := newSender(t, mb, "smtp://mail.example.com:587", func(c *email.Config) {
 			c.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return new(net.Dialer).DialContext(ctx, network, mb.addr)
+				return new(net.Dialer).DialContext(ctx, network, mb.Addr)
 			}
 		})
 		_, err := s.Send(ctx(t), message())
-		if !errors.Is(err, otp.ErrNotDelivered) || !strings.Contains(err.Error(), "STARTTLS") || len(mb.mails()) != 0 {
+		if !errors.Is(err, otp.ErrNotDelivered) || !strings.Contains(err.Error(), "STARTTLS") || len(mb.Messages()) != 0 {
 			t.Errorf("got %v, want a definite error about STARTTLS and no mail", err)
 		}
 	})
 
 	t.Run("UntrustedCertificateIsDefinite", func(t *testing.T) {
-		mb := newMailbox(t, starttls, nil)
-		s := newSender(t, mb, "smtp://"+mb.addr, func(c *email.Config) { c.TLS = nil })
-		if _, err := s.Send(ctx(t), message()); !errors.Is(err, otp.ErrNotDelivered) || len(mb.mails()) != 0 {
+		mb := emailtest.New(t, emailtest.STARTTLS, nil)
+		s := newSender(t, mb, "smtp://"+mb.Addr, func(c *email.Config) { c.TLS = nil })
+		if _, err := s.Send(ctx(t), message()); !errors.Is(err, otp.ErrNotDelivered) || len(mb.Messages()) != 0 {
 			t.Errorf("got %v, want a definite error and no mail", err)
 		}
 	})
@@ -145,8 +146,8 @@ func TestTLSPolicy(t *testing.T) {
 
 func TestFailures(t *testing.T) {
 	t.Run("WrongPasswordIsDefinite", func(t *testing.T) {
-		mb := newMailbox(t, starttls, nil)
-		s := newSender(t, mb, "smtp://otpgate:wrong@"+mb.addr, nil)
+		mb := emailtest.New(t, emailtest.STARTTLS, nil)
+		s := newSender(t, mb, "smtp://otpgate:wrong@"+mb.Addr, nil)
 		_, err := s.Send(ctx(t), message())
 		if !errors.Is(err, otp.ErrNotDelivered) || strings.Contains(err.Error(), "wrong") {
 			t.Errorf("got %v, want a definite error without the password", err)
@@ -154,18 +155,18 @@ func TestFailures(t *testing.T) {
 	})
 
 	t.Run("RefusedRecipientIsDefinite", func(t *testing.T) {
-		mb := newMailbox(t, starttls, func(mb *mailbox) { mb.refuseRcpt = true })
-		_, err := newSender(t, mb, "smtp://"+mb.addr, nil).Send(ctx(t), message())
+		mb := emailtest.New(t, emailtest.STARTTLS, func(mb *emailtest.Mailbox) { mb.RefuseRcpt = true })
+		_, err := newSender(t, mb, "smtp://"+mb.Addr, nil).Send(ctx(t), message())
 		if !errors.Is(err, otp.ErrNotDelivered) || !strings.Contains(err.Error(), "550") {
 			t.Errorf("got %v, want a definite 550", err)
 		}
 	})
 
 	t.Run("NoAnswerToTheMessageIsUnknown", func(t *testing.T) {
-		mb := newMailbox(t, starttls, func(mb *mailbox) { mb.hang = make(chan struct{}) })
+		mb := emailtest.New(t, emailtest.STARTTLS, func(mb *emailtest.Mailbox) { mb.Hang = make(chan struct{}) })
 		c, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		_, err := newSender(t, mb, "smtp://"+mb.addr, nil).Send(c, message())
+		_, err := newSender(t, mb, "smtp://"+mb.Addr, nil).Send(c, message())
 		if err == nil || errors.Is(err, otp.ErrNotDelivered) || strings.Contains(err.Error(), code) {
 			t.Errorf("got %v, want an unknown outcome without the code", err)
 		}
@@ -185,10 +186,10 @@ func TestFailures(t *testing.T) {
 	})
 
 	t.Run("BadRecipientIsDefinite", func(t *testing.T) {
-		mb := newMailbox(t, starttls, nil)
+		mb := emailtest.New(t, emailtest.STARTTLS, nil)
 		m := message()
 		m.To = "user@example.com\r\nBcc: x@example.com"
-		if _, err := newSender(t, mb, "smtp://"+mb.addr, nil).Send(ctx(t), m); !errors.Is(err, otp.ErrNotDelivered) || len(mb.mails()) != 0 {
+		if _, err := newSender(t, mb, "smtp://"+mb.Addr, nil).Send(ctx(t), m); !errors.Is(err, otp.ErrNotDelivered) || len(mb.Messages()) != 0 {
 			t.Errorf("got %v, want a definite error and no mail", err)
 		}
 	})

@@ -29,14 +29,44 @@ type adminSend struct {
 	ProviderMessageID string    `json:"provider_message_id,omitempty"`
 	Error             string    `json:"error,omitempty"`
 	UpdatedAt         time.Time `json:"updated_at"`
+	// Channel is sms, whatsapp, voice or email; Country the number's region.
+	Channel string `json:"channel"`
+	Country string `json:"country,omitempty"`
+	// Encoding and Segments describe an SMS.
+	Encoding string `json:"encoding,omitempty"`
+	Segments int    `json:"segments,omitempty"`
+	// Attempts are the provider attempts, in order.
+	Attempts []adminProviderAttempt `json:"attempts"`
+	// Delivery is what the provider's receipt said, with its error and time.
+	Delivery      string     `json:"delivery,omitempty"`
+	DeliveryError string     `json:"delivery_error,omitempty"`
+	DeliveredAt   *time.Time `json:"delivered_at,omitempty"`
+}
+
+// adminProviderAttempt is one provider's try at a send.
+type adminProviderAttempt struct {
+	Provider   string    `json:"provider"`
+	Outcome    string    `json:"outcome"`
+	ProviderID string    `json:"provider_id,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Start      time.Time `json:"start"`
+	DurationMS float64   `json:"duration_ms"`
 }
 
 func toAdminSend(r otp.SendRow) adminSend {
-	return adminSend{
+	out := adminSend{
 		ID: r.ID, AppID: r.AppID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
 		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Shadow: r.Shadow, Provider: r.Provider,
 		ProviderMessageID: r.ProviderMessageID, Error: r.Error, UpdatedAt: r.Updated,
+		Channel: r.Channel, Country: r.Country, Encoding: r.Encoding, Segments: r.Segments,
+		Attempts: make([]adminProviderAttempt, len(r.Attempts)),
+		Delivery: r.Delivery, DeliveryError: r.DeliveryError, DeliveredAt: timeOrNil(r.DeliveredAt),
 	}
+	for i, a := range r.Attempts {
+		out.Attempts[i] = adminProviderAttempt{Provider: a.Provider, Outcome: string(a.Outcome), ProviderID: a.ProviderID,
+			Error: a.Error, Start: a.Start, DurationMS: float64(a.Duration.Microseconds()) / 1000}
+	}
+	return out
 }
 
 // sendsResponse is one page of GET /admin/api/sends; NextCursor is "" on the last page.

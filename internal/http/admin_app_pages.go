@@ -16,7 +16,8 @@ import (
 // appForm holds an app's settings as the console's form shows them.
 type appForm struct {
 	Name, Access, CodeLength, CodeTTL, MaxSends, MaxAttempts string
-	Locales, Countries, SendRules, CheckRules                string
+	Locales, Countries, Channels, SendRules, CheckRules      string
+	WebOTPDomain, AndroidAppHash                             string
 }
 
 func newAppForm(a otp.App) appForm {
@@ -24,7 +25,9 @@ func newAppForm(a otp.App) appForm {
 		Name: a.Name, Access: string(a.Access), CodeLength: strconv.Itoa(a.CodeLength),
 		CodeTTL: strconv.FormatInt(ceilSeconds(a.CodeTTL), 10), MaxSends: strconv.Itoa(a.MaxSends),
 		MaxAttempts: strconv.Itoa(a.MaxAttempts), Locales: strings.Join(a.Locales, ","),
-		Countries: strings.Join(a.AllowedCountries, ","), SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(),
+		Countries: strings.Join(a.AllowedCountries, ","), Channels: strings.Join(a.Channels, ","),
+		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(),
+		WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
 	}
 }
 
@@ -33,7 +36,8 @@ func formOf(q url.Values) appForm {
 	return appForm{
 		Name: q.Get("name"), Access: q.Get("access"), CodeLength: q.Get("code_length"), CodeTTL: q.Get("code_ttl_seconds"),
 		MaxSends: q.Get("max_sends"), MaxAttempts: q.Get("max_attempts"), Locales: q.Get("locales"),
-		Countries: q.Get("allowed_countries"), SendRules: q.Get("send_rules"), CheckRules: q.Get("check_rules"),
+		Countries: q.Get("allowed_countries"), Channels: q.Get("channels"), SendRules: q.Get("send_rules"), CheckRules: q.Get("check_rules"),
+		WebOTPDomain: q.Get("webotp_domain"), AndroidAppHash: q.Get("android_app_hash"),
 	}
 }
 
@@ -76,7 +80,8 @@ func patchOf(q url.Values) (otp.AppPatch, map[string]string) {
 	}
 	p.Name, p.Access, p.SendRules, p.CheckRules = text("name"), text("access"), text("send_rules"), text("check_rules")
 	p.CodeLength, p.CodeTTLSeconds, p.MaxSends, p.MaxAttempts = num("code_length"), num("code_ttl_seconds"), num("max_sends"), num("max_attempts")
-	p.Locales, p.AllowedCountries = list("locales"), list("allowed_countries")
+	p.Locales, p.AllowedCountries, p.Channels = list("locales"), list("allowed_countries"), list("channels")
+	p.WebOTPDomain, p.AndroidAppHash = text("webotp_domain"), text("android_app_hash")
 	return p.patch(), problems
 }
 

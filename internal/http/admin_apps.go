@@ -25,6 +25,19 @@ type appRequest struct {
 	SendRules        *string   `json:"send_rules"`
 	CheckRules       *string   `json:"check_rules"`
 	Access           *string   `json:"access"`
+	// Templates replaces the app's templates, every locale at once; {} restores the built-in ones.
+	Templates      *map[string]appTemplates `json:"templates"`
+	WebOTPDomain   *string                  `json:"webotp_domain"`
+	AndroidAppHash *string                  `json:"android_app_hash"`
+}
+
+// appTemplates are one locale's templates in the admin API; absent ones are built in.
+type appTemplates struct {
+	SMS          string `json:"sms,omitempty"`
+	Voice        string `json:"voice,omitempty"`
+	EmailSubject string `json:"email_subject,omitempty"`
+	EmailText    string `json:"email_text,omitempty"`
+	EmailHTML    string `json:"email_html,omitempty"`
 }
 
 // patch turns the request into an otp.AppPatch, which validates it.
@@ -32,7 +45,14 @@ func (q appRequest) patch() otp.AppPatch {
 	p := otp.AppPatch{
 		Name: q.Name, CodeLength: q.CodeLength, MaxSends: q.MaxSends, MaxAttempts: q.MaxAttempts,
 		Locales: q.Locales, AllowedCountries: q.AllowedCountries, Channels: q.Channels,
-		SendRules: q.SendRules, CheckRules: q.CheckRules,
+		SendRules: q.SendRules, CheckRules: q.CheckRules, WebOTPDomain: q.WebOTPDomain, AndroidAppHash: q.AndroidAppHash,
+	}
+	if q.Templates != nil {
+		m := make(map[string]otp.MessageTemplates, len(*q.Templates))
+		for l, t := range *q.Templates {
+			m[l] = otp.MessageTemplates(t)
+		}
+		p.Templates = &m
 	}
 	if q.CodeTTLSeconds != nil {
 		d := time.Duration(*q.CodeTTLSeconds) * time.Second
@@ -50,23 +70,27 @@ func (q appRequest) patch() otp.AppPatch {
 
 // adminApp is one app as the admin API shows it, with its keys (never their secrets).
 type adminApp struct {
-	ID               string     `json:"id"`
-	ServiceSID       string     `json:"service_sid"`
-	Name             string     `json:"name"`
-	Default          bool       `json:"default"`
-	CodeLength       int        `json:"code_length"`
-	CodeTTLSeconds   int64      `json:"code_ttl_seconds"`
-	MaxSends         int        `json:"max_sends"`
-	MaxAttempts      int        `json:"max_attempts"`
-	Locales          []string   `json:"locales"`
-	AllowedCountries []string   `json:"allowed_countries"`
-	Channels         []string   `json:"channels"`
-	SendRules        string     `json:"send_rules"`
-	CheckRules       string     `json:"check_rules"`
-	Access           string     `json:"access"`
-	CreatedAt        *time.Time `json:"created_at,omitempty"`
-	UpdatedAt        *time.Time `json:"updated_at,omitempty"`
-	Keys             []adminKey `json:"keys"`
+	ID               string   `json:"id"`
+	ServiceSID       string   `json:"service_sid"`
+	Name             string   `json:"name"`
+	Default          bool     `json:"default"`
+	CodeLength       int      `json:"code_length"`
+	CodeTTLSeconds   int64    `json:"code_ttl_seconds"`
+	MaxSends         int      `json:"max_sends"`
+	MaxAttempts      int      `json:"max_attempts"`
+	Locales          []string `json:"locales"`
+	AllowedCountries []string `json:"allowed_countries"`
+	Channels         []string `json:"channels"`
+	SendRules        string   `json:"send_rules"`
+	CheckRules       string   `json:"check_rules"`
+	Access           string   `json:"access"`
+	// Templates are the app's own templates per locale; {} when it uses the built-in ones.
+	Templates      map[string]appTemplates `json:"templates"`
+	WebOTPDomain   string                  `json:"webotp_domain"`
+	AndroidAppHash string                  `json:"android_app_hash"`
+	CreatedAt      *time.Time              `json:"created_at,omitempty"`
+	UpdatedAt      *time.Time              `json:"updated_at,omitempty"`
+	Keys           []adminKey              `json:"keys"`
 }
 
 // adminKey is one key as the admin API shows it; Secret only in the answer that made it.
@@ -89,6 +113,10 @@ func toAdminApp(info otp.AppInfo) adminApp {
 		Locales: nonNil(a.Locales), AllowedCountries: nonNil(a.AllowedCountries), Channels: nonNil(a.Channels),
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(), Access: string(a.Access),
 		CreatedAt: timeOrNil(a.CreatedAt), UpdatedAt: timeOrNil(a.UpdatedAt), Keys: make([]adminKey, len(info.Keys)),
+		Templates: make(map[string]appTemplates, len(a.Templates)), WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
+	}
+	for l, t := range a.Templates {
+		out.Templates[l] = appTemplates(t)
 	}
 	for i, k := range info.Keys {
 		out.Keys[i] = toAdminKey(k)

@@ -58,7 +58,10 @@ func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, ap
 				adminError(w, r, log, view, err)
 				return
 			}
-			data.Rows, data.Phone = rows, f.Phone
+			data.Rows = rows
+			if !otp.IsEmailAddress(f.Phone) {
+				data.Phone = f.Phone // an address has no limits page
+			}
 			if f.After != nil {
 				first := f
 				first.After = nil

@@ -48,7 +48,7 @@ func TestAdminHistoryPage(t *testing.T) {
 
 	t.Run("FilterByPhoneInAnyFormat", func(t *testing.T) {
 		body := e.page(t, "/admin/?phone="+url.QueryEscape("090 1234 5678"), http.StatusOK)
-		if strings.Contains(body, phoneB) || strings.Count(body, `<td data-label="Phone" class="phone">`+phoneA) != 3 {
+		if strings.Contains(body, phoneB) || strings.Count(body, `<td data-label="To" class="phone">`+phoneA) != 3 {
 			t.Errorf("got a page with other phones or without phone A's three sends")
 		}
 		if !strings.Contains(body, `value="`+phoneA+`"`) {

@@ -87,8 +87,17 @@ func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[st
 }
 
 // phone normalises a phone filter to E.164 as the public API does, so any spelling of
-// a number finds its history and its limits. The error says what is wrong, for people.
+// a number finds its history and its limits; an email address (it holds an @) is
+// normalised as the email channel does. The error says what is wrong, for people.
 func (p adminParams) phone(raw string) (string, error) {
+	if strings.Contains(raw, "@") {
+		addr, err := otp.NormalizeEmail(raw)
+		var bad *otp.ErrInvalidEmail
+		if errors.As(err, &bad) {
+			return "", errors.New(bad.Reason)
+		}
+		return addr, err
+	}
 	e164, _, err := otp.NormalizePhone(raw, p.region)
 	var bad *otp.ErrInvalidPhone
 	if errors.As(err, &bad) {
@@ -224,6 +233,13 @@ func (p adminParams) statsRange(q url.Values) (since time.Time, bucket time.Dura
 		bucket = d
 	}
 	return since, bucket, app, problems
+}
+
+// deliveryRange reads since (RFC 3339, or a span back from now such as 24h or 7d; 24h
+// when absent) and app (an app id or default; none is every app).
+func (p adminParams) deliveryRange(q url.Values) (since time.Time, app string, problems map[string]string) {
+	since, _, app, problems = p.statsRange(url.Values{"since": q["since"], "app": q["app"]})
+	return since, app, problems
 }
 
 // parseSpan reads a positive Go duration, or whole days such as "7d".

@@ -50,6 +50,7 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		r.Method(http.MethodGet, "/admin/limits/reset", handleResetConfirm(log, view, d.Admin, params))
 		r.Method(http.MethodPost, "/admin/limits/reset", handleResetLimits(log, view, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/charts", handleChartsPage(log, view, d.Admin))
+		r.Method(http.MethodGet, "/admin/delivery", handleDeliveryPage(log, view, d.Admin, d.Apps, params))
 
 		r.Method(http.MethodGet, "/admin/api/sends", handleAdminSends(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/api/sends/{id}", handleAdminSend(log, d.Admin))
@@ -57,6 +58,7 @@ func addAdminRoutes(r chi.Router, d AdminDeps, view *adminView) {
 		r.Method(http.MethodGet, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodDelete, "/admin/api/limits", handleAdminLimits(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/api/stats", handleAdminStats(log, d.Admin, params))
+		r.Method(http.MethodGet, "/admin/api/delivery", handleAdminDelivery(log, d.Admin, params))
 		r.Method(http.MethodGet, "/admin/openapi.json", handleDocument(api.AdminJSON))
 
 		r.Handle("/debug/pprof/*", handlePprof())

@@ -22,7 +22,7 @@ func (t target) email() bool { return t.channel == ChannelEmail }
 // fills in the defaults of channel and locale, and normalises the address: an email
 // address for the email channel, a phone number in an allowed country for the others.
 func (s *Service) sendTarget(in SendInput, app App) (target, error) {
-	t := target{channel: strings.ToLower(strings.TrimSpace(in.Channel)), locale: in.Locale}
+	t := target{channel: in.Channel, locale: in.Locale}
 	if t.channel == "" {
 		t.channel = ChannelSMS
 		if in.Email != "" && in.Phone == "" {

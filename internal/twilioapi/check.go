@@ -34,7 +34,8 @@ func handleCheck(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		in := otp.CheckInput{App: &c.app, Phone: r.PostForm.Get("To"), Code: strings.TrimSpace(r.PostForm.Get("Code")), ClientIP: c.clientIP}
+		in := otp.CheckInput{App: &c.app, Code: strings.TrimSpace(r.PostForm.Get("Code")), ClientIP: c.clientIP}
+		in.Phone, in.Email = address(r.PostForm.Get("To"))
 		if sid := r.PostForm.Get("VerificationSid"); sid != "" {
 			id, ok := otp.IDFromSID(sid, "VE")
 			if !ok {
@@ -52,7 +53,7 @@ func handleCheck(d Deps) http.Handler {
 		v := res.Verification
 		writeJSON(w, http.StatusOK, verificationCheck{
 			Sid: otp.VerificationSID(v.ID), ServiceSid: otp.ServiceSID(c.app.ID), AccountSid: accountSID(c.app),
-			To: v.Phone, Channel: v.Channel, Status: status(v), Valid: v.Status == otp.StatusApproved,
+			To: v.Phone, Channel: twilioChannel(v.Channel), Status: status(v), Valid: v.Status == otp.StatusApproved,
 			DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, c.app)),
 			SnaAttemptsErrorCodes: []struct{}{},
 		})

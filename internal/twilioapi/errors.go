@@ -46,7 +46,7 @@ type restError struct {
 
 // twilioParams names otpgate's fields by the parameters Twilio clients send.
 var twilioParams = map[string]string{
-	"phone": "To", "channel": "Channel", "locale": "Locale", "code": "Code", "id": "VerificationSid", "status": "Status",
+	"phone": "To", "email": "To", "channel": "Channel", "locale": "Locale", "code": "Code", "id": "VerificationSid", "status": "Status",
 }
 
 // errorFor maps err, classified by otp.ErrorCode, to Twilio's code, status and message.

@@ -76,7 +76,7 @@ func lastChange(v otp.Verification, app otp.App) time.Time {
 func newVerification(r *http.Request, app otp.App, v otp.Verification) verification {
 	sid := otp.VerificationSID(v.ID)
 	out := verification{
-		Sid: sid, ServiceSid: otp.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Phone, Channel: v.Channel,
+		Sid: sid, ServiceSid: otp.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Phone, Channel: twilioChannel(v.Channel),
 		Status: status(v), Valid: v.Status == otp.StatusApproved,
 		DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, app)),
 		URL: baseURL(r) + "/v2/Services/" + otp.ServiceSID(app.ID) + "/Verifications/" + sid,
@@ -89,7 +89,7 @@ func newVerification(r *http.Request, app otp.App, v otp.Verification) verificat
 			at = v.LastSentAt(app.CodeTTL)
 		}
 		out.SendCodeAttempts = append(out.SendCodeAttempts, sendAttempt{
-			AttemptSid: "VL" + strings.TrimPrefix(sid, "VE")[:30] + twoHex(i), Channel: v.Channel, Time: twilioTime(at),
+			AttemptSid: "VL" + strings.TrimPrefix(sid, "VE")[:30] + twoHex(i), Channel: twilioChannel(v.Channel), Time: twilioTime(at),
 		})
 	}
 	if out.SendCodeAttempts == nil {
@@ -135,17 +135,46 @@ func handleCreate(d Deps) http.Handler {
 			writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: fields})
 			return
 		}
-		res, err := d.Verifier.Send(r.Context(), otp.SendInput{
-			App: &c.app, Phone: r.PostForm.Get("To"), Channel: strings.ToLower(r.PostForm.Get("Channel")),
-			Locale: strings.ToLower(r.PostForm.Get("Locale")), FriendlyName: r.PostForm.Get("CustomFriendlyName"),
+		in := otp.SendInput{
+			App: &c.app, Channel: channel(r.PostForm.Get("Channel")),
+			Locale: r.PostForm.Get("Locale"), FriendlyName: r.PostForm.Get("CustomFriendlyName"),
 			ClientIP: c.clientIP, Fingerprint: r.UserAgent(),
-		})
+		}
+		in.Phone, in.Email = address(r.PostForm.Get("To"))
+		res, err := d.Verifier.Send(r.Context(), in)
 		if err != nil {
 			writeError(w, r, d.Logger, err)
 			return
 		}
 		writeJSON(w, http.StatusCreated, newVerification(r, c.app, res.Verification))
 	})
+}
+
+// channel is Twilio's channel name in otpgate's: Twilio calls a voice call "call".
+// Any other is passed on, for the domain to accept or refuse.
+func channel(twilio string) string {
+	ch := strings.ToLower(strings.TrimSpace(twilio))
+	if ch == "call" {
+		return otp.ChannelVoice
+	}
+	return ch
+}
+
+// twilioChannel is otpgate's channel in Twilio's words.
+func twilioChannel(ch string) string {
+	if ch == otp.ChannelVoice {
+		return "call"
+	}
+	return ch
+}
+
+// address reads To: an email address (it holds an @) for the email channel, else a
+// phone number.
+func address(to string) (phone, email string) {
+	if otp.IsEmailAddress(to) {
+		return "", to
+	}
+	return to, ""
 }
 
 // verificationID reads a VE sid from the URL; anything else names no verification.

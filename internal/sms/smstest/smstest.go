@@ -41,6 +41,8 @@ type Reply struct {
 
 // Delivery is one message the provider accepted.
 type Delivery struct {
+	// ID is the id otpgate posted the message with (its send's id).
+	ID       string
 	To, Body string
 	// Code is the first run of 4 to 10 digits in Body, or "".
 	Code string
@@ -60,6 +62,7 @@ type Provider struct {
 
 	mu       sync.Mutex
 	reply    Reply
+	calls    int
 	got      []Delivery
 	newest   map[string]int // phone → index in got of its newest delivery
 	bad      int
@@ -132,6 +135,14 @@ func (p *Provider) LastCode(to string) string {
 	return p.got[i].Code
 }
 
+// Calls counts the well-formed deliveries the provider was asked for, also those it
+// answered with an error status or never answered.
+func (p *Provider) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
 // InFlight is the number of deliveries being received or answered right now.
 func (p *Provider) InFlight() int64 { return p.inflight.Load() }
 
@@ -163,8 +174,9 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	reply := p.reply
+	p.calls++
 	if reply.Hang || reply.Status == 0 || reply.Status/100 == 2 {
-		d := Delivery{To: m.To, Body: m.Body}
+		d := Delivery{ID: m.ID, To: m.To, Body: m.Body}
 		if c := codeRe.FindStringSubmatch(m.Body); c != nil {
 			d.Code = c[1]
 		}
