@@ -1,0 +1,195 @@
+package otp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// fakeDeliverer is a router: it reports the attempts it is told to, and their outcome.
+type fakeDeliverer struct {
+	fakeSender
+	attempts []otp.ProviderAttempt
+	err      error
+}
+
+func (d *fakeDeliverer) Deliver(ctx context.Context, m otp.Message) (otp.Delivery, error) {
+	if _, err := d.fakeSender.Send(ctx, m); err != nil {
+		return otp.Delivery{}, err
+	}
+	last := d.attempts[len(d.attempts)-1]
+	return otp.Delivery{Provider: last.Provider, ProviderID: last.ProviderID, Attempts: d.attempts}, d.err
+}
+
+func TestSendRecordsEveryProviderAttempt(t *testing.T) {
+	failed := otp.ProviderAttempt{Provider: "first", Outcome: otp.ProviderFailed, Error: "first: status 400", Start: time.Unix(10, 0).UTC()}
+	for _, tc := range []struct {
+		name     string
+		attempts []otp.ProviderAttempt
+		err      error
+		status   otp.SendStatus
+		refunded bool
+	}{
+		{"FailoverDelivered", []otp.ProviderAttempt{failed, {Provider: "second", Outcome: otp.ProviderSent, ProviderID: "SM2"}}, nil, otp.SendSent, false},
+		{"EveryProviderRefused", []otp.ProviderAttempt{failed, {Provider: "second", Outcome: otp.ProviderFailed, Error: "second: status 422"}},
+			fmt.Errorf("delivery: %w", otp.ErrNotDelivered), otp.SendFailed, true},
+		{"SecondTimedOut", []otp.ProviderAttempt{failed, {Provider: "second", Outcome: otp.ProviderUnknown, Error: "second: timeout"}},
+			errors.New("delivery: second: timeout"), otp.SendFailed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			d := &fakeDeliverer{attempts: tc.attempts, err: tc.err}
+			svc := otp.NewService(otp.Config{Secret: []byte("s"), CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 3,
+				SMSTimeout: time.Second}, e.store, e.limiter, d, mustRenderer(t), e.denied, slog.New(slog.DiscardHandler))
+			svc.Now, svc.Rand = e.clock.Now, codeReader(codes...)
+			res, err := svc.Send(context.Background(), otp.SendInput{Phone: testPhone, ClientIP: testIP})
+			if (err == nil) != (tc.status == otp.SendSent) {
+				t.Fatalf("got %v, want an error only when nothing was sent", err)
+			}
+			var provider *otp.ErrProvider
+			if err != nil && (!errors.As(err, &provider) || provider.Provider != "second" || provider.Definite != tc.refunded) {
+				t.Errorf("got %v, want a provider error of second, definite %v", err, tc.refunded)
+			}
+			rows, _, _ := e.store.ListSends(context.Background(), otp.SendFilter{})
+			if len(rows) != 1 {
+				t.Fatalf("got %d rows, want 1", len(rows))
+			}
+			r := rows[0]
+			if r.SendStatus != tc.status || r.Provider != "second" || !reflect.DeepEqual(r.Attempts, tc.attempts) ||
+				r.Channel != otp.ChannelSMS || r.Country != "JP" || r.Encoding != otp.EncodingGSM7 || r.Segments != 1 {
+				t.Errorf("got %+v, want %s by second with both attempts, an SMS to JP of one GSM-7 segment", r, tc.status)
+			}
+			if got := len(e.limiter.Refunds()) == 1; got != tc.refunded {
+				t.Errorf("refunded: got %v, want %v", got, tc.refunded)
+			}
+			if tc.status == otp.SendSent && res.Verification.Status != otp.StatusPending {
+				t.Errorf("got %+v, want a pending verification", res.Verification)
+			}
+		})
+	}
+}
+
+func TestSendByEmail(t *testing.T) {
+	e := newEnv(t, func(c *otp.Config) {
+		c.EmailRules = []otp.Rule{{Limit: 2, Window: time.Hour}}
+		c.CheckEmailRules = []otp.Rule{{Limit: 7, Window: time.Hour}}
+	})
+	res, err := e.svc.Send(context.Background(), otp.SendInput{Email: " Ana@Example.COM ", Locale: "fr", ClientIP: testIP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Verification; v.Phone != "Ana@example.com" || v.Channel != otp.ChannelEmail {
+		t.Errorf("got %+v, want an email verification of Ana@example.com", v)
+	}
+	msgs := e.sender.Messages()
+	if len(msgs) != 1 || msgs[0].Channel != otp.ChannelEmail || msgs[0].To != "Ana@example.com" || msgs[0].Country != "" ||
+		!strings.Contains(msgs[0].Subject, "vérification") || !strings.Contains(msgs[0].HTML, codes[0]) || msgs[0].Encoding != "" {
+		t.Errorf("got %+v, want one French email with the code", msgs)
+	}
+	scopes := func(ls []otp.Limit) (out []string) {
+		for _, l := range ls {
+			out = append(out, l.Scope+"="+l.Key+"="+otp.Rules(l.Rules).String())
+		}
+		return out
+	}
+	allow := e.limiter.Allows()[0]
+	if got := strings.Join(scopes(allow), " "); !strings.Contains(got, "email=Ana@example.com=2/1h") || strings.Contains(got, "phone=") {
+		t.Errorf("limits: got %s, want the email rules on the address and no phone rule", got)
+	}
+
+	_, err = e.svc.Check(context.Background(), otp.CheckInput{Email: "Ana@EXAMPLE.com", Code: codes[0], ClientIP: testIP})
+	if err != nil {
+		t.Errorf("check by email: %v", err)
+	}
+	if got := strings.Join(scopes(e.limiter.Allows()[1]), " "); !strings.Contains(got, "check_email=Ana@example.com=7/1h") {
+		t.Errorf("check limits: got %s, want check_email on the address", got)
+	}
+
+	for _, bad := range []string{"ana", "ana@", "@example.com", "ana@example", "a b@example.com", `"a"@example.com`, "アナ@example.com", "ana@exa_mple.com"} {
+		_, err := e.svc.Send(context.Background(), otp.SendInput{Email: bad, ClientIP: testIP})
+		var inv *otp.ErrInvalidEmail
+		if !errors.As(err, &inv) || otp.ErrorCode(err) != otp.CodeInvalidEmail {
+			t.Errorf("%q: got %v, want invalid_email", bad, err)
+		}
+	}
+	if n := len(e.limiter.Allows()); n != 2 {
+		t.Errorf("the limiter was asked %d times, want 2: invalid addresses spend nothing", n)
+	}
+}
+
+func TestNormalizeEmail(t *testing.T) {
+	for in, want := range map[string]string{
+		"ana@example.com":              "ana@example.com",
+		"Ana.B+otp@Example.COM":        "Ana.B+otp@example.com",
+		"ana@Bücher.example":           "ana@xn--bcher-kva.example",
+		"ana@xn--bcher-kva.example":    "ana@xn--bcher-kva.example",
+		"ana@例え.テスト":                   "ana@xn--r8jz45g.xn--zckzah",
+		"ana@example.com.":             "ana@example.com",
+		"o'brien!#$%&*/=?^_`{|}~@x.io": "o'brien!#$%&*/=?^_`{|}~@x.io",
+	} {
+		if got, err := otp.NormalizeEmail(in); err != nil || got != want {
+			t.Errorf("%q: got %q, %v, want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "ana", "ana@", "ana@localhost", "ana@123.45", "a..b@x.io", ".a@x.io", "a.@x.io", "ana@-x.io",
+		strings.Repeat("a", 65) + "@x.io", "ana@" + strings.Repeat("a", 64) + ".io", "ana@[192.0.2.1]"} {
+		if got, err := otp.NormalizeEmail(in); err == nil {
+			t.Errorf("%q: got %q, want an error", in, got)
+		}
+	}
+}
+
+func TestCanonLocale(t *testing.T) {
+	for in, want := range map[string]string{"en": "en", "EN": "en", "pt-br": "pt-BR", "pt_BR": "pt-BR", "zh-hant": "zh-Hant",
+		"zh-CN": "zh-Hans", "zh": "zh-Hans", "zh-TW": "zh-Hant", "zh-HK": "zh-Hant", " ja ": "ja", "hi": "hi"} {
+		if got, ok := otp.CanonLocale(in); !ok || got != want {
+			t.Errorf("%q: got %q, %v, want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "xx", "pt", "en-US", "zh-Hans-CN"} {
+		if got, ok := otp.CanonLocale(in); ok {
+			t.Errorf("%q: got %q, want none", in, got)
+		}
+	}
+}
+
+func TestAppMessageSettings(t *testing.T) {
+	base := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp()
+	base.Name, base.Default, base.ID = "Shop", false, ""
+	t.Run("NormalisesLocalesAndDropsEmptyTemplates", func(t *testing.T) {
+		a := base
+		a.Locales = []string{"PT-br", "ja"}
+		a.Templates = map[string]otp.MessageTemplates{"pt-br": {SMS: "{{.Code}}"}, "en": {}}
+		a.WebOTPDomain = " shop.example.com "
+		got, err := a.Validate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Locales, []string{"ja", "pt-BR"}) || !reflect.DeepEqual(got.Templates, map[string]otp.MessageTemplates{"pt-BR": {SMS: "{{.Code}}"}}) ||
+			got.WebOTPDomain != "shop.example.com" {
+			t.Errorf("got locales %v templates %v domain %q", got.Locales, got.Templates, got.WebOTPDomain)
+		}
+	})
+	t.Run("NamesEveryBadSetting", func(t *testing.T) {
+		a := base
+		a.Templates = map[string]otp.MessageTemplates{"de": {SMS: "{{.Code}", EmailHTML: "<p>{{.Nope}}</p>"}, "tlh": {SMS: "{{.Code}}"}}
+		a.WebOTPDomain, a.AndroidAppHash, a.Channels = "Shop.Example.com:443", "not-a-hash!", []string{"fax"}
+		_, err := a.Validate()
+		var inv *otp.ErrInvalidRequest
+		if !errors.As(err, &inv) {
+			t.Fatalf("got %v, want *ErrInvalidRequest", err)
+		}
+		for _, f := range []string{"templates.de.sms", "templates.de.email_html", "templates", "webotp_domain", "android_app_hash", "channels"} {
+			if inv.Fields[f] == "" {
+				t.Errorf("%s not named: %v", f, inv.Fields)
+			}
+		}
+	})
+}
