@@ -224,7 +224,7 @@ func (t *Twilio) post(ctx context.Context, endpoint string, form url.Values, sec
 
 	r, err := do(t.client, req)
 	if err != nil {
-		return "", transportError("twilio", err)
+		return "", transportError(t.name, err)
 	}
 	var body twilioReply
 	jsonErr := json.Unmarshal(r.body, &body)
@@ -235,5 +235,5 @@ func (t *Twilio) post(ctx context.Context, endpoint string, form url.Values, sec
 	if jsonErr == nil && (body.Code != 0 || body.Message != "") {
 		detail = fmt.Sprintf("code %d: %s", body.Code, snippet(body.Message, secret))
 	}
-	return "", statusError("twilio", r, detail)
+	return "", statusError(t.name, r, detail)
 }

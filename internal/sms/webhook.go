@@ -110,10 +110,10 @@ func (w *Webhook) Send(ctx context.Context, m otp.Message) (string, error) {
 
 	r, err := do(w.client, req)
 	if err != nil {
-		return "", transportError("webhook", err)
+		return "", transportError(w.name, err)
 	}
 	if r.status < 200 || r.status > 299 {
-		return "", statusError("webhook", r, replyDetail(r.body, m.Body))
+		return "", statusError(w.name, r, replyDetail(r.body, m.Body))
 	}
 	var ack struct {
 		ID any `json:"id"`
