@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -48,7 +49,20 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		}
 		s.pending[pk] = v.ID
 	}
+	from := v.Status
 	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(decided.SettledClosedAt(ref.Now))
+	if from == otp.StatusPending {
+		d := verificationData(v)
+		switch v.Status {
+		case otp.StatusApproved:
+			s.emitVerification(events.VerificationApproved, v, v.ID, d, ref.Now)
+		case otp.StatusExpired:
+			s.emitVerification(events.VerificationExpired, v, v.ID, d, ref.Now)
+		case otp.StatusFailed:
+			d.Reason = "too_many_attempts"
+			s.emitVerification(events.VerificationFailed, v, v.ID, d, ref.Now)
+		}
+	}
 	s.attempts = append(s.attempts, otp.Attempt{
 		ID: int64(len(s.attempts) + 1), VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
 	})

@@ -3,6 +3,7 @@ package inmem
 import (
 	"github.com/google/uuid"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -31,6 +32,12 @@ func (s *Store) RecordDenied(d otp.DeniedSend) {
 	s.sends[id] = &otp.SendRow{
 		ID: id, AppID: otp.StoredAppID(d.AppID), Time: t, Phone: d.Phone, Channel: channelOr(d.Channel), ClientIP: d.ClientIP, SendStatus: d.Status, Reason: d.Reason,
 		Shadow: d.Shadow, Updated: t,
+	}
+	if d.Status == otp.SendBlocked {
+		r := s.sends[id]
+		s.emit(r.AppID, events.SendBlocked, id, "", events.BlockedData{
+			SendID: id, AppID: r.AppID, Channel: r.Channel, To: r.Phone, Reason: r.Reason,
+		}, t)
 	}
 	s.written.Add(1)
 }

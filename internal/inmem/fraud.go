@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
@@ -143,6 +144,7 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.Admin
 	defer s.mu.Unlock()
 	b.StartedAt, b.EndsAt = ts(b.StartedAt), ts(b.EndsAt)
 	s.fraud.blocks = append(s.fraud.blocks, b)
+	s.emit("", events.FraudBlockStarted, b.ID, b.ID, blockData(&b), b.StartedAt)
 	s.audit(a)
 	return nil
 }
@@ -187,6 +189,9 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	b := &s.fraud.blocks[i]
 	if b.LiftedAt.IsZero() {
 		b.LiftedAt, b.LiftedBy = ts(at), by
+	}
+	if !s.ev.blocksEnded[b.ID] {
+		s.endBlock(b, minTime(b.LiftedAt, b.EndsAt), at)
 	}
 	a.Target = b.Scope + ":" + b.Target
 	if a.Time.IsZero() {
@@ -261,4 +266,11 @@ func (s *Store) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, erro
 		out = out[:n]
 	}
 	return out, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

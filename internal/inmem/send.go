@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -43,7 +44,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		return otp.SendStart{}, fmt.Errorf("inmem: begin send: verification %s exists", newID)
 	}
 	if v != nil { // pending but past its expiry
-		v.Status, v.ClosedAt = otp.StatusExpired, now
+		s.expire(v, p.Now)
 	}
 	v = &otp.Verification{
 		ID: newID, AppID: p.AppID, Phone: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
@@ -54,6 +55,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	s.byPhone[pk] = append(s.byPhone[pk], newID)
 	s.pending[pk] = newID
 	s.addSend(sendID, newID, p, now)
+	d := verificationData(v)
+	d.SendID = sendID
+	s.emitVerification(events.VerificationCreated, v, v.ID, d, p.Now)
 	return otp.SendStart{Verification: clone(v), Created: true}, nil
 }
 
@@ -86,14 +90,26 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	}
 	r.Attempts = cloneAttempts(p.Attempts)
 	v := s.verifications[r.VerificationID]
+	if !p.Undo && p.Status == otp.SendSent {
+		d := verificationData(v)
+		d.SendID, d.Provider = id, r.Provider
+		s.emitVerification(events.VerificationSent, v, id, d, p.Now)
+	}
 	if !p.Undo || v.Status != otp.StatusPending {
 		return nil
 	}
-	if p.Created && v.Sends <= 1 {
+	canceled := p.Created && v.Sends <= 1
+	if canceled {
 		v.Status, v.ClosedAt = otp.StatusCanceled, ts(p.Now)
 		delete(s.pending, phoneKey(v.AppID, v.Phone))
 	}
 	v.Sends = max(v.Sends-1, 0)
+	if canceled {
+		// Its only message could not be sent: the verification failed, for its app.
+		d := verificationData(v)
+		d.Reason = "not_delivered"
+		s.emitVerification(events.VerificationFailed, v, v.ID, d, p.Now)
+	}
 	return nil
 }
 

@@ -28,6 +28,7 @@ type Store struct {
 	admin         []otp.AdminAction
 	apps          appState
 	fraud         fraudState
+	ev            eventState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

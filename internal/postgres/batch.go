@@ -75,15 +75,29 @@ func (w *BatchWriter) Flush(ctx context.Context) error { return w.b.flush(ctx) }
 // ends. When Run was never started, Close writes the queue itself.
 func (w *BatchWriter) Close(ctx context.Context) error { return w.b.close(ctx) }
 
-// write copies one batch into sends. A failed batch is dropped whole and logged once.
+// write copies one batch into sends and writes send.blocked for its blocked rows, in one
+// transaction. A failed batch is dropped whole and logged once.
 func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	w.batches.Add(1)
-	n, err := w.pool.CopyFrom(ctx, pgx.Identifier{"sends"},
-		[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow", "channel"},
-		pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
-			d := batch[i]
-			return []any{deniedID(d.ID), d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow, deniedChannel(d.Channel)}, nil
-		}))
+	ids := make([]uuid.UUID, len(batch))
+	for i, d := range batch {
+		ids[i] = deniedID(d.ID)
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = tx.CopyFrom(ctx, pgx.Identifier{"sends"},
+			[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow", "channel"},
+			pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
+				d := batch[i]
+				return []any{ids[i], d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow, deniedChannel(d.Channel)}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, blockedEvents, ids)
+		return err
+	})
 	if err != nil {
 		w.dropped.Add(uint64(len(batch)))
 		w.log.Error("denied sends dropped: batch write failed", "rows", len(batch), "err", wrap("write denied sends", err))
@@ -115,3 +129,15 @@ func deniedChannel(ch string) string {
 	}
 	return ch
 }
+
+// blockedEvents writes send.blocked for the blocked sends among $1 whose app has a
+// subscribed endpoint; with none subscribed anywhere it reads nothing but that.
+const blockedEvents = `INSERT INTO event_outbox (event_id, endpoint_id, type, subject, data, created_at, next_attempt_at)
+	SELECT otpgate_event_id('send.blocked', s.id), w.id, 'send.blocked', NULL,
+		jsonb_build_object('send_id', s.id, 'app_id', s.app_id, 'channel', s.channel, 'to', s.phone, 'reason', s.reason),
+		s.created_at, s.created_at
+	FROM sends s JOIN webhook_endpoints w ON w.app_id = s.app_id AND 'send.blocked' = ANY(w.event_types)
+	WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE 'send.blocked' = ANY(event_types))
+		AND s.id = ANY($1::uuid[]) AND s.status = 'blocked'
+	ORDER BY s.created_at, s.id
+	ON CONFLICT DO NOTHING`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -77,6 +78,9 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		outcome = oc
 		_, err = tx.Exec(ctx, `INSERT INTO attempts (verification_id, outcome, client_ip, created_at)
 			VALUES ($1, $2, $3, $4)`, v.ID, string(oc), ref.ClientIP, ref.Now)
+		if typ, extra := closingEvent(v.Status, decided.Status); err == nil && typ != "" {
+			err = emitVerificationTx(ctx, tx, typ, v.ID, extra, ref.Now)
+		}
 		return err
 	})
 	if err != nil {
@@ -94,19 +98,26 @@ var errChanged = errors.New("verification changed since it was read")
 func (s *Store) checkUnchanged(ctx context.Context, ref otp.CheckRef, v otp.Verification, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	decided, oc := decide(v)
 	closedAt := decided.SettledClosedAt(ref.Now).Truncate(time.Microsecond)
+	typ, extra := closingEvent(v.Status, decided.Status)
 	var saved bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
 			WHERE id = $1 AND status = $5 AND attempts = $6 AND expires_at = $7 AND cardinality(code_hashes) = $8
-			RETURNING id
+			RETURNING id, app_id, channel, phone, status, sends, attempts, expires_at
 		), a AS (
 			INSERT INTO attempts (verification_id, outcome, client_ip, created_at)
 			SELECT id, $9, $10, $11 FROM u
+		), e AS (
+			INSERT INTO event_outbox (event_id, endpoint_id, type, subject, data, created_at, next_attempt_at)
+			SELECT otpgate_event_id($12, v.id), w.id, $12, v.id, `+verificationData+` || $13::jsonb, $11, $11
+			FROM u AS v JOIN webhook_endpoints w ON w.app_id = v.app_id AND $12 = ANY(w.event_types)
+			WHERE $12 <> ''
+			ON CONFLICT DO NOTHING
 		)
 		SELECT true FROM u`,
 		v.ID, string(decided.Status), decided.Attempts, nullTime(closedAt),
 		string(v.Status), v.Attempts, v.ExpiresAt, len(v.CodeHashes),
-		string(oc), ref.ClientIP, ref.Now).Scan(&saved)
+		string(oc), ref.ClientIP, ref.Now, typ, extraJSON(extra)).Scan(&saved)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return otp.Verification{}, "", errChanged
 	}
@@ -118,4 +129,21 @@ func (s *Store) checkUnchanged(ctx context.Context, ref otp.CheckRef, v otp.Veri
 	out := v
 	out.Status, out.Attempts, out.ClosedAt = decided.Status, decided.Attempts, closedAt.UTC()
 	return out, oc, nil
+}
+
+// closingEvent is the event a check that moves a verification from one status to another
+// reports, with its extra payload fields; "" when it reports none.
+func closingEvent(from, to otp.Status) (string, map[string]string) {
+	if from != otp.StatusPending {
+		return "", nil
+	}
+	switch to {
+	case otp.StatusApproved:
+		return events.VerificationApproved, nil
+	case otp.StatusExpired:
+		return events.VerificationExpired, nil
+	case otp.StatusFailed:
+		return events.VerificationFailed, map[string]string{"reason": "too_many_attempts"}
+	}
+	return "", nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
@@ -202,6 +203,9 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.Admin
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.Scope, b.Target, string(b.Mode), b.Reason, b.StartedAt, b.EndsAt); err != nil {
 			return err
 		}
+		if err := emitBlockTx(ctx, tx, events.FraudBlockStarted, b.ID, nil, b.StartedAt); err != nil {
+			return err
+		}
 		return s.auditTx(ctx, tx, a)
 	})
 }
@@ -230,17 +234,34 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	}
 	var b fraud.Block
 	err := s.inTx(ctx, "lift fraud block", func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `UPDATE fraud_blocks SET
-				lifted_by = CASE WHEN lifted_at IS NULL THEN $3 ELSE lifted_by END,
-				lifted_at = coalesce(lifted_at, $2)
-			WHERE id = $1 RETURNING `+blockCols, id, at, by)
-		var err error
-		b, err = pgx.CollectExactlyOneRow(rows, scanBlock)
+		var reported *time.Time
+		err := tx.QueryRow(ctx, `SELECT end_reported_at FROM fraud_blocks WHERE id = $1 FOR UPDATE`, id).Scan(&reported)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}
 		if err != nil {
 			return err
+		}
+		rows, _ := tx.Query(ctx, `UPDATE fraud_blocks SET
+				lifted_by = CASE WHEN lifted_at IS NULL THEN $3 ELSE lifted_by END,
+				lifted_at = coalesce(lifted_at, $2),
+				end_reported_at = coalesce(end_reported_at, $2)
+			WHERE id = $1 RETURNING `+blockCols, id, at, by)
+		b, err = pgx.CollectExactlyOneRow(rows, scanBlock)
+		if err != nil {
+			return err
+		}
+		if reported == nil {
+			// Its end was not reported yet: lifted now, or ran out and not yet found by the
+			// expiry job, which this report spares.
+			end := b.LiftedAt
+			if b.EndsAt.Before(end) {
+				end = b.EndsAt
+			}
+			ended := map[string]string{"ended_at": events.Time(end), "lifted_by": b.LiftedBy}
+			if err := emitBlockTx(ctx, tx, events.FraudBlockEnded, b.ID, ended, at); err != nil {
+				return err
+			}
 		}
 		a.Target = b.Scope + ":" + b.Target
 		if a.Time.IsZero() {

@@ -79,15 +79,22 @@ func (w *OutcomeWriter) write(ctx context.Context, batch []otp.FinishSend) {
 	}
 	for try := 0; ; try++ {
 		w.batches.Add(1)
-		tag, err := w.pool.Exec(ctx, `UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
-				error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
-			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
-				AS u(id, status, provider_id, error, at, provider, attempts)
-			WHERE s.id = u.id AND s.verification_id IS NOT NULL`,
-			ids, statuses, providerIDs, errs, times, providers, attempts)
+		var rows int64
+		err := w.pool.QueryRow(ctx, `WITH u AS (
+				UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
+					error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
+				FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
+					AS u(id, status, provider_id, error, at, provider, attempts)
+				WHERE s.id = u.id AND s.verification_id IS NOT NULL
+				RETURNING s.id, s.verification_id, s.provider, s.updated_at, s.status
+			), r AS (
+				SELECT id AS send_id, verification_id, provider, updated_at AS at FROM u WHERE status = 'sent'
+			), `+sentEventsCTE+`
+			SELECT count(*) FROM u`,
+			ids, statuses, providerIDs, errs, times, providers, attempts).Scan(&rows)
 		if err == nil {
-			w.written.Add(uint64(tag.RowsAffected()))
-			if missing := int64(n) - tag.RowsAffected(); missing > 0 {
+			w.written.Add(uint64(rows))
+			if missing := int64(n) - rows; missing > 0 {
 				w.log.Warn("send outcomes without a sending row", "rows", missing)
 			}
 			return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -76,22 +77,58 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 		return nil
 	}
 	return s.inTx(ctx, "finish send", func(tx pgx.Tx) error {
-		var vid string
+		var vid, provider string
 		err := tx.QueryRow(ctx, `UPDATE sends SET status = $2, provider_message_id = $3, error = $4, updated_at = $5,
 				provider = coalesce(nullif($6, ''), provider), attempts = $7
-			WHERE id = $1 AND verification_id IS NOT NULL RETURNING verification_id`,
-			p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now, p.Provider, attemptsJSON(p.Attempts)).Scan(&vid)
+			WHERE id = $1 AND verification_id IS NOT NULL RETURNING verification_id, provider`,
+			p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now, p.Provider, attemptsJSON(p.Attempts)).Scan(&vid, &provider)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}
-		if err != nil || !p.Undo {
+		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE verifications SET
+		if !p.Undo {
+			if p.Status != otp.SendSent {
+				return nil
+			}
+			_, err := tx.Exec(ctx, `WITH r AS (SELECT $1::uuid AS send_id, $2::uuid AS verification_id, $3::text AS provider,
+				$4::timestamptz AS at), `+sentEventsCTE+` SELECT 1`, p.SendID, vid, provider, p.Now)
+			return err
+		}
+		var status string
+		err = tx.QueryRow(ctx, `UPDATE verifications SET
 				sends = greatest(sends - 1, 0),
 				status = CASE WHEN $2 AND sends <= 1 THEN 'canceled' ELSE status END,
 				closed_at = CASE WHEN $2 AND sends <= 1 THEN $3 ELSE closed_at END
-			WHERE id = $1 AND status = 'pending'`, vid, p.Created, p.Now)
-		return err
+			WHERE id = $1 AND status = 'pending' RETURNING status`, vid, p.Created, p.Now).Scan(&status)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil || status != string(otp.StatusCanceled):
+			return err
+		}
+		// The verification's only message could not be sent: it failed, for its app.
+		return emitVerificationTx(ctx, tx, events.VerificationFailed, vid, map[string]string{"reason": "not_delivered"}, p.Now)
 	})
 }
+
+// sentEventsCTE follows a CTE r(send_id, verification_id, provider, at) of sends just marked
+// sent: it writes verification.sent for those whose app has a subscribed endpoint. It takes
+// a share lock on each such verification first, so their events are numbered after every
+// committed change of it and before any later one (a check waits for the lock).
+const sentEventsCTE = `v AS (
+		SELECT v.id, v.app_id, v.channel, v.phone, v.status, v.sends, v.attempts, v.expires_at FROM verifications v
+		WHERE v.id = ANY(ARRAY(SELECT verification_id FROM r))
+			AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.app_id = v.app_id AND 'verification.sent' = ANY(w.event_types))
+		ORDER BY v.id
+		FOR SHARE OF v
+	), e AS (
+		INSERT INTO event_outbox (event_id, endpoint_id, type, subject, data, created_at, next_attempt_at)
+		SELECT otpgate_event_id('verification.sent', r.send_id), w.id, 'verification.sent', v.id,
+			` + verificationData + ` || jsonb_build_object('send_id', r.send_id, 'provider', r.provider), r.at, r.at
+		FROM r JOIN v ON v.id = r.verification_id
+			JOIN webhook_endpoints w ON w.app_id = v.app_id AND 'verification.sent' = ANY(w.event_types)
+		ORDER BY r.at, r.send_id
+		ON CONFLICT DO NOTHING
+	)`

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
@@ -37,6 +38,8 @@ type Stores struct {
 	SetClock func(now func() time.Time)
 	// Fraud is the same store as a fraud.Store.
 	Fraud fraud.Store
+	// Events is the same store as an events.Store.
+	Events events.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest.
@@ -55,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("AppScope", func(t *testing.T) { testAppScope(t, newStore) })
 	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
+	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 }
 
 const (

@@ -1,0 +1,101 @@
+// Package events owns the events otpgate reports to apps: their types and payloads, the
+// webhook endpoints apps subscribe with, the dispatcher that delivers the outbox the stores
+// write, and the job that finds verifications and fraud blocks that ran out. The stores
+// (internal/postgres, internal/inmem) write each event in the same transaction as the change
+// it reports; this package only reads the outbox, so nothing here can report a change that
+// was not committed.
+package events
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// Event types. Verification events are delivered in order per verification; fraud block
+// events in order per block; send.blocked in no particular order.
+const (
+	VerificationCreated  = "verification.created"
+	VerificationSent     = "verification.sent"
+	VerificationApproved = "verification.approved"
+	VerificationExpired  = "verification.expired"
+	VerificationFailed   = "verification.failed"
+	SendBlocked          = "send.blocked"
+	FraudBlockStarted    = "fraud.block_started"
+	FraudBlockEnded      = "fraud.block_ended"
+	// WebhookTest is the type of the event the admin's test-send posts; it is never queued.
+	WebhookTest = "webhook.test"
+)
+
+// Types lists the event types an endpoint can subscribe to, in documentation order.
+func Types() []string {
+	return []string{VerificationCreated, VerificationSent, VerificationApproved, VerificationExpired,
+		VerificationFailed, SendBlocked, FraudBlockStarted, FraudBlockEnded}
+}
+
+// KnownType reports whether t is one of Types.
+func KnownType(t string) bool { return slices.Contains(Types(), t) }
+
+// Event is one event as a receiver gets it: the JSON body of the POST.
+type Event struct {
+	// ID is the same for every delivery of one event, to every endpoint; receivers
+	// deduplicate by it.
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"created_at"`
+	// Data is the type's payload (VerificationData, BlockedData, FraudBlockData).
+	Data json.RawMessage `json:"data"`
+}
+
+// VerificationData is the payload of the verification.* events: the verification as the
+// change left it.
+type VerificationData struct {
+	VerificationID string `json:"verification_id"`
+	AppID          string `json:"app_id"`
+	Channel        string `json:"channel"`
+	// To is the phone number in E.164, or the email address.
+	To        string `json:"to"`
+	Status    string `json:"status"`
+	Sends     int    `json:"sends"`
+	Attempts  int    `json:"attempts"`
+	ExpiresAt string `json:"expires_at"`
+	// SendID names the send of verification.created and verification.sent.
+	SendID string `json:"send_id,omitempty"`
+	// Provider is the provider instance that took the message (verification.sent).
+	Provider string `json:"provider,omitempty"`
+	// Reason is why a verification failed: "too_many_attempts", or "not_delivered" when no
+	// provider could take its only message.
+	Reason string `json:"reason,omitempty"`
+}
+
+// BlockedData is the payload of send.blocked: a send the limits, the fraud guard or the
+// block list refused.
+type BlockedData struct {
+	SendID  string `json:"send_id"`
+	AppID   string `json:"app_id"`
+	Channel string `json:"channel"`
+	To      string `json:"to"`
+	// Reason is the refusing rule, such as "phone 1/1m" or "fraud_guard prefix +8190123".
+	Reason string `json:"reason"`
+}
+
+// FraudBlockData is the payload of fraud.block_started and fraud.block_ended. Blocks are
+// not an app's: every endpoint subscribed to the type gets them.
+type FraudBlockData struct {
+	BlockID   string `json:"block_id"`
+	Scope     string `json:"scope"`
+	Target    string `json:"target"`
+	Mode      string `json:"mode"`
+	Reason    string `json:"reason"`
+	StartedAt string `json:"started_at"`
+	EndsAt    string `json:"ends_at"`
+	// EndedAt and LiftedBy are set by fraud.block_ended; LiftedBy is "" for a block that
+	// ran out.
+	EndedAt  string `json:"ended_at,omitempty"`
+	LiftedBy string `json:"lifted_by,omitempty"`
+}
+
+// Time writes t as the payloads do: RFC 3339 in UTC with microseconds, as Postgres keeps it.
+func Time(t time.Time) string {
+	return t.UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000Z")
+}

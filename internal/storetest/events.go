@@ -1,0 +1,350 @@
+package storetest
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"otpgate/internal/events"
+	"otpgate/internal/fraud"
+	"otpgate/internal/otp"
+)
+
+// otherApp is an app without endpoints.
+const otherApp = "0190aaaa-0000-7000-8000-000000000002"
+
+// subscribe adds an endpoint of app for types (all when none) and returns its id.
+func (e *env) subscribe(app string, types ...string) string {
+	e.t.Helper()
+	if len(types) == 0 {
+		types = events.Types()
+	}
+	id := newID()
+	err := e.Events.CreateEndpoint(e.ctx, events.Endpoint{
+		ID: id, AppID: app, URL: "http://receiver.test/hook", SecretSealed: []byte("sealed"), Types: types, CreatedAt: base(),
+	}, otp.AdminAction{Action: "webhook_added", Target: id})
+	if err != nil {
+		e.t.Fatalf("CreateEndpoint: %v", err)
+	}
+	return id
+}
+
+// claim claims what is due at now, with a one-minute lease.
+func (e *env) claim(now time.Time) []events.Claim {
+	e.t.Helper()
+	c, err := e.Events.ClaimEvents(e.ctx, now, 100, time.Minute)
+	if err != nil {
+		e.t.Fatalf("ClaimEvents: %v", err)
+	}
+	return c
+}
+
+// settleEvents records results of claims, all with outcome at now.
+func (e *env) settleEvents(claims []events.Claim, outcome string, now, next time.Time) {
+	e.t.Helper()
+	rs := make([]events.Result, len(claims))
+	for i, c := range claims {
+		rs[i] = events.Result{DeliveryID: c.DeliveryID, Attempt: c.Attempt, At: now, Outcome: outcome, Next: next, HTTPStatus: 500, Error: "down"}
+		if outcome == events.Delivered {
+			rs[i].HTTPStatus, rs[i].Error = 200, ""
+		}
+	}
+	if err := e.Events.SettleEvents(e.ctx, rs); err != nil {
+		e.t.Fatalf("SettleEvents: %v", err)
+	}
+}
+
+// drain delivers everything due at now, round after round, and returns the events in the
+// order they were claimed.
+func (e *env) drain(now time.Time) []events.Event {
+	e.t.Helper()
+	var out []events.Event
+	for range 100 {
+		c := e.claim(now)
+		if len(c) == 0 {
+			return out
+		}
+		for _, x := range c {
+			out = append(out, x.Event)
+		}
+		e.settleEvents(c, events.Delivered, now, time.Time{})
+	}
+	e.t.Fatal("drain: still claiming after 100 rounds")
+	return nil
+}
+
+func types(evs []events.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Type
+	}
+	return out
+}
+
+func verificationPayload(t *testing.T, ev events.Event) events.VerificationData {
+	t.Helper()
+	var d events.VerificationData
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		t.Fatalf("%s data %s: %v", ev.Type, ev.Data, err)
+	}
+	return d
+}
+
+func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("AVerificationsChangesAreEventsInOrderForSubscribedAppsOnly", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		e.subscribe(otp.DefaultAppID)
+		p := params("+15550100001", "123456", base())
+		st := e.send(p)
+		other := params("+15550100001", "123456", base())
+		other.AppID = otherApp
+		e.send(other)
+		e.finish(otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID, Status: otp.SendSent, Provider: "twilio", Now: base().Add(time.Second)})
+		e.flush()
+		e.check(st.Verification.ID, "000000", base().Add(2*time.Second))
+		e.check(st.Verification.ID, "123456", base().Add(3*time.Second))
+
+		got := e.drain(base().Add(time.Hour))
+		want := []string{events.VerificationCreated, events.VerificationSent, events.VerificationApproved}
+		if !slices.Equal(types(got), want) {
+			t.Fatalf("got %v, want %v (nothing for the app without endpoints, nothing for a wrong code)", types(got), want)
+		}
+		created, sent, approved := verificationPayload(t, got[0]), verificationPayload(t, got[1]), verificationPayload(t, got[2])
+		if created.VerificationID != st.Verification.ID || created.SendID != p.SendID || created.To != p.Phone ||
+			created.AppID != otp.DefaultAppID || created.Status != "pending" || created.Channel != "sms" {
+			t.Errorf("created: got %+v", created)
+		}
+		if sent.SendID != p.SendID || sent.Provider != "twilio" {
+			t.Errorf("sent: got %+v, want send %s by twilio", sent, p.SendID)
+		}
+		if approved.Status != "approved" || approved.Attempts != 1 {
+			t.Errorf("approved: got %+v, want approved after 1 wrong attempt", approved)
+		}
+		if !got[0].CreatedAt.Equal(base()) || !got[2].CreatedAt.Equal(base().Add(3*time.Second)) {
+			t.Errorf("times: got %v and %v, want the changes' times", got[0].CreatedAt, got[2].CreatedAt)
+		}
+		if got[0].ID != events.EventID(events.VerificationCreated, st.Verification.ID) {
+			t.Errorf("created id: got %s, want %s", got[0].ID, events.EventID(events.VerificationCreated, st.Verification.ID))
+		}
+	})
+
+	t.Run("ALaterEventWaitsForTheEarlierOneOfItsVerification", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated, events.VerificationApproved)
+		a := params("+15550100002", "111111", base())
+		b := params("+15550100003", "222222", base())
+		va := e.send(a).Verification
+		e.send(b)
+		e.check(va.ID, "111111", base().Add(time.Second))
+		now := base().Add(time.Minute)
+		first := e.claim(now)
+		if len(first) != 2 || first[0].Event.Type != events.VerificationCreated || first[1].Event.Type != events.VerificationCreated {
+			t.Fatalf("first claim: got %v, want both created events and not the approval", claimTypes(first))
+		}
+		if first[0].EndpointID != ep || first[0].Attempt != 1 || first[0].URL != "http://receiver.test/hook" || string(first[0].SecretSealed) != "sealed" {
+			t.Errorf("claim: got %+v", first[0])
+		}
+		if again := e.claim(now); len(again) != 0 {
+			t.Fatalf("claimed during the lease: got %v, want nothing", claimTypes(again))
+		}
+		// a's created fails and is retried later; b's is delivered; a's approval still waits.
+		e.settleEvents(first[:1], events.Pending, now, now.Add(10*time.Second))
+		e.settleEvents(first[1:], events.Delivered, now, time.Time{})
+		if got := e.claim(now.Add(5 * time.Second)); len(got) != 0 {
+			t.Fatalf("before the retry: got %v, want nothing", claimTypes(got))
+		}
+		retry := e.claim(now.Add(10 * time.Second))
+		if len(retry) != 1 || retry[0].Event.ID != first[0].Event.ID || retry[0].Attempt != 2 {
+			t.Fatalf("retry: got %+v, want a's created at attempt 2", retry)
+		}
+		// A settlement of the stale first claim changes nothing.
+		e.settleEvents(first[:1], events.Parked, now, time.Time{})
+		// The lease runs out without a settlement: claimed again, attempt 3.
+		lapsed := e.claim(now.Add(10*time.Second + time.Minute))
+		if len(lapsed) != 1 || lapsed[0].Event.ID != first[0].Event.ID || lapsed[0].Attempt != 3 {
+			t.Fatalf("after the lease: got %+v, want a's created at attempt 3", lapsed)
+		}
+		e.settleEvents(lapsed, events.Parked, now.Add(2*time.Minute), time.Time{})
+		next := e.claim(now.Add(2 * time.Minute))
+		if len(next) != 1 || next[0].Event.Type != events.VerificationApproved {
+			t.Fatalf("after parking: got %v, want the approval", claimTypes(next))
+		}
+		e.settleEvents(next, events.Delivered, now.Add(2*time.Minute), time.Time{})
+
+		parked, err := e.Events.Deliveries(e.ctx, otp.DefaultAppID, ep, events.DeliveryFilter{Status: events.Parked})
+		if err != nil || len(parked) != 1 || parked[0].Event.ID != first[0].Event.ID || parked[0].Attempts != 3 || parked[0].LastError != "down" || parked[0].LastStatus != 500 {
+			t.Fatalf("parked deliveries: got %+v, %v", parked, err)
+		}
+		all, _ := e.Events.Deliveries(e.ctx, otp.DefaultAppID, ep, events.DeliveryFilter{})
+		if len(all) != 3 || all[0].Event.Type != events.VerificationApproved || all[0].Status != events.Delivered || all[0].DeliveredAt.IsZero() {
+			t.Errorf("all deliveries, newest first: got %+v", all)
+		}
+		d, err := e.Events.Redeliver(e.ctx, otp.DefaultAppID, ep, first[0].Event.ID, now.Add(3*time.Minute), otp.AdminAction{Action: "webhook_redelivered"})
+		if err != nil || d.Status != events.Pending || d.Attempts != 0 {
+			t.Fatalf("Redeliver: got %+v, %v; want pending with no attempts", d, err)
+		}
+		re := e.claim(now.Add(3 * time.Minute))
+		if len(re) != 1 || re[0].Event.ID != first[0].Event.ID || !re[0].WindowStart.Equal(now.Add(3*time.Minute)) {
+			t.Fatalf("after Redeliver: got %+v, want it due with a new window", re)
+		}
+		if _, err := e.Events.Redeliver(e.ctx, otherApp, ep, first[0].Event.ID, now, otp.AdminAction{Action: "webhook_redelivered"}); err == nil {
+			t.Error("Redeliver through another app: got nil, want not found")
+		}
+		if _, err := e.Events.Deliveries(e.ctx, otherApp, ep, events.DeliveryFilter{}); err == nil {
+			t.Error("Deliveries through another app: got nil, want not found")
+		}
+	})
+
+	t.Run("RefusedSendsAndUndoneSends", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		e.subscribe(otp.DefaultAppID)
+		blocked := newID()
+		e.Denied.RecordDenied(otp.DeniedSend{ID: blocked, Phone: "+15550100004", ClientIP: "192.0.2.9", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: base().Add(-time.Second)})
+		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), Phone: "+15550100004", ClientIP: "192.0.2.9", Status: otp.SendDuplicate, Reason: "duplicate 1/5s", Time: base()})
+		p := params("+15550100005", "333333", base())
+		st := e.send(p)
+		e.finish(otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID, Status: otp.SendFailed, Error: "refused", Undo: true, Created: true, Now: base().Add(time.Second)})
+		e.flush()
+		got := e.drain(base().Add(time.Minute))
+		slices.SortStableFunc(got, func(a, b events.Event) int { return a.CreatedAt.Compare(b.CreatedAt) })
+		if want := []string{events.SendBlocked, events.VerificationCreated, events.VerificationFailed}; !slices.Equal(types(got), want) {
+			t.Fatalf("got %v, want %v (no event for a duplicate)", types(got), want)
+		}
+		var b events.BlockedData
+		if err := json.Unmarshal(got[0].Data, &b); err != nil || b.SendID != blocked || b.Reason != "phone 1/1m" || b.To != "+15550100004" {
+			t.Errorf("blocked: got %+v, %v", b, err)
+		}
+		if f := verificationPayload(t, got[2]); f.Reason != "not_delivered" || f.Status != "canceled" {
+			t.Errorf("failed: got %+v, want not_delivered, canceled", f)
+		}
+	})
+
+	t.Run("ExpiryIsFoundOnceAndTooManyAttemptsFail", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		e.subscribe(otp.DefaultAppID, events.VerificationExpired, events.VerificationFailed)
+		p := params("+15550100006", "444444", base())
+		v := e.send(p).Verification
+		q := params("+15550100007", "555555", base())
+		w := e.send(q).Verification
+		if n, err := e.Events.ExpireVerifications(e.ctx, base().Add(ttl-time.Second), 10); err != nil || n != 0 {
+			t.Fatalf("before expiry: got %d, %v; want 0", n, err)
+		}
+		for i := range maxAttempts {
+			e.check(w.ID, "000000", base().Add(time.Duration(i+1)*time.Second))
+		}
+		n, err := e.Events.ExpireVerifications(e.ctx, base().Add(ttl), 10)
+		if err != nil || n != 1 {
+			t.Fatalf("at expiry: got %d, %v; want 1", n, err)
+		}
+		if got := e.verification(v.ID); got.Status != otp.StatusExpired || !got.ClosedAt.Equal(base().Add(ttl)) {
+			t.Errorf("verification: got %s closed %v, want expired at its expiry", got.Status, got.ClosedAt)
+		}
+		if n, _ := e.Events.ExpireVerifications(e.ctx, base().Add(2*ttl), 10); n != 0 {
+			t.Errorf("second pass: got %d, want 0", n)
+		}
+		if _, oc := e.check(v.ID, "444444", base().Add(2*ttl)); oc != otp.OutcomeExpired {
+			t.Errorf("check after: got %s, want expired", oc)
+		}
+		got := e.drain(base().Add(3 * ttl))
+		slices.SortStableFunc(got, func(a, b events.Event) int { return a.CreatedAt.Compare(b.CreatedAt) })
+		if want := []string{events.VerificationFailed, events.VerificationExpired}; !slices.Equal(types(got), want) {
+			t.Fatalf("got %v, want %v", types(got), want)
+		}
+		if f := verificationPayload(t, got[0]); f.Reason != "too_many_attempts" || f.VerificationID != w.ID {
+			t.Errorf("failed: got %+v", f)
+		}
+		if x := verificationPayload(t, got[1]); x.VerificationID != v.ID || x.Status != "expired" {
+			t.Errorf("expired: got %+v", x)
+		}
+		// A send after expiry creates a new verification; the old one is expired already.
+		r := params("+15550100006", "666666", base().Add(3*ttl))
+		if st := e.send(r); !st.Created {
+			t.Errorf("send after expiry: got %+v, want a new verification", st)
+		}
+		if got := e.drain(base().Add(4 * ttl)); len(got) != 0 {
+			t.Errorf("after the new send: got %v, want nothing (not subscribed to created)", types(got))
+		}
+	})
+
+	t.Run("FraudBlocksGoToEveryAppsSubscribers", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		e.subscribe(otp.DefaultAppID, events.FraudBlockStarted, events.FraudBlockEnded)
+		e.subscribe(otherApp, events.FraudBlockEnded)
+		lifted := fraud.Block{ID: newID(), Scope: "prefix", Target: "+8190123", Mode: fraud.ModeEnforce, Reason: "tripped", StartedAt: base(), EndsAt: base().Add(time.Hour)}
+		ranOut := fraud.Block{ID: newID(), Scope: "country", Target: "JP", Mode: fraud.ModeShadow, StartedAt: base(), EndsAt: base().Add(time.Minute)}
+		for _, b := range []fraud.Block{lifted, ranOut} {
+			if err := e.Fraud.RecordFraudBlock(e.ctx, b, otp.AdminAction{Action: "fraud_block"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(10*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(20*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := e.Events.EndFraudBlocks(e.ctx, base().Add(time.Minute), 10); err != nil || n != 1 {
+			t.Fatalf("EndFraudBlocks: got %d, %v; want the block that ran out", n, err)
+		}
+		if n, _ := e.Events.EndFraudBlocks(e.ctx, base().Add(2*time.Hour), 10); n != 0 {
+			t.Errorf("second pass: got %d, want 0", n)
+		}
+		got := e.drain(base().Add(time.Hour))
+		count := map[string]int{}
+		ends := map[string]events.FraudBlockData{}
+		for _, ev := range got {
+			count[ev.Type]++
+			if ev.Type == events.FraudBlockEnded {
+				var d events.FraudBlockData
+				if err := json.Unmarshal(ev.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				ends[d.BlockID] = d
+			}
+		}
+		if count[events.FraudBlockStarted] != 2 || count[events.FraudBlockEnded] != 4 {
+			t.Errorf("got %v, want 2 started (one endpoint) and 4 ended (two endpoints)", count)
+		}
+		if d := ends[lifted.ID]; d.LiftedBy != "console" || d.EndedAt != events.Time(base().Add(10*time.Second)) || d.Target != "+8190123" {
+			t.Errorf("lifted: got %+v", d)
+		}
+		if d := ends[ranOut.ID]; d.LiftedBy != "" || d.EndedAt != events.Time(ranOut.EndsAt) || d.Mode != "shadow" {
+			t.Errorf("ran out: got %+v", d)
+		}
+	})
+
+	t.Run("EndpointsArePerAppAndTakeTheirEventsAlong", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
+		e.subscribe(otherApp, events.VerificationCreated)
+		list, err := e.Events.Endpoints(e.ctx, otp.DefaultAppID)
+		if err != nil || len(list) != 1 || list[0].ID != ep || !slices.Equal(list[0].Types, []string{events.VerificationCreated}) {
+			t.Fatalf("Endpoints: got %+v, %v", list, err)
+		}
+		e.send(params("+15550100008", "777777", base()))
+		if err := e.Events.DeleteEndpoint(e.ctx, otherApp, ep, otp.AdminAction{Action: "webhook_deleted"}); err == nil {
+			t.Error("DeleteEndpoint through another app: got nil, want not found")
+		}
+		if err := e.Events.DeleteEndpoint(e.ctx, otp.DefaultAppID, ep, otp.AdminAction{Action: "webhook_deleted"}); err != nil {
+			t.Fatalf("DeleteEndpoint: %v", err)
+		}
+		if _, err := e.Events.Endpoint(e.ctx, otp.DefaultAppID, ep); err == nil {
+			t.Error("Endpoint after delete: got nil, want not found")
+		}
+		if got := e.drain(base().Add(time.Minute)); len(got) != 0 {
+			t.Errorf("after delete: got %v, want nothing", types(got))
+		}
+		if at, ok, err := e.Events.OldestPending(e.ctx); err != nil || ok {
+			t.Errorf("OldestPending: got %v, %v, %v; want none", at, ok, err)
+		}
+	})
+}
+
+func claimTypes(cs []events.Claim) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Event.Type
+	}
+	return out
+}
