@@ -20,13 +20,18 @@ CREATE TABLE webhook_endpoints (
 CREATE INDEX webhook_endpoints_app_idx ON webhook_endpoints (app_id, created_at, id);
 
 CREATE TABLE event_outbox (
-    -- Write order: events of one subject are delivered in this order.
+    -- Write order.
     id              bigserial   PRIMARY KEY,
     event_id        uuid        NOT NULL,
     endpoint_id     uuid        NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
     type            text        NOT NULL,
     -- The verification (or fraud block) the event is about; NULL for events in no order.
     subject         uuid,
+    -- The event's place among its subject's: what opens it, then its sends, then what
+    -- closes it. Events of one subject are delivered by (rank, id).
+    rank            smallint    NOT NULL GENERATED ALWAYS AS (CASE type
+        WHEN 'verification.created' THEN 0 WHEN 'fraud.block_started' THEN 0
+        WHEN 'verification.sent' THEN 1 ELSE 2 END) STORED,
     data            jsonb       NOT NULL,
     created_at      timestamptz NOT NULL,
     status          text        NOT NULL DEFAULT 'pending'
@@ -47,7 +52,7 @@ CREATE TABLE event_outbox (
 
 -- What the dispatcher claims, due first.
 CREATE INDEX event_outbox_due_idx ON event_outbox (next_attempt_at, id) WHERE status = 'pending';
--- An event waits for the earlier undelivered events of its subject at the same endpoint.
+-- An event waits for the undelivered events of its subject before it at the same endpoint.
 CREATE INDEX event_outbox_subject_idx ON event_outbox (endpoint_id, subject, id)
     WHERE status = 'pending' AND subject IS NOT NULL;
 -- The console's deliveries of one endpoint, newest first.

@@ -4,6 +4,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,27 @@ func (e AttemptOutcome) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryStatus.
+const (
+	DeliveryStatusDelivered DeliveryStatus = "delivered"
+	DeliveryStatusParked    DeliveryStatus = "parked"
+	DeliveryStatusPending   DeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryStatus enum.
+func (e DeliveryStatus) Valid() bool {
+	switch e {
+	case DeliveryStatusDelivered:
+		return true
+	case DeliveryStatusParked:
+		return true
+	case DeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryRateChannel.
 const (
 	DeliveryRateChannelEmail    DeliveryRateChannel = "email"
@@ -62,6 +84,42 @@ func (e DeliveryRateChannel) Valid() bool {
 	case DeliveryRateChannelVoice:
 		return true
 	case DeliveryRateChannelWhatsapp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	EventTypeFraudBlockEnded      EventType = "fraud.block_ended"
+	EventTypeFraudBlockStarted    EventType = "fraud.block_started"
+	EventTypeSendBlocked          EventType = "send.blocked"
+	EventTypeVerificationApproved EventType = "verification.approved"
+	EventTypeVerificationCreated  EventType = "verification.created"
+	EventTypeVerificationExpired  EventType = "verification.expired"
+	EventTypeVerificationFailed   EventType = "verification.failed"
+	EventTypeVerificationSent     EventType = "verification.sent"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventTypeFraudBlockEnded:
+		return true
+	case EventTypeFraudBlockStarted:
+		return true
+	case EventTypeSendBlocked:
+		return true
+	case EventTypeVerificationApproved:
+		return true
+	case EventTypeVerificationCreated:
+		return true
+	case EventTypeVerificationExpired:
+		return true
+	case EventTypeVerificationFailed:
+		return true
+	case EventTypeVerificationSent:
 		return true
 	default:
 		return false
@@ -131,6 +189,21 @@ func (e ProblemInternalCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidBodyCode.
+const (
+	ProblemInvalidBodyCodeInvalidRequest ProblemInvalidBodyCode = "invalid_request"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidBodyCode enum.
+func (e ProblemInvalidBodyCode) Valid() bool {
+	switch e {
+	case ProblemInvalidBodyCodeInvalidRequest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidRequestCode.
 const (
 	ProblemInvalidRequestCodeInvalidRequest ProblemInvalidRequestCode = "invalid_request"
@@ -161,6 +234,21 @@ func (e ProblemNotFoundCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTooLargeCode.
+const (
+	ProblemTooLargeCodeRequestTooLarge ProblemTooLargeCode = "request_too_large"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooLargeCode enum.
+func (e ProblemTooLargeCode) Valid() bool {
+	switch e {
+	case ProblemTooLargeCodeRequestTooLarge:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnauthorizedCode.
 const (
 	ProblemUnauthorizedCodeUnauthorized ProblemUnauthorizedCode = "unauthorized"
@@ -185,6 +273,21 @@ const (
 func (e ProblemUnavailableCode) Valid() bool {
 	switch e {
 	case ProblemUnavailableCodeUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnsupportedMediaTypeCode.
+const (
+	ProblemUnsupportedMediaTypeCodeUnsupportedMediaType ProblemUnsupportedMediaTypeCode = "unsupported_media_type"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnsupportedMediaTypeCode enum.
+func (e ProblemUnsupportedMediaTypeCode) Valid() bool {
+	switch e {
+	case ProblemUnsupportedMediaTypeCodeUnsupportedMediaType:
 		return true
 	default:
 		return false
@@ -329,6 +432,30 @@ func (e VerificationStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListDeliveriesParamsStatus.
+const (
+	ListDeliveriesParamsStatusDelivered ListDeliveriesParamsStatus = "delivered"
+	ListDeliveriesParamsStatusEmpty     ListDeliveriesParamsStatus = ""
+	ListDeliveriesParamsStatusParked    ListDeliveriesParamsStatus = "parked"
+	ListDeliveriesParamsStatusPending   ListDeliveriesParamsStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ListDeliveriesParamsStatus enum.
+func (e ListDeliveriesParamsStatus) Valid() bool {
+	switch e {
+	case ListDeliveriesParamsStatusDelivered:
+		return true
+	case ListDeliveriesParamsStatusEmpty:
+		return true
+	case ListDeliveriesParamsStatusParked:
+		return true
+	case ListDeliveriesParamsStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSendsParamsStatus.
 const (
 	ListSendsParamsStatusApproved  ListSendsParamsStatus = "approved"
@@ -376,6 +503,56 @@ type Attempt struct {
 // AttemptOutcome defines model for Attempt.Outcome.
 type AttemptOutcome string
 
+// CreatedWebhook A webhook endpoint just made, with its secret, shown this once.
+type CreatedWebhook struct {
+	AppId      openapi_types.UUID `json:"app_id"`
+	CreatedAt  time.Time          `json:"created_at"`
+	EventTypes []EventType        `json:"event_types"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// Secret The signing secret; keep it, it is never shown again.
+	Secret string `json:"secret"`
+	Url    string `json:"url"`
+}
+
+// Deliveries defines model for Deliveries.
+type Deliveries struct {
+	Deliveries []Delivery `json:"deliveries"`
+}
+
+// Delivery One event's delivery to one endpoint.
+type Delivery struct {
+	// Attempts Posts so far (since the last redelivery).
+	Attempts  int       `json:"attempts"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The event's payload, as delivered (docs/events.md).
+	Data        map[string]interface{} `json:"data"`
+	DeliveredAt *time.Time             `json:"delivered_at"`
+
+	// EventId The event's id, the same in every delivery of it; receivers deduplicate by it.
+	EventId       openapi_types.UUID `json:"event_id"`
+	LastAttemptAt *time.Time         `json:"last_attempt_at"`
+
+	// LastError Why the last attempt failed; "" when it did not.
+	LastError string `json:"last_error"`
+
+	// LastStatus The receiver's HTTP status at the last attempt; null when it gave none.
+	LastStatus *int `json:"last_status"`
+
+	// NextAttemptAt When a pending delivery is tried next; null otherwise.
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+
+	// Status `pending` until a receiver answers 2xx (`delivered`) or the retry window
+	// (`OTP_EVENTS_RETRY_FOR`) runs out (`parked`).
+	Status DeliveryStatus `json:"status"`
+	Type   EventType      `json:"type"`
+}
+
+// DeliveryStatus `pending` until a receiver answers 2xx (`delivered`) or the retry window
+// (`OTP_EVENTS_RETRY_FOR`) runs out (`parked`).
+type DeliveryStatus string
+
 // DeliveryRate defines model for DeliveryRate.
 type DeliveryRate struct {
 	Channel DeliveryRateChannel `json:"channel"`
@@ -408,6 +585,9 @@ type DeliveryRates struct {
 	Since time.Time      `json:"since"`
 }
 
+// EventType defines model for EventType.
+type EventType string
+
 // Health defines model for Health.
 type Health struct {
 	Status HealthStatus `json:"status"`
@@ -429,6 +609,18 @@ type Limits struct {
 
 // LimitsKind defines model for Limits.Kind.
 type LimitsKind string
+
+// NewWebhook defines model for NewWebhook.
+type NewWebhook struct {
+	// EventTypes The events to deliver; at least one.
+	EventTypes []string `json:"event_types"`
+
+	// Secret 16 to 256 printable ASCII characters without spaces; generated when absent or empty.
+	Secret *string `json:"secret,omitempty"`
+
+	// Url An absolute http or https URL without credentials or fragment, at most 2048 characters.
+	Url string `json:"url"`
+}
 
 // Problem An RFC 9457 problem. `type` is `urn:otpgate:problem:<code>` and `status` the
 // HTTP status; the extensions appear only where a response says so.
@@ -499,6 +691,29 @@ type ProblemInternal struct {
 // ProblemInternalCode defines model for ProblemInternal.Code.
 type ProblemInternalCode string
 
+// ProblemInvalidBody defines model for ProblemInvalidBody.
+type ProblemInvalidBody struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                   `json:"attempts_left,omitempty"`
+	Code         ProblemInvalidBodyCode `json:"code"`
+	Detail       string                 `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemInvalidBodyCode defines model for ProblemInvalidBody.Code.
+type ProblemInvalidBodyCode string
+
 // ProblemInvalidRequest defines model for ProblemInvalidRequest.
 type ProblemInvalidRequest struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -545,6 +760,29 @@ type ProblemNotFound struct {
 // ProblemNotFoundCode defines model for ProblemNotFound.Code.
 type ProblemNotFoundCode string
 
+// ProblemTooLarge defines model for ProblemTooLarge.
+type ProblemTooLarge struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                `json:"attempts_left,omitempty"`
+	Code         ProblemTooLargeCode `json:"code"`
+	Detail       string              `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemTooLargeCode defines model for ProblemTooLarge.Code.
+type ProblemTooLargeCode string
+
 // ProblemUnauthorized defines model for ProblemUnauthorized.
 type ProblemUnauthorized struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -590,6 +828,29 @@ type ProblemUnavailable struct {
 
 // ProblemUnavailableCode defines model for ProblemUnavailable.Code.
 type ProblemUnavailableCode string
+
+// ProblemUnsupportedMediaType defines model for ProblemUnsupportedMediaType.
+type ProblemUnsupportedMediaType struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                            `json:"attempts_left,omitempty"`
+	Code         ProblemUnsupportedMediaTypeCode `json:"code"`
+	Detail       string                          `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemUnsupportedMediaTypeCode defines model for ProblemUnsupportedMediaType.Code.
+type ProblemUnsupportedMediaTypeCode string
 
 // ProviderAttempt defines model for ProviderAttempt.
 type ProviderAttempt struct {
@@ -762,6 +1023,39 @@ type Violation struct {
 	WindowSeconds int    `json:"window_seconds"`
 }
 
+// Webhook A webhook endpoint of an app. Its secret is never shown after it was made.
+type Webhook struct {
+	AppId      openapi_types.UUID `json:"app_id"`
+	CreatedAt  time.Time          `json:"created_at"`
+	EventTypes []EventType        `json:"event_types"`
+	Id         openapi_types.UUID `json:"id"`
+	Url        string             `json:"url"`
+}
+
+// WebhookTest defines model for WebhookTest.
+type WebhookTest struct {
+	// Delivered The receiver answered 2xx.
+	Delivered bool `json:"delivered"`
+
+	// Error Why it was not delivered; "" when it was.
+	Error   string             `json:"error"`
+	EventId openapi_types.UUID `json:"event_id"`
+
+	// Status The receiver's HTTP status; null when it gave none.
+	Status *int `json:"status"`
+}
+
+// Webhooks defines model for Webhooks.
+type Webhooks struct {
+	Webhooks []Webhook `json:"webhooks"`
+}
+
+// AppID defines model for AppID.
+type AppID = string
+
+// CSRFToken defines model for CSRFToken.
+type CSRFToken = string
+
 // ID defines model for ID.
 type ID = string
 
@@ -770,6 +1064,9 @@ type LimitIP = string
 
 // LimitPhone defines model for LimitPhone.
 type LimitPhone = string
+
+// WebhookID defines model for WebhookID.
+type WebhookID = string
 
 // CSRFFailed defines model for CSRFFailed.
 type CSRFFailed = ProblemCSRFFailed
@@ -783,17 +1080,61 @@ type Healthy = Health
 // Internal defines model for Internal.
 type Internal = ProblemInternal
 
+// InvalidBody defines model for InvalidBody.
+type InvalidBody = ProblemInvalidBody
+
 // InvalidRequest defines model for InvalidRequest.
 type InvalidRequest = ProblemInvalidRequest
 
 // NotFound defines model for NotFound.
 type NotFound = ProblemNotFound
 
+// TooLarge defines model for TooLarge.
+type TooLarge = ProblemTooLarge
+
 // Unauthorized defines model for Unauthorized.
 type Unauthorized = ProblemUnauthorized
 
 // Unavailable defines model for Unavailable.
 type Unavailable = ProblemUnavailable
+
+// UnsupportedMediaType defines model for UnsupportedMediaType.
+type UnsupportedMediaType = ProblemUnsupportedMediaType
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// DeleteWebhookParams defines parameters for DeleteWebhook.
+type DeleteWebhookParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// ListDeliveriesParams defines parameters for ListDeliveries.
+type ListDeliveriesParams struct {
+	Status *ListDeliveriesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit How many; 50 when absent.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListDeliveriesParamsStatus defines parameters for ListDeliveries.
+type ListDeliveriesParamsStatus string
+
+// RedeliverEventParams defines parameters for RedeliverEvent.
+type RedeliverEventParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// TestWebhookParams defines parameters for TestWebhook.
+type TestWebhookParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
 
 // GetDeliveryRatesParams defines parameters for GetDeliveryRates.
 type GetDeliveryRatesParams struct {
@@ -858,6 +1199,9 @@ type GetStatsParams struct {
 	// Bucket A span such as `15m`, `1h` or `1d`, at least `1m`, at most 1000 buckets; `1h` when absent.
 	Bucket *string `form:"bucket,omitempty" json:"bucket,omitempty"`
 }
+
+// CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
+type CreateWebhookJSONRequestBody = NewWebhook
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -933,6 +1277,63 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListWebhooks The app's webhook endpoints, oldest first; never their secrets.
+	//
+	// Corresponds with GET /admin/api/apps/{id}/webhooks (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookWithBody Add a webhook endpoint; the answer is the only place its secret ever appears.
+	//
+	// Events of the given types are delivered to `url` from now on, signed with the
+	// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+	// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+	// naming it, and nothing is stored.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBody(ctx context.Context, id AppID, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhook Add a webhook endpoint; the answer is the only place its secret ever appears.
+	//
+	// Events of the given types are delivered to `url` from now on, signed with the
+	// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+	// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+	// naming it, and nothing is stored.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+	CreateWebhook(ctx context.Context, id AppID, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Remove a webhook endpoint with its undelivered events.
+	//
+	// Corresponds with DELETE /admin/api/apps/{id}/webhooks/{wid} (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, id AppID, wid WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeliveries The endpoint's deliveries, newest first.
+	//
+	// Corresponds with GET /admin/api/apps/{id}/webhooks/{wid}/deliveries (the `ListDeliveries` operationId).
+	ListDeliveries(ctx context.Context, id AppID, wid WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverEvent Deliver a delivered or parked event again.
+	//
+	// The event becomes due at once, with no attempts and a fresh retry window; it is
+	// delivered with its own id, so a receiver that has it already drops it. A pending
+	// event is left as it is.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/deliveries/{eid}/redeliver (the `RedeliverEvent` operationId).
+	RedeliverEvent(ctx context.Context, id AppID, wid WebhookID, eid string, params *RedeliverEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestWebhook Post a `webhook.test` event to the endpoint now and say how it went.
+	//
+	// The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
+	// neither queued, retried nor listed among the deliveries. A receiver that is down
+	// or refuses it is still a `200`, with `delivered: false`.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/test (the `TestWebhook` operationId).
+	TestWebhook(ctx context.Context, id AppID, wid WebhookID, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeliveryRates Sends and delivery receipts per channel, country and provider.
 	//
 	// Every send handed to providers since `since` (refused sends are not), grouped by
@@ -999,6 +1400,133 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `AdminReadyz` operationId).
 	AdminReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListWebhooks The app's webhook endpoints, oldest first; never their secrets.
+//
+// Corresponds with GET /admin/api/apps/{id}/webhooks (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookWithBody Add a webhook endpoint; the answer is the only place its secret ever appears.
+//
+// Events of the given types are delivered to `url` from now on, signed with the
+// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+// naming it, and nothing is stored.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhookWithBody(ctx context.Context, id AppID, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhook Add a webhook endpoint; the answer is the only place its secret ever appears.
+//
+// Events of the given types are delivered to `url` from now on, signed with the
+// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+// naming it, and nothing is stored.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhook(ctx context.Context, id AppID, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Remove a webhook endpoint with its undelivered events.
+//
+// Corresponds with DELETE /admin/api/apps/{id}/webhooks/{wid} (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, id AppID, wid WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, id, wid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeliveries The endpoint's deliveries, newest first.
+//
+// Corresponds with GET /admin/api/apps/{id}/webhooks/{wid}/deliveries (the `ListDeliveries` operationId).
+func (c *Client) ListDeliveries(ctx context.Context, id AppID, wid WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeliveriesRequest(c.Server, id, wid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverEvent Deliver a delivered or parked event again.
+//
+// The event becomes due at once, with no attempts and a fresh retry window; it is
+// delivered with its own id, so a receiver that has it already drops it. A pending
+// event is left as it is.
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/deliveries/{eid}/redeliver (the `RedeliverEvent` operationId).
+func (c *Client) RedeliverEvent(ctx context.Context, id AppID, wid WebhookID, eid string, params *RedeliverEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverEventRequest(c.Server, id, wid, eid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestWebhook Post a `webhook.test` event to the endpoint now and say how it went.
+//
+// The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
+// neither queued, retried nor listed among the deliveries. A receiver that is down
+// or refuses it is still a `200`, with `delivered: false`.
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/test (the `TestWebhook` operationId).
+func (c *Client) TestWebhook(ctx context.Context, id AppID, wid WebhookID, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWebhookRequest(c.Server, id, wid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // GetDeliveryRates Sends and delivery receipts per channel, country and provider.
@@ -1176,6 +1704,357 @@ func (c *Client) AdminReadyz(ctx context.Context, reqEditors ...RequestEditorFn)
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string, id AppID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/webhooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
+func NewCreateWebhookRequest(server string, id AppID, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
+func NewCreateWebhookRequestWithBody(server string, id AppID, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/webhooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, id AppID, wid WebhookID, params *DeleteWebhookParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "wid", wid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/webhooks/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListDeliveriesRequest constructs an http.Request for the ListDeliveries method
+func NewListDeliveriesRequest(server string, id AppID, wid WebhookID, params *ListDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "wid", wid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/webhooks/%s/deliveries", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedeliverEventRequest constructs an http.Request for the RedeliverEvent method
+func NewRedeliverEventRequest(server string, id AppID, wid WebhookID, eid string, params *RedeliverEventParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "wid", wid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/webhooks/%s/deliveries/%s/redeliver", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewTestWebhookRequest constructs an http.Request for the TestWebhook method
+func NewTestWebhookRequest(server string, id AppID, wid WebhookID, params *TestWebhookParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "wid", wid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/webhooks/%s/test", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
 }
 
 // NewGetDeliveryRatesRequest constructs an http.Request for the GetDeliveryRates method
@@ -1803,6 +2682,73 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListWebhooksWithResponse The app's webhook endpoints, oldest first; never their secrets.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/apps/{id}/webhooks (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+
+	// CreateWebhookWithBodyWithResponse Add a webhook endpoint; the answer is the only place its secret ever appears.
+	//
+	// Events of the given types are delivered to `url` from now on, signed with the
+	// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+	// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+	// naming it, and nothing is stored.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBodyWithResponse(ctx context.Context, id AppID, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// CreateWebhookWithResponse Add a webhook endpoint; the answer is the only place its secret ever appears.
+	//
+	// Events of the given types are delivered to `url` from now on, signed with the
+	// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+	// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+	// naming it, and nothing is stored.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithResponse(ctx context.Context, id AppID, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// DeleteWebhookWithResponse Remove a webhook endpoint with its undelivered events.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/apps/{id}/webhooks/{wid} (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, id AppID, wid WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// ListDeliveriesWithResponse The endpoint's deliveries, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/apps/{id}/webhooks/{wid}/deliveries (the `ListDeliveries` operationId).
+	ListDeliveriesWithResponse(ctx context.Context, id AppID, wid WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error)
+
+	// RedeliverEventWithResponse Deliver a delivered or parked event again.
+	//
+	// The event becomes due at once, with no attempts and a fresh retry window; it is
+	// delivered with its own id, so a receiver that has it already drops it. A pending
+	// event is left as it is.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/deliveries/{eid}/redeliver (the `RedeliverEvent` operationId).
+	RedeliverEventWithResponse(ctx context.Context, id AppID, wid WebhookID, eid string, params *RedeliverEventParams, reqEditors ...RequestEditorFn) (*RedeliverEventResponse, error)
+
+	// TestWebhookWithResponse Post a `webhook.test` event to the endpoint now and say how it went.
+	//
+	// The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
+	// neither queued, retried nor listed among the deliveries. A receiver that is down
+	// or refuses it is still a `200`, with `delivered: false`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/test (the `TestWebhook` operationId).
+	TestWebhookWithResponse(ctx context.Context, id AppID, wid WebhookID, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error)
+
 	// GetDeliveryRatesWithResponse Sends and delivery receipts per channel, country and provider.
 	//
 	// Every send handed to providers since `since` (refused sends are not), grouped by
@@ -1891,6 +2837,518 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `AdminReadyz` operationId).
 	AdminReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminReadyzResponse, error)
+}
+
+// ListWebhooksResponse401Headers the declared response headers of an HTTP 401 response for ListWebhooks
+type ListWebhooksResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhooks
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhooksResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhooksResponse) GetJSON200() *Webhooks {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListWebhooksResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListWebhooksResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListWebhooksResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListWebhooksResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhook
+type CreateWebhookResponse201Headers struct {
+	Location string
+}
+
+// CreateWebhookResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhook
+type CreateWebhookResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedWebhook
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateWebhookResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateWebhookResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookResponse) GetJSON201() *CreatedWebhook {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhook
+type DeleteWebhookResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookResponse401Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListDeliveries
+type ListDeliveriesResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deliveries
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDeliveriesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeliveriesResponse) GetJSON200() *Deliveries {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeliverEventResponse401Headers the declared response headers of an HTTP 401 response for RedeliverEvent
+type RedeliverEventResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RedeliverEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Delivery
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeliverEventResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RedeliverEventResponse) GetJSON200() *Delivery {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RedeliverEventResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RedeliverEventResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RedeliverEventResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedeliverEventResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RedeliverEventResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TestWebhookResponse401Headers the declared response headers of an HTTP 401 response for TestWebhook
+type TestWebhookResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type TestWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookTest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TestWebhookResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TestWebhookResponse) GetJSON200() *WebhookTest {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TestWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TestWebhookResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TestWebhookResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TestWebhookResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TestWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TestWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // GetDeliveryRatesResponse401Headers the declared response headers of an HTTP 401 response for GetDeliveryRates
@@ -2631,6 +4089,115 @@ func (r AdminReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhooksWithResponse The app's webhook endpoints, oldest first; never their secrets.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/apps/{id}/webhooks (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhooksResponse(rsp)
+}
+
+// CreateWebhookWithBodyWithResponse Add a webhook endpoint; the answer is the only place its secret ever appears.
+//
+// Events of the given types are delivered to `url` from now on, signed with the
+// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+// naming it, and nothing is stored.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, id AppID, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// CreateWebhookWithResponse Add a webhook endpoint; the answer is the only place its secret ever appears.
+//
+// Events of the given types are delivered to `url` from now on, signed with the
+// secret (`Otpgate-Signature`, as the SMS webhook: docs/events.md). Without a
+// `secret` one is generated. A bad field is `400 invalid_request` with `errors`
+// naming it, and nothing is stored.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, id AppID, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Remove a webhook endpoint with its undelivered events.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/apps/{id}/webhooks/{wid} (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, id AppID, wid WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, id, wid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// ListDeliveriesWithResponse The endpoint's deliveries, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/apps/{id}/webhooks/{wid}/deliveries (the `ListDeliveries` operationId).
+func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id AppID, wid WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error) {
+	rsp, err := c.ListDeliveries(ctx, id, wid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeliveriesResponse(rsp)
+}
+
+// RedeliverEventWithResponse Deliver a delivered or parked event again.
+//
+// The event becomes due at once, with no attempts and a fresh retry window; it is
+// delivered with its own id, so a receiver that has it already drops it. A pending
+// event is left as it is.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/deliveries/{eid}/redeliver (the `RedeliverEvent` operationId).
+func (c *ClientWithResponses) RedeliverEventWithResponse(ctx context.Context, id AppID, wid WebhookID, eid string, params *RedeliverEventParams, reqEditors ...RequestEditorFn) (*RedeliverEventResponse, error) {
+	rsp, err := c.RedeliverEvent(ctx, id, wid, eid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverEventResponse(rsp)
+}
+
+// TestWebhookWithResponse Post a `webhook.test` event to the endpoint now and say how it went.
+//
+// The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
+// neither queued, retried nor listed among the deliveries. A receiver that is down
+// or refuses it is still a `200`, with `delivered: false`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/test (the `TestWebhook` operationId).
+func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, id AppID, wid WebhookID, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error) {
+	rsp, err := c.TestWebhook(ctx, id, wid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestWebhookResponse(rsp)
+}
+
 // GetDeliveryRatesWithResponse Sends and delivery receipts per channel, country and provider.
 //
 // Every send handed to providers since `since` (refused sends are not), grouped by
@@ -2784,6 +4351,470 @@ func (c *ClientWithResponses) AdminReadyzWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseAdminReadyzResponse(rsp)
+}
+
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhooks
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListWebhooksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookResponse parses an HTTP response from a CreateWebhookWithResponse call
+func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedWebhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateWebhookResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDeliveriesResponse parses an HTTP response from a ListDeliveriesWithResponse call
+func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deliveries
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListDeliveriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverEventResponse parses an HTTP response from a RedeliverEventWithResponse call
+func ParseRedeliverEventResponse(rsp *http.Response) (*RedeliverEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Delivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RedeliverEventResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTestWebhookResponse parses an HTTP response from a TestWebhookWithResponse call
+func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookTest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers TestWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseGetDeliveryRatesResponse parses an HTTP response from a GetDeliveryRatesWithResponse call

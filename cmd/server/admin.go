@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
@@ -12,7 +13,7 @@ import (
 
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, fraud fraud.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	admin := otp.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
@@ -26,6 +27,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		Admin:         admin,
 		Apps:          apps,
 		Fraud:         fraud,
+		Webhooks:      webhooks,
 		Token:         p.token,
 		DefaultRegion: string(cfg.DefaultRegion),
 		IPv6Prefix:    cfg.IPv6Prefix,

@@ -7,13 +7,17 @@ import (
 	"sync"
 )
 
-// startBackground runs the loops of the production parts besides the history writer: the
-// outcome writer and the sweeper. The returned stop ends them once no request runs any
-// more: the sweeper at once, the outcome writer after writing what is queued, waiting at
-// most until ctx ends. In dev mode there is nothing to run.
-func (p *parts) startBackground(log *slog.Logger) (stop func(ctx context.Context)) {
+// startBackground runs the loops besides the history writer: the outcome writer and the
+// sweeper (production only), the event dispatcher and the expiry job (both modes). The
+// returned stop ends them once no request runs any more: the sweeper and the expiry job at
+// once, the outcome writer after writing what is queued (waiting at most until ctx ends),
+// then the dispatcher after the deliveries in flight.
+func (p *parts) startBackground(log *slog.Logger, ev *eventLoops) (stop func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	evCtx, stopEvents := context.WithCancel(context.Background())
+	var wg, evWG sync.WaitGroup
+	evWG.Go(func() { _ = ev.dispatcher.Run(evCtx) })
+	wg.Go(func() { _ = ev.expirer.Run(ctx) })
 	if p.outcomes != nil {
 		wg.Go(func() {
 			if err := p.outcomes.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -36,5 +40,8 @@ func (p *parts) startBackground(log *slog.Logger) (stop func(ctx context.Context
 		}
 		cancel()
 		wg.Wait()
+		// Last, so the events of outcomes written at shutdown get their first attempt.
+		stopEvents()
+		evWG.Wait()
 	}
 }

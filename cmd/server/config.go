@@ -55,6 +55,7 @@ type config struct {
 	SweepInterval time.Duration `env:"OTP_SWEEP_INTERVAL" envDefault:"30s"`
 	FraudSettings
 	DeliverySettings
+	EventSettings
 
 	// Derived by parse.
 	dev bool
@@ -124,6 +125,9 @@ func (c *config) parse(getenv func(string) string) error {
 		return err
 	}
 	if err := c.checkValues(); err != nil {
+		return err
+	}
+	if err := c.checkEvents(); err != nil {
 		return err
 	}
 	return c.checkFraud()

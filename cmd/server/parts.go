@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
@@ -28,8 +29,10 @@ type parts struct {
 	fraud   fraud.Store
 	// receipts records delivery receipts.
 	receipts otp.ReceiptStore
-	secret   []byte
-	token    string
+	// events keeps webhook endpoints and the outbox.
+	events events.Store
+	secret []byte
+	token  string
 	// pingStore tells readiness whether the store answers.
 	pingStore func(context.Context) error
 	// batch is the production history writer, flushed at shutdown; nil in dev mode.
@@ -63,7 +66,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts = mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -103,7 +106,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history, p.apps, p.fraud, p.receipts = store, store, store, store, store
+	p.store, p.history, p.apps, p.fraud, p.receipts, p.events = store, store, store, store, store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/events"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/idempotency"
 	"otpgate/internal/metrics"
@@ -82,6 +83,10 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	svc.UseFraud(fr.guard)
+	ev, err := newEventLoops(cfg, p, log, mx)
+	if err != nil {
+		return err
+	}
 
 	var draining atomic.Bool
 	ready := func(ctx context.Context) error {
@@ -119,7 +124,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	admin := newAdminHandler(cfg, p, log, limiter, apps.NewAdmin(p.apps, registry), fr.admin, ready, mx.Handler())
+	appAdmin := apps.NewAdmin(p.apps, registry)
+	webhooks := events.NewAdmin(p.events, appAdmin, ev.sealer, cfg.eventOptions())
+	admin := newAdminHandler(cfg, p, log, limiter, appAdmin, fr.admin, webhooks, ready, mx.Handler())
 
 	publicLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -152,7 +159,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 			}
 		}()
 	}
-	stopBackground := p.startBackground(log)
+	stopBackground := p.startBackground(log, ev)
 	registryDone := make(chan struct{})
 	registryCtx, stopRegistry := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {

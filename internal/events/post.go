@@ -12,10 +12,10 @@ import (
 	"net/url"
 	"time"
 
-	"otpgate/internal/sms"
+	"otpgate/internal/signature"
 )
 
-// Headers of a delivery besides the signature (sms.SignatureHeader, the same scheme as the
+// Headers of a delivery besides the signature (signature.Header, the same scheme as the
 // SMS webhook: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>).
 const (
 	EventIDHeader   = "Otpgate-Event-Id"
@@ -39,7 +39,7 @@ func Post(ctx context.Context, client *http.Client, timeout time.Duration, u, se
 	req.Header.Set("User-Agent", "otpgate-events")
 	req.Header.Set(EventIDHeader, ev.ID)
 	req.Header.Set(EventTypeHeader, ev.Type)
-	req.Header.Set(sms.SignatureHeader, sms.Sign(secret, now, body))
+	req.Header.Set(signature.Header, signature.Sign(secret, now, body))
 	resp, err := client.Do(req)
 	if err != nil {
 		var ue *url.Error

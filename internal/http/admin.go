@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 )
@@ -31,6 +32,8 @@ type AdminDeps struct {
 	Apps otp.AppAdmin
 	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.
 	Fraud fraud.AdminService
+	// Webhooks manages the apps' webhook endpoints; nil leaves them out of the apps pages and API.
+	Webhooks events.AdminService
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

@@ -16,6 +16,14 @@ func addAppRoutes(r chi.Router, d AdminDeps, view *adminView) {
 	r.Method(http.MethodDelete, "/admin/api/apps/{id}", handleAdminApp(log, d.Apps))
 	r.Method(http.MethodPost, "/admin/api/apps/{id}/keys", handleAdminKeys(log, d.Apps))
 	r.Method(http.MethodDelete, "/admin/api/apps/{id}/keys/{key_id}", handleAdminKey(log, d.Apps))
+	if w := d.Webhooks; w != nil {
+		r.Method(http.MethodGet, "/admin/api/apps/{id}/webhooks", handleAdminWebhooks(log, w))
+		r.Method(http.MethodPost, "/admin/api/apps/{id}/webhooks", handleAdminWebhooks(log, w))
+		r.Method(http.MethodDelete, "/admin/api/apps/{id}/webhooks/{wid}", handleAdminWebhook(log, w))
+		r.Method(http.MethodPost, "/admin/api/apps/{id}/webhooks/{wid}/test", handleAdminWebhookTest(log, w))
+		r.Method(http.MethodGet, "/admin/api/apps/{id}/webhooks/{wid}/deliveries", handleAdminDeliveries(log, w))
+		r.Method(http.MethodPost, "/admin/api/apps/{id}/webhooks/{wid}/deliveries/{eid}/redeliver", handleAdminRedeliver(log, w))
+	}
 
 	r.Method(http.MethodGet, "/admin/apps", handleAppsPage(log, view, d.Apps))
 	r.Method(http.MethodPost, "/admin/apps", handleAppsPage(log, view, d.Apps))

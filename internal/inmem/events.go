@@ -163,20 +163,30 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	held := map[[2]string]bool{} // endpoint and subject with an earlier pending event
-	var due []*outboxRow
+	// Only the first pending event (by rank, then id) of an endpoint and subject may go.
+	head := map[[2]string]*outboxRow{}
 	for _, r := range s.ev.outbox { // in id order
-		if r.status != events.Pending {
-			continue
-		}
 		k := [2]string{r.endpointID, r.subject}
-		if r.subject != "" && held[k] {
+		if r.status != events.Pending || r.subject == "" {
 			continue
 		}
-		if r.subject != "" {
-			held[k] = true
+		if h := head[k]; h == nil || rank(r.event.Type) < rank(h.event.Type) {
+			head[k] = r
 		}
-		if !r.next.After(now) {
+	}
+	sending := map[string]bool{}
+	for _, r := range s.sends {
+		if r.SendStatus == otp.SendSending {
+			sending[r.VerificationID] = true
+		}
+	}
+	var due []*outboxRow
+	for _, r := range s.ev.outbox {
+		switch {
+		case r.status != events.Pending || r.next.After(now):
+		case r.subject != "" && head[[2]string{r.endpointID, r.subject}] != r:
+		case closing(r.event.Type) && sending[r.subject]:
+		default:
 			due = append(due, r)
 		}
 	}
@@ -375,4 +385,20 @@ func (s *Store) endBlock(b *fraud.Block, end, now time.Time) {
 	d := blockData(b)
 	d.EndedAt, d.LiftedBy = events.Time(end), b.LiftedBy
 	s.emit("", events.FraudBlockEnded, b.ID, b.ID, d, now)
+}
+
+// rank is an event's place among its subject's, as postgres's event_outbox.rank.
+func rank(typ string) int {
+	switch typ {
+	case events.VerificationCreated, events.FraudBlockStarted:
+		return 0
+	case events.VerificationSent:
+		return 1
+	}
+	return 2
+}
+
+// closing reports whether typ closes a verification: it waits for the outcomes of its sends.
+func closing(typ string) bool {
+	return typ == events.VerificationApproved || typ == events.VerificationExpired || typ == events.VerificationFailed
 }

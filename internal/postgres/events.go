@@ -87,15 +87,21 @@ func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a otp.Admi
 }
 
 // ClaimEvents implements events.Store in one short statement: it locks the due rows that
-// no earlier pending row of the same subject and endpoint holds up, skipping rows another
-// instance is claiming, and moves them past the lease.
+// no pending row before them (by rank, then id) of the same subject and endpoint holds up,
+// skipping rows another instance is claiming, and moves them past the lease. An event that
+// closes a verification also waits while a send of it has no outcome yet: the outcome
+// writer writes verification.sent up to a batch later than the send, and the sweeper
+// settles a lost outcome.
 func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]events.Claim, error) {
 	rows, _ := s.pool.Query(ctx, `WITH c AS (
 			SELECT o.id FROM event_outbox o
 			WHERE o.status = 'pending' AND o.next_attempt_at <= $1
 				AND (o.subject IS NULL OR NOT EXISTS (
 					SELECT 1 FROM event_outbox p
-					WHERE p.endpoint_id = o.endpoint_id AND p.subject = o.subject AND p.status = 'pending' AND p.id < o.id))
+					WHERE p.endpoint_id = o.endpoint_id AND p.subject = o.subject AND p.status = 'pending'
+						AND (p.rank < o.rank OR (p.rank = o.rank AND p.id < o.id))))
+				AND NOT (o.type IN ('verification.approved', 'verification.expired', 'verification.failed') AND EXISTS (
+					SELECT 1 FROM sends s WHERE s.verification_id = o.subject AND s.status = 'sending'))
 			ORDER BY o.next_attempt_at, o.id
 			LIMIT $2
 			FOR UPDATE OF o SKIP LOCKED

@@ -131,7 +131,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("ALaterEventWaitsForTheEarlierOneOfItsVerification", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated, events.VerificationApproved)
+		ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated, events.VerificationSent, events.VerificationApproved)
 		a := params("+15550100002", "111111", base())
 		b := params("+15550100003", "222222", base())
 		va := e.send(a).Verification
@@ -166,9 +166,20 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("after the lease: got %+v, want a's created at attempt 3", lapsed)
 		}
 		e.settleEvents(lapsed, events.Parked, now.Add(2*time.Minute), time.Time{})
+		// The approval waits for the outcome of a's send, whose sent event comes first.
+		if held := e.claim(now.Add(2 * time.Minute)); len(held) != 0 {
+			t.Fatalf("while a's send has no outcome: got %v, want nothing", claimTypes(held))
+		}
+		e.finish(otp.FinishSend{SendID: a.SendID, VerificationID: va.ID, Status: otp.SendSent, Now: now.Add(2 * time.Minute)})
+		e.flush()
+		sent := e.claim(now.Add(2 * time.Minute))
+		if len(sent) != 1 || sent[0].Event.Type != events.VerificationSent {
+			t.Fatalf("after the outcome: got %v, want the sent event before the approval", claimTypes(sent))
+		}
+		e.settleEvents(sent, events.Delivered, now.Add(2*time.Minute), time.Time{})
 		next := e.claim(now.Add(2 * time.Minute))
 		if len(next) != 1 || next[0].Event.Type != events.VerificationApproved {
-			t.Fatalf("after parking: got %v, want the approval", claimTypes(next))
+			t.Fatalf("after the sent event: got %v, want the approval", claimTypes(next))
 		}
 		e.settleEvents(next, events.Delivered, now.Add(2*time.Minute), time.Time{})
 
@@ -177,8 +188,9 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("parked deliveries: got %+v, %v", parked, err)
 		}
 		all, _ := e.Events.Deliveries(e.ctx, otp.DefaultAppID, ep, events.DeliveryFilter{})
-		if len(all) != 3 || all[0].Event.Type != events.VerificationApproved || all[0].Status != events.Delivered || all[0].DeliveredAt.IsZero() {
-			t.Errorf("all deliveries, newest first: got %+v", all)
+		if len(all) != 4 || all[0].Event.Type != events.VerificationSent || all[1].Event.Type != events.VerificationApproved ||
+			all[1].Status != events.Delivered || all[1].DeliveredAt.IsZero() {
+			t.Errorf("all deliveries, newest written first: got %v", deliveryTypes(all))
 		}
 		d, err := e.Events.Redeliver(e.ctx, otp.DefaultAppID, ep, first[0].Event.ID, now.Add(3*time.Minute), otp.AdminAction{Action: "webhook_redelivered"})
 		if err != nil || d.Status != events.Pending || d.Attempts != 0 {
@@ -227,6 +239,13 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		v := e.send(p).Verification
 		q := params("+15550100007", "555555", base())
 		w := e.send(q).Verification
+		for _, x := range []struct {
+			send string
+			v    otp.Verification
+		}{{p.SendID, v}, {q.SendID, w}} {
+			e.finish(otp.FinishSend{SendID: x.send, VerificationID: x.v.ID, Status: otp.SendSent, Now: base()})
+		}
+		e.flush()
 		if n, err := e.Events.ExpireVerifications(e.ctx, base().Add(ttl-time.Second), 10); err != nil || n != 0 {
 			t.Fatalf("before expiry: got %d, %v; want 0", n, err)
 		}
@@ -345,6 +364,14 @@ func claimTypes(cs []events.Claim) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Event.Type
+	}
+	return out
+}
+
+func deliveryTypes(ds []events.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Event.Type + ":" + d.Status
 	}
 	return out
 }

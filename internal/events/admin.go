@@ -1,0 +1,183 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/otp"
+)
+
+// AdminService is what the admin API and the console do with webhook endpoints.
+type AdminService interface {
+	// Webhooks lists an app's endpoints. Errors: otp.ErrNotFound for an unknown app.
+	Webhooks(ctx context.Context, appID string) ([]Endpoint, error)
+	// AddWebhook adds an endpoint to an app and returns it with its secret, which is never
+	// shown again. Errors: *otp.ErrInvalidRequest (nothing is stored), otp.ErrNotFound.
+	AddWebhook(ctx context.Context, appID string, in EndpointInput, actor string) (Endpoint, string, error)
+	// DeleteWebhook removes an endpoint and its undelivered events. Errors: otp.ErrNotFound.
+	DeleteWebhook(ctx context.Context, appID, id, actor string) error
+	// Deliveries lists an endpoint's deliveries, newest first. Errors:
+	// *otp.ErrInvalidRequest for a bad filter, otp.ErrNotFound.
+	Deliveries(ctx context.Context, appID, id string, f DeliveryFilter) ([]Delivery, error)
+	// Redeliver makes a delivered or parked event due again. Errors: otp.ErrNotFound.
+	Redeliver(ctx context.Context, appID, id, eventID, actor string) (Delivery, error)
+	// TestWebhook posts a webhook.test event to the endpoint now and says how it went; it
+	// is not queued, not retried and not listed. Errors: otp.ErrNotFound.
+	TestWebhook(ctx context.Context, appID, id string) (TestResult, error)
+}
+
+// TestResult is how a test-send went.
+type TestResult struct {
+	EventID   string
+	Delivered bool
+	// HTTPStatus is the receiver's answer, 0 when it gave none.
+	HTTPStatus int
+	Error      string
+}
+
+// AppLookup finds apps, so that endpoints belong to apps that exist; otp.AppAdmin is one.
+type AppLookup interface {
+	// GetApp returns one app. Errors: otp.ErrNotFound.
+	GetApp(ctx context.Context, id string) (otp.AppInfo, error)
+}
+
+// Audit log actions of endpoints.
+const (
+	ActionWebhookAdded       = "webhook_added"
+	ActionWebhookDeleted     = "webhook_deleted"
+	ActionWebhookRedelivered = "webhook_redelivered"
+)
+
+// Admin implements AdminService.
+type Admin struct {
+	store  Store
+	apps   AppLookup
+	sealer *Sealer
+	opts   Options
+}
+
+var _ AdminService = (*Admin)(nil)
+
+// NewAdmin returns the admin service over store; test-sends use opts' client and timeout.
+func NewAdmin(store Store, apps AppLookup, sealer *Sealer, opts Options) *Admin {
+	return &Admin{store: store, apps: apps, sealer: sealer, opts: opts.withDefaults()}
+}
+
+// app resolves an app reference (an id, or the default app's alias) to its id.
+func (a *Admin) app(ctx context.Context, ref string) (string, error) {
+	info, err := a.apps.GetApp(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	return info.App.ID, nil
+}
+
+// Webhooks implements AdminService.
+func (a *Admin) Webhooks(ctx context.Context, appID string) ([]Endpoint, error) {
+	id, err := a.app(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	return a.store.Endpoints(ctx, id)
+}
+
+// AddWebhook implements AdminService.
+func (a *Admin) AddWebhook(ctx context.Context, appID string, in EndpointInput, actor string) (Endpoint, string, error) {
+	in, err := in.Validate()
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	app, err := a.app(ctx, appID)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	e := Endpoint{ID: NewID(), AppID: app, URL: in.URL, Types: in.Types, CreatedAt: a.opts.Now()}
+	e.SecretSealed = a.sealer.Seal(e.ID, in.Secret)
+	act := otp.AdminAction{Action: ActionWebhookAdded, Target: target(app, e.ID), Detail: fmt.Sprintf("%s by %s", e.URL, actor), Time: e.CreatedAt}
+	if err := a.store.CreateEndpoint(ctx, e, act); err != nil {
+		return Endpoint{}, "", err
+	}
+	return e, in.Secret, nil
+}
+
+func target(app, endpoint string) string { return "app:" + app + " webhook:" + endpoint }
+
+// DeleteWebhook implements AdminService.
+func (a *Admin) DeleteWebhook(ctx context.Context, appID, id, actor string) error {
+	app, err := a.app(ctx, appID)
+	if err != nil {
+		return err
+	}
+	return a.store.DeleteEndpoint(ctx, app, id, otp.AdminAction{Action: ActionWebhookDeleted, Target: target(app, id), Detail: "by " + actor, Time: a.opts.Now()})
+}
+
+// Validate checks a deliveries filter. Errors: *otp.ErrInvalidRequest naming "status" or "limit".
+func (f DeliveryFilter) Validate() error {
+	fields := map[string]string{}
+	switch f.Status {
+	case "", Pending, Delivered, Parked:
+	default:
+		fields["status"] = "must be pending, delivered or parked"
+	}
+	if f.Limit < 0 || f.Limit > MaxDeliveries {
+		fields["limit"] = fmt.Sprintf("must be between 1 and %d", MaxDeliveries)
+	}
+	if len(fields) > 0 {
+		return &otp.ErrInvalidRequest{Fields: fields}
+	}
+	return nil
+}
+
+// Deliveries implements AdminService.
+func (a *Admin) Deliveries(ctx context.Context, appID, id string, f DeliveryFilter) ([]Delivery, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	app, err := a.app(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	return a.store.Deliveries(ctx, app, id, f)
+}
+
+// Redeliver implements AdminService.
+func (a *Admin) Redeliver(ctx context.Context, appID, id, eventID, actor string) (Delivery, error) {
+	app, err := a.app(ctx, appID)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if _, err := uuid.Parse(eventID); err != nil {
+		return Delivery{}, otp.ErrNotFound
+	}
+	now := a.opts.Now()
+	return a.store.Redeliver(ctx, app, id, eventID, now,
+		otp.AdminAction{Action: ActionWebhookRedelivered, Target: target(app, id), Detail: "event " + eventID + " by " + actor, Time: now})
+}
+
+// TestWebhook implements AdminService.
+func (a *Admin) TestWebhook(ctx context.Context, appID, id string) (TestResult, error) {
+	app, err := a.app(ctx, appID)
+	if err != nil {
+		return TestResult{}, err
+	}
+	e, err := a.store.Endpoint(ctx, app, id)
+	if err != nil {
+		return TestResult{}, err
+	}
+	now := a.opts.Now()
+	res := TestResult{EventID: NewID()}
+	secret, err := a.sealer.Open(e.ID, e.SecretSealed)
+	if err == nil {
+		data := fmt.Appendf(nil, `{"app_id":%q,"webhook_id":%q}`, app, e.ID)
+		ev := Event{ID: res.EventID, Type: WebhookTest, CreatedAt: now.Truncate(time.Microsecond), Data: data}
+		res.HTTPStatus, err = Post(ctx, a.opts.Client, a.opts.Timeout, e.URL, secret, ev, now)
+	}
+	res.Delivered = err == nil
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res, nil
+}
