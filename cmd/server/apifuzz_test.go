@@ -61,6 +61,8 @@ func TestAPIFuzz(t *testing.T) {
 			"phone": f.phoneSpelling(),
 			"ip":    rapid.SampledFrom(append(f.ips, "2001:db8::1", "2001:db8::/64", "999.1.1.1", "")).AsAny(),
 			"id":    rapid.OneOf(rapid.Just(uuid.NewString()), f.knownSendID()).AsAny(),
+			"wid":   rapid.Just(uuid.NewString()).AsAny(),
+			"eid":   rapid.Just(uuid.NewString()).AsAny(),
 		}
 		var req apitest.Request
 		if rapid.IntRange(0, 9).Draw(rt, "unlisted") == 0 {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -88,6 +89,7 @@ func NewAdminServer(d AdminDeps) http.Handler {
 		recoverPanics(d.Logger),
 		limitBody(maxAdminBodyBytes),
 		adminHeaders,
+		emptySegmentNotFound(d.Logger, view),
 	)
 	addAdminRoutes(r, d, view)
 	return r
@@ -105,6 +107,21 @@ func adminHeaders(next http.Handler) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// emptySegmentNotFound answers a path with an empty segment, such as
+// /admin/api/apps/x/webhooks//test, as the unknown path it is: the router would match it,
+// with an empty parameter, behind authentication.
+func emptySegmentNotFound(log *slog.Logger, view *adminView) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "//") {
+				handleAdminNotFound(log, view).ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // handleRedirect sends the browser to a fixed path of the console.
