@@ -71,8 +71,8 @@ func (s state) spentSince(before state) string {
 	return ""
 }
 
-// logSenderLine marks a message the dev-mode log sender printed instead of sending.
-const logSenderLine = "sms not sent: log sender"
+// logSenderLine marks a message (of any channel) the dev-mode log sender printed instead of sending.
+const logSenderLine = " not sent: log sender"
 
 // codeLine finds the recipient and the code of a log sender line.
 var codeLine = regexp.MustCompile(`to=(\+\d+) .*?body="[^"]*?(\d{6})`)

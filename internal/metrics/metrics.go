@@ -8,14 +8,14 @@
 //
 //	| metric | type | labels | what it counts |
 //	|---|---|---|---|
-//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
+//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid (invalid_email too), provider_error, unavailable, error | send calls that reached the service |
 //	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
 //	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
 //	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
 //	| `otpgate_limiter_duration_seconds` | histogram | `op`: allow, refund, inspect, reset | limiter call latency |
 //	| `otpgate_store_duration_seconds` | histogram | `op`: begin_send, finish_send, verification, check; `result`: ok, unavailable, error | store call latency |
-//	| `otpgate_provider_duration_seconds` | histogram | `provider`: log, webhook, twilio | SMS provider call latency, failures included |
-//	| `otpgate_provider_errors_total` | counter | `provider`; `kind`: definite (never delivered), unknown (timeout, 5xx) | SMS provider failures |
+//	| `otpgate_provider_duration_seconds` | histogram | `provider` (instance name, such as webhook or backup) | provider call latency, failures included |
+//	| `otpgate_provider_errors_total` | counter | `provider`; `kind`: definite (never delivered), unknown (timeout, 5xx) | provider failures |
 //	| `otpgate_http_requests_total` | counter | `route` (chi pattern, or unmatched), `status` | public API requests |
 //	| `otpgate_http_request_duration_seconds` | histogram | `route` | public API request latency |
 //	| `otpgate_delivery_attempts_total` | counter | `provider` (instance name), `channel`, `outcome`: sent, failed, unknown, skipped | every provider attempt of a send, failover and breaker skips included |
