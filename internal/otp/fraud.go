@@ -45,7 +45,7 @@ func (s *Service) UseFraud(f Fraud) { s.fraud = f }
 
 // screen runs the fraud step of a send: a block-listed send is recorded and refused with
 // *ErrBlocked before anything is spent; otherwise it returns the limits to add.
-func (s *Service) screen(phone, region, ip string) (FraudTarget, []Limit, error) {
+func (s *Service) screen(appID, phone, region, ip string) (FraudTarget, []Limit, error) {
 	t := FraudTarget{Phone: phone, Region: region, ClientIP: ip}
 	if s.fraud == nil {
 		return t, nil, nil
@@ -56,7 +56,7 @@ func (s *Service) screen(phone, region, ip string) (FraudTarget, []Limit, error)
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
-			ID: s.NewID(), Phone: phone, ClientIP: ip, Status: SendBlocked,
+			ID: s.NewID(), AppID: appID, Phone: phone, ClientIP: ip, Status: SendBlocked,
 			Reason: ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
 		})
 	}

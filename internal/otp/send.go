@@ -30,7 +30,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if !app.AllowsCountry(region) {
 		return res, &ErrCountryNotAllowed{Country: region}
 	}
-	target, fraudLimits, err := s.screen(phone, region, in.ClientIP)
+	target, fraudLimits, err := s.screen(app.ID, phone, region, in.ClientIP)
 	if err != nil {
 		return res, err
 	}
