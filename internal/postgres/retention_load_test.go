@@ -82,7 +82,7 @@ func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 	db := mustOpenDSN(t, dsn)
 	now := time.Now().UTC()
 	seedOld(t, db, now.Add(-100*24*time.Hour), 15*time.Second, 50000) // 200,000 rows over 9 days
-	seedOld(t, db, now.Add(-48*time.Hour), time.Minute, 500)           // 2,000 rows that stay
+	seedOld(t, db, now.Add(-48*time.Hour), time.Minute, 500)          // 2,000 rows that stay
 	before := statsAndConversion(t, postgres.New(db), now)
 
 	// The writers: a pool of their own whose sessions give up on any lock after maxWait.
