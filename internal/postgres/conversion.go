@@ -20,12 +20,12 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 			SELECT left(phone, length(phone) - $2) AS prefix,
 				count(*) FILTER (WHERE status IN ('sent', 'sending')) AS sends,
 				count(*) FILTER (WHERE status = 'blocked') AS blocked, 0 AS approvals
-			FROM sends WHERE created_at >= greatest($1::timestamptz, (`+rolledBeforeSQL+`)) AND length(phone) - $2 >= 3
+			FROM sends WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND length(phone) - $2 >= 3
 			GROUP BY 1
 		), a AS (
 			SELECT left(v.phone, length(v.phone) - $2) AS prefix, 0 AS sends, 0 AS blocked, count(*) AS approvals
 			FROM attempts t JOIN verifications v ON v.id = t.verification_id
-			WHERE t.outcome = 'approved' AND t.created_at >= greatest($1::timestamptz, (`+rolledBeforeSQL+`))
+			WHERE t.outcome = 'approved' AND t.created_at >= $1::timestamptz AND t.created_at >= (`+rolledBeforeSQL+`)
 				AND length(v.phone) - $2 >= 3
 			GROUP BY 1
 		), r AS (

@@ -33,11 +33,11 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 	// date_bin from the epoch starts buckets where otp.BucketStart does. The
 	// statements are planned for this range, not cached as generic ones.
 	rows, err := s.pool.Query(ctx, `SELECT date_bin(make_interval(secs => $3::bigint), created_at, 'epoch'), status, reason, count(*)
-		FROM sends WHERE created_at >= greatest($1::timestamptz, (`+rolledBeforeSQL+`)) AND created_at < $2::timestamptz
+		FROM sends WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND created_at < $2::timestamptz
 			AND ($4::uuid IS NULL OR app_id = $4::uuid) GROUP BY 1, 2, 3
 		UNION ALL
 		SELECT date_bin(make_interval(secs => $3::bigint), hour, 'epoch'), kind, reason, sum(n)::bigint
-		FROM stats_hourly WHERE kind <> 'approved' AND hour >= $1::timestamptz AND hour < least($2::timestamptz, (`+rolledBeforeSQL+`))
+		FROM stats_hourly WHERE kind <> 'approved' AND hour >= $1::timestamptz AND hour < $2::timestamptz AND hour < (`+rolledBeforeSQL+`)
 			AND ($4::uuid IS NULL OR app_id = $4::uuid) GROUP BY 1, 2, 3`,
 		pgx.QueryExecModeExec, from, to, secs, app)
 	if err != nil {
@@ -58,12 +58,12 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 
 	rows, err = s.pool.Query(ctx, `SELECT date_bin(make_interval(secs => $3::bigint), a.created_at, 'epoch'), count(*)
 		FROM attempts a WHERE a.outcome = 'approved'
-			AND a.created_at >= greatest($1::timestamptz, (`+rolledBeforeSQL+`)) AND a.created_at < $2::timestamptz
+			AND a.created_at >= $1::timestamptz AND a.created_at >= (`+rolledBeforeSQL+`) AND a.created_at < $2::timestamptz
 			AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM verifications v WHERE v.id = a.verification_id AND v.app_id = $4::uuid))
 		GROUP BY 1
 		UNION ALL
 		SELECT date_bin(make_interval(secs => $3::bigint), hour, 'epoch'), sum(n)::bigint
-		FROM stats_hourly WHERE kind = 'approved' AND hour >= $1::timestamptz AND hour < least($2::timestamptz, (`+rolledBeforeSQL+`))
+		FROM stats_hourly WHERE kind = 'approved' AND hour >= $1::timestamptz AND hour < $2::timestamptz AND hour < (`+rolledBeforeSQL+`)
 			AND ($4::uuid IS NULL OR app_id = $4::uuid) GROUP BY 1`,
 		pgx.QueryExecModeExec, from, to, secs, app)
 	if err != nil {
