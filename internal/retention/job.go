@@ -15,10 +15,12 @@ import (
 type Options struct {
 	// Retention is how long history is kept; it is cut at whole hours, so a row goes
 	// between Retention and Retention plus an hour and an Interval after it was created.
+	// It must be positive: a pass without one fails rather than purge everything.
 	Retention time.Duration
 	// Rollups is how long hourly rollups are kept (default DefaultRollupRetention).
 	Rollups time.Duration
-	// Interval is the pause between passes; each is jittered by up to a fifth.
+	// Interval is the pause between passes; each is jittered by up to a fifth (default
+	// DefaultInterval).
 	Interval time.Duration
 	// Batch is the most rows one statement deletes (default and at most MaxBatch).
 	Batch int
@@ -47,6 +49,9 @@ type Job struct {
 
 // New returns a job over store; nothing happens until Run or Pass is called.
 func New(store Store, log *slog.Logger, opts Options) *Job {
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
 	if opts.Rollups <= 0 {
 		opts.Rollups = DefaultRollupRetention
 	}
@@ -145,6 +150,9 @@ type Report struct {
 // whole hour older than the retention, then purges each target batch by batch. Either way
 // it measures how far behind each target is.
 func (j *Job) Pass(ctx context.Context) (Report, error) {
+	if j.opts.Retention <= 0 {
+		return Report{}, errors.New("retention: no retention set")
+	}
 	now := j.Now()
 	r := Report{Horizon: hourStart(now.Add(-j.opts.Retention)), Purged: map[string]int{}}
 	rollHorizon := hourStart(now.Add(-j.opts.Rollups))

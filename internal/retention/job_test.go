@@ -145,6 +145,14 @@ func TestJob(t *testing.T) {
 		}
 	})
 
+	t.Run("NoRetentionPurgesNothing", func(t *testing.T) {
+		t.Parallel()
+		f := &faulty{Store: oldStore(t, 1)}
+		if _, err := retention.New(f, discard(), retention.Options{}).Pass(t.Context()); err == nil || f.limits != nil || f.rollUpFroms != nil {
+			t.Errorf("got %v after %d purges and %d roll-ups, want an error and neither", err, len(f.limits), len(f.rollUpFroms))
+		}
+	})
+
 	t.Run("ABoundaryThatDoesNotMoveIsAnError", func(t *testing.T) {
 		t.Parallel()
 		f := &faulty{Store: oldStore(t, 1), stuck: true}

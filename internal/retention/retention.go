@@ -21,6 +21,9 @@ const MaxBatch = 5000
 // chart can compare a month with the same month a year earlier.
 const DefaultRollupRetention = 400 * 24 * time.Hour
 
+// DefaultInterval is the pause between passes unless Options say otherwise.
+const DefaultInterval = 15 * time.Minute
+
 // Keep names the horizon a target's rows are kept for.
 type Keep int
 
