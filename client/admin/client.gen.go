@@ -1919,6 +1919,8 @@ type ClientInterface interface {
 
 	// GetFraudConversion Sends, approvals and blocked sends per country or per prefix, busiest first.
 	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+	//
 	// Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
 	GetFraudConversion(ctx context.Context, params *GetFraudConversionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1985,6 +1987,8 @@ type ClientInterface interface {
 	GetSend(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetStats Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 	//
 	// Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 	GetStats(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2307,6 +2311,8 @@ func (c *Client) UpdateFraudConfig(ctx context.Context, params *UpdateFraudConfi
 
 // GetFraudConversion Sends, approvals and blocked sends per country or per prefix, busiest first.
 //
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+//
 // Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
 func (c *Client) GetFraudConversion(ctx context.Context, params *GetFraudConversionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetFraudConversionRequest(c.Server, params)
@@ -2463,6 +2469,8 @@ func (c *Client) GetSend(ctx context.Context, id ID, reqEditors ...RequestEditor
 }
 
 // GetStats Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+//
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 //
 // Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4045,6 +4053,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetFraudConversionWithResponse Sends, approvals and blocked sends per country or per prefix, busiest first.
 	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
@@ -4125,6 +4135,8 @@ type ClientWithResponsesInterface interface {
 	GetSendWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSendResponse, error)
 
 	// GetStatsWithResponse Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6348,6 +6360,8 @@ func (c *ClientWithResponses) UpdateFraudConfigWithResponse(ctx context.Context,
 
 // GetFraudConversionWithResponse Sends, approvals and blocked sends per country or per prefix, busiest first.
 //
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
@@ -6482,6 +6496,8 @@ func (c *ClientWithResponses) GetSendWithResponse(ctx context.Context, id ID, re
 }
 
 // GetStatsWithResponse Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+//
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 //
 // Returns a wrapper object for the known response body format(s).
 //
