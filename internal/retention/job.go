@@ -169,7 +169,7 @@ func (j *Job) Pass(ctx context.Context) (Report, error) {
 				return err
 			}
 		}
-		j.last.Store(now.UnixNano())
+		j.last.Store(j.Now().UnixNano())
 		return nil
 	})
 	total := 0
