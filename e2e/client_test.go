@@ -47,7 +47,7 @@ func TestGeneratedClients(t *testing.T) {
 	}
 
 	id := v.Id.String()
-	wrong, err := pub.CheckVerificationWithResponse(ctx, client.CheckRequest{Id: &id, Code: "000000"})
+	wrong, err := pub.CheckVerificationWithResponse(ctx, &client.CheckVerificationParams{}, client.CheckRequest{Id: &id, Code: "000000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,14 +63,14 @@ func TestGeneratedClients(t *testing.T) {
 	if code == "" {
 		t.Fatalf("the provider received no code for %s", *v.Phone)
 	}
-	ok, err := pub.CheckVerificationWithResponse(ctx, client.CheckRequest{Phone: v.Phone, Code: code})
+	ok, err := pub.CheckVerificationWithResponse(ctx, &client.CheckVerificationParams{}, client.CheckRequest{Phone: v.Phone, Code: code})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ok.JSON200 == nil || ok.JSON200.Status != client.CheckResultStatusApproved || ok.JSON200.Id != v.Id {
 		t.Fatalf("right code: got %d %s, want 200 approved for %s", ok.StatusCode(), ok.Body, v.Id)
 	}
-	again, err := pub.CheckVerificationWithResponse(ctx, client.CheckRequest{Phone: v.Phone, Code: code})
+	again, err := pub.CheckVerificationWithResponse(ctx, &client.CheckVerificationParams{}, client.CheckRequest{Phone: v.Phone, Code: code})
 	if err != nil {
 		t.Fatal(err)
 	}

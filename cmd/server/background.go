@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// startBackground runs the loops of the production parts besides the history writer: the
-// outcome writer and the sweeper. The returned stop ends them once no request runs any
-// more: the sweeper at once, the outcome writer after writing what is queued, waiting at
-// most until ctx ends. In dev mode there is nothing to run.
+// startBackground runs the loops of the parts besides the history writer: the outcome
+// writer and the sweeper (production only), and the history retention job. The returned
+// stop ends them once no request runs any more: the sweeper and the retention job at once,
+// the outcome writer after writing what is queued, waiting at most until ctx ends.
 func (p *parts) startBackground(log *slog.Logger) (stop func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -25,6 +25,13 @@ func (p *parts) startBackground(log *slog.Logger) (stop func(ctx context.Context
 		wg.Go(func() {
 			if err := p.sweeper.Run(ctx); err != nil {
 				log.Error("sweeper stopped", "err", err)
+			}
+		})
+	}
+	if p.retention != nil {
+		wg.Go(func() {
+			if err := p.retention.Run(ctx); err != nil {
+				log.Error("history retention stopped", "err", err)
 			}
 		})
 	}

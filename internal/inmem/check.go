@@ -49,8 +49,9 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		s.pending[pk] = v.ID
 	}
 	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(decided.SettledClosedAt(ref.Now))
+	s.attemptSeq++
 	s.attempts = append(s.attempts, otp.Attempt{
-		ID: int64(len(s.attempts) + 1), VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
+		ID: s.attemptSeq, VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
 	})
 	return clone(v), outcome, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
+	"otpgate/internal/retention"
 )
 
 // Stores is one implementation under test, fresh and empty.
@@ -37,6 +38,8 @@ type Stores struct {
 	SetClock func(now func() time.Time)
 	// Fraud is the same store as a fraud.Store.
 	Fraud fraud.Store
+	// Lifecycle is the same store as a retention.Store.
+	Lifecycle retention.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest.
@@ -55,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("AppScope", func(t *testing.T) { testAppScope(t, newStore) })
 	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 }
 
 const (
