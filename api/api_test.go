@@ -44,7 +44,8 @@ func TestDocuments(t *testing.T) {
 	// The admin document repeats the public one's problem schemas, so that each document
 	// stands alone; they must not drift apart.
 	t.Run("SharedSchemasAreTheSame", func(t *testing.T) {
-		for _, name := range []string{"Problem", "Violation", "Health", "ProblemNotFound", "ProblemMethodNotAllowed", "ProblemUnavailable", "ProblemInternal"} {
+		for _, name := range []string{"Problem", "Violation", "Health", "ProblemNotFound", "ProblemMethodNotAllowed", "ProblemUnavailable",
+			"ProblemInternal", "ProblemUnauthorized", "ProblemTooLarge", "ProblemUnsupportedMediaType"} {
 			pub, adm := schema(parsed[api.PublicFile], name), schema(parsed[api.AdminFile], name)
 			if pub == nil || !reflect.DeepEqual(pub, adm) {
 				t.Errorf("schema %s: got %v in %s, want %v as in %s", name, adm, api.AdminFile, pub, api.PublicFile)

@@ -48,6 +48,21 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for ProblemBlockedCode.
+const (
+	ProblemBlockedCodeBlocked ProblemBlockedCode = "blocked"
+)
+
+// Valid indicates whether the value is a known member of the ProblemBlockedCode enum.
+func (e ProblemBlockedCode) Valid() bool {
+	switch e {
+	case ProblemBlockedCodeBlocked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCountryNotAllowedCode.
 const (
 	ProblemCountryNotAllowedCodeCountryNotAllowed ProblemCountryNotAllowedCode = "country_not_allowed"
@@ -72,6 +87,21 @@ const (
 func (e ProblemExpiredCode) Valid() bool {
 	switch e {
 	case ProblemExpiredCodeExpired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemFraudBlockedCode.
+const (
+	ProblemFraudBlockedCodeFraudBlocked ProblemFraudBlockedCode = "fraud_blocked"
+)
+
+// Valid indicates whether the value is a known member of the ProblemFraudBlockedCode enum.
+func (e ProblemFraudBlockedCode) Valid() bool {
+	switch e {
+	case ProblemFraudBlockedCodeFraudBlocked:
 		return true
 	default:
 		return false
@@ -282,6 +312,21 @@ func (e ProblemTooManyAttemptsCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemUnauthorizedCode.
+const (
+	ProblemUnauthorizedCodeUnauthorized ProblemUnauthorizedCode = "unauthorized"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnauthorizedCode enum.
+func (e ProblemUnauthorizedCode) Valid() bool {
+	switch e {
+	case ProblemUnauthorizedCodeUnauthorized:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnavailableCode.
 const (
 	ProblemUnavailableCodeUnavailable ProblemUnavailableCode = "unavailable"
@@ -417,7 +462,7 @@ func (e DeliveryReceiptParamsKind) Valid() bool {
 // CheckRequest The code, and exactly one of a non-empty `phone`, a non-empty `email` or a
 // non-empty `id` (an empty string counts as absent).
 type CheckRequest struct {
-	// Code The code, `OTP_CODE_LENGTH` ASCII digits (4 to 10; 6 by default).
+	// Code The code, the app's `code_length` ASCII digits (4 to 10; `OTP_CODE_LENGTH`, 6 by default, for the default app).
 	Code string `json:"code"`
 
 	// Email The email address the code was sent to, in any spelling the send endpoint takes.
@@ -494,7 +539,8 @@ type Problem struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -503,6 +549,30 @@ type Problem struct {
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
 }
+
+// ProblemBlocked defines model for ProblemBlocked.
+type ProblemBlocked struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int               `json:"attempts_left,omitempty"`
+	Code         ProblemBlockedCode `json:"code"`
+	Detail       string             `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemBlockedCode defines model for ProblemBlocked.Code.
+type ProblemBlockedCode string
 
 // ProblemCheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` and `invalid_email` name what is wrong with the address.
 type ProblemCheckUnprocessable struct {
@@ -519,7 +589,8 @@ type ProblemCountryNotAllowed struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -542,7 +613,8 @@ type ProblemExpired struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -555,6 +627,30 @@ type ProblemExpired struct {
 // ProblemExpiredCode defines model for ProblemExpired.Code.
 type ProblemExpiredCode string
 
+// ProblemFraudBlocked defines model for ProblemFraudBlocked.
+type ProblemFraudBlocked struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
+	Code         ProblemFraudBlockedCode `json:"code"`
+	Detail       string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	RetryAfterSeconds int    `json:"retry_after_seconds"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemFraudBlockedCode defines model for ProblemFraudBlocked.Code.
+type ProblemFraudBlockedCode string
+
 // ProblemInternal defines model for ProblemInternal.
 type ProblemInternal struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -565,7 +661,8 @@ type ProblemInternal struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -588,7 +685,8 @@ type ProblemInvalidCode struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -611,7 +709,8 @@ type ProblemInvalidEmail struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -634,7 +733,8 @@ type ProblemInvalidPhone struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -657,7 +757,8 @@ type ProblemInvalidRequest struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -680,7 +781,8 @@ type ProblemInvalidSignature struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -703,7 +805,8 @@ type ProblemNotFound struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -726,7 +829,8 @@ type ProblemProviderError struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -749,7 +853,8 @@ type ProblemRateLimited struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds int    `json:"retry_after_seconds"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -772,7 +877,8 @@ type ProblemSendConflict struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -785,6 +891,11 @@ type ProblemSendConflict struct {
 // ProblemSendConflictCode defines model for ProblemSendConflict.Code.
 type ProblemSendConflictCode string
 
+// ProblemSendForbidden `fraud_blocked` carries `retry_after_seconds`.
+type ProblemSendForbidden struct {
+	union json.RawMessage
+}
+
 // ProblemSendUnprocessable defines model for ProblemSendUnprocessable.
 type ProblemSendUnprocessable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -795,7 +906,8 @@ type ProblemSendUnprocessable struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -818,7 +930,8 @@ type ProblemTooLarge struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -841,7 +954,8 @@ type ProblemTooManyAttempts struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -854,6 +968,30 @@ type ProblemTooManyAttempts struct {
 // ProblemTooManyAttemptsCode defines model for ProblemTooManyAttempts.Code.
 type ProblemTooManyAttemptsCode string
 
+// ProblemUnauthorized defines model for ProblemUnauthorized.
+type ProblemUnauthorized struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
+	Code         ProblemUnauthorizedCode `json:"code"`
+	Detail       string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
+	Status            int    `json:"status"`
+	Title             string `json:"title"`
+	Type              string `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemUnauthorizedCode defines model for ProblemUnauthorized.Code.
+type ProblemUnauthorizedCode string
+
 // ProblemUnavailable defines model for ProblemUnavailable.
 type ProblemUnavailable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -864,7 +1002,8 @@ type ProblemUnavailable struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -887,7 +1026,8 @@ type ProblemUnsupportedMediaType struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -904,8 +1044,9 @@ type ProblemUnsupportedMediaTypeCode string
 // `email`; giving the other one, or neither, is `400`.
 type SendRequest struct {
 	// Channel The delivery channel; empty or absent means `email` when only `email` is
-	// given, else `sms`. A channel that the app does not accept, or that no
-	// configured provider carries, is `400`.
+	// given, else `sms`. An app may accept fewer channels than these (its
+	// `channels`); one it does not accept, or that no configured provider carries,
+	// is `400`.
 	Channel *SendRequestChannel `json:"channel,omitempty"`
 
 	// Email An email address (channel `email`): `name@domain`, the name in dot-atom form
@@ -920,8 +1061,8 @@ type SendRequest struct {
 	// Locale The language of the message, one of `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`,
 	// `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` in any letter case (`_` for `-`
 	// too; `zh`, `zh-CN` and `zh-SG` are `zh-Hans`, `zh-TW`, `zh-HK` and `zh-MO`
-	// `zh-Hant`); empty or absent means `en`. Any other, or one the app does not
-	// accept, is `400`.
+	// `zh-Hant`); empty or absent means `en`. Any other is `400`, and so is one the
+	// app does not accept (an app may accept fewer: its `locales`).
 	//
 	//
 	// Examples: en, ja, pt-BR, zh-Hant
@@ -937,8 +1078,9 @@ type SendRequest struct {
 }
 
 // SendRequestChannel The delivery channel; empty or absent means `email` when only `email` is
-// given, else `sms`. A channel that the app does not accept, or that no
-// configured provider carries, is `400`.
+// given, else `sms`. An app may accept fewer channels than these (its
+// `channels`); one it does not accept, or that no configured provider carries,
+// is `400`.
 type SendRequestChannel string
 
 // Verification A verification of a phone (`phone` is set) or of an email address (`email` is set).
@@ -961,7 +1103,7 @@ type Verification struct {
 	// Phone A phone number in E.164.
 	Phone *E164 `json:"phone,omitempty"`
 
-	// SendsLeft How many more sends this verification accepts (`OTP_MAX_SENDS` in all).
+	// SendsLeft How many more sends this verification accepts (the app's `max_sends` in all; `OTP_MAX_SENDS` for the default app).
 	SendsLeft int                `json:"sends_left"`
 	Status    VerificationStatus `json:"status"`
 	union     json.RawMessage
@@ -985,8 +1127,10 @@ type Violation struct {
 	RetryAfterSeconds int `json:"retry_after_seconds"`
 
 	// Scope The rule's scope: `duplicate`, `phone`, `ip`, `global`, `verification` (the
-	// verification's `OTP_MAX_SENDS`), `check_phone` or `check_ip`; `email` and
-	// `check_email` for email addresses.
+	// verification's `max_sends`, `OTP_MAX_SENDS` for the default app),
+	// `check_phone` or `check_ip`; `email` and `check_email` for email addresses;
+	// an app's own rules `app` and `app_check`; the fraud rules `country`, `prefix`
+	// and `ip_net`.
 	Scope         string `json:"scope"`
 	WindowSeconds int    `json:"window_seconds"`
 }
@@ -1005,8 +1149,17 @@ type WebhookReceipt struct {
 // WebhookReceiptStatus defines model for WebhookReceipt.Status.
 type WebhookReceiptStatus string
 
+// AppID defines model for AppID.
+type AppID = string
+
+// ClientIP defines model for ClientIP.
+type ClientIP = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// AppNotFound defines model for AppNotFound.
+type AppNotFound = ProblemNotFound
 
 // CheckExpired defines model for CheckExpired.
 type CheckExpired = ProblemExpired
@@ -1024,6 +1177,12 @@ type CheckUnavailable = ProblemUnavailable
 
 // CheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` and `invalid_email` name what is wrong with the address.
 type CheckUnprocessable = ProblemCheckUnprocessable
+
+// Checked defines model for Checked.
+type Checked = CheckResult
+
+// Created A verification of a phone (`phone` is set) or of an email address (`email` is set).
+type Created = Verification
 
 // Document defines model for Document.
 type Document = map[string]interface{}
@@ -1043,11 +1202,14 @@ type InvalidSignature = ProblemInvalidSignature
 // NotFound defines model for NotFound.
 type NotFound = ProblemNotFound
 
+// Resent A verification of a phone (`phone` is set) or of an email address (`email` is set).
+type Resent = Verification
+
 // SendConflict defines model for SendConflict.
 type SendConflict = ProblemSendConflict
 
-// SendCountryNotAllowed defines model for SendCountryNotAllowed.
-type SendCountryNotAllowed = ProblemCountryNotAllowed
+// SendForbidden `fraud_blocked` carries `retry_after_seconds`.
+type SendForbidden = ProblemSendForbidden
 
 // SendInvalidRequest defines model for SendInvalidRequest.
 type SendInvalidRequest = ProblemInvalidRequest
@@ -1073,11 +1235,46 @@ type SendUnsupportedMediaType = ProblemUnsupportedMediaType
 // TooLarge defines model for TooLarge.
 type TooLarge = ProblemTooLarge
 
+// Unauthorized defines model for Unauthorized.
+type Unauthorized = ProblemUnauthorized
+
 // Unavailable defines model for Unavailable.
 type Unavailable = ProblemUnavailable
 
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = ProblemUnsupportedMediaType
+
+// Check The code, and exactly one of a non-empty `phone`, a non-empty `email` or a
+// non-empty `id` (an empty string counts as absent).
+type Check = CheckRequest
+
+// Send `phone` for the channels `sms`, `whatsapp` and `voice`, `email` for the channel
+// `email`; giving the other one, or neither, is `400`.
+type Send = SendRequest
+
+// SendAppVerificationParams defines parameters for SendAppVerification.
+type SendAppVerificationParams struct {
+	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
+	// `400 invalid_request`. Keys are global per endpoint, not per client.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// OtpgateClientIp The end user's IP address, for server-to-server calls: honoured only with a key
+	// flagged `trusted_client_ip`, and then the IP-keyed rules and history use it (an
+	// IPv6 address keyed by its `OTP_IPV6_PREFIX` network) instead of the caller's
+	// address. With such a key, a value that is not one IPv4 or IPv6 address is
+	// `400 invalid_request`; for every other caller the header is ignored.
+	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
+}
+
+// CheckAppVerificationParams defines parameters for CheckAppVerification.
+type CheckAppVerificationParams struct {
+	// OtpgateClientIp The end user's IP address, for server-to-server calls: honoured only with a key
+	// flagged `trusted_client_ip`, and then the IP-keyed rules and history use it (an
+	// IPv6 address keyed by its `OTP_IPV6_PREFIX` network) instead of the caller's
+	// address. With such a key, a value that is not one IPv4 or IPv6 address is
+	// `400 invalid_request`; for every other caller the header is ignored.
+	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
+}
 
 // DeliveryReceiptFormdataBody defines parameters for DeliveryReceipt.
 type DeliveryReceiptFormdataBody = struct {
@@ -1100,7 +1297,30 @@ type SendVerificationParams struct {
 	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
 	// `400 invalid_request`. Keys are global per endpoint, not per client.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// OtpgateClientIp The end user's IP address, for server-to-server calls: honoured only with a key
+	// flagged `trusted_client_ip`, and then the IP-keyed rules and history use it (an
+	// IPv6 address keyed by its `OTP_IPV6_PREFIX` network) instead of the caller's
+	// address. With such a key, a value that is not one IPv4 or IPv6 address is
+	// `400 invalid_request`; for every other caller the header is ignored.
+	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
 }
+
+// CheckVerificationParams defines parameters for CheckVerification.
+type CheckVerificationParams struct {
+	// OtpgateClientIp The end user's IP address, for server-to-server calls: honoured only with a key
+	// flagged `trusted_client_ip`, and then the IP-keyed rules and history use it (an
+	// IPv6 address keyed by its `OTP_IPV6_PREFIX` network) instead of the caller's
+	// address. With such a key, a value that is not one IPv4 or IPv6 address is
+	// `400 invalid_request`; for every other caller the header is ignored.
+	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
+}
+
+// SendAppVerificationJSONRequestBody defines body for SendAppVerification for application/json ContentType.
+type SendAppVerificationJSONRequestBody = SendRequest
+
+// CheckAppVerificationJSONRequestBody defines body for CheckAppVerification for application/json ContentType.
+type CheckAppVerificationJSONRequestBody = CheckRequest
 
 // DeliveryReceiptJSONRequestBody defines body for DeliveryReceipt for application/json ContentType.
 type DeliveryReceiptJSONRequestBody = WebhookReceipt
@@ -1499,6 +1719,94 @@ func (t *ProblemCheckUnprocessable) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsProblemCountryNotAllowed returns the union data inside the ProblemSendForbidden as a ProblemCountryNotAllowed
+func (t ProblemSendForbidden) AsProblemCountryNotAllowed() (ProblemCountryNotAllowed, error) {
+	var body ProblemCountryNotAllowed
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblemCountryNotAllowed overwrites any union data inside the ProblemSendForbidden as the provided ProblemCountryNotAllowed
+func (t *ProblemSendForbidden) FromProblemCountryNotAllowed(v ProblemCountryNotAllowed) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblemCountryNotAllowed performs a merge with any union data inside the ProblemSendForbidden, using the provided ProblemCountryNotAllowed
+func (t *ProblemSendForbidden) MergeProblemCountryNotAllowed(v ProblemCountryNotAllowed) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProblemFraudBlocked returns the union data inside the ProblemSendForbidden as a ProblemFraudBlocked
+func (t ProblemSendForbidden) AsProblemFraudBlocked() (ProblemFraudBlocked, error) {
+	var body ProblemFraudBlocked
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblemFraudBlocked overwrites any union data inside the ProblemSendForbidden as the provided ProblemFraudBlocked
+func (t *ProblemSendForbidden) FromProblemFraudBlocked(v ProblemFraudBlocked) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblemFraudBlocked performs a merge with any union data inside the ProblemSendForbidden, using the provided ProblemFraudBlocked
+func (t *ProblemSendForbidden) MergeProblemFraudBlocked(v ProblemFraudBlocked) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProblemBlocked returns the union data inside the ProblemSendForbidden as a ProblemBlocked
+func (t ProblemSendForbidden) AsProblemBlocked() (ProblemBlocked, error) {
+	var body ProblemBlocked
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblemBlocked overwrites any union data inside the ProblemSendForbidden as the provided ProblemBlocked
+func (t *ProblemSendForbidden) FromProblemBlocked(v ProblemBlocked) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblemBlocked performs a merge with any union data inside the ProblemSendForbidden, using the provided ProblemBlocked
+func (t *ProblemSendForbidden) MergeProblemBlocked(v ProblemBlocked) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ProblemSendForbidden) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ProblemSendForbidden) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsVerification0 returns the union data inside the Verification as a Verification0
 func (t Verification) AsVerification0() (Verification0, error) {
 	var body Verification0
@@ -1833,6 +2141,68 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
+	//
+	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+	// sends and attempts per verification, accepted channels and locales, allowed
+	// countries, its own send rules (scope `app`, added to the shared ones) and its
+	// access mode. A phone has one pending verification per app, and Idempotency-Keys
+	// are kept per app. Every message but the default app's starts with the app's name.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+	SendAppVerificationWithBody(ctx context.Context, appId AppID, params *SendAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendAppVerification Send a code for an app, or resend one for the phone's pending verification in it.
+	//
+	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+	// sends and attempts per verification, accepted channels and locales, allowed
+	// countries, its own send rules (scope `app`, added to the shared ones) and its
+	// access mode. A phone has one pending verification per app, and Idempotency-Keys
+	// are kept per app. Every message but the default app's starts with the app's name.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+	SendAppVerification(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckAppVerificationWithBody Check a code of an app, by phone or by verification id.
+	//
+	// As `POST /v1/verifications/check`, within the app: only its verifications are
+	// found (another app's verification is `404 not_found`, and a check by its id
+	// still costs the client IP a guess), and its own check rules (scope `app_check`)
+	// are added to the shared ones.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+	CheckAppVerificationWithBody(ctx context.Context, appId AppID, params *CheckAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckAppVerification Check a code of an app, by phone or by verification id.
+	//
+	// As `POST /v1/verifications/check`, within the app: only its verifications are
+	// found (another app's verification is `404 not_found`, and a check by its id
+	// still costs the client IP a guess), and its own check rules (scope `app_check`)
+	// are added to the shared ones.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+	CheckAppVerification(ctx context.Context, appId AppID, params *CheckAppVerificationParams, body CheckAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeliveryReceiptWithBody A provider instance's delivery receipt.
 	//
 	// Where a provider instance reports what became of a message: `twilio` takes
@@ -1881,7 +2251,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
 	DeliveryReceiptWithFormdataBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SendVerificationWithBody Send a code, or resend one for the phone's (or address's) pending verification.
+	// SendVerificationWithBody Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
 	// code for the phone's (or email address's) still-pending verification (same `id`,
@@ -1895,14 +2265,17 @@ type ClientInterface interface {
 	// the key, so a retry is decided afresh.
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
-	// except a `503` from Redis failing before the limiter answered.
+	// except a `503` from Redis failing before the limiter answered and the refusals
+	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	//
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithBody(ctx context.Context, params *SendVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SendVerification Send a code, or resend one for the phone's (or address's) pending verification.
+	// SendVerification Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
 	// code for the phone's (or email address's) still-pending verification (same `id`,
@@ -1916,14 +2289,17 @@ type ClientInterface interface {
 	// the key, so a retry is decided afresh.
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
-	// except a `503` from Redis failing before the limiter answered.
+	// except a `503` from Redis failing before the limiter answered and the refusals
+	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	//
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerification(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CheckVerificationWithBody Check a code, by phone, by email address or by verification id.
+	// CheckVerificationWithBody Check a code of the default app, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -1931,13 +2307,16 @@ type ClientInterface interface {
 	// `429 too_many_attempts`. A check by the id of an unknown verification spends the
 	// client IP's check budget too. RateLimit headers are set whenever the check
 	// limiter was asked.
+	//
+	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+	// It finds only the default app's verifications.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-	CheckVerificationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CheckVerificationWithBody(ctx context.Context, params *CheckVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CheckVerification Check a code, by phone, by email address or by verification id.
+	// CheckVerification Check a code of the default app, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -1946,10 +2325,13 @@ type ClientInterface interface {
 	// client IP's check budget too. RateLimit headers are set whenever the check
 	// limiter was asked.
 	//
+	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+	// It finds only the default app's verifications.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-	CheckVerification(ctx context.Context, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CheckVerification(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Healthz The process is up; nothing else is checked.
@@ -1987,6 +2369,108 @@ func (c *Client) OpenAPIDocument(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
+//
+// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+// sends and attempts per verification, accepted channels and locales, allowed
+// countries, its own send rules (scope `app`, added to the shared ones) and its
+// access mode. A phone has one pending verification per app, and Idempotency-Keys
+// are kept per app. Every message but the default app's starts with the app's name.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+func (c *Client) SendAppVerificationWithBody(ctx context.Context, appId AppID, params *SendAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendAppVerificationRequestWithBody(c.Server, appId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendAppVerification Send a code for an app, or resend one for the phone's pending verification in it.
+//
+// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+// sends and attempts per verification, accepted channels and locales, allowed
+// countries, its own send rules (scope `app`, added to the shared ones) and its
+// access mode. A phone has one pending verification per app, and Idempotency-Keys
+// are kept per app. Every message but the default app's starts with the app's name.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+func (c *Client) SendAppVerification(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendAppVerificationRequest(c.Server, appId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckAppVerificationWithBody Check a code of an app, by phone or by verification id.
+//
+// As `POST /v1/verifications/check`, within the app: only its verifications are
+// found (another app's verification is `404 not_found`, and a check by its id
+// still costs the client IP a guess), and its own check rules (scope `app_check`)
+// are added to the shared ones.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+func (c *Client) CheckAppVerificationWithBody(ctx context.Context, appId AppID, params *CheckAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckAppVerificationRequestWithBody(c.Server, appId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckAppVerification Check a code of an app, by phone or by verification id.
+//
+// As `POST /v1/verifications/check`, within the app: only its verifications are
+// found (another app's verification is `404 not_found`, and a check by its id
+// still costs the client IP a guess), and its own check rules (scope `app_check`)
+// are added to the shared ones.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+func (c *Client) CheckAppVerification(ctx context.Context, appId AppID, params *CheckAppVerificationParams, body CheckAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckAppVerificationRequest(c.Server, appId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2075,7 +2559,7 @@ func (c *Client) DeliveryReceiptWithFormdataBody(ctx context.Context, kind Deliv
 	return c.Client.Do(req)
 }
 
-// SendVerificationWithBody Send a code, or resend one for the phone's (or address's) pending verification.
+// SendVerificationWithBody Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
 // code for the phone's (or email address's) still-pending verification (same `id`,
@@ -2089,7 +2573,10 @@ func (c *Client) DeliveryReceiptWithFormdataBody(ctx context.Context, kind Deliv
 // the key, so a retry is decided afresh.
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
-// except a `503` from Redis failing before the limiter answered.
+// except a `503` from Redis failing before the limiter answered and the refusals
+// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+//
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2106,7 +2593,7 @@ func (c *Client) SendVerificationWithBody(ctx context.Context, params *SendVerif
 	return c.Client.Do(req)
 }
 
-// SendVerification Send a code, or resend one for the phone's (or address's) pending verification.
+// SendVerification Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
 // code for the phone's (or email address's) still-pending verification (same `id`,
@@ -2120,7 +2607,10 @@ func (c *Client) SendVerificationWithBody(ctx context.Context, params *SendVerif
 // the key, so a retry is decided afresh.
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
-// except a `503` from Redis failing before the limiter answered.
+// except a `503` from Redis failing before the limiter answered and the refusals
+// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+//
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2137,7 +2627,7 @@ func (c *Client) SendVerification(ctx context.Context, params *SendVerificationP
 	return c.Client.Do(req)
 }
 
-// CheckVerificationWithBody Check a code, by phone, by email address or by verification id.
+// CheckVerificationWithBody Check a code of the default app, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -2146,11 +2636,14 @@ func (c *Client) SendVerification(ctx context.Context, params *SendVerificationP
 // client IP's check budget too. RateLimit headers are set whenever the check
 // limiter was asked.
 //
+// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+// It finds only the default app's verifications.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-func (c *Client) CheckVerificationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCheckVerificationRequestWithBody(c.Server, contentType, body)
+func (c *Client) CheckVerificationWithBody(ctx context.Context, params *CheckVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckVerificationRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2161,7 +2654,7 @@ func (c *Client) CheckVerificationWithBody(ctx context.Context, contentType stri
 	return c.Client.Do(req)
 }
 
-// CheckVerification Check a code, by phone, by email address or by verification id.
+// CheckVerification Check a code of the default app, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -2170,11 +2663,14 @@ func (c *Client) CheckVerificationWithBody(ctx context.Context, contentType stri
 // client IP's check budget too. RateLimit headers are set whenever the check
 // limiter was asked.
 //
+// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+// It finds only the default app's verifications.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-func (c *Client) CheckVerification(ctx context.Context, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCheckVerificationRequest(c.Server, body)
+func (c *Client) CheckVerification(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckVerificationRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2261,6 +2757,141 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSendAppVerificationRequest calls the generic SendAppVerification builder with application/json body
+func NewSendAppVerificationRequest(server string, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendAppVerificationRequestWithBody(server, appId, params, "application/json", bodyReader)
+}
+
+// NewSendAppVerificationRequestWithBody constructs an http.Request for the SendAppVerification method, with any body, and a specified content type
+func NewSendAppVerificationRequestWithBody(server string, appId AppID, params *SendAppVerificationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/verifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.OtpgateClientIp != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Otpgate-Client-Ip", *params.OtpgateClientIp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Otpgate-Client-Ip", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCheckAppVerificationRequest calls the generic CheckAppVerification builder with application/json body
+func NewCheckAppVerificationRequest(server string, appId AppID, params *CheckAppVerificationParams, body CheckAppVerificationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCheckAppVerificationRequestWithBody(server, appId, params, "application/json", bodyReader)
+}
+
+// NewCheckAppVerificationRequestWithBody constructs an http.Request for the CheckAppVerification method, with any body, and a specified content type
+func NewCheckAppVerificationRequestWithBody(server string, appId AppID, params *CheckAppVerificationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/verifications/check", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.OtpgateClientIp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Otpgate-Client-Ip", *params.OtpgateClientIp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Otpgate-Client-Ip", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2407,24 +3038,35 @@ func NewSendVerificationRequestWithBody(server string, params *SendVerificationP
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.OtpgateClientIp != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Otpgate-Client-Ip", *params.OtpgateClientIp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Otpgate-Client-Ip", headerParam1)
+		}
+
 	}
 
 	return req, nil
 }
 
 // NewCheckVerificationRequest calls the generic CheckVerification builder with application/json body
-func NewCheckVerificationRequest(server string, body CheckVerificationJSONRequestBody) (*http.Request, error) {
+func NewCheckVerificationRequest(server string, params *CheckVerificationParams, body CheckVerificationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCheckVerificationRequestWithBody(server, "application/json", bodyReader)
+	return NewCheckVerificationRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCheckVerificationRequestWithBody constructs an http.Request for the CheckVerification method, with any body, and a specified content type
-func NewCheckVerificationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCheckVerificationRequestWithBody(server string, params *CheckVerificationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2448,6 +3090,21 @@ func NewCheckVerificationRequestWithBody(server string, contentType string, body
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.OtpgateClientIp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Otpgate-Client-Ip", *params.OtpgateClientIp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Otpgate-Client-Ip", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -2517,6 +3174,68 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
+	//
+	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+	// sends and attempts per verification, accepted channels and locales, allowed
+	// countries, its own send rules (scope `app`, added to the shared ones) and its
+	// access mode. A phone has one pending verification per app, and Idempotency-Keys
+	// are kept per app. Every message but the default app's starts with the app's name.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+	SendAppVerificationWithBodyWithResponse(ctx context.Context, appId AppID, params *SendAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendAppVerificationResponse, error)
+
+	// SendAppVerificationWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
+	//
+	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+	// sends and attempts per verification, accepted channels and locales, allowed
+	// countries, its own send rules (scope `app`, added to the shared ones) and its
+	// access mode. A phone has one pending verification per app, and Idempotency-Keys
+	// are kept per app. Every message but the default app's starts with the app's name.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+	SendAppVerificationWithResponse(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendAppVerificationResponse, error)
+
+	// CheckAppVerificationWithBodyWithResponse Check a code of an app, by phone or by verification id.
+	//
+	// As `POST /v1/verifications/check`, within the app: only its verifications are
+	// found (another app's verification is `404 not_found`, and a check by its id
+	// still costs the client IP a guess), and its own check rules (scope `app_check`)
+	// are added to the shared ones.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+	CheckAppVerificationWithBodyWithResponse(ctx context.Context, appId AppID, params *CheckAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckAppVerificationResponse, error)
+
+	// CheckAppVerificationWithResponse Check a code of an app, by phone or by verification id.
+	//
+	// As `POST /v1/verifications/check`, within the app: only its verifications are
+	// found (another app's verification is `404 not_found`, and a check by its id
+	// still costs the client IP a guess), and its own check rules (scope `app_check`)
+	// are added to the shared ones.
+	//
+	// Before anything else the app is looked up (`404 not_found` when there is none)
+	// and the caller authenticated (`401 unauthorized`); neither spends anything.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+	CheckAppVerificationWithResponse(ctx context.Context, appId AppID, params *CheckAppVerificationParams, body CheckAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckAppVerificationResponse, error)
+
 	// DeliveryReceiptWithBodyWithResponse A provider instance's delivery receipt.
 	//
 	// Where a provider instance reports what became of a message: `twilio` takes
@@ -2565,7 +3284,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
 	DeliveryReceiptWithFormdataBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error)
 
-	// SendVerificationWithBodyWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
+	// SendVerificationWithBodyWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
 	// code for the phone's (or email address's) still-pending verification (same `id`,
@@ -2579,14 +3298,17 @@ type ClientWithResponsesInterface interface {
 	// the key, so a retry is decided afresh.
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
-	// except a `503` from Redis failing before the limiter answered.
+	// except a `503` from Redis failing before the limiter answered and the refusals
+	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	//
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithBodyWithResponse(ctx context.Context, params *SendVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendVerificationResponse, error)
 
-	// SendVerificationWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
+	// SendVerificationWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
 	// code for the phone's (or email address's) still-pending verification (same `id`,
@@ -2600,14 +3322,17 @@ type ClientWithResponsesInterface interface {
 	// the key, so a retry is decided afresh.
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
-	// except a `503` from Redis failing before the limiter answered.
+	// except a `503` from Redis failing before the limiter answered and the refusals
+	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	//
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithResponse(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendVerificationResponse, error)
 
-	// CheckVerificationWithBodyWithResponse Check a code, by phone, by email address or by verification id.
+	// CheckVerificationWithBodyWithResponse Check a code of the default app, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -2615,13 +3340,16 @@ type ClientWithResponsesInterface interface {
 	// `429 too_many_attempts`. A check by the id of an unknown verification spends the
 	// client IP's check budget too. RateLimit headers are set whenever the check
 	// limiter was asked.
+	//
+	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+	// It finds only the default app's verifications.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-	CheckVerificationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
+	CheckVerificationWithBodyWithResponse(ctx context.Context, params *CheckVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
 
-	// CheckVerificationWithResponse Check a code, by phone, by email address or by verification id.
+	// CheckVerificationWithResponse Check a code of the default app, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
 	// spends one of its attempts; the guess that spends the last is still
@@ -2630,10 +3358,13 @@ type ClientWithResponsesInterface interface {
 	// client IP's check budget too. RateLimit headers are set whenever the check
 	// limiter was asked.
 	//
+	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+	// It finds only the default app's verifications.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-	CheckVerificationWithResponse(ctx context.Context, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
+	CheckVerificationWithResponse(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
 }
 
 type HealthzResponse struct {
@@ -2787,6 +3518,405 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// SendAppVerificationResponse200Headers the declared response headers of an HTTP 200 response for SendAppVerification
+type SendAppVerificationResponse200Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// SendAppVerificationResponse201Headers the declared response headers of an HTTP 201 response for SendAppVerification
+type SendAppVerificationResponse201Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// SendAppVerificationResponse400Headers the declared response headers of an HTTP 400 response for SendAppVerification
+type SendAppVerificationResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// SendAppVerificationResponse401Headers the declared response headers of an HTTP 401 response for SendAppVerification
+type SendAppVerificationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// SendAppVerificationResponse403Headers the declared response headers of an HTTP 403 response for SendAppVerification
+type SendAppVerificationResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// SendAppVerificationResponse409Headers the declared response headers of an HTTP 409 response for SendAppVerification
+type SendAppVerificationResponse409Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// SendAppVerificationResponse413Headers the declared response headers of an HTTP 413 response for SendAppVerification
+type SendAppVerificationResponse413Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// SendAppVerificationResponse415Headers the declared response headers of an HTTP 415 response for SendAppVerification
+type SendAppVerificationResponse415Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// SendAppVerificationResponse422Headers the declared response headers of an HTTP 422 response for SendAppVerification
+type SendAppVerificationResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// SendAppVerificationResponse429Headers the declared response headers of an HTTP 429 response for SendAppVerification
+type SendAppVerificationResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// SendAppVerificationResponse502Headers the declared response headers of an HTTP 502 response for SendAppVerification
+type SendAppVerificationResponse502Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+}
+
+// SendAppVerificationResponse503Headers the declared response headers of an HTTP 503 response for SendAppVerification
+type SendAppVerificationResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+type SendAppVerificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Resent
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Created
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *SendInvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *SendForbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *AppNotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *SendConflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SendTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *SendUnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *SendUnprocessable
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *SendRateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *SendProviderError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *SendUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SendAppVerificationResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *SendAppVerificationResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SendAppVerificationResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SendAppVerificationResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SendAppVerificationResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SendAppVerificationResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SendAppVerificationResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *SendAppVerificationResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *SendAppVerificationResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SendAppVerificationResponse429Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *SendAppVerificationResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SendAppVerificationResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SendAppVerificationResponse) GetJSON200() *Resent {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r SendAppVerificationResponse) GetJSON201() *Created {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON400() *SendInvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON403() *SendForbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON404() *AppNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON409() *SendConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON413() *SendTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON415() *SendUnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON422() *SendUnprocessable {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON429() *SendRateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON502() *SendProviderError {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON503() *SendUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SendAppVerificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendAppVerificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendAppVerificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendAppVerificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CheckAppVerificationResponse200Headers the declared response headers of an HTTP 200 response for CheckAppVerification
+type CheckAppVerificationResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CheckAppVerificationResponse401Headers the declared response headers of an HTTP 401 response for CheckAppVerification
+type CheckAppVerificationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// CheckAppVerificationResponse404Headers the declared response headers of an HTTP 404 response for CheckAppVerification
+type CheckAppVerificationResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CheckAppVerificationResponse410Headers the declared response headers of an HTTP 410 response for CheckAppVerification
+type CheckAppVerificationResponse410Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CheckAppVerificationResponse422Headers the declared response headers of an HTTP 422 response for CheckAppVerification
+type CheckAppVerificationResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CheckAppVerificationResponse429Headers the declared response headers of an HTTP 429 response for CheckAppVerification
+type CheckAppVerificationResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// CheckAppVerificationResponse503Headers the declared response headers of an HTTP 503 response for CheckAppVerification
+type CheckAppVerificationResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+type CheckAppVerificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Checked
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *CheckNotFound
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *CheckExpired
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *CheckUnprocessable
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *CheckTooMany
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *CheckUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CheckAppVerificationResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CheckAppVerificationResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CheckAppVerificationResponse404Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *CheckAppVerificationResponse410Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CheckAppVerificationResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CheckAppVerificationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CheckAppVerificationResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CheckAppVerificationResponse) GetJSON200() *Checked {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON404() *CheckNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON410() *CheckExpired {
+	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON422() *CheckUnprocessable {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON429() *CheckTooMany {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CheckAppVerificationResponse) GetApplicationproblemJSON503() *CheckUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckAppVerificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckAppVerificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckAppVerificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckAppVerificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type DeliveryReceiptResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2883,10 +4013,16 @@ type SendVerificationResponse400Headers struct {
 	RateLimitPolicy *string
 }
 
+// SendVerificationResponse401Headers the declared response headers of an HTTP 401 response for SendVerification
+type SendVerificationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
 // SendVerificationResponse403Headers the declared response headers of an HTTP 403 response for SendVerification
 type SendVerificationResponse403Headers struct {
 	RateLimit       *string
 	RateLimitPolicy *string
+	RetryAfter      *int
 }
 
 // SendVerificationResponse409Headers the declared response headers of an HTTP 409 response for SendVerification
@@ -2937,13 +4073,15 @@ type SendVerificationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Verification
+	JSON200 *Resent
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *Verification
+	JSON201 *Created
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *SendInvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *SendCountryNotAllowed
+	ApplicationproblemJSON403 *SendForbidden
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *SendConflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -2966,6 +4104,8 @@ type SendVerificationResponse struct {
 	Headers201 *SendVerificationResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *SendVerificationResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SendVerificationResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SendVerificationResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -2985,12 +4125,12 @@ type SendVerificationResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SendVerificationResponse) GetJSON200() *Verification {
+func (r SendVerificationResponse) GetJSON200() *Resent {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r SendVerificationResponse) GetJSON201() *Verification {
+func (r SendVerificationResponse) GetJSON201() *Created {
 	return r.JSON201
 }
 
@@ -2999,8 +4139,13 @@ func (r SendVerificationResponse) GetApplicationproblemJSON400() *SendInvalidReq
 	return r.ApplicationproblemJSON400
 }
 
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SendVerificationResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r SendVerificationResponse) GetApplicationproblemJSON403() *SendCountryNotAllowed {
+func (r SendVerificationResponse) GetApplicationproblemJSON403() *SendForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -3079,6 +4224,11 @@ type CheckVerificationResponse200Headers struct {
 	RateLimitPolicy *string
 }
 
+// CheckVerificationResponse401Headers the declared response headers of an HTTP 401 response for CheckVerification
+type CheckVerificationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
 // CheckVerificationResponse404Headers the declared response headers of an HTTP 404 response for CheckVerification
 type CheckVerificationResponse404Headers struct {
 	RateLimit       *string
@@ -3114,9 +4264,11 @@ type CheckVerificationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *CheckResult
+	JSON200 *Checked
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *CheckNotFound
 	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
@@ -3135,6 +4287,8 @@ type CheckVerificationResponse struct {
 	ApplicationproblemJSON503 *CheckUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CheckVerificationResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CheckVerificationResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CheckVerificationResponse404Headers
 	// Headers410 the parsed response headers for an HTTP 410 response
@@ -3148,13 +4302,18 @@ type CheckVerificationResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CheckVerificationResponse) GetJSON200() *CheckResult {
+func (r CheckVerificationResponse) GetJSON200() *Checked {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
 func (r CheckVerificationResponse) GetApplicationproblemJSON400() *InvalidRequest {
 	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CheckVerificationResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -3265,6 +4424,92 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
+//
+// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+// sends and attempts per verification, accepted channels and locales, allowed
+// countries, its own send rules (scope `app`, added to the shared ones) and its
+// access mode. A phone has one pending verification per app, and Idempotency-Keys
+// are kept per app. Every message but the default app's starts with the app's name.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+func (c *ClientWithResponses) SendAppVerificationWithBodyWithResponse(ctx context.Context, appId AppID, params *SendAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendAppVerificationResponse, error) {
+	rsp, err := c.SendAppVerificationWithBody(ctx, appId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendAppVerificationResponse(rsp)
+}
+
+// SendAppVerificationWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
+//
+// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
+// sends and attempts per verification, accepted channels and locales, allowed
+// countries, its own send rules (scope `app`, added to the shared ones) and its
+// access mode. A phone has one pending verification per app, and Idempotency-Keys
+// are kept per app. Every message but the default app's starts with the app's name.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
+func (c *ClientWithResponses) SendAppVerificationWithResponse(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendAppVerificationResponse, error) {
+	rsp, err := c.SendAppVerification(ctx, appId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendAppVerificationResponse(rsp)
+}
+
+// CheckAppVerificationWithBodyWithResponse Check a code of an app, by phone or by verification id.
+//
+// As `POST /v1/verifications/check`, within the app: only its verifications are
+// found (another app's verification is `404 not_found`, and a check by its id
+// still costs the client IP a guess), and its own check rules (scope `app_check`)
+// are added to the shared ones.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+func (c *ClientWithResponses) CheckAppVerificationWithBodyWithResponse(ctx context.Context, appId AppID, params *CheckAppVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckAppVerificationResponse, error) {
+	rsp, err := c.CheckAppVerificationWithBody(ctx, appId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckAppVerificationResponse(rsp)
+}
+
+// CheckAppVerificationWithResponse Check a code of an app, by phone or by verification id.
+//
+// As `POST /v1/verifications/check`, within the app: only its verifications are
+// found (another app's verification is `404 not_found`, and a check by its id
+// still costs the client IP a guess), and its own check rules (scope `app_check`)
+// are added to the shared ones.
+//
+// Before anything else the app is looked up (`404 not_found` when there is none)
+// and the caller authenticated (`401 unauthorized`); neither spends anything.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/verifications/check (the `CheckAppVerification` operationId).
+func (c *ClientWithResponses) CheckAppVerificationWithResponse(ctx context.Context, appId AppID, params *CheckAppVerificationParams, body CheckAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckAppVerificationResponse, error) {
+	rsp, err := c.CheckAppVerification(ctx, appId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckAppVerificationResponse(rsp)
+}
+
 // DeliveryReceiptWithBodyWithResponse A provider instance's delivery receipt.
 //
 // Where a provider instance reports what became of a message: `twilio` takes
@@ -3331,7 +4576,7 @@ func (c *ClientWithResponses) DeliveryReceiptWithFormdataBodyWithResponse(ctx co
 	return ParseDeliveryReceiptResponse(rsp)
 }
 
-// SendVerificationWithBodyWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
+// SendVerificationWithBodyWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
 // code for the phone's (or email address's) still-pending verification (same `id`,
@@ -3345,7 +4590,10 @@ func (c *ClientWithResponses) DeliveryReceiptWithFormdataBodyWithResponse(ctx co
 // the key, so a retry is decided afresh.
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
-// except a `503` from Redis failing before the limiter answered.
+// except a `503` from Redis failing before the limiter answered and the refusals
+// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+//
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3358,7 +4606,7 @@ func (c *ClientWithResponses) SendVerificationWithBodyWithResponse(ctx context.C
 	return ParseSendVerificationResponse(rsp)
 }
 
-// SendVerificationWithResponse Send a code, or resend one for the phone's (or address's) pending verification.
+// SendVerificationWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
 // code for the phone's (or email address's) still-pending verification (same `id`,
@@ -3372,7 +4620,10 @@ func (c *ClientWithResponses) SendVerificationWithBodyWithResponse(ctx context.C
 // the key, so a retry is decided afresh.
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
-// except a `503` from Redis failing before the limiter answered.
+// except a `503` from Redis failing before the limiter answered and the refusals
+// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+//
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3385,7 +4636,7 @@ func (c *ClientWithResponses) SendVerificationWithResponse(ctx context.Context, 
 	return ParseSendVerificationResponse(rsp)
 }
 
-// CheckVerificationWithBodyWithResponse Check a code, by phone, by email address or by verification id.
+// CheckVerificationWithBodyWithResponse Check a code of the default app, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -3394,18 +4645,21 @@ func (c *ClientWithResponses) SendVerificationWithResponse(ctx context.Context, 
 // client IP's check budget too. RateLimit headers are set whenever the check
 // limiter was asked.
 //
+// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+// It finds only the default app's verifications.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-func (c *ClientWithResponses) CheckVerificationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error) {
-	rsp, err := c.CheckVerificationWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CheckVerificationWithBodyWithResponse(ctx context.Context, params *CheckVerificationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error) {
+	rsp, err := c.CheckVerificationWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCheckVerificationResponse(rsp)
 }
 
-// CheckVerificationWithResponse Check a code, by phone, by email address or by verification id.
+// CheckVerificationWithResponse Check a code of the default app, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
 // spends one of its attempts; the guess that spends the last is still
@@ -3414,11 +4668,14 @@ func (c *ClientWithResponses) CheckVerificationWithBodyWithResponse(ctx context.
 // client IP's check budget too. RateLimit headers are set whenever the check
 // limiter was asked.
 //
+// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
+// It finds only the default app's verifications.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
-func (c *ClientWithResponses) CheckVerificationWithResponse(ctx context.Context, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error) {
-	rsp, err := c.CheckVerification(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CheckVerificationWithResponse(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error) {
+	rsp, err := c.CheckVerification(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3531,6 +4788,576 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	return response, nil
 }
 
+// ParseSendAppVerificationResponse parses an HTTP response from a SendAppVerificationWithResponse call
+func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendAppVerificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Resent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Created
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest SendInvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest SendForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AppNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest SendConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SendTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest SendUnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest SendUnprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest SendRateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest SendProviderError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SendUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SendAppVerificationResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers SendAppVerificationResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers SendAppVerificationResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SendAppVerificationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SendAppVerificationResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers SendAppVerificationResponse409Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers SendAppVerificationResponse413Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers SendAppVerificationResponse415Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers SendAppVerificationResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers SendAppVerificationResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 502:
+		var headers SendAppVerificationResponse502Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers SendAppVerificationResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckAppVerificationResponse parses an HTTP response from a CheckAppVerificationWithResponse call
+func ParseCheckAppVerificationResponse(rsp *http.Response) (*CheckAppVerificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckAppVerificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Checked
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest CheckExpired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest CheckUnprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest CheckTooMany
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CheckUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CheckAppVerificationResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers CheckAppVerificationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers CheckAppVerificationResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 410:
+		var headers CheckAppVerificationResponse410Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers410 = &headers
+	case rsp.StatusCode == 422:
+		var headers CheckAppVerificationResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CheckAppVerificationResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CheckAppVerificationResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeliveryReceiptResponse parses an HTTP response from a DeliveryReceiptWithResponse call
 func ParseDeliveryReceiptResponse(rsp *http.Response) (*DeliveryReceiptResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3610,14 +5437,14 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Verification
+		var dest Resent
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest Verification
+		var dest Created
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3630,8 +5457,15 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 		}
 		response.ApplicationproblemJSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest SendCountryNotAllowed
+		var dest SendForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3761,6 +5595,16 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SendVerificationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers SendVerificationResponse403Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -3776,6 +5620,13 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
@@ -3931,7 +5782,7 @@ func ParseCheckVerificationResponse(rsp *http.Response) (*CheckVerificationRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest CheckResult
+		var dest Checked
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3943,6 +5794,13 @@ func ParseCheckVerificationResponse(rsp *http.Response) (*CheckVerificationRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest CheckNotFound
@@ -4020,6 +5878,16 @@ func ParseCheckVerificationResponse(rsp *http.Response) (*CheckVerificationRespo
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers CheckVerificationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
 		var headers CheckVerificationResponse404Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {

@@ -18,9 +18,121 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AppAccess.
+const (
+	AppAccessKey    AppAccess = "key"
+	AppAccessPublic AppAccess = "public"
+)
+
+// Valid indicates whether the value is a known member of the AppAccess enum.
+func (e AppAccess) Valid() bool {
+	switch e {
+	case AppAccessKey:
+		return true
+	case AppAccessPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppChannels.
+const (
+	AppChannelsEmail    AppChannels = "email"
+	AppChannelsSms      AppChannels = "sms"
+	AppChannelsVoice    AppChannels = "voice"
+	AppChannelsWhatsapp AppChannels = "whatsapp"
+)
+
+// Valid indicates whether the value is a known member of the AppChannels enum.
+func (e AppChannels) Valid() bool {
+	switch e {
+	case AppChannelsEmail:
+		return true
+	case AppChannelsSms:
+		return true
+	case AppChannelsVoice:
+		return true
+	case AppChannelsWhatsapp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppLocales.
+const (
+	AppLocalesDe     AppLocales = "de"
+	AppLocalesEn     AppLocales = "en"
+	AppLocalesEs     AppLocales = "es"
+	AppLocalesFr     AppLocales = "fr"
+	AppLocalesHi     AppLocales = "hi"
+	AppLocalesId     AppLocales = "id"
+	AppLocalesIt     AppLocales = "it"
+	AppLocalesJa     AppLocales = "ja"
+	AppLocalesKo     AppLocales = "ko"
+	AppLocalesPtBR   AppLocales = "pt-BR"
+	AppLocalesZhHans AppLocales = "zh-Hans"
+	AppLocalesZhHant AppLocales = "zh-Hant"
+)
+
+// Valid indicates whether the value is a known member of the AppLocales enum.
+func (e AppLocales) Valid() bool {
+	switch e {
+	case AppLocalesDe:
+		return true
+	case AppLocalesEn:
+		return true
+	case AppLocalesEs:
+		return true
+	case AppLocalesFr:
+		return true
+	case AppLocalesHi:
+		return true
+	case AppLocalesId:
+		return true
+	case AppLocalesIt:
+		return true
+	case AppLocalesJa:
+		return true
+	case AppLocalesKo:
+		return true
+	case AppLocalesPtBR:
+		return true
+	case AppLocalesZhHans:
+		return true
+	case AppLocalesZhHant:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppSettingsAccess.
+const (
+	AppSettingsAccessEmpty  AppSettingsAccess = ""
+	AppSettingsAccessKey    AppSettingsAccess = "key"
+	AppSettingsAccessPublic AppSettingsAccess = "public"
+)
+
+// Valid indicates whether the value is a known member of the AppSettingsAccess enum.
+func (e AppSettingsAccess) Valid() bool {
+	switch e {
+	case AppSettingsAccessEmpty:
+		return true
+	case AppSettingsAccessKey:
+		return true
+	case AppSettingsAccessPublic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AttemptOutcome.
 const (
 	AttemptOutcomeApproved        AttemptOutcome = "approved"
+	AttemptOutcomeCanceled        AttemptOutcome = "canceled"
 	AttemptOutcomeExpired         AttemptOutcome = "expired"
 	AttemptOutcomeInvalidCode     AttemptOutcome = "invalid_code"
 	AttemptOutcomeNotPending      AttemptOutcome = "not_pending"
@@ -31,6 +143,8 @@ const (
 func (e AttemptOutcome) Valid() bool {
 	switch e {
 	case AttemptOutcomeApproved:
+		return true
+	case AttemptOutcomeCanceled:
 		return true
 	case AttemptOutcomeExpired:
 		return true
@@ -126,6 +240,126 @@ func (e EventType) Valid() bool {
 	}
 }
 
+// Defines values for FraudBlockMode.
+const (
+	FraudBlockModeEnforce FraudBlockMode = "enforce"
+	FraudBlockModeShadow  FraudBlockMode = "shadow"
+)
+
+// Valid indicates whether the value is a known member of the FraudBlockMode enum.
+func (e FraudBlockMode) Valid() bool {
+	switch e {
+	case FraudBlockModeEnforce:
+		return true
+	case FraudBlockModeShadow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudBlockScope.
+const (
+	FraudBlockScopeCountry FraudBlockScope = "country"
+	FraudBlockScopeIpNet   FraudBlockScope = "ip_net"
+	FraudBlockScopePrefix  FraudBlockScope = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the FraudBlockScope enum.
+func (e FraudBlockScope) Valid() bool {
+	switch e {
+	case FraudBlockScopeCountry:
+		return true
+	case FraudBlockScopeIpNet:
+		return true
+	case FraudBlockScopePrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudConfigFraudGuard.
+const (
+	FraudConfigFraudGuardEnforce FraudConfigFraudGuard = "enforce"
+	FraudConfigFraudGuardOff     FraudConfigFraudGuard = "off"
+	FraudConfigFraudGuardShadow  FraudConfigFraudGuard = "shadow"
+)
+
+// Valid indicates whether the value is a known member of the FraudConfigFraudGuard enum.
+func (e FraudConfigFraudGuard) Valid() bool {
+	switch e {
+	case FraudConfigFraudGuardEnforce:
+		return true
+	case FraudConfigFraudGuardOff:
+		return true
+	case FraudConfigFraudGuardShadow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudConversionBy.
+const (
+	FraudConversionByCountry FraudConversionBy = "country"
+	FraudConversionByPrefix  FraudConversionBy = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the FraudConversionBy enum.
+func (e FraudConversionBy) Valid() bool {
+	switch e {
+	case FraudConversionByCountry:
+		return true
+	case FraudConversionByPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudListEntryKind.
+const (
+	FraudListEntryKindCidr    FraudListEntryKind = "cidr"
+	FraudListEntryKindCountry FraudListEntryKind = "country"
+	FraudListEntryKindNumber  FraudListEntryKind = "number"
+	FraudListEntryKindPrefix  FraudListEntryKind = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the FraudListEntryKind enum.
+func (e FraudListEntryKind) Valid() bool {
+	switch e {
+	case FraudListEntryKindCidr:
+		return true
+	case FraudListEntryKindCountry:
+		return true
+	case FraudListEntryKindNumber:
+		return true
+	case FraudListEntryKindPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudListEntryList.
+const (
+	FraudListEntryListBlock FraudListEntryList = "block"
+	FraudListEntryListSafe  FraudListEntryList = "safe"
+)
+
+// Valid indicates whether the value is a known member of the FraudListEntryList enum.
+func (e FraudListEntryList) Valid() bool {
+	switch e {
+	case FraudListEntryListBlock:
+		return true
+	case FraudListEntryListSafe:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -153,6 +387,27 @@ func (e LimitsKind) Valid() bool {
 	case LimitsKindIp:
 		return true
 	case LimitsKindPhone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewAppAccess.
+const (
+	NewAppAccessEmpty  NewAppAccess = ""
+	NewAppAccessKey    NewAppAccess = "key"
+	NewAppAccessPublic NewAppAccess = "public"
+)
+
+// Valid indicates whether the value is a known member of the NewAppAccess enum.
+func (e NewAppAccess) Valid() bool {
+	switch e {
+	case NewAppAccessEmpty:
+		return true
+	case NewAppAccessKey:
+		return true
+	case NewAppAccessPublic:
 		return true
 	default:
 		return false
@@ -385,6 +640,7 @@ const (
 	SendSendStatusFailed    SendSendStatus = "failed"
 	SendSendStatusSending   SendSendStatus = "sending"
 	SendSendStatusSent      SendSendStatus = "sent"
+	SendSendStatusUnknown   SendSendStatus = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the SendSendStatus enum.
@@ -399,6 +655,8 @@ func (e SendSendStatus) Valid() bool {
 	case SendSendStatusSending:
 		return true
 	case SendSendStatusSent:
+		return true
+	case SendSendStatusUnknown:
 		return true
 	default:
 		return false
@@ -456,6 +714,48 @@ func (e ListDeliveriesParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetFraudConversionParamsBy.
+const (
+	GetFraudConversionParamsByCountry GetFraudConversionParamsBy = "country"
+	GetFraudConversionParamsByEmpty   GetFraudConversionParamsBy = ""
+	GetFraudConversionParamsByPrefix  GetFraudConversionParamsBy = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the GetFraudConversionParamsBy enum.
+func (e GetFraudConversionParamsBy) Valid() bool {
+	switch e {
+	case GetFraudConversionParamsByCountry:
+		return true
+	case GetFraudConversionParamsByEmpty:
+		return true
+	case GetFraudConversionParamsByPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFraudListEntriesParamsList.
+const (
+	ListFraudListEntriesParamsListBlock ListFraudListEntriesParamsList = "block"
+	ListFraudListEntriesParamsListEmpty ListFraudListEntriesParamsList = ""
+	ListFraudListEntriesParamsListSafe  ListFraudListEntriesParamsList = "safe"
+)
+
+// Valid indicates whether the value is a known member of the ListFraudListEntriesParamsList enum.
+func (e ListFraudListEntriesParamsList) Valid() bool {
+	switch e {
+	case ListFraudListEntriesParamsListBlock:
+		return true
+	case ListFraudListEntriesParamsListEmpty:
+		return true
+	case ListFraudListEntriesParamsListSafe:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSendsParamsStatus.
 const (
 	ListSendsParamsStatusApproved  ListSendsParamsStatus = "approved"
@@ -466,6 +766,7 @@ const (
 	ListSendsParamsStatusFailed    ListSendsParamsStatus = "failed"
 	ListSendsParamsStatusSending   ListSendsParamsStatus = "sending"
 	ListSendsParamsStatusSent      ListSendsParamsStatus = "sent"
+	ListSendsParamsStatusUnknown   ListSendsParamsStatus = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the ListSendsParamsStatus enum.
@@ -487,9 +788,166 @@ func (e ListSendsParamsStatus) Valid() bool {
 		return true
 	case ListSendsParamsStatusSent:
 		return true
+	case ListSendsParamsStatusUnknown:
+		return true
 	default:
 		return false
 	}
+}
+
+// App One app as the admin API shows it, with its keys (never their secrets).
+type App struct {
+	// Access `public`: calls need no key; `key`: every call needs one of the app's keys.
+	Access AppAccess `json:"access"`
+
+	// AllowedCountries ISO 3166 alpha-2 codes of the numbers the app serves; `[]` allows all.
+	AllowedCountries []string `json:"allowed_countries"`
+
+	// AndroidAppHash The Android SMS Retriever hash on its own line of every SMS; `""` for none.
+	AndroidAppHash string `json:"android_app_hash"`
+
+	// Channels The channels the app accepts; `[]` accepts every one a provider carries.
+	Channels []AppChannels `json:"channels"`
+
+	// CheckRules The app's own check rules per phone (scope `app_check`), or `off`.
+	CheckRules     string `json:"check_rules"`
+	CodeLength     int    `json:"code_length"`
+	CodeTtlSeconds int    `json:"code_ttl_seconds"`
+
+	// CreatedAt Absent for the default app.
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+
+	// Default The default app, whose settings come from the `OTP_*` environment and cannot be changed here.
+	Default bool               `json:"default"`
+	Id      openapi_types.UUID `json:"id"`
+
+	// Keys The app's keys, revoked ones included, oldest first.
+	Keys []AppKey `json:"keys"`
+
+	// Locales The message locales the app accepts; `[]` accepts every one.
+	Locales []AppLocales `json:"locales"`
+
+	// MaxAttempts Wrong guesses per verification.
+	MaxAttempts int `json:"max_attempts"`
+
+	// MaxSends Sends per verification.
+	MaxSends int `json:"max_sends"`
+
+	// Name Shown in front of every message of the app but the default one.
+	Name string `json:"name"`
+
+	// SendRules The app's own send rules per phone (scope `app`), such as `5/1h`, or `off`.
+	SendRules string `json:"send_rules"`
+
+	// ServiceSid The app's id in Twilio's form, its ServiceSid in the Twilio Verify compatible API under `/v2/`.
+	ServiceSid string `json:"service_sid"`
+
+	// Templates The app's own message templates by locale; `{}` when it uses the built-in ones.
+	Templates map[string]AppTemplates `json:"templates"`
+
+	// UpdatedAt Absent for the default app.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+
+	// WebotpDomain The WebOTP origin every SMS of the app ends with (`@<domain>
+	WebotpDomain string `json:"webotp_domain"`
+}
+
+// AppAccess `public`: calls need no key; `key`: every call needs one of the app's keys.
+type AppAccess string
+
+// AppChannels defines model for App.Channels.
+type AppChannels string
+
+// AppLocales defines model for App.Locales.
+type AppLocales string
+
+// AppKey One API key as the admin API shows it; its secret is never shown again.
+type AppKey struct {
+	AppId     openapi_types.UUID `json:"app_id"`
+	CreatedAt time.Time          `json:"created_at"`
+
+	// Id The key's id, also the user name of HTTP Basic in the Twilio compatible API.
+	Id string `json:"id"`
+
+	// LastUsedAt When the key was last used, to about a minute; null if never.
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Name       string     `json:"name"`
+
+	// RevokedAt Null while the key is valid.
+	RevokedAt *time.Time `json:"revoked_at"`
+
+	// TrustedClientIp The key may name the end user's address in `Otpgate-Client-Ip`.
+	TrustedClientIp bool `json:"trusted_client_ip"`
+}
+
+// AppList defines model for AppList.
+type AppList struct {
+	// Apps The default app first, then the others, oldest first.
+	Apps []App `json:"apps"`
+}
+
+// AppSettings Settings of an app; each field left out keeps its value. Text is trimmed and lists
+// are normalised (locales as otpgate writes them, lower-case channels, upper-case
+// countries, sorted without repeats) before the validator sees them.
+type AppSettings struct {
+	// Access `public` (also the empty string) or `key`.
+	Access *AppSettingsAccess `json:"access,omitempty"`
+
+	// AllowedCountries ISO 3166 alpha-2 codes (any letter case), at most 300; `[]` allows all.
+	AllowedCountries *[]string `json:"allowed_countries,omitempty"`
+
+	// AndroidAppHash The 11 characters the SMS Retriever API computes for the app; `""` for none.
+	AndroidAppHash *string `json:"android_app_hash,omitempty"`
+
+	// Channels `sms`, `whatsapp`, `voice`, `email` (any letter case); `[]` accepts every one a provider carries.
+	Channels *[]string `json:"channels,omitempty"`
+
+	// CheckRules Written like `OTP_LIMIT_CHECK_PHONE`; `off` or empty for none.
+	CheckRules     *string `json:"check_rules,omitempty"`
+	CodeLength     *int    `json:"code_length,omitempty"`
+	CodeTtlSeconds *int    `json:"code_ttl_seconds,omitempty"`
+
+	// Locales `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`, `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` (any letter case); `[]` accepts every one.
+	Locales     *[]string `json:"locales,omitempty"`
+	MaxAttempts *int      `json:"max_attempts,omitempty"`
+	MaxSends    *int      `json:"max_sends,omitempty"`
+
+	// Name One line of printable text, 1 to 64 characters once trimmed.
+	Name *string `json:"name,omitempty"`
+
+	// SendRules Written like `OTP_LIMIT_PHONE`, such as `1/1m,10/1h`; `off` or empty for none.
+	SendRules *string `json:"send_rules,omitempty"`
+
+	// Templates The app's own templates by locale (a locale as `locales` takes it), replacing
+	// all it had; `{}` restores the built-in ones. Each is a Go template over
+	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}` and `{{.Expiry}}`; one
+	// that does not parse, names another field, is too long or (but the subject)
+	// does not show the code is `400` naming `templates.<locale>.<field>`.
+	Templates *map[string]AppTemplates `json:"templates,omitempty"`
+
+	// WebotpDomain A lower-case host name such as `shop.example.com`; `""` for none.
+	WebotpDomain *string `json:"webotp_domain,omitempty"`
+}
+
+// AppSettingsAccess `public` (also the empty string) or `key`.
+type AppSettingsAccess string
+
+// AppTemplates One locale's templates; a field left out keeps the built-in template.
+type AppTemplates struct {
+	// EmailHtml The HTML part (html/template), at most 8000.
+	EmailHtml *string `json:"email_html,omitempty"`
+
+	// EmailSubject At most 200 characters.
+	EmailSubject *string `json:"email_subject,omitempty"`
+
+	// EmailText The plain part, at most 2000.
+	EmailText *string `json:"email_text,omitempty"`
+
+	// Sms The SMS (and WhatsApp) text, at most 400 characters.
+	Sms *string `json:"sms,omitempty"`
+
+	// Voice What a call reads (`{{.Code}}` spelled digit by digit), at most 800.
+	Voice *string `json:"voice,omitempty"`
 }
 
 // Attempt defines model for Attempt.
@@ -502,6 +960,20 @@ type Attempt struct {
 
 // AttemptOutcome defines model for Attempt.Outcome.
 type AttemptOutcome string
+
+// CreatedAppKey A new key with its secret, which only this answer ever shows.
+type CreatedAppKey struct {
+	AppId      openapi_types.UUID `json:"app_id"`
+	CreatedAt  time.Time          `json:"created_at"`
+	Id         string             `json:"id"`
+	LastUsedAt *time.Time         `json:"last_used_at"`
+	Name       string             `json:"name"`
+	RevokedAt  *time.Time         `json:"revoked_at"`
+
+	// Secret `otpgate`, the key's id and 64 hex digits: send it as `Authorization: Bearer <secret>`.
+	Secret          string `json:"secret"`
+	TrustedClientIp bool   `json:"trusted_client_ip"`
+}
 
 // CreatedWebhook A webhook endpoint just made, with its secret, shown this once.
 type CreatedWebhook struct {
@@ -588,6 +1060,219 @@ type DeliveryRates struct {
 // EventType defines model for EventType.
 type EventType string
 
+// FraudBlock One block the guard started on a target.
+type FraudBlock struct {
+	// Active Not lifted and not yet ended.
+	Active bool               `json:"active"`
+	EndsAt time.Time          `json:"ends_at"`
+	Id     openapi_types.UUID `json:"id"`
+
+	// LiftedAt When an operator lifted it; absent if nobody did.
+	LiftedAt *time.Time `json:"lifted_at,omitempty"`
+
+	// LiftedBy Who lifted it; absent if nobody did.
+	LiftedBy *string `json:"lifted_by,omitempty"`
+
+	// Mode `shadow`: the block only reported what it would have refused.
+	Mode FraudBlockMode `json:"mode"`
+
+	// Reason What tripped it, for people.
+	Reason string `json:"reason"`
+
+	// RetryAfterSeconds How long an active block still lasts; 0 otherwise.
+	RetryAfterSeconds int             `json:"retry_after_seconds"`
+	Scope             FraudBlockScope `json:"scope"`
+	StartedAt         time.Time       `json:"started_at"`
+
+	// Target The blocked country, prefix or client network, such as `+81901234`.
+	Target string `json:"target"`
+}
+
+// FraudBlockMode `shadow`: the block only reported what it would have refused.
+type FraudBlockMode string
+
+// FraudBlockScope defines model for FraudBlock.Scope.
+type FraudBlockScope string
+
+// FraudBlocks defines model for FraudBlocks.
+type FraudBlocks struct {
+	Blocks []FraudBlock `json:"blocks"`
+}
+
+// FraudConfig Every setting of the fraud guard by name (`docs/fraud.md` explains them; the
+// environment variable that seeds each is `OTP_` and its name in capitals), with
+// the stored version and the version this instance applies.
+type FraudConfig struct {
+	// AppliedVersion The version this instance applies now.
+	AppliedVersion int `json:"applied_version"`
+
+	// FraudBlock How long a trip of the guard blocks its target, such as `12h` (1s to 30d).
+	FraudBlock string `json:"fraud_block"`
+
+	// FraudFloorCountry Unapproved recent sends below which a country cannot trip.
+	FraudFloorCountry int `json:"fraud_floor_country"`
+	FraudFloorIpNet   int `json:"fraud_floor_ip_net"`
+	FraudFloorPrefix  int `json:"fraud_floor_prefix"`
+
+	// FraudGuard The conversion guard's mode.
+	FraudGuard FraudConfigFraudGuard `json:"fraud_guard"`
+
+	// FraudLongHorizon The time constant of its baseline counts, such as `7d`; at least the short horizon.
+	FraudLongHorizon string `json:"fraud_long_horizon"`
+
+	// FraudPriorRate The conversion assumed before a target has history.
+	FraudPriorRate float32 `json:"fraud_prior_rate"`
+
+	// FraudPriorWeight How many sends that assumption weighs (more than 0).
+	FraudPriorWeight float32 `json:"fraud_prior_weight"`
+
+	// FraudRatio A target trips when its recent conversion falls below this times its baseline (more than 0).
+	FraudRatio float32 `json:"fraud_ratio"`
+
+	// FraudShortHorizon The time constant of the guard's recent counts, such as `10m`.
+	FraudShortHorizon string `json:"fraud_short_horizon"`
+
+	// LimitCountry Static rules per country, such as `NG:10/1h,*:500/1h` (`*` for every country without its own; a rule ending `:shadow` only reports), or `off`.
+	LimitCountry string `json:"limit_country"`
+
+	// LimitIpNet Static rules per client network (IPv4 /24, IPv6 /48), or `off`.
+	LimitIpNet string `json:"limit_ip_net"`
+
+	// LimitPrefix Static rules per number prefix, such as `10/1h` or `10/1h:shadow`, or `off`.
+	LimitPrefix string `json:"limit_prefix"`
+
+	// PrefixDrop How many last digits a number's prefix leaves out.
+	PrefixDrop int `json:"prefix_drop"`
+
+	// Version The stored configuration's version; every change raises it.
+	Version int `json:"version"`
+}
+
+// FraudConfigFraudGuard The conversion guard's mode.
+type FraudConfigFraudGuard string
+
+// FraudConfigUpdate Any subset of the settings, as `FraudConfig` names them; each is a string or a
+// number (read as its text), so a numeric setting may also be sent as a string.
+// `version` and `applied_version` are ignored.
+type FraudConfigUpdate struct {
+	// AppliedVersion A number, as a JSON number or as a string.
+	AppliedVersion *FraudNumber `json:"applied_version,omitempty"`
+	FraudBlock     *string      `json:"fraud_block,omitempty"`
+
+	// FraudFloorCountry A whole number, as a JSON number or as a string.
+	FraudFloorCountry *FraudInteger `json:"fraud_floor_country,omitempty"`
+
+	// FraudFloorIpNet A whole number, as a JSON number or as a string.
+	FraudFloorIpNet *FraudInteger `json:"fraud_floor_ip_net,omitempty"`
+
+	// FraudFloorPrefix A whole number, as a JSON number or as a string.
+	FraudFloorPrefix *FraudInteger `json:"fraud_floor_prefix,omitempty"`
+	FraudGuard       *string       `json:"fraud_guard,omitempty"`
+	FraudLongHorizon *string       `json:"fraud_long_horizon,omitempty"`
+
+	// FraudPriorRate A number, as a JSON number or as a string.
+	FraudPriorRate *FraudNumber `json:"fraud_prior_rate,omitempty"`
+
+	// FraudPriorWeight A number, as a JSON number or as a string.
+	FraudPriorWeight *FraudNumber `json:"fraud_prior_weight,omitempty"`
+
+	// FraudRatio A number, as a JSON number or as a string.
+	FraudRatio        *FraudNumber `json:"fraud_ratio,omitempty"`
+	FraudShortHorizon *string      `json:"fraud_short_horizon,omitempty"`
+	LimitCountry      *string      `json:"limit_country,omitempty"`
+	LimitIpNet        *string      `json:"limit_ip_net,omitempty"`
+	LimitPrefix       *string      `json:"limit_prefix,omitempty"`
+
+	// PrefixDrop A whole number, as a JSON number or as a string.
+	PrefixDrop *FraudInteger `json:"prefix_drop,omitempty"`
+
+	// Version A number, as a JSON number or as a string.
+	Version *FraudNumber `json:"version,omitempty"`
+}
+
+// FraudConversion defines model for FraudConversion.
+type FraudConversion struct {
+	By FraudConversionBy `json:"by"`
+
+	// Rows Busiest first.
+	Rows  []FraudConversionRow `json:"rows"`
+	Since time.Time            `json:"since"`
+}
+
+// FraudConversionBy defines model for FraudConversion.By.
+type FraudConversionBy string
+
+// FraudConversionRow defines model for FraudConversionRow.
+type FraudConversionRow struct {
+	Approvals int `json:"approvals"`
+
+	// Blocked Sends refused as blocked.
+	Blocked int `json:"blocked"`
+
+	// Country The key again, when the rows are by country.
+	Country *string `json:"country,omitempty"`
+
+	// Key The country (ISO 3166) or the prefix the row counts.
+	Key string `json:"key"`
+
+	// Prefix The key again, when the rows are by prefix.
+	Prefix *string `json:"prefix,omitempty"`
+
+	// Ratio approvals / sends; 0 without sends.
+	Ratio float32 `json:"ratio"`
+
+	// Sends Sends that went out.
+	Sends int `json:"sends"`
+}
+
+// FraudInteger A whole number, as a JSON number or as a string.
+type FraudInteger struct {
+	union json.RawMessage
+}
+
+// FraudInteger0 defines model for FraudInteger.0.
+type FraudInteger0 = int
+
+// FraudInteger1 defines model for FraudInteger.1.
+type FraudInteger1 = string
+
+// FraudListEntries defines model for FraudListEntries.
+type FraudListEntries struct {
+	Entries []FraudListEntry `json:"entries"`
+}
+
+// FraudListEntry One entry of the safe or the block list.
+type FraudListEntry struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+
+	// Kind Countries are on the block list only.
+	Kind FraudListEntryKind `json:"kind"`
+	List FraudListEntryList `json:"list"`
+	Note string             `json:"note"`
+
+	// Value Normalised: a number in E.164, a prefix of one (`+8190123`), an ISO 3166 code,
+	// or a CIDR with its host bits masked.
+	Value string `json:"value"`
+}
+
+// FraudListEntryKind Countries are on the block list only.
+type FraudListEntryKind string
+
+// FraudListEntryList defines model for FraudListEntry.List.
+type FraudListEntryList string
+
+// FraudNumber A number, as a JSON number or as a string.
+type FraudNumber struct {
+	union json.RawMessage
+}
+
+// FraudNumber0 defines model for FraudNumber.0.
+type FraudNumber0 = float32
+
+// FraudNumber1 defines model for FraudNumber.1.
+type FraudNumber1 = string
+
 // Health defines model for Health.
 type Health struct {
 	Status HealthStatus `json:"status"`
@@ -609,6 +1294,76 @@ type Limits struct {
 
 // LimitsKind defines model for Limits.Kind.
 type LimitsKind string
+
+// NewApp An app's settings; `name` is required, the fields left out take the default app's values.
+type NewApp struct {
+	// Access `public` (also the empty string) or `key`.
+	Access *NewAppAccess `json:"access,omitempty"`
+
+	// AllowedCountries ISO 3166 alpha-2 codes (any letter case), at most 300; `[]` allows all.
+	AllowedCountries *[]string `json:"allowed_countries,omitempty"`
+
+	// AndroidAppHash The 11 characters the SMS Retriever API computes for the app; `""` for none.
+	AndroidAppHash *string `json:"android_app_hash,omitempty"`
+
+	// Channels `sms`, `whatsapp`, `voice`, `email` (any letter case); `[]` accepts every one a provider carries.
+	Channels *[]string `json:"channels,omitempty"`
+
+	// CheckRules Written like `OTP_LIMIT_CHECK_PHONE`; `off` or empty for none.
+	CheckRules     *string `json:"check_rules,omitempty"`
+	CodeLength     *int    `json:"code_length,omitempty"`
+	CodeTtlSeconds *int    `json:"code_ttl_seconds,omitempty"`
+
+	// Locales `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`, `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` (any letter case); `[]` accepts every one.
+	Locales     *[]string `json:"locales,omitempty"`
+	MaxAttempts *int      `json:"max_attempts,omitempty"`
+	MaxSends    *int      `json:"max_sends,omitempty"`
+
+	// Name One line of printable text, 1 to 64 characters once trimmed.
+	Name string `json:"name"`
+
+	// SendRules Written like `OTP_LIMIT_PHONE`, such as `1/1m,10/1h`; `off` or empty for none.
+	SendRules *string `json:"send_rules,omitempty"`
+
+	// Templates The app's own templates by locale (a locale as `locales` takes it), replacing
+	// all it had; `{}` restores the built-in ones. Each is a Go template over
+	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}` and `{{.Expiry}}`; one
+	// that does not parse, names another field, is too long or (but the subject)
+	// does not show the code is `400` naming `templates.<locale>.<field>`.
+	Templates *map[string]AppTemplates `json:"templates,omitempty"`
+
+	// WebotpDomain A lower-case host name such as `shop.example.com`; `""` for none.
+	WebotpDomain *string `json:"webotp_domain,omitempty"`
+}
+
+// NewAppAccess `public` (also the empty string) or `key`.
+type NewAppAccess string
+
+// NewAppKey defines model for NewAppKey.
+type NewAppKey struct {
+	// Name For people; one line of at most 64 characters once trimmed.
+	Name *string `json:"name,omitempty"`
+
+	// TrustedClientIp Whether the key may name the end user's address in `Otpgate-Client-Ip`; false when absent.
+	TrustedClientIp *bool `json:"trusted_client_ip,omitempty"`
+}
+
+// NewFraudListEntry defines model for NewFraudListEntry.
+type NewFraudListEntry struct {
+	// Kind `number`, `prefix`, `country` or `cidr` (any letter case); empty or absent tells
+	// it from the value: `+` and digits is a number when it is a valid one, else a
+	// prefix; two letters a country; an address or CIDR a cidr.
+	Kind *string `json:"kind,omitempty"`
+
+	// List `safe` or `block` (any letter case).
+	List string `json:"list"`
+
+	// Note For people; at most 200 characters once trimmed.
+	Note *string `json:"note,omitempty"`
+
+	// Value An E.164 number, a prefix (`+` and 1 to 14 digits), an ISO 3166 code, or an IP address or CIDR.
+	Value string `json:"value"`
+}
 
 // NewWebhook defines model for NewWebhook.
 type NewWebhook struct {
@@ -635,7 +1390,8 @@ type Problem struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -655,7 +1411,8 @@ type ProblemCSRFFailed struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -678,7 +1435,8 @@ type ProblemInternal struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -701,7 +1459,8 @@ type ProblemInvalidBody struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -724,7 +1483,8 @@ type ProblemInvalidRequest struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors map[string]string `json:"errors"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -747,7 +1507,8 @@ type ProblemNotFound struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -770,7 +1531,8 @@ type ProblemTooLarge struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -793,7 +1555,8 @@ type ProblemUnauthorized struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -816,7 +1579,8 @@ type ProblemUnavailable struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -839,7 +1603,8 @@ type ProblemUnsupportedMediaType struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
-	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again (`rate_limited`).
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
 	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
 	Status            int    `json:"status"`
 	Title             string `json:"title"`
@@ -888,8 +1653,8 @@ type RuleState struct {
 
 // Send One send as history keeps it. It never holds a code or a code hash.
 type Send struct {
-	// AppId The app the send was made for.
-	AppId *openapi_types.UUID `json:"app_id,omitempty"`
+	// AppId The app the send was made for (sends from before apps existed belong to the default app).
+	AppId openapi_types.UUID `json:"app_id"`
 
 	// Attempts Every provider asked (or skipped by its circuit breaker), in order; empty while sending and for refused sends.
 	Attempts []ProviderAttempt `json:"attempts"`
@@ -924,7 +1689,7 @@ type Send struct {
 	Provider          *string `json:"provider,omitempty"`
 	ProviderMessageId *string `json:"provider_message_id,omitempty"`
 
-	// Reason The refusing rule of a blocked or duplicate send.
+	// Reason The refusing rule of a blocked or duplicate send, or the fraud guard's block or the block-list entry that refused it.
 	Reason *string `json:"reason,omitempty"`
 
 	// Segments How many segments the SMS takes (what providers bill).
@@ -933,8 +1698,13 @@ type Send struct {
 	// SendStatus The row's own state.
 	SendStatus SendSendStatus `json:"send_status"`
 
+	// Shadow What fraud rules or the guard in shadow mode would have refused, such as `prefix 10/1h:shadow`.
+	Shadow *string `json:"shadow,omitempty"`
+
 	// Status The outcome for people: `sent`, `sending`, `failed`, `duplicate`, `approved`,
-	// `expired`, or `blocked:<rule>` (such as `blocked:phone 1/1m`).
+	// `expired`, `unknown` (the outcome was never recorded), or `blocked:<reason>`
+	// (such as `blocked:phone 1/1m`, `blocked:fraud_guard prefix +8190123` or
+	// `blocked:block_list country NG`).
 	Status    string    `json:"status"`
 	Time      time.Time `json:"time"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -1017,8 +1787,10 @@ type Violation struct {
 	RetryAfterSeconds int `json:"retry_after_seconds"`
 
 	// Scope The rule's scope: `duplicate`, `phone`, `ip`, `global`, `verification` (the
-	// verification's `OTP_MAX_SENDS`), `check_phone` or `check_ip`; `email` and
-	// `check_email` for email addresses.
+	// verification's `max_sends`, `OTP_MAX_SENDS` for the default app),
+	// `check_phone` or `check_ip`; `email` and `check_email` for email addresses;
+	// an app's own rules `app` and `app_check`; the fraud rules `country`, `prefix`
+	// and `ip_net`.
 	Scope         string `json:"scope"`
 	WindowSeconds int    `json:"window_seconds"`
 }
@@ -1050,6 +1822,9 @@ type Webhooks struct {
 	Webhooks []Webhook `json:"webhooks"`
 }
 
+// AppFilter defines model for AppFilter.
+type AppFilter = string
+
 // AppID defines model for AppID.
 type AppID = string
 
@@ -1070,6 +1845,9 @@ type WebhookID = string
 
 // CSRFFailed defines model for CSRFFailed.
 type CSRFFailed = ProblemCSRFFailed
+
+// DefaultAppReadOnly defines model for DefaultAppReadOnly.
+type DefaultAppReadOnly = ProblemInvalidRequest
 
 // Document defines model for Document.
 type Document = map[string]interface{}
@@ -1100,6 +1878,36 @@ type Unavailable = ProblemUnavailable
 
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = ProblemUnsupportedMediaType
+
+// CreateAppParams defines parameters for CreateApp.
+type CreateAppParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// DeleteAppParams defines parameters for DeleteApp.
+type DeleteAppParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// UpdateAppParams defines parameters for UpdateApp.
+type UpdateAppParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// CreateAppKeyParams defines parameters for CreateAppKey.
+type CreateAppKeyParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// RevokeAppKeyParams defines parameters for RevokeAppKey.
+type RevokeAppKeyParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
 
 // CreateWebhookParams defines parameters for CreateWebhook.
 type CreateWebhookParams struct {
@@ -1145,6 +1953,57 @@ type GetDeliveryRatesParams struct {
 	App *string `form:"app,omitempty" json:"app,omitempty"`
 }
 
+// ListFraudBlocksParams defines parameters for ListFraudBlocks.
+type ListFraudBlocksParams struct {
+	// All `true` for every block; `false` or absent for the active ones.
+	All *bool `form:"all,omitempty" json:"all,omitempty"`
+}
+
+// LiftFraudBlockParams defines parameters for LiftFraudBlock.
+type LiftFraudBlockParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// UpdateFraudConfigParams defines parameters for UpdateFraudConfig.
+type UpdateFraudConfigParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// GetFraudConversionParams defines parameters for GetFraudConversion.
+type GetFraudConversionParams struct {
+	// By `country` (absent or empty) or `prefix` (numbers without their last `prefix_drop` digits).
+	By *GetFraudConversionParamsBy `form:"by,omitempty" json:"by,omitempty"`
+
+	// Since RFC 3339, or a span back from now such as `90m`, `24h` or `7d`; 24h when absent.
+	Since *string `form:"since,omitempty" json:"since,omitempty"`
+}
+
+// GetFraudConversionParamsBy defines parameters for GetFraudConversion.
+type GetFraudConversionParamsBy string
+
+// ListFraudListEntriesParams defines parameters for ListFraudListEntries.
+type ListFraudListEntriesParams struct {
+	// List `safe` or `block` for that list only; absent or empty for both.
+	List *ListFraudListEntriesParamsList `form:"list,omitempty" json:"list,omitempty"`
+}
+
+// ListFraudListEntriesParamsList defines parameters for ListFraudListEntries.
+type ListFraudListEntriesParamsList string
+
+// AddFraudListEntryParams defines parameters for AddFraudListEntry.
+type AddFraudListEntryParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// RemoveFraudListEntryParams defines parameters for RemoveFraudListEntry.
+type RemoveFraudListEntryParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
 // ResetLimitsParams defines parameters for ResetLimits.
 type ResetLimitsParams struct {
 	// Phone The phone, in any spelling; give either `phone` or `ip`.
@@ -1154,7 +2013,7 @@ type ResetLimitsParams struct {
 	Ip *LimitIP `form:"ip,omitempty" json:"ip,omitempty"`
 
 	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
-	XCSRFToken *string `json:"X-CSRF-Token,omitempty"`
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
 }
 
 // GetLimitsParams defines parameters for GetLimits.
@@ -1168,6 +2027,11 @@ type GetLimitsParams struct {
 
 // ListSendsParams defines parameters for ListSends.
 type ListSendsParams struct {
+	// App An app's id (a UUID) or `default`: only that app's sends count (an id of no app
+	// finds none). Absent or empty for every app; anything that is neither a UUID nor
+	// `default` is `400 invalid_request`.
+	App *AppFilter `form:"app,omitempty" json:"app,omitempty"`
+
 	// Phone Any spelling of a number, normalised to E.164 as the public API does, or an email address (normalised like the email channel's).
 	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
 
@@ -1193,6 +2057,11 @@ type ListSendsParamsStatus string
 
 // GetStatsParams defines parameters for GetStats.
 type GetStatsParams struct {
+	// App An app's id (a UUID) or `default`: only that app's sends count (an id of no app
+	// finds none). Absent or empty for every app; anything that is neither a UUID nor
+	// `default` is `400 invalid_request`.
+	App *AppFilter `form:"app,omitempty" json:"app,omitempty"`
+
 	// Since RFC 3339, or a span back from now such as `90m`, `24h` or `7d`; 24h when absent.
 	Since *string `form:"since,omitempty" json:"since,omitempty"`
 
@@ -1200,8 +2069,147 @@ type GetStatsParams struct {
 	Bucket *string `form:"bucket,omitempty" json:"bucket,omitempty"`
 }
 
+// CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
+type CreateAppJSONRequestBody = NewApp
+
+// UpdateAppJSONRequestBody defines body for UpdateApp for application/json ContentType.
+type UpdateAppJSONRequestBody = AppSettings
+
+// CreateAppKeyJSONRequestBody defines body for CreateAppKey for application/json ContentType.
+type CreateAppKeyJSONRequestBody = NewAppKey
+
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = NewWebhook
+
+// UpdateFraudConfigJSONRequestBody defines body for UpdateFraudConfig for application/json ContentType.
+type UpdateFraudConfigJSONRequestBody = FraudConfigUpdate
+
+// AddFraudListEntryJSONRequestBody defines body for AddFraudListEntry for application/json ContentType.
+type AddFraudListEntryJSONRequestBody = NewFraudListEntry
+
+// AsFraudInteger0 returns the union data inside the FraudInteger as a FraudInteger0
+func (t FraudInteger) AsFraudInteger0() (FraudInteger0, error) {
+	var body FraudInteger0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFraudInteger0 overwrites any union data inside the FraudInteger as the provided FraudInteger0
+func (t *FraudInteger) FromFraudInteger0(v FraudInteger0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFraudInteger0 performs a merge with any union data inside the FraudInteger, using the provided FraudInteger0
+func (t *FraudInteger) MergeFraudInteger0(v FraudInteger0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFraudInteger1 returns the union data inside the FraudInteger as a FraudInteger1
+func (t FraudInteger) AsFraudInteger1() (FraudInteger1, error) {
+	var body FraudInteger1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFraudInteger1 overwrites any union data inside the FraudInteger as the provided FraudInteger1
+func (t *FraudInteger) FromFraudInteger1(v FraudInteger1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFraudInteger1 performs a merge with any union data inside the FraudInteger, using the provided FraudInteger1
+func (t *FraudInteger) MergeFraudInteger1(v FraudInteger1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FraudInteger) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FraudInteger) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFraudNumber0 returns the union data inside the FraudNumber as a FraudNumber0
+func (t FraudNumber) AsFraudNumber0() (FraudNumber0, error) {
+	var body FraudNumber0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFraudNumber0 overwrites any union data inside the FraudNumber as the provided FraudNumber0
+func (t *FraudNumber) FromFraudNumber0(v FraudNumber0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFraudNumber0 performs a merge with any union data inside the FraudNumber, using the provided FraudNumber0
+func (t *FraudNumber) MergeFraudNumber0(v FraudNumber0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFraudNumber1 returns the union data inside the FraudNumber as a FraudNumber1
+func (t FraudNumber) AsFraudNumber1() (FraudNumber1, error) {
+	var body FraudNumber1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFraudNumber1 overwrites any union data inside the FraudNumber as the provided FraudNumber1
+func (t *FraudNumber) FromFraudNumber1(v FraudNumber1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFraudNumber1 performs a merge with any union data inside the FraudNumber, using the provided FraudNumber1
+func (t *FraudNumber) MergeFraudNumber1(v FraudNumber1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FraudNumber) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FraudNumber) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1277,6 +2285,99 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListApps Every app, the default one first, each with its keys (never their secrets).
+	//
+	// Corresponds with GET /admin/api/apps (the `ListApps` operationId).
+	ListApps(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAppWithBody Create an app.
+	//
+	// Fields left out take the default app's settings (the `OTP_*` environment), except
+	// `name`, which a new app must have. Every value passes the one validator of app
+	// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+	// and nothing is written. Every instance serves the new app within about a second.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+	CreateAppWithBody(ctx context.Context, params *CreateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateApp Create an app.
+	//
+	// Fields left out take the default app's settings (the `OTP_*` environment), except
+	// `name`, which a new app must have. Every value passes the one validator of app
+	// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+	// and nothing is written. Every instance serves the new app within about a second.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+	CreateApp(ctx context.Context, params *CreateAppParams, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApp Delete an app and revoke its keys; its history stays.
+	//
+	// Its pending verifications can no longer be checked. The default app cannot be
+	// deleted: `400 invalid_request` naming `id`.
+	//
+	// Corresponds with DELETE /admin/api/apps/{id} (the `DeleteApp` operationId).
+	DeleteApp(ctx context.Context, id AppID, params *DeleteAppParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApp One app with its keys, revoked ones included (never their secrets).
+	//
+	// Corresponds with GET /admin/api/apps/{id} (the `GetApp` operationId).
+	GetApp(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAppWithBody Change some of an app's settings.
+	//
+	// Only the fields given change; the answer is the app as it now is. The default
+	// app's settings come from the environment and cannot be changed here:
+	// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+	// `errors` naming every bad field, and nothing is written. Every instance applies
+	// the change within about a second.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+	UpdateAppWithBody(ctx context.Context, id AppID, params *UpdateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateApp Change some of an app's settings.
+	//
+	// Only the fields given change; the answer is the app as it now is. The default
+	// app's settings come from the environment and cannot be changed here:
+	// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+	// `errors` naming every bad field, and nothing is written. Every instance applies
+	// the change within about a second.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+	UpdateApp(ctx context.Context, id AppID, params *UpdateAppParams, body UpdateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAppKeyWithBody Make an API key of an app; the answer is the only place its secret ever appears.
+	//
+	// The body may be left out (or be empty): a key needs nothing. A body that is sent
+	// must be JSON. The default app's keys can be made too.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+	CreateAppKeyWithBody(ctx context.Context, id AppID, params *CreateAppKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAppKey Make an API key of an app; the answer is the only place its secret ever appears.
+	//
+	// The body may be left out (or be empty): a key needs nothing. A body that is sent
+	// must be JSON. The default app's keys can be made too.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+	CreateAppKey(ctx context.Context, id AppID, params *CreateAppKeyParams, body CreateAppKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeAppKey Revoke an API key.
+	//
+	// Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
+	RevokeAppKey(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhooks The app's webhook endpoints, oldest first; never their secrets.
 	//
 	// Corresponds with GET /admin/api/apps/{id}/webhooks (the `ListWebhooks` operationId).
@@ -1343,6 +2444,94 @@ type ClientInterface interface {
 	// Corresponds with GET /admin/api/delivery (the `GetDeliveryRates` operationId).
 	GetDeliveryRates(ctx context.Context, params *GetDeliveryRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListFraudBlocks The fraud guard's blocks, newest first.
+	//
+	// The active blocks of both modes (enforced and shadow), or with `all=true` every block, ended and lifted ones too.
+	//
+	// Corresponds with GET /admin/api/fraud/blocks (the `ListFraudBlocks` operationId).
+	ListFraudBlocks(ctx context.Context, params *ListFraudBlocksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LiftFraudBlock Lift a block now.
+	//
+	// The block's row is marked lifted (by whom, when) and its key leaves the limiter,
+	// so sends to its target are admitted again at once. Lifting a lifted block answers
+	// it as it is; the first lift's time and author stay.
+	//
+	// Corresponds with DELETE /admin/api/fraud/blocks/{id} (the `LiftFraudBlock` operationId).
+	LiftFraudBlock(ctx context.Context, id string, params *LiftFraudBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFraudConfig The fraud guard's configuration, every setting by name.
+	//
+	// Corresponds with GET /admin/api/fraud/config (the `GetFraudConfig` operationId).
+	GetFraudConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateFraudConfigWithBody Set some of the fraud guard's settings.
+	//
+	// The body holds any subset of the settings (at least one); the others keep their
+	// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+	// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+	// naming each, and nothing changes. Every instance applies the change within about
+	// a second; the answer is the configuration as GET answers it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+	UpdateFraudConfigWithBody(ctx context.Context, params *UpdateFraudConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateFraudConfig Set some of the fraud guard's settings.
+	//
+	// The body holds any subset of the settings (at least one); the others keep their
+	// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+	// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+	// naming each, and nothing changes. Every instance applies the change within about
+	// a second; the answer is the configuration as GET answers it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+	UpdateFraudConfig(ctx context.Context, params *UpdateFraudConfigParams, body UpdateFraudConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFraudConversion Sends, approvals and blocked sends per country or per prefix, busiest first.
+	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+	//
+	// Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
+	GetFraudConversion(ctx context.Context, params *GetFraudConversionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListFraudListEntries The entries of the safe and block lists, oldest first.
+	//
+	// Corresponds with GET /admin/api/fraud/lists (the `ListFraudListEntries` operationId).
+	ListFraudListEntries(ctx context.Context, params *ListFraudListEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddFraudListEntryWithBody Add an entry to the safe or the block list.
+	//
+	// The block list refuses a matching send with `403 blocked` before anything is
+	// spent; the safe list exempts it from the fraud rules and the guard (never from the
+	// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+	// already, is `400 invalid_request` naming the field.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+	AddFraudListEntryWithBody(ctx context.Context, params *AddFraudListEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddFraudListEntry Add an entry to the safe or the block list.
+	//
+	// The block list refuses a matching send with `403 blocked` before anything is
+	// spent; the safe list exempts it from the fraud rules and the guard (never from the
+	// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+	// already, is `400 invalid_request` naming the field.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+	AddFraudListEntry(ctx context.Context, params *AddFraudListEntryParams, body AddFraudListEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveFraudListEntry Remove an entry from its list.
+	//
+	// Corresponds with DELETE /admin/api/fraud/lists/{id} (the `RemoveFraudListEntry` operationId).
+	RemoveFraudListEntry(ctx context.Context, id int64, params *RemoveFraudListEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResetLimits Reset the send and check limits of a phone or an IP.
 	//
 	// Forgets the target's send and check rules (not the duplicate window, which is
@@ -1373,6 +2562,8 @@ type ClientInterface interface {
 
 	// GetStats Sends, failures, blocks by rule, duplicates and approvals per time bucket.
 	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
+	//
 	// Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 	GetStats(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1400,6 +2591,199 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `AdminReadyz` operationId).
 	AdminReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListApps Every app, the default one first, each with its keys (never their secrets).
+//
+// Corresponds with GET /admin/api/apps (the `ListApps` operationId).
+func (c *Client) ListApps(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAppsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAppWithBody Create an app.
+//
+// Fields left out take the default app's settings (the `OTP_*` environment), except
+// `name`, which a new app must have. Every value passes the one validator of app
+// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+// and nothing is written. Every instance serves the new app within about a second.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+func (c *Client) CreateAppWithBody(ctx context.Context, params *CreateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateApp Create an app.
+//
+// Fields left out take the default app's settings (the `OTP_*` environment), except
+// `name`, which a new app must have. Every value passes the one validator of app
+// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+// and nothing is written. Every instance serves the new app within about a second.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+func (c *Client) CreateApp(ctx context.Context, params *CreateAppParams, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApp Delete an app and revoke its keys; its history stays.
+//
+// Its pending verifications can no longer be checked. The default app cannot be
+// deleted: `400 invalid_request` naming `id`.
+//
+// Corresponds with DELETE /admin/api/apps/{id} (the `DeleteApp` operationId).
+func (c *Client) DeleteApp(ctx context.Context, id AppID, params *DeleteAppParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAppRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApp One app with its keys, revoked ones included (never their secrets).
+//
+// Corresponds with GET /admin/api/apps/{id} (the `GetApp` operationId).
+func (c *Client) GetApp(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAppRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAppWithBody Change some of an app's settings.
+//
+// Only the fields given change; the answer is the app as it now is. The default
+// app's settings come from the environment and cannot be changed here:
+// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+// `errors` naming every bad field, and nothing is written. Every instance applies
+// the change within about a second.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+func (c *Client) UpdateAppWithBody(ctx context.Context, id AppID, params *UpdateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAppRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateApp Change some of an app's settings.
+//
+// Only the fields given change; the answer is the app as it now is. The default
+// app's settings come from the environment and cannot be changed here:
+// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+// `errors` naming every bad field, and nothing is written. Every instance applies
+// the change within about a second.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+func (c *Client) UpdateApp(ctx context.Context, id AppID, params *UpdateAppParams, body UpdateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAppRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAppKeyWithBody Make an API key of an app; the answer is the only place its secret ever appears.
+//
+// The body may be left out (or be empty): a key needs nothing. A body that is sent
+// must be JSON. The default app's keys can be made too.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+func (c *Client) CreateAppKeyWithBody(ctx context.Context, id AppID, params *CreateAppKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppKeyRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAppKey Make an API key of an app; the answer is the only place its secret ever appears.
+//
+// The body may be left out (or be empty): a key needs nothing. A body that is sent
+// must be JSON. The default app's keys can be made too.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+func (c *Client) CreateAppKey(ctx context.Context, id AppID, params *CreateAppKeyParams, body CreateAppKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAppKeyRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAppKey Revoke an API key.
+//
+// Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
+func (c *Client) RevokeAppKey(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAppKeyRequest(c.Server, id, keyId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListWebhooks The app's webhook endpoints, oldest first; never their secrets.
@@ -1548,6 +2932,194 @@ func (c *Client) GetDeliveryRates(ctx context.Context, params *GetDeliveryRatesP
 	return c.Client.Do(req)
 }
 
+// ListFraudBlocks The fraud guard's blocks, newest first.
+//
+// The active blocks of both modes (enforced and shadow), or with `all=true` every block, ended and lifted ones too.
+//
+// Corresponds with GET /admin/api/fraud/blocks (the `ListFraudBlocks` operationId).
+func (c *Client) ListFraudBlocks(ctx context.Context, params *ListFraudBlocksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFraudBlocksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LiftFraudBlock Lift a block now.
+//
+// The block's row is marked lifted (by whom, when) and its key leaves the limiter,
+// so sends to its target are admitted again at once. Lifting a lifted block answers
+// it as it is; the first lift's time and author stay.
+//
+// Corresponds with DELETE /admin/api/fraud/blocks/{id} (the `LiftFraudBlock` operationId).
+func (c *Client) LiftFraudBlock(ctx context.Context, id string, params *LiftFraudBlockParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLiftFraudBlockRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFraudConfig The fraud guard's configuration, every setting by name.
+//
+// Corresponds with GET /admin/api/fraud/config (the `GetFraudConfig` operationId).
+func (c *Client) GetFraudConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFraudConfigRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateFraudConfigWithBody Set some of the fraud guard's settings.
+//
+// The body holds any subset of the settings (at least one); the others keep their
+// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+// naming each, and nothing changes. Every instance applies the change within about
+// a second; the answer is the configuration as GET answers it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+func (c *Client) UpdateFraudConfigWithBody(ctx context.Context, params *UpdateFraudConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateFraudConfigRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateFraudConfig Set some of the fraud guard's settings.
+//
+// The body holds any subset of the settings (at least one); the others keep their
+// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+// naming each, and nothing changes. Every instance applies the change within about
+// a second; the answer is the configuration as GET answers it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+func (c *Client) UpdateFraudConfig(ctx context.Context, params *UpdateFraudConfigParams, body UpdateFraudConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateFraudConfigRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFraudConversion Sends, approvals and blocked sends per country or per prefix, busiest first.
+//
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+//
+// Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
+func (c *Client) GetFraudConversion(ctx context.Context, params *GetFraudConversionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFraudConversionRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFraudListEntries The entries of the safe and block lists, oldest first.
+//
+// Corresponds with GET /admin/api/fraud/lists (the `ListFraudListEntries` operationId).
+func (c *Client) ListFraudListEntries(ctx context.Context, params *ListFraudListEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFraudListEntriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddFraudListEntryWithBody Add an entry to the safe or the block list.
+//
+// The block list refuses a matching send with `403 blocked` before anything is
+// spent; the safe list exempts it from the fraud rules and the guard (never from the
+// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+// already, is `400 invalid_request` naming the field.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+func (c *Client) AddFraudListEntryWithBody(ctx context.Context, params *AddFraudListEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddFraudListEntryRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddFraudListEntry Add an entry to the safe or the block list.
+//
+// The block list refuses a matching send with `403 blocked` before anything is
+// spent; the safe list exempts it from the fraud rules and the guard (never from the
+// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+// already, is `400 invalid_request` naming the field.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+func (c *Client) AddFraudListEntry(ctx context.Context, params *AddFraudListEntryParams, body AddFraudListEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddFraudListEntryRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveFraudListEntry Remove an entry from its list.
+//
+// Corresponds with DELETE /admin/api/fraud/lists/{id} (the `RemoveFraudListEntry` operationId).
+func (c *Client) RemoveFraudListEntry(ctx context.Context, id int64, params *RemoveFraudListEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveFraudListEntryRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResetLimits Reset the send and check limits of a phone or an IP.
 //
 // Forgets the target's send and check rules (not the duplicate window, which is
@@ -1617,6 +3189,8 @@ func (c *Client) GetSend(ctx context.Context, id ID, reqEditors ...RequestEditor
 }
 
 // GetStats Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+//
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 //
 // Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1704,6 +3278,351 @@ func (c *Client) AdminReadyz(ctx context.Context, reqEditors ...RequestEditorFn)
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListAppsRequest constructs an http.Request for the ListApps method
+func NewListAppsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAppRequest calls the generic CreateApp builder with application/json body
+func NewCreateAppRequest(server string, params *CreateAppParams, body CreateAppJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAppRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateAppRequestWithBody constructs an http.Request for the CreateApp method, with any body, and a specified content type
+func NewCreateAppRequestWithBody(server string, params *CreateAppParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteAppRequest constructs an http.Request for the DeleteApp method
+func NewDeleteAppRequest(server string, id AppID, params *DeleteAppParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetAppRequest constructs an http.Request for the GetApp method
+func NewGetAppRequest(server string, id AppID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateAppRequest calls the generic UpdateApp builder with application/json body
+func NewUpdateAppRequest(server string, id AppID, params *UpdateAppParams, body UpdateAppJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateAppRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateAppRequestWithBody constructs an http.Request for the UpdateApp method, with any body, and a specified content type
+func NewUpdateAppRequestWithBody(server string, id AppID, params *UpdateAppParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateAppKeyRequest calls the generic CreateAppKey builder with application/json body
+func NewCreateAppKeyRequest(server string, id AppID, params *CreateAppKeyParams, body CreateAppKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAppKeyRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateAppKeyRequestWithBody constructs an http.Request for the CreateAppKey method, with any body, and a specified content type
+func NewCreateAppKeyRequestWithBody(server string, id AppID, params *CreateAppKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeAppKeyRequest constructs an http.Request for the RevokeAppKey method
+func NewRevokeAppKeyRequest(server string, id AppID, keyId string, params *RevokeAppKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key_id", keyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
 }
 
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
@@ -2123,6 +4042,415 @@ func NewGetDeliveryRatesRequest(server string, params *GetDeliveryRatesParams) (
 	return req, nil
 }
 
+// NewListFraudBlocksRequest constructs an http.Request for the ListFraudBlocks method
+func NewListFraudBlocksRequest(server string, params *ListFraudBlocksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/blocks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.All != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "all", *params.All, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLiftFraudBlockRequest constructs an http.Request for the LiftFraudBlock method
+func NewLiftFraudBlockRequest(server string, id string, params *LiftFraudBlockParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/blocks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFraudConfigRequest constructs an http.Request for the GetFraudConfig method
+func NewGetFraudConfigRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/config")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateFraudConfigRequest calls the generic UpdateFraudConfig builder with application/json body
+func NewUpdateFraudConfigRequest(server string, params *UpdateFraudConfigParams, body UpdateFraudConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateFraudConfigRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewUpdateFraudConfigRequestWithBody constructs an http.Request for the UpdateFraudConfig method, with any body, and a specified content type
+func NewUpdateFraudConfigRequestWithBody(server string, params *UpdateFraudConfigParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/config")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFraudConversionRequest constructs an http.Request for the GetFraudConversion method
+func NewGetFraudConversionRequest(server string, params *GetFraudConversionParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/conversion")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.By != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "by", *params.By, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListFraudListEntriesRequest constructs an http.Request for the ListFraudListEntries method
+func NewListFraudListEntriesRequest(server string, params *ListFraudListEntriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/lists")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.List != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list", *params.List, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAddFraudListEntryRequest calls the generic AddFraudListEntry builder with application/json body
+func NewAddFraudListEntryRequest(server string, params *AddFraudListEntryParams, body AddFraudListEntryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddFraudListEntryRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAddFraudListEntryRequestWithBody constructs an http.Request for the AddFraudListEntry method, with any body, and a specified content type
+func NewAddFraudListEntryRequestWithBody(server string, params *AddFraudListEntryParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/lists")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRemoveFraudListEntryRequest constructs an http.Request for the RemoveFraudListEntry method
+func NewRemoveFraudListEntryRequest(server string, id int64, params *RemoveFraudListEntryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/fraud/lists/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewResetLimitsRequest constructs an http.Request for the ResetLimits method
 func NewResetLimitsRequest(server string, params *ResetLimitsParams) (*http.Request, error) {
 	var err error
@@ -2298,6 +4626,18 @@ func NewListSendsRequest(server string, params *ListSendsParams) (*http.Request,
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.App != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "app", *params.App, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Phone != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", *params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -2457,6 +4797,18 @@ func NewGetStatsRequest(server string, params *GetStatsParams) (*http.Request, e
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.App != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "app", *params.App, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.Since != nil {
 
@@ -2682,6 +5034,107 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListAppsWithResponse Every app, the default one first, each with its keys (never their secrets).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/apps (the `ListApps` operationId).
+	ListAppsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAppsResponse, error)
+
+	// CreateAppWithBodyWithResponse Create an app.
+	//
+	// Fields left out take the default app's settings (the `OTP_*` environment), except
+	// `name`, which a new app must have. Every value passes the one validator of app
+	// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+	// and nothing is written. Every instance serves the new app within about a second.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+	CreateAppWithBodyWithResponse(ctx context.Context, params *CreateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppResponse, error)
+
+	// CreateAppWithResponse Create an app.
+	//
+	// Fields left out take the default app's settings (the `OTP_*` environment), except
+	// `name`, which a new app must have. Every value passes the one validator of app
+	// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+	// and nothing is written. Every instance serves the new app within about a second.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+	CreateAppWithResponse(ctx context.Context, params *CreateAppParams, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppResponse, error)
+
+	// DeleteAppWithResponse Delete an app and revoke its keys; its history stays.
+	//
+	// Its pending verifications can no longer be checked. The default app cannot be
+	// deleted: `400 invalid_request` naming `id`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/apps/{id} (the `DeleteApp` operationId).
+	DeleteAppWithResponse(ctx context.Context, id AppID, params *DeleteAppParams, reqEditors ...RequestEditorFn) (*DeleteAppResponse, error)
+
+	// GetAppWithResponse One app with its keys, revoked ones included (never their secrets).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/apps/{id} (the `GetApp` operationId).
+	GetAppWithResponse(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*GetAppResponse, error)
+
+	// UpdateAppWithBodyWithResponse Change some of an app's settings.
+	//
+	// Only the fields given change; the answer is the app as it now is. The default
+	// app's settings come from the environment and cannot be changed here:
+	// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+	// `errors` naming every bad field, and nothing is written. Every instance applies
+	// the change within about a second.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+	UpdateAppWithBodyWithResponse(ctx context.Context, id AppID, params *UpdateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAppResponse, error)
+
+	// UpdateAppWithResponse Change some of an app's settings.
+	//
+	// Only the fields given change; the answer is the app as it now is. The default
+	// app's settings come from the environment and cannot be changed here:
+	// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+	// `errors` naming every bad field, and nothing is written. Every instance applies
+	// the change within about a second.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+	UpdateAppWithResponse(ctx context.Context, id AppID, params *UpdateAppParams, body UpdateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAppResponse, error)
+
+	// CreateAppKeyWithBodyWithResponse Make an API key of an app; the answer is the only place its secret ever appears.
+	//
+	// The body may be left out (or be empty): a key needs nothing. A body that is sent
+	// must be JSON. The default app's keys can be made too.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+	CreateAppKeyWithBodyWithResponse(ctx context.Context, id AppID, params *CreateAppKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppKeyResponse, error)
+
+	// CreateAppKeyWithResponse Make an API key of an app; the answer is the only place its secret ever appears.
+	//
+	// The body may be left out (or be empty): a key needs nothing. A body that is sent
+	// must be JSON. The default app's keys can be made too.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+	CreateAppKeyWithResponse(ctx context.Context, id AppID, params *CreateAppKeyParams, body CreateAppKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppKeyResponse, error)
+
+	// RevokeAppKeyWithResponse Revoke an API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
+	RevokeAppKeyWithResponse(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*RevokeAppKeyResponse, error)
+
 	// ListWebhooksWithResponse The app's webhook endpoints, oldest first; never their secrets.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -2760,6 +5213,106 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /admin/api/delivery (the `GetDeliveryRates` operationId).
 	GetDeliveryRatesWithResponse(ctx context.Context, params *GetDeliveryRatesParams, reqEditors ...RequestEditorFn) (*GetDeliveryRatesResponse, error)
 
+	// ListFraudBlocksWithResponse The fraud guard's blocks, newest first.
+	//
+	// The active blocks of both modes (enforced and shadow), or with `all=true` every block, ended and lifted ones too.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/fraud/blocks (the `ListFraudBlocks` operationId).
+	ListFraudBlocksWithResponse(ctx context.Context, params *ListFraudBlocksParams, reqEditors ...RequestEditorFn) (*ListFraudBlocksResponse, error)
+
+	// LiftFraudBlockWithResponse Lift a block now.
+	//
+	// The block's row is marked lifted (by whom, when) and its key leaves the limiter,
+	// so sends to its target are admitted again at once. Lifting a lifted block answers
+	// it as it is; the first lift's time and author stay.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/fraud/blocks/{id} (the `LiftFraudBlock` operationId).
+	LiftFraudBlockWithResponse(ctx context.Context, id string, params *LiftFraudBlockParams, reqEditors ...RequestEditorFn) (*LiftFraudBlockResponse, error)
+
+	// GetFraudConfigWithResponse The fraud guard's configuration, every setting by name.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/fraud/config (the `GetFraudConfig` operationId).
+	GetFraudConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetFraudConfigResponse, error)
+
+	// UpdateFraudConfigWithBodyWithResponse Set some of the fraud guard's settings.
+	//
+	// The body holds any subset of the settings (at least one); the others keep their
+	// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+	// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+	// naming each, and nothing changes. Every instance applies the change within about
+	// a second; the answer is the configuration as GET answers it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+	UpdateFraudConfigWithBodyWithResponse(ctx context.Context, params *UpdateFraudConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateFraudConfigResponse, error)
+
+	// UpdateFraudConfigWithResponse Set some of the fraud guard's settings.
+	//
+	// The body holds any subset of the settings (at least one); the others keep their
+	// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+	// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+	// naming each, and nothing changes. Every instance applies the change within about
+	// a second; the answer is the configuration as GET answers it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+	UpdateFraudConfigWithResponse(ctx context.Context, params *UpdateFraudConfigParams, body UpdateFraudConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateFraudConfigResponse, error)
+
+	// GetFraudConversionWithResponse Sends, approvals and blocked sends per country or per prefix, busiest first.
+	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
+	GetFraudConversionWithResponse(ctx context.Context, params *GetFraudConversionParams, reqEditors ...RequestEditorFn) (*GetFraudConversionResponse, error)
+
+	// ListFraudListEntriesWithResponse The entries of the safe and block lists, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/fraud/lists (the `ListFraudListEntries` operationId).
+	ListFraudListEntriesWithResponse(ctx context.Context, params *ListFraudListEntriesParams, reqEditors ...RequestEditorFn) (*ListFraudListEntriesResponse, error)
+
+	// AddFraudListEntryWithBodyWithResponse Add an entry to the safe or the block list.
+	//
+	// The block list refuses a matching send with `403 blocked` before anything is
+	// spent; the safe list exempts it from the fraud rules and the guard (never from the
+	// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+	// already, is `400 invalid_request` naming the field.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+	AddFraudListEntryWithBodyWithResponse(ctx context.Context, params *AddFraudListEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddFraudListEntryResponse, error)
+
+	// AddFraudListEntryWithResponse Add an entry to the safe or the block list.
+	//
+	// The block list refuses a matching send with `403 blocked` before anything is
+	// spent; the safe list exempts it from the fraud rules and the guard (never from the
+	// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+	// already, is `400 invalid_request` naming the field.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+	AddFraudListEntryWithResponse(ctx context.Context, params *AddFraudListEntryParams, body AddFraudListEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*AddFraudListEntryResponse, error)
+
+	// RemoveFraudListEntryWithResponse Remove an entry from its list.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/fraud/lists/{id} (the `RemoveFraudListEntry` operationId).
+	RemoveFraudListEntryWithResponse(ctx context.Context, id int64, params *RemoveFraudListEntryParams, reqEditors ...RequestEditorFn) (*RemoveFraudListEntryResponse, error)
+
 	// ResetLimitsWithResponse Reset the send and check limits of a phone or an IP.
 	//
 	// Forgets the target's send and check rules (not the duplicate window, which is
@@ -2797,6 +5350,8 @@ type ClientWithResponsesInterface interface {
 	GetSendWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSendResponse, error)
 
 	// GetStatsWithResponse Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+	//
+	// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2837,6 +5392,622 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `AdminReadyz` operationId).
 	AdminReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminReadyzResponse, error)
+}
+
+// ListAppsResponse401Headers the declared response headers of an HTTP 401 response for ListApps
+type ListAppsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListAppsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AppList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAppsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAppsResponse) GetJSON200() *AppList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListAppsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListAppsResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListAppsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAppsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAppsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAppsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAppsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAppResponse201Headers the declared response headers of an HTTP 201 response for CreateApp
+type CreateAppResponse201Headers struct {
+	Location string
+}
+
+// CreateAppResponse401Headers the declared response headers of an HTTP 401 response for CreateApp
+type CreateAppResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *App
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAppResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAppResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAppResponse) GetJSON201() *App {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateAppResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteAppResponse401Headers the declared response headers of an HTTP 401 response for DeleteApp
+type DeleteAppResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type DeleteAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *DefaultAppReadOnly
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteAppResponse401Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteAppResponse) GetApplicationproblemJSON400() *DefaultAppReadOnly {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteAppResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteAppResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteAppResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteAppResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteAppResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAppResponse401Headers the declared response headers of an HTTP 401 response for GetApp
+type GetAppResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAppResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAppResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAppResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetAppResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetAppResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateAppResponse401Headers the declared response headers of an HTTP 401 response for UpdateApp
+type UpdateAppResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type UpdateAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateAppResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateAppResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAppKeyResponse401Headers the declared response headers of an HTTP 401 response for CreateAppKey
+type CreateAppKeyResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateAppKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedAppKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateAppKeyResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAppKeyResponse) GetJSON201() *CreatedAppKey {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateAppKeyResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAppKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAppKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAppKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAppKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeAppKeyResponse401Headers the declared response headers of an HTTP 401 response for RevokeAppKey
+type RevokeAppKeyResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RevokeAppKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeAppKeyResponse401Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeAppKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeAppKeyResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeAppKeyResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RevokeAppKeyResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeAppKeyResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeAppKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeAppKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeAppKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeAppKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListWebhooksResponse401Headers the declared response headers of an HTTP 401 response for ListWebhooks
@@ -3421,6 +6592,663 @@ func (r GetDeliveryRatesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeliveryRatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFraudBlocksResponse401Headers the declared response headers of an HTTP 401 response for ListFraudBlocks
+type ListFraudBlocksResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListFraudBlocksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudBlocks
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListFraudBlocksResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFraudBlocksResponse) GetJSON200() *FraudBlocks {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListFraudBlocksResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListFraudBlocksResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListFraudBlocksResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListFraudBlocksResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFraudBlocksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFraudBlocksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFraudBlocksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFraudBlocksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LiftFraudBlockResponse401Headers the declared response headers of an HTTP 401 response for LiftFraudBlock
+type LiftFraudBlockResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type LiftFraudBlockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudBlock
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LiftFraudBlockResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LiftFraudBlockResponse) GetJSON200() *FraudBlock {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r LiftFraudBlockResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r LiftFraudBlockResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r LiftFraudBlockResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r LiftFraudBlockResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r LiftFraudBlockResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r LiftFraudBlockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LiftFraudBlockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LiftFraudBlockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LiftFraudBlockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetFraudConfigResponse401Headers the declared response headers of an HTTP 401 response for GetFraudConfig
+type GetFraudConfigResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetFraudConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudConfig
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFraudConfigResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFraudConfigResponse) GetJSON200() *FraudConfig {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetFraudConfigResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetFraudConfigResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetFraudConfigResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFraudConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFraudConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFraudConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFraudConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateFraudConfigResponse401Headers the declared response headers of an HTTP 401 response for UpdateFraudConfig
+type UpdateFraudConfigResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type UpdateFraudConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudConfig
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateFraudConfigResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateFraudConfigResponse) GetJSON200() *FraudConfig {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateFraudConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateFraudConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateFraudConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateFraudConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetFraudConversionResponse401Headers the declared response headers of an HTTP 401 response for GetFraudConversion
+type GetFraudConversionResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetFraudConversionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudConversion
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFraudConversionResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFraudConversionResponse) GetJSON200() *FraudConversion {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetFraudConversionResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetFraudConversionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetFraudConversionResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetFraudConversionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFraudConversionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFraudConversionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFraudConversionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFraudConversionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFraudListEntriesResponse401Headers the declared response headers of an HTTP 401 response for ListFraudListEntries
+type ListFraudListEntriesResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListFraudListEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudListEntries
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListFraudListEntriesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFraudListEntriesResponse) GetJSON200() *FraudListEntries {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListFraudListEntriesResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListFraudListEntriesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListFraudListEntriesResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListFraudListEntriesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFraudListEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFraudListEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFraudListEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFraudListEntriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddFraudListEntryResponse401Headers the declared response headers of an HTTP 401 response for AddFraudListEntry
+type AddFraudListEntryResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type AddFraudListEntryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *FraudListEntry
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddFraudListEntryResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddFraudListEntryResponse) GetJSON201() *FraudListEntry {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AddFraudListEntryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddFraudListEntryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddFraudListEntryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddFraudListEntryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RemoveFraudListEntryResponse401Headers the declared response headers of an HTTP 401 response for RemoveFraudListEntry
+type RemoveFraudListEntryResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RemoveFraudListEntryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FraudListEntry
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RemoveFraudListEntryResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RemoveFraudListEntryResponse) GetJSON200() *FraudListEntry {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveFraudListEntryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveFraudListEntryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveFraudListEntryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveFraudListEntryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4089,6 +7917,167 @@ func (r AdminReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ListAppsWithResponse Every app, the default one first, each with its keys (never their secrets).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/apps (the `ListApps` operationId).
+func (c *ClientWithResponses) ListAppsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAppsResponse, error) {
+	rsp, err := c.ListApps(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAppsResponse(rsp)
+}
+
+// CreateAppWithBodyWithResponse Create an app.
+//
+// Fields left out take the default app's settings (the `OTP_*` environment), except
+// `name`, which a new app must have. Every value passes the one validator of app
+// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+// and nothing is written. Every instance serves the new app within about a second.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+func (c *ClientWithResponses) CreateAppWithBodyWithResponse(ctx context.Context, params *CreateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppResponse, error) {
+	rsp, err := c.CreateAppWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppResponse(rsp)
+}
+
+// CreateAppWithResponse Create an app.
+//
+// Fields left out take the default app's settings (the `OTP_*` environment), except
+// `name`, which a new app must have. Every value passes the one validator of app
+// settings; a bad one is `400 invalid_request` with `errors` naming every bad field,
+// and nothing is written. Every instance serves the new app within about a second.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps (the `CreateApp` operationId).
+func (c *ClientWithResponses) CreateAppWithResponse(ctx context.Context, params *CreateAppParams, body CreateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppResponse, error) {
+	rsp, err := c.CreateApp(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppResponse(rsp)
+}
+
+// DeleteAppWithResponse Delete an app and revoke its keys; its history stays.
+//
+// Its pending verifications can no longer be checked. The default app cannot be
+// deleted: `400 invalid_request` naming `id`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/apps/{id} (the `DeleteApp` operationId).
+func (c *ClientWithResponses) DeleteAppWithResponse(ctx context.Context, id AppID, params *DeleteAppParams, reqEditors ...RequestEditorFn) (*DeleteAppResponse, error) {
+	rsp, err := c.DeleteApp(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAppResponse(rsp)
+}
+
+// GetAppWithResponse One app with its keys, revoked ones included (never their secrets).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/apps/{id} (the `GetApp` operationId).
+func (c *ClientWithResponses) GetAppWithResponse(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*GetAppResponse, error) {
+	rsp, err := c.GetApp(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAppResponse(rsp)
+}
+
+// UpdateAppWithBodyWithResponse Change some of an app's settings.
+//
+// Only the fields given change; the answer is the app as it now is. The default
+// app's settings come from the environment and cannot be changed here:
+// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+// `errors` naming every bad field, and nothing is written. Every instance applies
+// the change within about a second.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+func (c *ClientWithResponses) UpdateAppWithBodyWithResponse(ctx context.Context, id AppID, params *UpdateAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAppResponse, error) {
+	rsp, err := c.UpdateAppWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateAppResponse(rsp)
+}
+
+// UpdateAppWithResponse Change some of an app's settings.
+//
+// Only the fields given change; the answer is the app as it now is. The default
+// app's settings come from the environment and cannot be changed here:
+// `400 invalid_request` naming `id`. A bad value is `400 invalid_request` with
+// `errors` naming every bad field, and nothing is written. Every instance applies
+// the change within about a second.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /admin/api/apps/{id} (the `UpdateApp` operationId).
+func (c *ClientWithResponses) UpdateAppWithResponse(ctx context.Context, id AppID, params *UpdateAppParams, body UpdateAppJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAppResponse, error) {
+	rsp, err := c.UpdateApp(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateAppResponse(rsp)
+}
+
+// CreateAppKeyWithBodyWithResponse Make an API key of an app; the answer is the only place its secret ever appears.
+//
+// The body may be left out (or be empty): a key needs nothing. A body that is sent
+// must be JSON. The default app's keys can be made too.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+func (c *ClientWithResponses) CreateAppKeyWithBodyWithResponse(ctx context.Context, id AppID, params *CreateAppKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAppKeyResponse, error) {
+	rsp, err := c.CreateAppKeyWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppKeyResponse(rsp)
+}
+
+// CreateAppKeyWithResponse Make an API key of an app; the answer is the only place its secret ever appears.
+//
+// The body may be left out (or be empty): a key needs nothing. A body that is sent
+// must be JSON. The default app's keys can be made too.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/keys (the `CreateAppKey` operationId).
+func (c *ClientWithResponses) CreateAppKeyWithResponse(ctx context.Context, id AppID, params *CreateAppKeyParams, body CreateAppKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAppKeyResponse, error) {
+	rsp, err := c.CreateAppKey(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAppKeyResponse(rsp)
+}
+
+// RevokeAppKeyWithResponse Revoke an API key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
+func (c *ClientWithResponses) RevokeAppKeyWithResponse(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*RevokeAppKeyResponse, error) {
+	rsp, err := c.RevokeAppKey(ctx, id, keyId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAppKeyResponse(rsp)
+}
+
 // ListWebhooksWithResponse The app's webhook endpoints, oldest first; never their secrets.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -4215,6 +8204,166 @@ func (c *ClientWithResponses) GetDeliveryRatesWithResponse(ctx context.Context, 
 	return ParseGetDeliveryRatesResponse(rsp)
 }
 
+// ListFraudBlocksWithResponse The fraud guard's blocks, newest first.
+//
+// The active blocks of both modes (enforced and shadow), or with `all=true` every block, ended and lifted ones too.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/fraud/blocks (the `ListFraudBlocks` operationId).
+func (c *ClientWithResponses) ListFraudBlocksWithResponse(ctx context.Context, params *ListFraudBlocksParams, reqEditors ...RequestEditorFn) (*ListFraudBlocksResponse, error) {
+	rsp, err := c.ListFraudBlocks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFraudBlocksResponse(rsp)
+}
+
+// LiftFraudBlockWithResponse Lift a block now.
+//
+// The block's row is marked lifted (by whom, when) and its key leaves the limiter,
+// so sends to its target are admitted again at once. Lifting a lifted block answers
+// it as it is; the first lift's time and author stay.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/fraud/blocks/{id} (the `LiftFraudBlock` operationId).
+func (c *ClientWithResponses) LiftFraudBlockWithResponse(ctx context.Context, id string, params *LiftFraudBlockParams, reqEditors ...RequestEditorFn) (*LiftFraudBlockResponse, error) {
+	rsp, err := c.LiftFraudBlock(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLiftFraudBlockResponse(rsp)
+}
+
+// GetFraudConfigWithResponse The fraud guard's configuration, every setting by name.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/fraud/config (the `GetFraudConfig` operationId).
+func (c *ClientWithResponses) GetFraudConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetFraudConfigResponse, error) {
+	rsp, err := c.GetFraudConfig(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFraudConfigResponse(rsp)
+}
+
+// UpdateFraudConfigWithBodyWithResponse Set some of the fraud guard's settings.
+//
+// The body holds any subset of the settings (at least one); the others keep their
+// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+// naming each, and nothing changes. Every instance applies the change within about
+// a second; the answer is the configuration as GET answers it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+func (c *ClientWithResponses) UpdateFraudConfigWithBodyWithResponse(ctx context.Context, params *UpdateFraudConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateFraudConfigResponse, error) {
+	rsp, err := c.UpdateFraudConfigWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateFraudConfigResponse(rsp)
+}
+
+// UpdateFraudConfigWithResponse Set some of the fraud guard's settings.
+//
+// The body holds any subset of the settings (at least one); the others keep their
+// values. `version` and `applied_version` are ignored, so a GET's answer can be sent
+// back edited. A bad or unknown setting is `400 invalid_request` with `errors`
+// naming each, and nothing changes. Every instance applies the change within about
+// a second; the answer is the configuration as GET answers it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /admin/api/fraud/config (the `UpdateFraudConfig` operationId).
+func (c *ClientWithResponses) UpdateFraudConfigWithResponse(ctx context.Context, params *UpdateFraudConfigParams, body UpdateFraudConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateFraudConfigResponse, error) {
+	rsp, err := c.UpdateFraudConfig(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateFraudConfigResponse(rsp)
+}
+
+// GetFraudConversionWithResponse Sends, approvals and blocked sends per country or per prefix, busiest first.
+//
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days, by whole hours: there, the hour holding `since` counts from its start.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/fraud/conversion (the `GetFraudConversion` operationId).
+func (c *ClientWithResponses) GetFraudConversionWithResponse(ctx context.Context, params *GetFraudConversionParams, reqEditors ...RequestEditorFn) (*GetFraudConversionResponse, error) {
+	rsp, err := c.GetFraudConversion(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFraudConversionResponse(rsp)
+}
+
+// ListFraudListEntriesWithResponse The entries of the safe and block lists, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/fraud/lists (the `ListFraudListEntries` operationId).
+func (c *ClientWithResponses) ListFraudListEntriesWithResponse(ctx context.Context, params *ListFraudListEntriesParams, reqEditors ...RequestEditorFn) (*ListFraudListEntriesResponse, error) {
+	rsp, err := c.ListFraudListEntries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFraudListEntriesResponse(rsp)
+}
+
+// AddFraudListEntryWithBodyWithResponse Add an entry to the safe or the block list.
+//
+// The block list refuses a matching send with `403 blocked` before anything is
+// spent; the safe list exempts it from the fraud rules and the guard (never from the
+// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+// already, is `400 invalid_request` naming the field.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+func (c *ClientWithResponses) AddFraudListEntryWithBodyWithResponse(ctx context.Context, params *AddFraudListEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddFraudListEntryResponse, error) {
+	rsp, err := c.AddFraudListEntryWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddFraudListEntryResponse(rsp)
+}
+
+// AddFraudListEntryWithResponse Add an entry to the safe or the block list.
+//
+// The block list refuses a matching send with `403 blocked` before anything is
+// spent; the safe list exempts it from the fraud rules and the guard (never from the
+// phone, IP, duplicate or verification rules). A bad entry, or one the list has
+// already, is `400 invalid_request` naming the field.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/fraud/lists (the `AddFraudListEntry` operationId).
+func (c *ClientWithResponses) AddFraudListEntryWithResponse(ctx context.Context, params *AddFraudListEntryParams, body AddFraudListEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*AddFraudListEntryResponse, error) {
+	rsp, err := c.AddFraudListEntry(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddFraudListEntryResponse(rsp)
+}
+
+// RemoveFraudListEntryWithResponse Remove an entry from its list.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/fraud/lists/{id} (the `RemoveFraudListEntry` operationId).
+func (c *ClientWithResponses) RemoveFraudListEntryWithResponse(ctx context.Context, id int64, params *RemoveFraudListEntryParams, reqEditors ...RequestEditorFn) (*RemoveFraudListEntryResponse, error) {
+	rsp, err := c.RemoveFraudListEntry(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveFraudListEntryResponse(rsp)
+}
+
 // ResetLimitsWithResponse Reset the send and check limits of a phone or an IP.
 //
 // Forgets the target's send and check rules (not the duplicate window, which is
@@ -4276,6 +8425,8 @@ func (c *ClientWithResponses) GetSendWithResponse(ctx context.Context, id ID, re
 }
 
 // GetStatsWithResponse Sends, failures, blocks by rule, duplicates and approvals per time bucket.
+//
+// History older than `OTP_HISTORY_RETENTION` is counted from hourly rollups, kept 400 days: buckets of whole hours are exact; a shorter bucket shows each such hour in the bucket holding its start.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -4351,6 +8502,568 @@ func (c *ClientWithResponses) AdminReadyzWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseAdminReadyzResponse(rsp)
+}
+
+// ParseListAppsResponse parses an HTTP response from a ListAppsWithResponse call
+func ParseListAppsResponse(rsp *http.Response) (*ListAppsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAppsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AppList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListAppsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateAppResponse parses an HTTP response from a CreateAppWithResponse call
+func ParseCreateAppResponse(rsp *http.Response) (*CreateAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAppResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateAppResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAppResponse parses an HTTP response from a DeleteAppWithResponse call
+func ParseDeleteAppResponse(rsp *http.Response) (*DeleteAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest DefaultAppReadOnly
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteAppResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAppResponse parses an HTTP response from a GetAppWithResponse call
+func ParseGetAppResponse(rsp *http.Response) (*GetAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAppResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateAppResponse parses an HTTP response from a UpdateAppWithResponse call
+func ParseUpdateAppResponse(rsp *http.Response) (*UpdateAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateAppResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateAppKeyResponse parses an HTTP response from a CreateAppKeyWithResponse call
+func ParseCreateAppKeyResponse(rsp *http.Response) (*CreateAppKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAppKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedAppKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateAppKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeAppKeyResponse parses an HTTP response from a RevokeAppKeyWithResponse call
+func ParseRevokeAppKeyResponse(rsp *http.Response) (*RevokeAppKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeAppKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RevokeAppKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
@@ -4871,6 +9584,591 @@ func ParseGetDeliveryRatesResponse(rsp *http.Response) (*GetDeliveryRatesRespons
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetDeliveryRatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFraudBlocksResponse parses an HTTP response from a ListFraudBlocksWithResponse call
+func ParseListFraudBlocksResponse(rsp *http.Response) (*ListFraudBlocksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFraudBlocksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudBlocks
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListFraudBlocksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLiftFraudBlockResponse parses an HTTP response from a LiftFraudBlockWithResponse call
+func ParseLiftFraudBlockResponse(rsp *http.Response) (*LiftFraudBlockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LiftFraudBlockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudBlock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers LiftFraudBlockResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetFraudConfigResponse parses an HTTP response from a GetFraudConfigWithResponse call
+func ParseGetFraudConfigResponse(rsp *http.Response) (*GetFraudConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFraudConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetFraudConfigResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateFraudConfigResponse parses an HTTP response from a UpdateFraudConfigWithResponse call
+func ParseUpdateFraudConfigResponse(rsp *http.Response) (*UpdateFraudConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateFraudConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateFraudConfigResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetFraudConversionResponse parses an HTTP response from a GetFraudConversionWithResponse call
+func ParseGetFraudConversionResponse(rsp *http.Response) (*GetFraudConversionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFraudConversionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudConversion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetFraudConversionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFraudListEntriesResponse parses an HTTP response from a ListFraudListEntriesWithResponse call
+func ParseListFraudListEntriesResponse(rsp *http.Response) (*ListFraudListEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFraudListEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudListEntries
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListFraudListEntriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddFraudListEntryResponse parses an HTTP response from a AddFraudListEntryWithResponse call
+func ParseAddFraudListEntryResponse(rsp *http.Response) (*AddFraudListEntryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddFraudListEntryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest FraudListEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AddFraudListEntryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRemoveFraudListEntryResponse parses an HTTP response from a RemoveFraudListEntryWithResponse call
+func ParseRemoveFraudListEntryResponse(rsp *http.Response) (*RemoveFraudListEntryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveFraudListEntryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FraudListEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RemoveFraudListEntryResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -71,8 +71,7 @@ func (s state) spentSince(before state) string {
 	return ""
 }
 
-// logSenderLine marks a message, of any channel, the dev-mode log sender printed instead
-// of sending.
+// logSenderLine marks a message (of any channel) the dev-mode log sender printed instead of sending.
 const logSenderLine = " not sent: log sender"
 
 // codeLine finds the recipient and the code of a log sender line.

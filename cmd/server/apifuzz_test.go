@@ -51,6 +51,11 @@ func TestAPIFuzz(t *testing.T) {
 		}
 		f.public(rt, f.draw(rt, op, hints), false)
 	}))
+	t.Run("Receipts", rapid.MakeCheck(func(rt *rapid.T) {
+		// Dev mode has no provider that sends receipts: every callback is refused, and
+		// none may change anything.
+		f.public(rt, f.draw(rt, pub.Op("deliveryReceipt"), nil), false)
+	}))
 	t.Run("UnlistedRoutes", rapid.MakeCheck(func(rt *rapid.T) {
 		f.public(rt, apitest.Unrouted(pub, "/").Draw(rt, "request"), false)
 	}))

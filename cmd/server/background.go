@@ -7,11 +7,12 @@ import (
 	"sync"
 )
 
-// startBackground runs the loops besides the history writer: the outcome writer and the
-// sweeper (production only), the event dispatcher and the expiry job (both modes). The
-// returned stop ends them once no request runs any more: the sweeper and the expiry job at
-// once, the outcome writer after writing what is queued (waiting at most until ctx ends),
-// then the dispatcher after the deliveries in flight.
+// startBackground runs the loops of the parts besides the history writer: the outcome
+// writer and the sweeper (production only), the history retention job, the event
+// dispatcher and the expiry job. The returned stop ends them once no request runs any
+// more: the sweeper, the retention job and the expiry job at once, the outcome writer
+// after writing what is queued (waiting at most until ctx ends), then the dispatcher after
+// the deliveries in flight.
 func (p *parts) startBackground(log *slog.Logger, ev *eventLoops) (stop func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	evCtx, stopEvents := context.WithCancel(context.Background())
@@ -29,6 +30,13 @@ func (p *parts) startBackground(log *slog.Logger, ev *eventLoops) (stop func(ctx
 		wg.Go(func() {
 			if err := p.sweeper.Run(ctx); err != nil {
 				log.Error("sweeper stopped", "err", err)
+			}
+		})
+	}
+	if p.retention != nil {
+		wg.Go(func() {
+			if err := p.retention.Run(ctx); err != nil {
+				log.Error("history retention stopped", "err", err)
 			}
 		})
 	}

@@ -53,6 +53,10 @@ type config struct {
 	// A send left sending for SMS_TIMEOUT + SweepMargin is settled as unknown.
 	SweepMargin   time.Duration `env:"OTP_SWEEP_MARGIN" envDefault:"1m"`
 	SweepInterval time.Duration `env:"OTP_SWEEP_INTERVAL" envDefault:"30s"`
+	// History older than HistoryRetention is purged (0: kept for ever), checked every
+	// RetentionInterval.
+	HistoryRetention  retentionSpan `env:"OTP_HISTORY_RETENTION" envDefault:"90d"`
+	RetentionInterval time.Duration `env:"OTP_RETENTION_INTERVAL" envDefault:"15m"`
 	FraudSettings
 	DeliverySettings
 	EventSettings
@@ -162,10 +166,15 @@ func (c *config) checkValues() error {
 		name string
 		v    time.Duration
 	}{{"SMS_TIMEOUT", c.SMSTimeout}, {"OTP_REDIS_TIMEOUT", c.RedisTimeout}, {"OTP_DB_TIMEOUT", c.DBTimeout}, {"OTP_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"OTP_IDEMPOTENCY_TTL", c.IdempotencyTTL},
-		{"OTP_SWEEP_MARGIN", c.SweepMargin}, {"OTP_SWEEP_INTERVAL", c.SweepInterval}} {
+		{"OTP_SWEEP_MARGIN", c.SweepMargin}, {"OTP_SWEEP_INTERVAL", c.SweepInterval}, {"OTP_RETENTION_INTERVAL", c.RetentionInterval}} {
 		if d.v <= 0 {
 			return bad(d.name, d.v, "must be positive")
 		}
+	}
+	// Shorter, and a verification could go while it may still be checked, or an hour be
+	// counted into the rollups while its sends still change.
+	if r := time.Duration(c.HistoryRetention); r != 0 && r < 24*time.Hour {
+		return bad("OTP_HISTORY_RETENTION", otp.FormatWindow(r), "must be at least 1d, or off")
 	}
 	if c.DrainDelay < 0 {
 		return fmt.Errorf("config: OTP_DRAIN_DELAY=%s: must be 0 or more", c.DrainDelay)

@@ -97,6 +97,9 @@ func TestConfigTypedValues(t *testing.T) {
 				t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
 			}
 		}
+		if time.Duration(cfg.HistoryRetention) != 90*24*time.Hour || cfg.RetentionInterval != 15*time.Minute {
+			t.Errorf("got history retention %v checked every %v, want 90d and 15m", time.Duration(cfg.HistoryRetention), cfg.RetentionInterval)
+		}
 		if cfg.LogLevel.Level != slog.LevelInfo || cfg.DefaultRegion != "" || cfg.AllowedCountries != nil || cfg.TrustedProxies != nil {
 			t.Errorf("got log level %v, region %q, countries %v, proxies %v; want info and none", cfg.LogLevel, cfg.DefaultRegion, cfg.AllowedCountries, cfg.TrustedProxies)
 		}
@@ -125,6 +128,12 @@ func TestConfigTypedValues(t *testing.T) {
 		}
 		if cfg.LogLevel.Level != slog.LevelDebug {
 			t.Errorf("got log level %v, want debug", cfg.LogLevel)
+		}
+		for value, want := range map[string]time.Duration{"OFF": 0, "0": 0, " 30d ": 30 * 24 * time.Hour, "36h": 36 * time.Hour} {
+			cfg, err := loadFrom(map[string]string{"OTP_HISTORY_RETENTION": value})
+			if err != nil || time.Duration(cfg.HistoryRetention) != want {
+				t.Errorf("OTP_HISTORY_RETENTION=%q: got %v, %v; want %v", value, time.Duration(cfg.HistoryRetention), err, want)
+			}
 		}
 		sc := cfg.serviceConfig([]byte("k"))
 		if sc.DefaultRegion != "JP" || !slices.Equal(sc.AllowedCountries, []string{"JP", "US"}) {

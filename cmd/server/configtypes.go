@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"otpgate/internal/fraud"
 )
 
 // prefixes is a comma-separated list of CIDRs and single addresses, such as
@@ -39,6 +41,25 @@ func (p *prefixes) UnmarshalText(text []byte) error {
 		out = append(out, pfx.Masked())
 	}
 	*p = out
+	return nil
+}
+
+// retentionSpan is OTP_HISTORY_RETENTION: a span as the fraud settings write theirs, such
+// as 90d or 2160h, or off (also 0) to keep history for ever, which is 0.
+type retentionSpan time.Duration
+
+// UnmarshalText reads the span or off.
+func (r *retentionSpan) UnmarshalText(text []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(text))) {
+	case "off", "0", "0s", "0d":
+		*r = 0
+		return nil
+	}
+	var s fraud.Span
+	if err := s.UnmarshalText(text); err != nil {
+		return errors.New("not a duration, such as 90d or 2160h, nor off")
+	}
+	*r = retentionSpan(s)
 	return nil
 }
 

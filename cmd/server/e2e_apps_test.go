@@ -9,26 +9,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"otpgate/internal/apitest"
 )
 
 const testAdminToken = "test-admin-token-0123456789"
 
-// adminCall sends a JSON request to an instance's admin API with the admin token.
+// adminCall sends a JSON request to an instance's admin API with the admin token and
+// checks the exchange against the admin OpenAPI document.
 func adminCall(t testing.TB, in *instance, method, path string, body any) reply {
 	t.Helper()
-	var rd io.Reader
+	var buf []byte
 	switch b := body.(type) {
 	case nil:
 	case string: // JSON as written, also malformed on purpose
-		if b != "" {
-			rd = strings.NewReader(b)
-		}
+		buf = []byte(b)
 	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if buf, err = json.Marshal(b); err != nil {
 			t.Fatal(err)
 		}
-		rd = bytes.NewReader(raw)
+	}
+	var rd io.Reader
+	if len(buf) > 0 {
+		rd = bytes.NewReader(buf)
 	}
 	req, err := http.NewRequest(method, in.admin+path, rd)
 	if err != nil {
@@ -44,6 +48,10 @@ func adminCall(t testing.TB, in *instance, method, path string, body any) reply 
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	x := apitest.Exchange{Request: req, RequestBody: buf, Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	if _, err := apitest.Admin().Check(x); err != nil {
+		t.Errorf("openapi: %v\nbody: %s", err, raw)
+	}
 	r := reply{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &r.Body); err != nil {

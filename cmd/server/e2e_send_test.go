@@ -235,7 +235,7 @@ func TestRefusedSendsSpendNothing(t *testing.T) {
 		{"UnknownField", `{"phone":"+819012345678","x":1}`, 400, "invalid_request"},
 		{"DuplicateKeyOtherCase", `{"phone":"+819012345678","Phone":"+819012345679"}`, 400, "invalid_request"},
 		{"UnknownChannel", `{"phone":"+819012345678","channel":"voice"}`, 400, "invalid_request"},
-		{"UnknownLocale", `{"phone":"+819012345678","locale":"fr"}`, 400, "invalid_request"},
+		{"UnknownLocale", `{"phone":"+819012345678","locale":"tlh"}`, 400, "invalid_request"},
 		{"TrailingData", `{"phone":"+819012345678"} {}`, 400, "invalid_request"},
 		{"WrongType", `{"phone":819012345678}`, 400, "invalid_request"},
 	}

@@ -17,6 +17,7 @@ import (
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/retention"
 )
 
 // parts are the backing pieces of one server, dev or production.
@@ -42,6 +43,10 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
+	// lifecycle is the store as the retention job sees it; retention is that job, nil while
+	// OTP_HISTORY_RETENTION is off.
+	lifecycle retention.Store
+	retention *retention.Job
 	// closers run in reverse order at shutdown.
 	closers []func()
 }
@@ -66,7 +71,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = mem, mem, mem, mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -106,7 +111,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history, p.apps, p.fraud, p.receipts, p.events = store, store, store, store, store, store
+	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = store, store, store, store, store, store, store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

@@ -23,6 +23,7 @@ import (
 	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
+	"otpgate/internal/retention"
 	"otpgate/internal/twilioapi"
 )
 
@@ -83,6 +84,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	svc.UseFraud(fr.guard)
+	if keep := time.Duration(cfg.HistoryRetention); keep > 0 {
+		job := retention.New(p.lifecycle, log.With("component", "retention"), retention.Options{
+			Retention: keep, Interval: cfg.RetentionInterval,
+			PrefixDrop: func() int { return fr.reloader.Snapshot().Config.PrefixDrop },
+		})
+		mx.Retention(job.Targets(), job.Purged, job.Behind, job.RolledHours, job.LastPass)
+		p.retention = job
+	}
 	ev, err := newEventLoops(cfg, p, log, mx)
 	if err != nil {
 		return err

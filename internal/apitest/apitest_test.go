@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 const (
@@ -14,6 +16,8 @@ const (
 	limited  = `{"type":"urn:otpgate:problem:rate_limited","title":"Rate limited","status":429,"detail":"later","code":"rate_limited","retry_after_seconds":5,"violations":[{"scope":"phone","limit":1,"window_seconds":60,"retry_after_seconds":5}]}`
 	notFound = `{"type":"urn:otpgate:problem:not_found","title":"Not found","status":404,"detail":"none","code":"not_found"}`
 	notAllow = `{"type":"urn:otpgate:problem:method_not_allowed","title":"Method not allowed","status":405,"detail":"no","code":"method_not_allowed"}`
+	// twilioNotFound is the Twilio Verify compatible API's error, which no document describes.
+	twilioNotFound = `{"code":20404,"message":"The requested resource was not found","more_info":"https://www.twilio.com/docs/errors/20404","status":404}`
 )
 
 // exchange builds one exchange; header is "Name: value" lines of the response.
@@ -58,8 +62,11 @@ func TestCheck(t *testing.T) {
 		{"RefusedRequestAnswered201IsOutside", Public(), exchange("POST", send, `{"phone":"+819012345678","extra":1}`, nil, 201, js, verification), false},
 		{"RefusedRequestAnswered400Conforms", Public(), exchange("POST", send, `{"phone":"+819012345678","extra":1}`, nil, 400, problem, invalid), true},
 		{"BadIdempotencyKeyAnswered201IsOutside", Public(), exchange("POST", send, phone, map[string]string{"Idempotency-Key": "é"}, 201, js, verification), false},
-		{"UnknownPathNeeds404", Public(), exchange("GET", "/v2/nothing", "", nil, 200, js, `{}`), false},
-		{"UnknownPath404Conforms", Public(), exchange("GET", "/v2/nothing", "", nil, 404, problem, notFound), true},
+		{"UnknownPathNeeds404", Public(), exchange("GET", "/v3/nothing", "", nil, 200, js, `{}`), false},
+		{"UnknownPath404Conforms", Public(), exchange("GET", "/v3/nothing", "", nil, 404, problem, notFound), true},
+		{"TwilioAPIIsNotChecked", Public(), exchange("GET", "/v2/Services/VA1/Verifications/VE1", "", nil, 404, js, twilioNotFound), true},
+		{"TwilioAPIRootIsNotChecked", Public(), exchange("GET", "/v2", "", nil, 404, js, twilioNotFound), true},
+		{"PathsLikeTwilioAreChecked", Public(), exchange("GET", "/v2x/nothing", "", nil, 404, js, twilioNotFound), false},
 		{"WrongMethodNeeds405", Public(), exchange("GET", send, "", nil, 404, problem, notFound), false},
 		{"WrongMethod405Conforms", Public(), exchange("GET", send, "", nil, 405, problem, notAllow, "Allow: POST"), true},
 		{"WrongMethod405NeedsAllow", Public(), exchange("GET", send, "", nil, 405, problem, notAllow), false},
@@ -88,4 +95,13 @@ func TestCheckResponseIgnoresRefusedRequests(t *testing.T) {
 	if res.RequestError == nil || res.Operation != "sendVerification" {
 		t.Errorf("result: got %+v, want the request refused by sendVerification", res)
 	}
+}
+
+func TestUnroutedLeavesOutTheTwilioAPI(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		r := Unrouted(Public(), "/").Draw(rt, "request")
+		if Public().leftOut(r.Path) {
+			rt.Fatalf("got %s %s, want no path under %s", r.Method, r.Path, TwilioPrefix)
+		}
+	})
 }

@@ -257,7 +257,8 @@ func knownFold(obj map[string]json.RawMessage, name string) bool {
 }
 
 // Unrouted generates requests for what the document does not list: its paths with other
-// methods, and other paths, which the API answers with 405 and 404.
+// methods, and other paths, which the API answers with 405 and 404. It leaves out the
+// paths the document leaves to another description.
 func Unrouted(d *Doc, prefix string) *rapid.Generator[Request] {
 	return rapid.Custom(func(t *rapid.T) Request {
 		ops := d.Ops()
@@ -265,6 +266,9 @@ func Unrouted(d *Doc, prefix string) *rapid.Generator[Request] {
 		path := rapid.SampledFrom(ops).Draw(t, "op").Path
 		if strings.Contains(path, "{") || rapid.Bool().Draw(t, "other path") {
 			path = prefix + rapid.StringMatching(`[a-z0-9_.-]{1,12}(/[a-z0-9_-]{0,12}){0,3}`).Draw(t, "path")
+		}
+		if d.leftOut(path) {
+			path = prefix + "_" + strings.TrimPrefix(path, prefix)
 		}
 		for d.routed(method, path) {
 			path += "/_"

@@ -54,7 +54,7 @@ type AdminDeps struct {
 
 // Limits of the admin listener.
 const (
-	// maxAdminBodyBytes covers the console's forms; the JSON API takes no bodies.
+	// maxAdminBodyBytes covers the console's forms and the JSON API's bodies (apps, fraud settings).
 	maxAdminBodyBytes = 16 << 10
 	// adminActionsShown is how many audit entries the limits page lists.
 	adminActionsShown = 20

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -132,6 +133,15 @@ func TestAdminFraudAPI(t *testing.T) {
 		}
 		if m := decodeMap(t, e.api(t, http.MethodGet, "/admin/api/fraud/config", "")); m["version"] != 2.0 || m["fraud_guard"] != "shadow" {
 			t.Errorf("after the refusals: got %v, want version 2, shadow", m)
+		}
+	})
+
+	t.Run("OversizedBodyIs413NamingTheAdminCap", func(t *testing.T) {
+		body := `{"note":"` + strings.Repeat("x", maxAdminBodyBytes) + `"}`
+		w := e.api(t, http.MethodPost, "/admin/api/fraud/lists", body)
+		p := decodeProblem(t, w)
+		if want := fmt.Sprintf("must not exceed %d bytes", maxAdminBodyBytes); w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(p.Detail, want) {
+			t.Errorf("got %d %q, want 413 saying %q", w.Code, p.Detail, want)
 		}
 	})
 

@@ -15,7 +15,7 @@ import (
 )
 
 // readJSON checks that the request carries JSON and reads its body, which limitBody has
-// capped. Errors: errUnsupportedMediaType, errTooLarge, *otp.ErrInvalidRequest.
+// capped. Errors: errUnsupportedMediaType, errTooLarge (naming the cap), *otp.ErrInvalidRequest.
 func readJSON(r *http.Request) ([]byte, error) {
 	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !isJSONMediaType(ct[0]) {
 		return nil, errUnsupportedMediaType
@@ -23,7 +23,7 @@ func readJSON(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, errTooLarge
+		return nil, tooLargeError(tooLarge.Limit)
 	}
 	if err != nil {
 		return nil, invalidRequest("the request body could not be read", nil)

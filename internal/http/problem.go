@@ -20,6 +20,14 @@ var (
 	errMethodNotAllowed     = otp.Errorf(otp.CodeMethodNotAllowed, "method not allowed")
 )
 
+// tooLarge is errTooLarge for a body over a listener's cap, which its detail names: the
+// public and the admin listener cap bodies differently.
+type tooLarge struct{ limit int64 }
+
+func (e tooLarge) Error() string      { return fmt.Sprintf("request body over %d bytes", e.limit) }
+func (e tooLarge) Unwrap() error      { return errTooLarge }
+func tooLargeError(limit int64) error { return tooLarge{limit} }
+
 // invalidRequest is a request refused before the service saw it: a detail, and per-field
 // problems when validation found some.
 func invalidRequest(detail string, fields map[string]string) *otp.ErrInvalidRequest {
@@ -69,7 +77,7 @@ func kindOf(c otp.Code) problemKind {
 	case otp.CodeInvalidRequest:
 		return problemKind{http.StatusBadRequest, "Invalid request", "the request has invalid fields"}
 	case otp.CodeRequestTooLarge:
-		return problemKind{http.StatusRequestEntityTooLarge, "Request too large", fmt.Sprintf("the request body must not exceed %d bytes", maxBodyBytes)}
+		return problemKind{http.StatusRequestEntityTooLarge, "Request too large", "the request body is too large"}
 	case otp.CodeUnsupportedMediaType:
 		return problemKind{http.StatusUnsupportedMediaType, "Unsupported media type", "the request body must be sent as Content-Type: application/json"}
 	case otp.CodeMethodNotAllowed:
@@ -132,8 +140,11 @@ func problemFor(err error) problem {
 		wrong    *otp.ErrInvalidCode
 		provider *otp.ErrProvider
 		fraud    *otp.ErrFraudBlocked
+		big      tooLarge
 	)
 	switch {
+	case code == otp.CodeRequestTooLarge && errors.As(err, &big):
+		out.Detail = fmt.Sprintf("the request body must not exceed %d bytes", big.limit)
 	case code == otp.CodeNotFound && errors.Is(err, errRouteNotFound):
 		out.Detail = "there is no such resource"
 	case code == otp.CodeNotFound && errors.Is(err, errNoSuchApp):

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/textproto"
+	"regexp"
 
 	"github.com/go-chi/chi/v5"
 
@@ -19,7 +20,8 @@ import (
 // stale one, which changes nothing.
 func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if receipts == nil {
+		kind, instance := chi.URLParam(r, "kind"), chi.URLParam(r, "instance")
+		if receipts == nil || (kind != "twilio" && kind != "webhook") || !instanceName.MatchString(instance) {
 			writeProblem(w, r, log, errRouteNotFound)
 			return
 		}
@@ -32,7 +34,7 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 			writeProblem(w, r, log, err)
 			return
 		}
-		source := chi.URLParam(r, "kind") + "/" + chi.URLParam(r, "instance")
+		source := kind + "/" + instance
 		err = receipts.Receive(r.Context(), source, otp.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
 		if errors.Is(err, otp.ErrNotFound) {
 			err = errNoSuchReceiver
@@ -47,6 +49,10 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
+
+// instanceName is the shape of a provider instance's name (SMS_PROVIDERS); any other
+// path names no receiver, whatever its body.
+var instanceName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
 // errNoSuchReceiver is a callback for a provider instance that takes none.
 var errNoSuchReceiver = otp.Errorf(otp.CodeNotFound, "no provider instance takes callbacks here")

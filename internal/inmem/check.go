@@ -51,6 +51,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 	}
 	from := v.Status
 	v.Status, v.Attempts, v.ClosedAt = decided.Status, decided.Attempts, ts(decided.SettledClosedAt(ref.Now))
+	s.attemptSeq++
 	if from == otp.StatusPending {
 		d := verificationData(v)
 		switch v.Status {
@@ -64,7 +65,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		}
 	}
 	s.attempts = append(s.attempts, otp.Attempt{
-		ID: int64(len(s.attempts) + 1), VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
+		ID: s.attemptSeq, VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
 	})
 	return clone(v), outcome, nil
 }

@@ -25,10 +25,12 @@ type Store struct {
 	pending       map[string]string   // app|phone → id of its pending verification
 	sends         map[string]*otp.SendRow
 	attempts      []otp.Attempt
+	attemptSeq    int64
 	admin         []otp.AdminAction
 	apps          appState
 	fraud         fraudState
 	ev            eventState
+	life          lifecycle
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

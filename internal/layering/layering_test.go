@@ -41,6 +41,8 @@ func forbidden() map[string][]string {
 		// The Twilio adapter reaches everything through the domain's services, as internal/http does.
 		"otpgate/internal/twilioapi": append(drivers, "otpgate/internal/http", "otpgate/internal/apps", "otpgate/internal/idempotency",
 			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms"),
+		// The lifecycle job knows its stores only as retention.Store, and nothing of otpgate.
+		"otpgate/internal/retention": append(drivers, "github.com/prometheus", "net/http", "otpgate/internal/"),
 		// apps manages configuration through the domain's interfaces only.
 		"otpgate/internal/apps": append(drivers, "github.com/go-chi/chi", "net/http",
 			"otpgate/internal/http", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit"),

@@ -8,14 +8,14 @@
 //
 //	| metric | type | labels | what it counts |
 //	|---|---|---|---|
-//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid, provider_error, unavailable, error | send calls that reached the service |
+//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid (invalid_email too), provider_error, unavailable, error | send calls that reached the service |
 //	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
 //	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
 //	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
 //	| `otpgate_limiter_duration_seconds` | histogram | `op`: allow, refund, inspect, reset | limiter call latency |
 //	| `otpgate_store_duration_seconds` | histogram | `op`: begin_send, finish_send, verification, check; `result`: ok, unavailable, error | store call latency |
-//	| `otpgate_provider_duration_seconds` | histogram | `provider`: log, webhook, twilio | SMS provider call latency, failures included |
-//	| `otpgate_provider_errors_total` | counter | `provider`; `kind`: definite (never delivered), unknown (timeout, 5xx) | SMS provider failures |
+//	| `otpgate_provider_duration_seconds` | histogram | `provider` (instance name, such as webhook or backup) | provider call latency, failures included |
+//	| `otpgate_provider_errors_total` | counter | `provider`; `kind`: definite (never delivered), unknown (timeout, 5xx) | provider failures |
 //	| `otpgate_http_requests_total` | counter | `route` (chi pattern, or unmatched), `status` | public API requests |
 //	| `otpgate_http_request_duration_seconds` | histogram | `route` | public API request latency |
 //	| `otpgate_delivery_attempts_total` | counter | `provider` (instance name), `channel`, `outcome`: sent, failed, unknown, skipped | every provider attempt of a send, failover and breaker skips included |
@@ -31,6 +31,10 @@
 //	| `otpgate_outcome_lost_total` | counter | | send outcomes whose write failed; the sweeper settles those sends as unknown |
 //	| `otpgate_sweeper_oldest_sending_seconds` | gauge | | age of the oldest send still sending at the sweeper's last pass: how far behind outcomes are |
 //	| `otpgate_sweeper_settled_total` | counter | | sends left sending by a stopped server, settled as unknown by this instance |
+//	| `otpgate_retention_purged_rows_total` | counter | `table`: attempts, sends, verifications, stats_hourly, conversion_hourly | rows past retention this instance deleted |
+//	| `otpgate_retention_behind_seconds` | gauge | `table` | how far the table's oldest row lay past its horizon at the last pass (0: nothing older left) |
+//	| `otpgate_retention_rolled_hours_total` | counter | | hours of history this instance counted into the hourly rollups |
+//	| `otpgate_retention_last_pass_timestamp_seconds` | gauge | | when this instance last finished a retention pass that held the lock (0 before the first) |
 //	| `otpgate_fraud_decisions_total` | counter | `scope`: country, prefix, ip_net; `mode`: enforce, shadow; `result`: allowed, refused | send decisions per fraud scope and mode; refused when that scope's rules or guard refused (in shadow: would have) |
 //	| `otpgate_fraud_shadow_total` | counter | `scope` | sends that shadow fraud rules or the shadow guard would have refused |
 //	| `otpgate_fraud_blocks_started_total` | counter | `scope`, `mode` | blocks the fraud guard started |

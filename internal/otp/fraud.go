@@ -46,7 +46,7 @@ func (s *Service) UseFraud(f Fraud) { s.fraud = f }
 // screen runs the fraud step of a send: a block-listed send is recorded and refused with
 // *ErrBlocked before anything is spent; otherwise it returns the limits to add. The
 // guard watches phone numbers (SMS pumping); email has no step.
-func (s *Service) screen(to target, ip string) (FraudTarget, []Limit, error) {
+func (s *Service) screen(appID string, to target, ip string) (FraudTarget, []Limit, error) {
 	phone := to.address
 	t := FraudTarget{Phone: phone, Region: to.region, ClientIP: ip}
 	if s.fraud == nil || to.email() {
@@ -58,7 +58,7 @@ func (s *Service) screen(to target, ip string) (FraudTarget, []Limit, error) {
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
-			ID: s.NewID(), Phone: phone, Channel: to.channel, ClientIP: ip, Status: SendBlocked,
+			ID: s.NewID(), AppID: appID, Phone: phone, Channel: to.channel, ClientIP: ip, Status: SendBlocked,
 			Reason: ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
 		})
 	}

@@ -118,6 +118,19 @@ func TestSendFraudStep(t *testing.T) {
 		}
 	})
 
+	t.Run("BlockListedSendIsFiledUnderItsApp", func(t *testing.T) {
+		e, f, _ := fraudEnv(t)
+		f.Verdict = otp.Screening{Blocked: "prefix +8190123"}
+		app := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 3}.DefaultApp()
+		app.ID = "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d"
+		if _, err := e.svc.Send(ctx, otp.SendInput{App: &app, Phone: testPhone, ClientIP: testIP}); otp.ErrorCode(err) != otp.CodeBlocked {
+			t.Fatalf("got %v, want blocked", err)
+		}
+		if got := e.denied.Got(); len(got) != 1 || got[0].AppID != app.ID {
+			t.Errorf("history: got %+v, want one blocked send of app %s", got, app.ID)
+		}
+	})
+
 	t.Run("FraudLimitsJoinTheSendPolicy", func(t *testing.T) {
 		e, f, _ := fraudEnv(t)
 		f.Verdict = otp.Screening{Limits: []otp.Limit{prefix}}

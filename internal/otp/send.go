@@ -23,7 +23,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return res, err
 	}
-	fraud, fraudLimits, err := s.screen(t, in.ClientIP)
+	fraud, fraudLimits, err := s.screen(app.ID, t, in.ClientIP)
 	if err != nil {
 		return res, err
 	}

@@ -272,32 +272,6 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	return b, err
 }
 
-// FraudConversion implements fraud.Store: two grouped range scans, of the sends since since
-// and of the approvals since since.
-func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) ([]fraud.PrefixCount, error) {
-	rows, _ := s.pool.Query(ctx, `WITH s AS (
-			SELECT left(phone, length(phone) - $2) AS prefix,
-				count(*) FILTER (WHERE status IN ('sent', 'sending')) AS sends,
-				count(*) FILTER (WHERE status = 'blocked') AS blocked
-			FROM sends WHERE created_at >= $1 AND length(phone) - $2 >= 3 GROUP BY 1
-		), a AS (
-			SELECT left(v.phone, length(v.phone) - $2) AS prefix, count(*) AS approvals
-			FROM attempts t JOIN verifications v ON v.id = t.verification_id
-			WHERE t.outcome = 'approved' AND t.created_at >= $1 AND length(v.phone) - $2 >= 3 GROUP BY 1
-		)
-		SELECT coalesce(s.prefix, a.prefix), coalesce(s.sends, 0), coalesce(s.blocked, 0), coalesce(a.approvals, 0)
-		FROM s FULL JOIN a ON a.prefix = s.prefix ORDER BY 1`, since, drop)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (fraud.PrefixCount, error) {
-		var c fraud.PrefixCount
-		err := r.Scan(&c.Prefix, &c.Sends, &c.Blocked, &c.Approvals)
-		return c, err
-	})
-	if err != nil {
-		return nil, wrap("fraud conversion", err)
-	}
-	return out, nil
-}
-
 // ShadowSends implements fraud.Store.
 func (s *Store) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error) {
 	now := s.Now()

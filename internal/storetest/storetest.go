@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
+	"otpgate/internal/retention"
 )
 
 // Stores is one implementation under test, fresh and empty.
@@ -40,6 +41,8 @@ type Stores struct {
 	Fraud fraud.Store
 	// Events is the same store as an events.Store.
 	Events events.Store
+	// Lifecycle is the same store as a retention.Store.
+	Lifecycle retention.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest.
@@ -59,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 }
 
 const (

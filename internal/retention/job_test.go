@@ -1,0 +1,167 @@
+package retention_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/inmem"
+	"otpgate/internal/otp"
+	"otpgate/internal/retention"
+)
+
+// oldStore is a dev-mode store holding n sends made 100 days ago, each with its verification.
+func oldStore(t *testing.T, n int) *inmem.Store {
+	t.Helper()
+	s := inmem.New()
+	at := time.Now().UTC().Add(-100 * 24 * time.Hour)
+	for i := range n {
+		_, err := s.BeginSend(t.Context(), otp.BeginSend{
+			Phone: fmt.Sprintf("+8190%08d", i), Channel: "sms", Locale: "en", Provider: "test", Now: at,
+			TTL: time.Minute, MaxSends: 1, MaxAttempts: 1,
+			NewVerificationID: uuid.NewString(), SendID: uuid.NewString(), CodeHash: func(string) []byte { return []byte("h") },
+		})
+		if err != nil {
+			t.Fatalf("BeginSend: %v", err)
+		}
+	}
+	return s
+}
+
+// faulty is a store whose calls can be made to fail or to be watched.
+type faulty struct {
+	retention.Store
+	mu          sync.Mutex
+	purgeFails  int // the next this many Purge calls fail
+	failures    int
+	limits      []int
+	rollUpFroms []time.Time
+	stuck       bool // RollUp never moves the boundary
+}
+
+func (f *faulty) Purge(ctx context.Context, target string, before time.Time, limit int) (int, error) {
+	f.mu.Lock()
+	f.limits = append(f.limits, limit)
+	fail := f.purgeFails > 0
+	if fail {
+		f.purgeFails--
+		f.failures++
+	}
+	f.mu.Unlock()
+	if fail {
+		return 0, errors.New("the database went away")
+	}
+	return f.Store.Purge(ctx, target, before, limit)
+}
+
+func (f *faulty) RollUp(ctx context.Context, from, before time.Time, drop int) (time.Time, int, error) {
+	f.mu.Lock()
+	f.rollUpFroms = append(f.rollUpFroms, from)
+	stuck := f.stuck
+	f.mu.Unlock()
+	if stuck {
+		return before.Add(-time.Hour), 0, nil
+	}
+	return f.Store.RollUp(ctx, from, before, drop)
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestJob(t *testing.T) {
+	t.Run("RunPassesUntilItsContextEnds", func(t *testing.T) {
+		t.Parallel()
+		j := retention.New(oldStore(t, 3), discard(), retention.Options{Retention: 90 * 24 * time.Hour, Interval: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- j.Run(ctx) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for j.Purged("sends") < 3 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not stop with its context")
+		}
+		if j.Purged("sends") != 3 || j.Purged("verifications") != 3 || j.LastPass().IsZero() || j.RolledHours() == 0 {
+			t.Errorf("got %d sends and %d verifications purged, %d hours rolled up, last pass %v; want 3, 3, some and a time",
+				j.Purged("sends"), j.Purged("verifications"), j.RolledHours(), j.LastPass())
+		}
+	})
+
+	t.Run("AFailedPassIsTriedAgain", func(t *testing.T) {
+		t.Parallel()
+		f := &faulty{Store: oldStore(t, 2), purgeFails: 2}
+		j := retention.New(f, discard(), retention.Options{Retention: 90 * 24 * time.Hour, Interval: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { _ = j.Run(ctx) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for j.Purged("sends") < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if j.Purged("sends") != 2 || f.failures != 2 {
+			t.Errorf("got %d sends purged after %d failures, want 2 after 2", j.Purged("sends"), f.failures)
+		}
+	})
+
+	t.Run("BatchesAreAtMostMaxBatch", func(t *testing.T) {
+		t.Parallel()
+		f := &faulty{Store: oldStore(t, 1)}
+		if _, err := retention.New(f, discard(), retention.Options{Retention: 24 * time.Hour, Batch: 20000}).Pass(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range f.limits {
+			if l != retention.MaxBatch {
+				t.Errorf("got a batch of %d, want %d", l, retention.MaxBatch)
+			}
+		}
+	})
+
+	t.Run("RollupsAreKept400DaysUnlessSaidOtherwise", func(t *testing.T) {
+		t.Parallel()
+		f := &faulty{Store: oldStore(t, 1)}
+		j := retention.New(f, discard(), retention.Options{Retention: 24 * time.Hour})
+		now := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
+		j.Now = func() time.Time { return now }
+		if _, err := j.Pass(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if want := now.Add(-retention.DefaultRollupRetention).Truncate(time.Hour); len(f.rollUpFroms) == 0 || !f.rollUpFroms[0].Equal(want) {
+			t.Errorf("rolled up from %v, want %v", f.rollUpFroms, want)
+		}
+	})
+
+	t.Run("NoRetentionPurgesNothing", func(t *testing.T) {
+		t.Parallel()
+		f := &faulty{Store: oldStore(t, 1)}
+		if _, err := retention.New(f, discard(), retention.Options{}).Pass(t.Context()); err == nil || f.limits != nil || f.rollUpFroms != nil {
+			t.Errorf("got %v after %d purges and %d roll-ups, want an error and neither", err, len(f.limits), len(f.rollUpFroms))
+		}
+	})
+
+	t.Run("ABoundaryThatDoesNotMoveIsAnError", func(t *testing.T) {
+		t.Parallel()
+		f := &faulty{Store: oldStore(t, 1), stuck: true}
+		_, err := retention.New(f, discard(), retention.Options{Retention: 24 * time.Hour}).Pass(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "boundary stays") {
+			t.Errorf("got %v, want an error saying the boundary stays", err)
+		}
+		if f.limits != nil {
+			t.Errorf("purged %d batches with the roll-up stuck, want none", len(f.limits))
+		}
+	})
+}
