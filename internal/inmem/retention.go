@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"otpgate/internal/fraud"
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
@@ -42,6 +43,7 @@ type convCount struct {
 // LifecycleTargets implements retention.Store with the tables internal/postgres purges.
 func (s *Store) LifecycleTargets() []retention.Target {
 	return []retention.Target{
+		{Name: "event_outbox", Keep: retention.KeepHistory},
 		{Name: "attempts", Keep: retention.KeepHistory},
 		{Name: "sends", Keep: retention.KeepHistory},
 		{Name: "verifications", Keep: retention.KeepHistory},
@@ -176,6 +178,14 @@ func (s *Store) Purge(ctx context.Context, target string, before time.Time, limi
 	}
 	n := 0
 	switch target {
+	case "event_outbox":
+		s.ev.outbox = slices.DeleteFunc(s.ev.outbox, func(r *outboxRow) bool {
+			gone := n < limit && r.status != events.Pending && r.event.CreatedAt.Before(before)
+			if gone {
+				n++
+			}
+			return gone
+		})
 	case "attempts":
 		s.attempts = slices.DeleteFunc(s.attempts, func(a otp.Attempt) bool {
 			gone := n < limit && a.Time.Before(before)
@@ -256,6 +266,12 @@ func (s *Store) Oldest(ctx context.Context, target string) (time.Time, error) {
 		}
 	}
 	switch target {
+	case "event_outbox":
+		for _, r := range s.ev.outbox {
+			if r.status != events.Pending {
+				see(r.event.CreatedAt)
+			}
+		}
 	case "attempts":
 		for _, a := range s.attempts {
 			see(a.Time)

@@ -31,13 +31,25 @@ type purgeTarget struct {
 	purge string
 	// oldest answers the creation time of the oldest row, or NULL.
 	oldest string
+	// uncounted is set for history no rollup counts: it goes at the horizon whether or not
+	// the rollups have reached it.
+	uncounted bool
 }
 
 // purgeTargets lists the tables of the lifecycle, children first: attempts and sends refer
 // to verifications, which go once nothing refers to them (so a verification whose last
-// check came after the horizon stays until that check's row goes too).
+// check came after the horizon stays until that check's row goes too). Delivered and
+// parked events refer to nothing of history and go first.
 func purgeTargets() []purgeTarget {
 	return []purgeTarget{{
+		Target: retention.Target{Name: "event_outbox", Keep: retention.KeepHistory},
+		// Delivered and parked events; pending ones wait for their delivery or parking.
+		purge: `DELETE FROM event_outbox WHERE id = ANY(ARRAY(
+			SELECT id FROM event_outbox WHERE status <> 'pending' AND created_at < @before
+			ORDER BY created_at LIMIT @limit FOR UPDATE SKIP LOCKED))`,
+		oldest:    `SELECT min(created_at) FROM event_outbox WHERE status <> 'pending'`,
+		uncounted: true,
+	}, {
 		Target: retention.Target{Name: "attempts", Keep: retention.KeepHistory},
 		// Attempts have no index on their time; each belongs to a verification at least as
 		// old, found by its id, and the attempts of one by their index.
@@ -128,7 +140,7 @@ func (s *Store) Purge(ctx context.Context, target string, before time.Time, limi
 	if err != nil {
 		return 0, fmt.Errorf("postgres: purge: %w", err)
 	}
-	if t.Keep == retention.KeepHistory {
+	if t.Keep == retention.KeepHistory && !t.uncounted {
 		rolled, err := s.rolledBefore(ctx, s.pool)
 		if err != nil {
 			return 0, wrap("purge "+target, err)

@@ -333,6 +333,8 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("DeliveredAndParkedEventsArePurgedPendingOnesStay", func(t *testing.T) { testEventRetention(t, newStore) })
+
 	t.Run("EndpointsArePerAppAndTakeTheirEventsAlong", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
@@ -358,6 +360,37 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("OldestPending: got %v, %v, %v; want none", at, ok, err)
 		}
 	})
+}
+
+// testEventRetention is part of testEvents: the history retention purges delivered and
+// parked events, never pending ones.
+func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
+	e := newEnv(t, newStore)
+	ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
+	for _, phone := range []string{"+15550100011", "+15550100012", "+15550100013"} {
+		e.send(params(phone, "123456", base()))
+	}
+	c := e.claim(base())
+	if len(c) != 3 {
+		t.Fatalf("claimed %d, want 3", len(c))
+	}
+	e.settleEvents(c[:1], events.Delivered, base(), time.Time{})
+	e.settleEvents(c[1:2], events.Parked, base(), time.Time{})
+	e.settleEvents(c[2:], events.Pending, base(), base().Add(time.Hour))
+	if oldest, err := e.Lifecycle.Oldest(e.ctx, "event_outbox"); err != nil || !oldest.Equal(base()) {
+		t.Errorf("Oldest: got %v, %v; want %v", oldest, err, base())
+	}
+	n, err := e.Lifecycle.Purge(e.ctx, "event_outbox", base().Add(time.Second), 1000)
+	if err != nil || n != 2 {
+		t.Fatalf("Purge: got %d, %v; want the delivered and the parked event", n, err)
+	}
+	left, _ := e.Events.Deliveries(e.ctx, otp.DefaultAppID, ep, events.DeliveryFilter{})
+	if len(left) != 1 || left[0].Event.ID != c[2].Event.ID || left[0].Status != events.Pending {
+		t.Errorf("left: got %v, want the pending event", deliveryTypes(left))
+	}
+	if oldest, err := e.Lifecycle.Oldest(e.ctx, "event_outbox"); err != nil || !oldest.IsZero() {
+		t.Errorf("Oldest after: got %v, %v; want none", oldest, err)
+	}
 }
 
 func claimTypes(cs []events.Claim) []string {
