@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -100,6 +101,9 @@ type appPage struct {
 	Problems   []fieldProblem
 	// Secret is the key just made, shown once.
 	Secret *otp.CreatedKey
+	// Hooks are the app's webhook endpoints and what the page says about them; nil when
+	// the console has no webhooks.
+	Hooks *hooksSection
 }
 
 // liveKeys counts the keys that are not revoked.
@@ -150,7 +154,7 @@ func handleAppsPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Hand
 }
 
 // handleAppPage shows an app with its keys (GET) or saves its settings (POST).
-func handleAppPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Handler {
+func handleAppPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		status, problems := http.StatusOK, map[string]string(nil)
@@ -175,19 +179,31 @@ func handleAppPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Handl
 			f := formOf(r.PostForm)
 			status, problems, form = http.StatusBadRequest, bad, &f
 		}
-		renderApp(w, r, log, view, a, id, status, problems, form, nil)
+		renderApp(w, r, log, view, a, hooks, id, status, problems, form, nil, hooksSection{})
 	})
 }
 
-// renderApp shows one app's page.
-func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, a otp.AppAdmin,
-	id string, status int, problems map[string]string, form *appForm, secret *otp.CreatedKey) {
+// renderApp shows one app's page; hs says what the page says about its webhooks, whose
+// list renderApp reads.
+func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService,
+	id string, status int, problems map[string]string, form *appForm, secret *otp.CreatedKey, hs hooksSection) {
 	info, err := a.GetApp(r.Context(), id)
 	if err != nil {
 		adminError(w, r, log, view, appNotFound(err))
 		return
 	}
 	data := appPage{Info: info, ServiceSID: otp.ServiceSID(info.App.ID), Form: newAppForm(info.App), Problems: sortedProblems(problems), Secret: secret}
+	if hooks != nil {
+		if hs.Endpoints, err = hooks.Webhooks(r.Context(), info.App.ID); err != nil {
+			adminError(w, r, log, view, webhookNotFound(err))
+			return
+		}
+		if hs.Form.Types == nil {
+			hs.Form = webhookForm{Types: map[string]bool{}}
+		}
+		hs.Types = events.Types()
+		data.Hooks = &hs
+	}
 	if form != nil {
 		data.Form = *form
 	}
@@ -196,7 +212,7 @@ func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *a
 
 // handleAppKeyPage makes a key and shows its secret on the app's page, once: the
 // answer is not a redirect, so the secret is in no URL and no later page.
-func handleAppKeyPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Handler {
+func handleAppKeyPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		if err := r.ParseForm(); err != nil {
@@ -207,11 +223,11 @@ func handleAppKeyPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Ha
 		var invalid *otp.ErrInvalidRequest
 		switch {
 		case errors.As(err, &invalid):
-			renderApp(w, r, log, view, a, id, http.StatusBadRequest, invalid.Fields, nil, nil)
+			renderApp(w, r, log, view, a, hooks, id, http.StatusBadRequest, invalid.Fields, nil, nil, hooksSection{})
 		case err != nil:
 			adminError(w, r, log, view, appNotFound(err))
 		default:
-			renderApp(w, r, log, view, a, id, http.StatusCreated, nil, nil, &k)
+			renderApp(w, r, log, view, a, hooks, id, http.StatusCreated, nil, nil, &k, hooksSection{})
 		}
 	})
 }

@@ -22,13 +22,13 @@ import (
 // Receiver is one receiving endpoint.
 type Receiver struct {
 	// URL is where it listens, the same while it is down and after.
-	URL    string
-	Secret string
+	URL string
 
 	tb   testing.TB
 	addr string
 
 	mu        sync.Mutex
+	secret    string
 	srv       *http.Server
 	got       []events.Event
 	seen      map[string]bool
@@ -46,7 +46,7 @@ func New(tb testing.TB, secret string) *Receiver {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &Receiver{Secret: secret, tb: tb, addr: l.Addr().String(), seen: map[string]bool{}, failed: map[string]bool{}}
+	r := &Receiver{secret: secret, tb: tb, addr: l.Addr().String(), seen: map[string]bool{}, failed: map[string]bool{}}
 	r.URL = "http://" + r.addr + "/events"
 	r.serve(l)
 	tb.Cleanup(r.Down)
@@ -87,6 +87,14 @@ func (r *Receiver) Up() {
 		r.tb.Fatalf("receiver up again on %s: %v", r.addr, err)
 	}
 	r.serve(l)
+}
+
+// SetSecret changes the secret it verifies signatures with, for an endpoint whose
+// secret otpgate generated.
+func (r *Receiver) SetSecret(secret string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secret = secret
 }
 
 // FailFirst makes the first delivery of every event f picks answer 500.
@@ -133,7 +141,10 @@ func (r *Receiver) read(req *http.Request, body []byte) (events.Event, error) {
 	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" {
 		return ev, errors.New("want a JSON POST")
 	}
-	if err := signature.Verify(r.Secret, req.Header.Get(signature.Header), body, time.Now(), signature.DefaultTolerance); err != nil {
+	r.mu.Lock()
+	secret := r.secret
+	r.mu.Unlock()
+	if err := signature.Verify(secret, req.Header.Get(signature.Header), body, time.Now(), signature.DefaultTolerance); err != nil {
 		return ev, err
 	}
 	var fields map[string]json.RawMessage
