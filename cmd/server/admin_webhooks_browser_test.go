@@ -41,7 +41,9 @@ func TestWebhooksConsoleInBrowser(t *testing.T) {
 	}))
 	dir := artifactDir(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	rows := func() int { return read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.webhooks tbody tr').length`)) }
+	rows := func() int {
+		return read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.webhooks tbody tr').length`))
+	}
 
 	// A URL the form refuses: the problem names the field and nothing is added.
 	browse(t, ctx,

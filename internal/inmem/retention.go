@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"otpgate/internal/fraud"
 	"otpgate/internal/events"
+	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
