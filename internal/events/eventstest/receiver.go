@@ -37,6 +37,9 @@ type Receiver struct {
 	refused   int
 	failFirst func(events.Event) bool
 	failed    map[string]bool
+	// held, when set, holds every delivery until it is closed; inFlight counts those held.
+	held     chan struct{}
+	inFlight int
 }
 
 // New starts a receiver that verifies signatures with secret; it stops at cleanup.
@@ -49,7 +52,7 @@ func New(tb testing.TB, secret string) *Receiver {
 	r := &Receiver{secret: secret, tb: tb, addr: l.Addr().String(), seen: map[string]bool{}, failed: map[string]bool{}}
 	r.URL = "http://" + r.addr + "/events"
 	r.serve(l)
-	tb.Cleanup(r.Down)
+	tb.Cleanup(func() { r.Release(); r.Down() })
 	return r
 }
 
@@ -97,6 +100,33 @@ func (r *Receiver) SetSecret(secret string) {
 	r.secret = secret
 }
 
+// Hold makes deliveries wait, unanswered, until Release.
+func (r *Receiver) Hold() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held == nil {
+		r.held = make(chan struct{})
+	}
+}
+
+// Release lets the held deliveries go on; they are taken as if never held, also those
+// whose sender is gone meanwhile.
+func (r *Receiver) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held != nil {
+		close(r.held)
+		r.held = nil
+	}
+}
+
+// InFlight counts the deliveries held now.
+func (r *Receiver) InFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inFlight
+}
+
 // FailFirst makes the first delivery of every event f picks answer 500.
 func (r *Receiver) FailFirst(f func(events.Event) bool) {
 	r.mu.Lock()
@@ -113,6 +143,13 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	ev, err := r.read(req, body)
 	r.mu.Lock()
+	if held := r.held; held != nil {
+		r.inFlight++
+		r.mu.Unlock()
+		<-held
+		r.mu.Lock()
+		r.inFlight--
+	}
 	defer r.mu.Unlock()
 	r.requests++
 	if err != nil {
