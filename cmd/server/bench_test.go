@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"otpgate/internal/events"
+	"otpgate/internal/events/eventstest"
 	"otpgate/internal/testenv/fixture"
 )
 
@@ -22,7 +24,10 @@ import (
 // (real Redis, real Postgres, a webhook provider that answers at once) with 64
 // concurrent clients for a fixed time per mix, and reports both mixes in one run:
 // (a) distinct phones and IPs, all allowed; (b) a flood for one phone, all denied.
-// OTPGATE_BENCH_DURATION sets the time per mix (default 5s).
+// OTPGATE_BENCH_DURATION sets the time per mix (default 5s). With OTPGATE_BENCH_WEBHOOK=1
+// the default app has a webhook endpoint that takes every event type, and the server
+// delivers them to a receiver meanwhile; with OTPGATE_BENCH_WEBHOOK=written the events are
+// written but the dispatcher sleeps through the run (the cost of the writes alone).
 func BenchmarkHTTPSend(b *testing.B) {
 	dur := 5 * time.Second
 	if s := os.Getenv("OTPGATE_BENCH_DURATION"); s != "" {
@@ -41,7 +46,16 @@ func BenchmarkHTTPSend(b *testing.B) {
 		// Sends that are never approved, from few networks: the fraud guard would rightly stop them.
 		"OTP_FRAUD_GUARD": "off",
 	})
+	mode := os.Getenv("OTPGATE_BENCH_WEBHOOK")
+	if mode == "written" {
+		env["OTP_EVENTS_POLL_INTERVAL"] = "1h" // the dispatcher finds nothing at start, then sleeps
+	}
 	in := startServer(b, env)
+	var rc *eventstest.Receiver
+	if mode == "1" || mode == "written" {
+		rc = eventstest.New(b, hookSecret)
+		addHook(b, hookClient(b), in, "default", rc.URL, events.Types()...)
+	}
 	pool, err := pgxpool.New(context.Background(), env["DATABASE_URL"])
 	if err != nil {
 		b.Fatal(err)
@@ -91,6 +105,11 @@ func BenchmarkHTTPSend(b *testing.B) {
 		b.Logf("(a) allowed: %d in %s = %.0f req/s, p50 %.1fms p99 %.1fms", a.ok, a.took.Round(time.Millisecond), a.rate(), ms(a.p(0.5)), ms(a.p(0.99)))
 		b.Logf("(b) denied:  %d in %s = %.0f req/s, p50 %.1fms p99 %.1fms; %.2f× (a) (target ≥ 5×)", d.refused, d.took.Round(time.Millisecond), d.rate(), ms(d.p(0.5)), ms(d.p(0.99)), d.rate()/a.rate())
 		b.Logf("    Postgres: %d history rows for %d denied requests (%.3f rows/request) in %d transactions (%.4f per request)", rows, d.refused, float64(rows)/float64(d.refused), tx, float64(tx)/float64(d.refused))
+		if rc != nil {
+			ev := countRows(b, env["DATABASE_URL"], `SELECT count(*) FROM event_outbox`)
+			b.ReportMetric(float64(ev)/float64(a.ok+d.refused), "events/req")
+			b.Logf("    events: %d written, %d received by the endpoint so far", ev, len(rc.Events()))
+		}
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 )
 
 // OutcomeWriter writes how sends ended — sent with the provider and its message id, or
-// failed with the error, and every provider attempt — in batches: one UPDATE per batch, at the latest FlushInterval (100ms by
-// default) after the provider answered, and whatever is queued at Close. The send row was
+// failed with the error, and every provider attempt — in batches: one statement per batch,
+// which also writes verification.sent for the apps that subscribed to it, at the latest
+// FlushInterval (100ms by default) after the provider answered, and whatever is queued at
+// Close. The send row was
 // written as sending before the SMS went out, so an outcome lost with a crashed server
 // leaves that row, which the Sweeper settles as unknown.
 //
