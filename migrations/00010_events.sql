@@ -52,6 +52,8 @@ CREATE TABLE event_outbox (
 
 -- What the dispatcher claims, due first.
 CREATE INDEX event_outbox_due_idx ON event_outbox (next_attempt_at, id) WHERE status = 'pending';
+-- The oldest undelivered event, for the dispatcher's lag.
+CREATE INDEX event_outbox_pending_created_idx ON event_outbox (created_at) WHERE status = 'pending';
 -- An event waits for the undelivered events of its subject before it at the same endpoint.
 CREATE INDEX event_outbox_subject_idx ON event_outbox (endpoint_id, subject, id)
     WHERE status = 'pending' AND subject IS NOT NULL;

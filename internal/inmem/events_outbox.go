@@ -94,6 +94,13 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 			r.delivered = ts(res.At)
 		case events.Pending:
 			r.next = ts(res.Next)
+			// What waits behind it waits as long, as in postgres.
+			for _, l := range s.ev.outbox {
+				if l != r && r.subject != "" && l.status == events.Pending && l.endpointID == r.endpointID &&
+					l.subject == r.subject && l.next.Before(r.next) {
+					l.next = r.next
+				}
+			}
 		}
 	}
 	return nil

@@ -139,13 +139,23 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 			nexts[i] = r.At
 		}
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE event_outbox o SET status = r.outcome,
-			delivered_at = CASE WHEN r.outcome = 'delivered' THEN r.at END,
-			next_attempt_at = CASE WHEN r.outcome = 'pending' THEN r.next ELSE o.next_attempt_at END,
-			last_attempt_at = r.at, last_status = r.http_status, last_error = r.error
-		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
-			AS r(id, attempt, outcome, at, next, http_status, error)
-		WHERE o.id = r.id AND o.status = 'pending' AND (o.attempts = r.attempt OR r.outcome = 'delivered')`,
+	// The events of a subject held up behind one that waits for its retry wait as long: so
+	// the claims, which walk the due rows in order, do not walk past them meanwhile (an
+	// endpoint that is down for a day holds a day of them).
+	_, err := s.pool.Exec(ctx, `WITH o AS (
+			UPDATE event_outbox o SET status = r.outcome,
+				delivered_at = CASE WHEN r.outcome = 'delivered' THEN r.at END,
+				next_attempt_at = CASE WHEN r.outcome = 'pending' THEN r.next ELSE o.next_attempt_at END,
+				last_attempt_at = r.at, last_status = r.http_status, last_error = r.error
+			FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::text[])
+				AS r(id, attempt, outcome, at, next, http_status, error)
+			WHERE o.id = r.id AND o.status = 'pending' AND (o.attempts = r.attempt OR r.outcome = 'delivered')
+			RETURNING o.id, o.endpoint_id, o.subject, o.status, o.next_attempt_at
+		)
+		UPDATE event_outbox l SET next_attempt_at = o.next_attempt_at FROM o
+		WHERE o.status = 'pending' AND o.subject IS NOT NULL
+			AND l.endpoint_id = o.endpoint_id AND l.subject = o.subject AND l.status = 'pending'
+			AND l.id <> o.id AND l.next_attempt_at < o.next_attempt_at`,
 		ids, attempts, outcomes, ats, nexts, statuses, errs)
 	return wrap("settle events", err)
 }
@@ -153,7 +163,8 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 // OldestPending implements events.Store.
 func (s *Store) OldestPending(ctx context.Context) (time.Time, bool, error) {
 	var at *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT min(created_at) FROM event_outbox WHERE status = 'pending'`).Scan(&at); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT created_at FROM event_outbox WHERE status = 'pending'
+		ORDER BY created_at LIMIT 1`).Scan(&at); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, wrap("oldest pending event", err)
 	}
 	if at == nil {

@@ -77,6 +77,13 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		if got := e.claim(now.Add(5 * time.Second)); len(got) != 0 {
 			t.Fatalf("before the retry: got %v, want nothing", claimTypes(got))
 		}
+		// What waits behind a's created is due no sooner than it, so claims need not pass it.
+		pending, _ := e.Events.Deliveries(e.ctx, otp.DefaultAppID, ep, events.DeliveryFilter{Status: events.Pending})
+		for _, d := range pending {
+			if d.Event.Type == events.VerificationApproved && !d.NextAttemptAt.Equal(now.Add(10*time.Second)) {
+				t.Errorf("a's approval: due %v, want with a's retry at %v", d.NextAttemptAt, now.Add(10*time.Second))
+			}
+		}
 		retry := e.claim(now.Add(10 * time.Second))
 		if len(retry) != 1 || retry[0].Event.ID != first[0].Event.ID || retry[0].Attempt != 2 {
 			t.Fatalf("retry: got %+v, want a's created at attempt 2", retry)
