@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -19,19 +15,8 @@ func TestAppsConsoleInBrowser(t *testing.T) {
 	p := newProvider(t)
 	env := prodEnv(t, p, map[string]string{"OTP_LIMIT_IP": "off", "OTP_DUPLICATE_WINDOW": "0"})
 	in := startServer(t, env)
-	ctx := newBrowser(t, browser)
-	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+env["ADMIN_TOKEN"]))
-	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
-			Headers: network.Headers{"Authorization": login},
-		})
-		return err
-	}))
+	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
 	dir := artifactDir(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	browse(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/apps"),

@@ -80,6 +80,27 @@ func newBrowser(t *testing.T, path string) context.Context {
 	return ctx
 }
 
+// newAdminBrowser is newBrowser logged in to the console: every request carries the
+// admin token as HTTP Basic, as a browser resends it after its login prompt.
+func newAdminBrowser(t *testing.T, path, token string) context.Context {
+	t.Helper()
+	ctx := newBrowser(t, path)
+	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+token))
+	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
+			Headers: network.Headers{"Authorization": login},
+		})
+		return err
+	}))
+	return ctx
+}
+
+// css selects by CSS selector, the only kind the browser tests use.
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
 // browserStepTimeout bounds one group of browser steps.
 const browserStepTimeout = 30 * time.Second
 
@@ -112,19 +133,8 @@ func TestAdminConsoleInBrowser(t *testing.T) {
 	wantStatus(t, send(t, in, phoneB, "User-Agent", "second-client"), http.StatusTooManyRequests, "rate_limited")
 	waitForBlockedRow(t, in, env["ADMIN_TOKEN"])
 
-	ctx := newBrowser(t, browser)
-	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+env["ADMIN_TOKEN"]))
-	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
-			Headers: network.Headers{"Authorization": login},
-		})
-		return err
-	}))
+	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
 	dir := artifactDir(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	t.Run("FilterHistoryToOnePhone", func(t *testing.T) {
 		browse(t, ctx,

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"otpgate/internal/sms"
@@ -41,19 +37,8 @@ func TestDeliveryConsoleInBrowser(t *testing.T) {
 	}
 	settledSends(t, in, phones[2])
 
-	ctx := newBrowser(t, browser)
-	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+env["ADMIN_TOKEN"]))
-	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
-			Headers: network.Headers{"Authorization": login},
-		})
-		return err
-	}))
+	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
 	dir := artifactDir(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	browse(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/"),

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -33,19 +29,8 @@ func TestAdminFraudPageInBrowser(t *testing.T) {
 	}
 	wantStatus(t, send(t, in, prefixPhone(prefix, 3), from("10.7.3.1")...), http.StatusForbidden, "fraud_blocked")
 
-	ctx := newBrowser(t, browser)
-	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+env["ADMIN_TOKEN"]))
-	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
-			Headers: network.Headers{"Authorization": login},
-		})
-		return err
-	}))
+	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
 	dir := artifactDir(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	t.Run("ShowsTheBlockAndTheConversion", func(t *testing.T) {
 		browse(t, ctx,

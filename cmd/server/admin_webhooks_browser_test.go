@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
-	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"otpgate/internal/events"
@@ -28,19 +24,8 @@ func TestWebhooksConsoleInBrowser(t *testing.T) {
 	up := eventstest.New(t, hookSecret)
 	down := eventstest.New(t, hookSecret)
 	down.Down()
-	ctx := newBrowser(t, browser)
-	login := "Basic " + base64.StdEncoding.EncodeToString([]byte("support:"+env["ADMIN_TOKEN"]))
-	browse(t, ctx, chromedp.Func(func(ctx context.Context, tab *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tab, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
-			Headers: network.Headers{"Authorization": login},
-		})
-		return err
-	}))
+	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
 	dir := artifactDir(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	rows := func() int {
 		return read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.webhooks tbody tr').length`))
 	}
