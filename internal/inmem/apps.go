@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/events"
 	"otpgate/internal/otp"
 )
 
@@ -141,6 +142,7 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit ot
 				s.apps.keys[kid] = k
 			}
 		}
+		s.dropEndpoints(func(e events.Endpoint) bool { return e.AppID == id })
 		return nil
 	})
 }

@@ -150,10 +150,21 @@ func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a otp.Admi
 		return fmt.Errorf("inmem: delete endpoint: %w", otp.ErrNotFound)
 	}
 	gone := s.ev.endpoints[i].ID
-	s.ev.endpoints = slices.Delete(s.ev.endpoints, i, i+1)
-	s.ev.outbox = slices.DeleteFunc(s.ev.outbox, func(r *outboxRow) bool { return r.endpointID == gone })
+	s.dropEndpoints(func(e events.Endpoint) bool { return e.ID == gone })
 	s.audit(a)
 	return nil
+}
+
+// dropEndpoints deletes the endpoints that match and their deliveries; s.mu is held.
+func (s *Store) dropEndpoints(match func(events.Endpoint) bool) {
+	gone := map[string]bool{}
+	s.ev.endpoints = slices.DeleteFunc(s.ev.endpoints, func(e events.Endpoint) bool {
+		if match(e) {
+			gone[e.ID] = true
+		}
+		return gone[e.ID]
+	})
+	s.ev.outbox = slices.DeleteFunc(s.ev.outbox, func(r *outboxRow) bool { return gone[r.endpointID] })
 }
 
 // ExpireVerifications implements events.Store.

@@ -111,7 +111,8 @@ type AppStore interface {
 	// UpdateApp replaces the settings of an app that is not deleted.
 	// Errors: ErrNotFound, *ErrInvalidRequest from App.Validate.
 	UpdateApp(ctx context.Context, a App, audit AdminAction) error
-	// DeleteApp marks an app deleted and revokes its keys; its history stays.
+	// DeleteApp marks an app deleted, revokes its keys and deletes its webhook endpoints with
+	// their deliveries; its history stays.
 	// Errors: ErrNotFound.
 	DeleteApp(ctx context.Context, id string, at time.Time, audit AdminAction) error
 	// CreateKey stores a new key of an app.

@@ -184,7 +184,12 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit ot
 		if err != nil || tag.RowsAffected() == 0 {
 			return 0, err
 		}
-		_, err = tx.Exec(ctx, `UPDATE app_keys SET revoked_at = $2 WHERE app_id = $1 AND revoked_at IS NULL`, id, at)
+		if _, err = tx.Exec(ctx, `UPDATE app_keys SET revoked_at = $2 WHERE app_id = $1 AND revoked_at IS NULL`, id, at); err != nil {
+			return 0, err
+		}
+		// A deleted app reports nothing more: its endpoints go, and their deliveries with
+		// them (ON DELETE CASCADE), as when an endpoint is deleted on its own.
+		_, err = tx.Exec(ctx, `DELETE FROM webhook_endpoints WHERE app_id = $1`, id)
 		return 1, err
 	})
 }

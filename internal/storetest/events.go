@@ -265,6 +265,25 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("DeliveredAndParkedEventsArePurgedPendingOnesStay", func(t *testing.T) { testEventRetention(t, newStore) })
 
+	t.Run("DeletingAnAppDeletesItsEndpointsOnly", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		app := newApp(appA)
+		if err := e.Apps.CreateApp(e.ctx, app, audit(otp.ActionAppCreate)); err != nil {
+			t.Fatalf("CreateApp: %v", err)
+		}
+		e.subscribe(appA, events.VerificationCreated)
+		kept := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
+		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)); err != nil {
+			t.Fatalf("DeleteApp: %v", err)
+		}
+		if list, err := e.Events.Endpoints(e.ctx, appA); err != nil || len(list) != 0 {
+			t.Errorf("deleted app's endpoints: got %+v, %v; want none", list, err)
+		}
+		if list, err := e.Events.Endpoints(e.ctx, otp.DefaultAppID); err != nil || len(list) != 1 || list[0].ID != kept {
+			t.Errorf("other app's endpoints: got %+v, %v; want %s", list, err, kept)
+		}
+	})
+
 	t.Run("EndpointsArePerAppAndTakeTheirEventsAlong", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
