@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -145,6 +146,7 @@ func (d *Doc) CheckResponse(x Exchange) (Result, error) {
 		return Result{}, nil
 	}
 	req := x.Request.Clone(ctx)
+	keepEncodedSlashes(req.URL)
 	route, params, err := d.router.FindRoute(req)
 	if err != nil {
 		return d.checkUnrouted(req, x)
@@ -170,6 +172,23 @@ func (d *Doc) CheckResponse(x Exchange) (Result, error) {
 		return res, nil
 	}
 	return res, checkProblem(x)
+}
+
+// keepEncodedSlashes makes an escaped slash ("%2F") in a segment stay inside that
+// segment when the document's router, which matches the decoded path, sees it: the API's
+// router matches the escaped path, so a path parameter may hold a slash.
+func keepEncodedSlashes(u *url.URL) {
+	raw := u.EscapedPath()
+	if !strings.Contains(strings.ToUpper(raw), "%2F") {
+		return
+	}
+	segs := strings.Split(raw, "/")
+	for i, s := range segs {
+		if dec, err := url.PathUnescape(s); err == nil {
+			segs[i] = strings.ReplaceAll(dec, "/", "%2F")
+		}
+	}
+	u.Path, u.RawPath = strings.Join(segs, "/"), ""
 }
 
 // checkUnrouted checks the answer to a request the document has no operation for.

@@ -12,10 +12,11 @@ import (
 const (
 	verification = `{"id":"0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60","phone":"+819012345678","channel":"sms","status":"pending",` +
 		`"expires_at":"2030-01-02T03:09:05Z","next_resend_at":"2030-01-02T03:05:05Z","sends_left":4}`
-	invalid  = `{"type":"urn:otpgate:problem:invalid_request","title":"Invalid request","status":400,"detail":"bad","code":"invalid_request"}`
-	limited  = `{"type":"urn:otpgate:problem:rate_limited","title":"Rate limited","status":429,"detail":"later","code":"rate_limited","retry_after_seconds":5,"violations":[{"scope":"phone","limit":1,"window_seconds":60,"retry_after_seconds":5}]}`
-	notFound = `{"type":"urn:otpgate:problem:not_found","title":"Not found","status":404,"detail":"none","code":"not_found"}`
-	notAllow = `{"type":"urn:otpgate:problem:method_not_allowed","title":"Method not allowed","status":405,"detail":"no","code":"method_not_allowed"}`
+	invalid      = `{"type":"urn:otpgate:problem:invalid_request","title":"Invalid request","status":400,"detail":"bad","code":"invalid_request"}`
+	limited      = `{"type":"urn:otpgate:problem:rate_limited","title":"Rate limited","status":429,"detail":"later","code":"rate_limited","retry_after_seconds":5,"violations":[{"scope":"phone","limit":1,"window_seconds":60,"retry_after_seconds":5}]}`
+	notFound     = `{"type":"urn:otpgate:problem:not_found","title":"Not found","status":404,"detail":"none","code":"not_found"}`
+	notAllow     = `{"type":"urn:otpgate:problem:method_not_allowed","title":"Method not allowed","status":405,"detail":"no","code":"method_not_allowed"}`
+	unauthorized = `{"type":"urn:otpgate:problem:unauthorized","title":"Unauthorized","status":401,"detail":"send the token","code":"unauthorized"}`
 	// twilioNotFound is the Twilio Verify compatible API's error, which no document describes.
 	twilioNotFound = `{"code":20404,"message":"The requested resource was not found","more_info":"https://www.twilio.com/docs/errors/20404","status":404}`
 )
@@ -74,6 +75,7 @@ func TestCheck(t *testing.T) {
 		{"AdminWithTokenConforms", Admin(), exchange("GET", "/admin/api/sends", "", map[string]string{"Authorization": "Bearer x"}, 200, js, `{"sends":[],"next_cursor":""}`), true},
 		{"AdminBadLimitAnswered200IsOutside", Admin(), exchange("GET", "/admin/api/sends?limit=0", "", map[string]string{"Authorization": "Bearer x"}, 200, js, `{"sends":[],"next_cursor":""}`), false},
 		{"ConsolePagesAreNotChecked", Admin(), exchange("GET", "/admin/limits", "", nil, 200, "text/html", "<html>"), true},
+		{"EncodedSlashStaysInItsSegment", Admin(), exchange("DELETE", "/admin/api/apps/345fcd43-658f-4f5f-90cb-3391eeaf484d/keys/a%2Fb", "", nil, 401, problem, unauthorized, `WWW-Authenticate: Bearer realm="otpgate-admin"`), true},
 		{"UnknownAdminAPIPathNeeds404", Admin(), exchange("GET", "/admin/api/nothing", "", map[string]string{"Authorization": "Bearer x"}, 200, js, `{}`), false},
 	}
 	for _, tt := range tests {
