@@ -148,7 +148,9 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 		// The test proves admission is exact; on a small machine running 500 clients and
 		// three servers at once (under -race), even prodEnv's 5s has, correctly, failed
 		// some closed; that is not what this test is about.
-		"OTP_REDIS_TIMEOUT": "10s"})
+		"OTP_REDIS_TIMEOUT": "10s",
+		// The checks below are about the attempt budget, not the check limits.
+		"OTP_LIMIT_CHECK_PHONE": "1000/1h", "OTP_LIMIT_CHECK_IP": "1000/1h"})
 	var ins []*instance
 	for range 3 {
 		ins = append(ins, startServer(t, env))
@@ -181,6 +183,63 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 		if got := len(p.Received(phone)); got != 1 {
 			t.Errorf("provider received %d messages, want exactly 1", got)
 		}
+	})
+	// Each instance remembers the verifications it sent or checked, and decides a check
+	// by id on what it remembers while the row is unchanged: these prove a stale memory
+	// never decides.
+	t.Run("ChecksByIDTakeTurnsAcrossInstances", func(t *testing.T) {
+		phone := newPhone()
+		r := send(t, ins[0], phone, "X-Forwarded-For", "10.3.0.1")
+		wantStatus(t, r, http.StatusCreated, "")
+		id, code := r.str("id"), lastCode(t, p, phone)
+		wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1_000_000)
+		// Every instance in turn, each after another changed the row: attempts_left
+		// counts every guess before it.
+		for i, want := range []float64{4, 3, 2, 1} {
+			r := check(t, ins[i%3], map[string]string{"id": id, "code": wrong})
+			wantStatus(t, r, http.StatusUnprocessableEntity, "invalid_code")
+			if r.num("attempts_left") != want {
+				t.Errorf("guess %d on instance %d: attempts_left %v, want %v", i+1, i%3, r.Body["attempts_left"], want)
+			}
+		}
+		wantStatus(t, check(t, ins[0], map[string]string{"id": id, "code": code}), http.StatusOK, "")
+		for i := range 3 {
+			wantStatus(t, check(t, ins[i], map[string]string{"id": id, "code": code}), http.StatusNotFound, "not_found")
+		}
+	})
+	t.Run("ConcurrentChecksByIDSpendTheBudgetOnce", func(t *testing.T) {
+		phone := newPhone()
+		r := send(t, ins[1], phone, "X-Forwarded-For", "10.3.0.2")
+		wantStatus(t, r, http.StatusCreated, "")
+		id, code := r.str("id"), lastCode(t, p, phone)
+		wrong := fmt.Sprintf("%06d", (mustAtoi(t, code)+1)%1_000_000)
+		// A guess on every instance first: each remembers the row, and all but the last
+		// remember it stale.
+		for i := range 3 {
+			wantStatus(t, check(t, ins[i], map[string]string{"id": id, "code": wrong}), http.StatusUnprocessableEntity, "invalid_code")
+		}
+		var invalid, spent atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := check(t, ins[i%3], map[string]string{"id": id, "code": wrong})
+				switch {
+				case r.Status == http.StatusUnprocessableEntity:
+					invalid.Add(1)
+				case r.Status == http.StatusTooManyRequests && r.str("code") == "too_many_attempts":
+					spent.Add(1)
+				default:
+					t.Errorf("unexpected %d %s", r.Status, r.Raw)
+				}
+			}()
+		}
+		wg.Wait()
+		if invalid.Load() != 2 || spent.Load() != 58 {
+			t.Errorf("got %d invalid_code and %d too_many_attempts, want 2 and 58 (OTP_MAX_ATTEMPTS 5, 3 spent before)", invalid.Load(), spent.Load())
+		}
+		wantStatus(t, check(t, ins[2], map[string]string{"id": id, "code": code}), http.StatusTooManyRequests, "too_many_attempts")
 	})
 	t.Run("OneIPGetsExactlyItsLimit", func(t *testing.T) {
 		ip := fmt.Sprintf("10.2.%d.%d", rand.IntN(250), rand.IntN(250))

@@ -36,9 +36,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		}
 		phone, ref.Phone = p, p
 	default:
-		sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
-		v, err := s.store.Verification(sctx, in.ID)
-		cancel()
+		v, err := s.lastSeen(ctx, in.ID)
 		switch {
 		case errors.Is(err, ErrNotFound), err == nil && v.AppID != app.ID:
 			// An unknown id (or another app's) still costs the client IP a guess, so ids
@@ -72,8 +70,10 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		return s.decide(v, in.Code, ref.Now)
 	})
 	if err != nil {
+		s.forget(in.ID)
 		return res, fmt.Errorf("otp: check: %w", err)
 	}
+	s.remember(v)
 	res.Verification = v
 	switch outcome {
 	case OutcomeApproved:

@@ -192,7 +192,8 @@ func TestCheckBackingServiceUnavailable(t *testing.T) {
 				in.Phone, in.ID = "", sent.Verification.ID
 			}
 			before := len(e.limiter.Allows())
-			if _, err := e.svc.Check(context.Background(), in); !errors.Is(err, otp.ErrUnavailable) {
+			// Another instance: the sending one remembers the verification and reads nothing.
+			if _, err := e.otherInstance(t).Check(context.Background(), in); !errors.Is(err, otp.ErrUnavailable) {
 				t.Fatalf("got %v, want it to wrap otp.ErrUnavailable", err)
 			}
 			if asked := len(e.limiter.Allows()) > before; asked != tt.wantAsked {
@@ -232,4 +233,47 @@ func TestCheckRefusesMalformedInputFirst(t *testing.T) {
 			e.wantUntouched(t)
 		})
 	}
+}
+
+func TestCheckByIDReadsWhatTheInstanceHasNotSeen(t *testing.T) {
+	e := newEnv(t)
+	sent := e.send(t)
+	wrong := otp.CheckInput{ID: sent.Verification.ID, Code: "000000", ClientIP: testIP}
+	other := e.otherInstance(t)
+	steps := []struct {
+		name      string
+		svc       *otp.Service
+		wantReads int // store Verification calls so far
+		wantLeft  int
+	}{
+		{"OnTheSendingInstance", e.svc, 0, 2},
+		{"OnAnotherInstance", other, 1, 1},
+		{"AgainOnTheSendingInstanceWithAStaleView", e.svc, 1, 0},
+	}
+	for _, st := range steps {
+		_, err := st.svc.Check(context.Background(), wrong)
+		var invalid *otp.ErrInvalidCode
+		if !errors.As(err, &invalid) || invalid.AttemptsLeft != st.wantLeft {
+			t.Fatalf("%s: got %v, want invalid_code with %d attempts left", st.name, err, st.wantLeft)
+		}
+		if got := e.store.Calls("Verification"); got != st.wantReads {
+			t.Errorf("%s: got %d store reads, want %d", st.name, got, st.wantReads)
+		}
+	}
+	t.Run("AFailedCheckForgets", func(t *testing.T) {
+		e := newEnv(t)
+		sent := e.send(t)
+		e.store.CheckErr = errUnavailable
+		in := otp.CheckInput{ID: sent.Verification.ID, Code: codes[0], ClientIP: testIP}
+		if _, err := e.svc.Check(context.Background(), in); !errors.Is(err, otp.ErrUnavailable) {
+			t.Fatalf("got %v, want unavailable", err)
+		}
+		e.store.CheckErr = nil
+		if _, err := e.svc.Check(context.Background(), in); err != nil {
+			t.Fatalf("got %v, want approved", err)
+		}
+		if got := e.store.Calls("Verification"); got != 1 {
+			t.Errorf("got %d store reads, want 1: what a failed check leaves is read again", got)
+		}
+	})
 }

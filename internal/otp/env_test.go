@@ -32,6 +32,7 @@ var errUnavailable = fmt.Errorf("fake: connection refused: %w", otp.ErrUnavailab
 // env is a service on in-memory fakes, with a fixed clock, ids and code digits.
 type env struct {
 	svc     *otp.Service
+	cfg     otp.Config
 	clock   *clock
 	limiter *fakeLimiter
 	store   *faultyStore
@@ -63,12 +64,22 @@ func newEnv(t *testing.T, configure ...func(*otp.Config)) *env {
 		denied:  &fakeDenied{},
 	}
 	e.store.Store.Now = e.clock.Now
+	e.cfg = cfg
 	e.svc = otp.NewService(cfg, e.store, e.limiter, e.sender, mustRenderer(t), e.denied, slog.New(slog.DiscardHandler))
 	e.svc.Now = e.clock.Now
 	var n int
 	e.svc.NewID = func() string { n++; return fmt.Sprintf("0190a000-0000-7000-8000-%012d", n) }
 	e.svc.Rand = codeReader(codes...)
 	return e
+}
+
+// otherInstance is a second service on the same store, limiter and sender, as another
+// server instance is: it has seen none of e.svc's verifications.
+func (e *env) otherInstance(t *testing.T) *otp.Service {
+	t.Helper()
+	svc := otp.NewService(e.cfg, e.store, e.limiter, e.sender, mustRenderer(t), e.denied, slog.New(slog.DiscardHandler))
+	svc.Now, svc.NewID, svc.Rand = e.svc.Now, e.svc.NewID, e.svc.Rand
+	return svc
 }
 
 // send sends to testPhone from testIP and fails the test on an error.

@@ -78,8 +78,10 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	// message halfway or leave its history row unwritten.
 	msg.ID, msg.CreatedAt = sendID, now
 	if err := s.deliver(context.WithoutCancel(ctx), msg, start, dec.Reservation); err != nil {
+		s.forget(start.Verification.ID)
 		return res, err
 	}
+	s.remember(start.Verification)
 	res.Verification = start.Verification
 	res.Created = start.Created
 	res.SendsLeft = max(app.MaxSends-start.Verification.Sends, 0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/otp"
@@ -79,7 +80,9 @@ func (w *BatchWriter) Close(ctx context.Context) error { return w.b.close(ctx) }
 // transaction. A failed batch is dropped whole and logged once.
 func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	w.batches.Add(1)
-	ids := make([]uuid.UUID, len(batch))
+	// pgtype.UUID goes out in binary; google/uuid would go through its driver.Valuer,
+	// as text, at a few per cent of the denied path's CPU.
+	ids := make([]pgtype.UUID, len(batch))
 	for i, d := range batch {
 		ids[i] = deniedID(d.ID)
 	}
@@ -107,19 +110,20 @@ func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 }
 
 // deniedApp is the row's app: its own when it is a uuid, else the default app.
-func deniedApp(id string) uuid.UUID {
+func deniedApp(id string) pgtype.UUID {
 	if u, err := uuid.Parse(id); err == nil {
-		return u
+		return pgtype.UUID{Bytes: u, Valid: true}
 	}
-	return uuid.MustParse(otp.DefaultAppID)
+	return pgtype.UUID{Bytes: uuid.MustParse(otp.DefaultAppID), Valid: true}
 }
 
 // deniedID is the row id for a refused send: its own when it is a uuid, else a fresh one.
-func deniedID(id string) uuid.UUID {
-	if u, err := uuid.Parse(id); err == nil {
-		return u
+func deniedID(id string) pgtype.UUID {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		u = uuid.Must(uuid.NewV7())
 	}
-	return uuid.Must(uuid.NewV7())
+	return pgtype.UUID{Bytes: u, Valid: true}
 }
 
 // deniedChannel is the channel a refused send is stored with: sms when none is named.

@@ -1,0 +1,43 @@
+package otp
+
+import (
+	"context"
+	"strings"
+)
+
+// seenSize bounds the verifications an instance remembers in each of two generations.
+const seenSize = 4096
+
+// A check by id needs the verification's phone before the limiter runs (the check
+// limits are keyed by phone) and its state for the decision. The instance that sent the
+// code, or checked it last, already holds both: remembering them saves a read per check.
+// A remembered verification may be stale (another instance checked or resent it, the
+// expiry job closed it); that is safe, because the phone and app of an id never change
+// and the store saves a decision made on a Seen verification only while the row is
+// unchanged, and otherwise decides again on the stored row (Store.Check).
+
+// lastSeen is the verification with id as this instance last saw it, else as stored.
+func (s *Service) lastSeen(ctx context.Context, id string) (Verification, error) {
+	if v, ok := s.seen.get(id); ok {
+		return v, nil
+	}
+	ctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	v, err := s.store.Verification(ctx, id)
+	if err == nil {
+		s.remember(v)
+	}
+	return v, err
+}
+
+// remember keeps v as this instance's latest view of it.
+func (s *Service) remember(v Verification) {
+	if v.ID != "" {
+		s.seen.put(strings.ToLower(v.ID), v)
+	}
+}
+
+// forget drops what this instance remembers of id, after a failure left it unknown.
+func (s *Service) forget(id string) {
+	s.seen.drop(strings.ToLower(id))
+}
