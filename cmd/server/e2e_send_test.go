@@ -187,7 +187,7 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 	// Each instance remembers the verifications it sent or checked, and decides a check
 	// by id on what it remembers while the row is unchanged: these prove a stale memory
 	// never decides.
-	t.Run("ChecksByIDTakeTurnsAcrossInstances", func(t *testing.T) {
+	t.Run("ChecksTakeTurnsAcrossInstances", func(t *testing.T) {
 		phone := newPhone()
 		r := send(t, ins[0], phone, "X-Forwarded-For", "10.3.0.1")
 		wantStatus(t, r, http.StatusCreated, "")
@@ -196,15 +196,21 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 		// Every instance in turn, each after another changed the row: attempts_left
 		// counts every guess before it.
 		for i, want := range []float64{4, 3, 2, 1} {
-			r := check(t, ins[i%3], map[string]string{"id": id, "code": wrong})
+			// By id and by phone in turn: both are decided on what an instance remembers.
+			body := map[string]string{"id": id, "code": wrong}
+			if i%2 == 1 {
+				body = map[string]string{"phone": phone, "code": wrong}
+			}
+			r := check(t, ins[i%3], body)
 			wantStatus(t, r, http.StatusUnprocessableEntity, "invalid_code")
 			if r.num("attempts_left") != want {
 				t.Errorf("guess %d on instance %d: attempts_left %v, want %v", i+1, i%3, r.Body["attempts_left"], want)
 			}
 		}
-		wantStatus(t, check(t, ins[0], map[string]string{"id": id, "code": code}), http.StatusOK, "")
+		wantStatus(t, check(t, ins[0], map[string]string{"phone": phone, "code": code}), http.StatusOK, "")
 		for i := range 3 {
 			wantStatus(t, check(t, ins[i], map[string]string{"id": id, "code": code}), http.StatusNotFound, "not_found")
+			wantStatus(t, check(t, ins[i], map[string]string{"phone": phone, "code": code}), http.StatusNotFound, "not_found")
 		}
 	})
 	t.Run("ConcurrentChecksByIDSpendTheBudgetOnce", func(t *testing.T) {

@@ -49,6 +49,12 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		}
 	}
 
+	if ref.Phone != "" {
+		if v, ok := s.seenPending(app.ID, ref.Phone); ok {
+			ref.Seen = &v
+		}
+	}
+
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
 	dec, err := s.limiter.Allow(lctx, append(s.checkPolicy(phone, in.ClientIP), appCheckLimits(app, phone)...))
 	cancel()
@@ -70,7 +76,9 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		return s.decide(v, in.Code, ref.Now)
 	})
 	if err != nil {
-		s.forget(in.ID)
+		if ref.Seen != nil {
+			s.forget(ref.Seen.ID)
+		}
 		return res, fmt.Errorf("otp: check: %w", err)
 	}
 	s.remember(v)

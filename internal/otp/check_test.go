@@ -277,3 +277,38 @@ func TestCheckByIDReadsWhatTheInstanceHasNotSeen(t *testing.T) {
 		}
 	})
 }
+
+func TestCheckByPhoneDecidesOnTheRememberedPendingVerification(t *testing.T) {
+	e := newEnv(t)
+	sent := e.send(t)
+	in := otp.CheckInput{Phone: testPhone, Code: "000000", ClientIP: testIP}
+	seen := func(svc *otp.Service) *otp.Verification {
+		t.Helper()
+		var invalid *otp.ErrInvalidCode
+		if _, err := svc.Check(context.Background(), in); !errors.As(err, &invalid) {
+			t.Fatalf("got %v, want invalid_code", err)
+		}
+		return e.store.LastCheck.Seen
+	}
+	if s := seen(e.svc); s == nil || s.ID != sent.Verification.ID || s.Status != otp.StatusPending {
+		t.Errorf("on the sending instance: got seen %+v, want the pending verification it sent", s)
+	}
+	other := e.otherInstance(t)
+	if s := seen(other); s != nil {
+		t.Errorf("on another instance: got seen %+v, want none (it saw nothing)", s)
+	}
+	in.Code = codes[0]
+	if _, err := other.Check(context.Background(), in); err != nil {
+		t.Fatalf("right code: got %v, want approved", err)
+	}
+	if s := e.store.LastCheck.Seen; s == nil || s.Attempts != 2 {
+		t.Errorf("on another instance after its own check: got seen %+v, want what that check saved (2 attempts)", s)
+	}
+	in.Code = "000000"
+	if _, err := other.Check(context.Background(), in); !errors.Is(err, otp.ErrNotFound) {
+		t.Fatalf("after approval: got %v, want not found", err)
+	}
+	if s := e.store.LastCheck.Seen; s != nil {
+		t.Errorf("after approval: got seen %+v, want none: a closed verification is not the phone's for a check by phone", s)
+	}
+}

@@ -161,6 +161,8 @@ type faultyStore struct {
 	BeginSendErr, FinishSendErr, VerificationErr, CheckErr error
 	// AfterBeginSend, when set, runs after a successful BeginSend.
 	AfterBeginSend func()
+	// LastCheck is the reference of the latest Check call.
+	LastCheck otp.CheckRef
 
 	calls map[string]int
 }
@@ -210,6 +212,9 @@ func (s *faultyStore) Verification(ctx context.Context, id string) (otp.Verifica
 }
 
 func (s *faultyStore) Check(ctx context.Context, p otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
+	s.mu.Lock()
+	s.LastCheck = p
+	s.mu.Unlock()
 	if err := s.called("Check", s.CheckErr); err != nil {
 		return otp.Verification{}, "", err
 	}

@@ -9,12 +9,31 @@ import (
 const seenSize = 4096
 
 // A check by id needs the verification's phone before the limiter runs (the check
-// limits are keyed by phone) and its state for the decision. The instance that sent the
-// code, or checked it last, already holds both: remembering them saves a read per check.
+// limits are keyed by phone) and its state for the decision; a check by phone needs the
+// phone's newest verification. The instance that sent the code, or checked it last,
+// already holds both: remembering them saves a read per check.
 // A remembered verification may be stale (another instance checked or resent it, the
 // expiry job closed it); that is safe, because the phone and app of an id never change
 // and the store saves a decision made on a Seen verification only while the row is
-// unchanged, and otherwise decides again on the stored row (Store.Check).
+// unchanged, and otherwise decides again on the stored row (Store.Check). A check by
+// phone uses only a remembered pending verification: while it is unchanged it is the
+// phone's newest, since the next one can only be created after it closed.
+
+// addressKey names the pending verification of one address (phone or email) of one app.
+type addressKey struct{ app, address string }
+
+// seenPending is the pending verification of the address this instance last saw, if any.
+func (s *Service) seenPending(appID, address string) (Verification, bool) {
+	id, ok := s.pending.get(addressKey{appID, address})
+	if !ok {
+		return Verification{}, false
+	}
+	v, ok := s.seen.get(id)
+	if !ok || v.Status != StatusPending || v.Phone != address || v.AppID != appID {
+		return Verification{}, false
+	}
+	return v, true
+}
 
 // lastSeen is the verification with id as this instance last saw it, else as stored.
 func (s *Service) lastSeen(ctx context.Context, id string) (Verification, error) {
@@ -32,8 +51,13 @@ func (s *Service) lastSeen(ctx context.Context, id string) (Verification, error)
 
 // remember keeps v as this instance's latest view of it.
 func (s *Service) remember(v Verification) {
-	if v.ID != "" {
-		s.seen.put(strings.ToLower(v.ID), v)
+	if v.ID == "" {
+		return
+	}
+	id := strings.ToLower(v.ID)
+	s.seen.put(id, v)
+	if v.Status == StatusPending {
+		s.pending.put(addressKey{v.AppID, v.Phone}, id)
 	}
 }
 

@@ -60,8 +60,10 @@ type Service struct {
 	log      *slog.Logger
 	phones   *phoneCache
 	// seen holds the verifications this instance last wrote or read, by id (see seen.go).
-	seen  *recent[string, Verification]
-	fraud Fraud // nil: no fraud step (see UseFraud)
+	seen *recent[string, Verification]
+	// pending holds the id of each address's pending verification among those in seen.
+	pending *recent[addressKey, string]
+	fraud   Fraud // nil: no fraud step (see UseFraud)
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
@@ -78,7 +80,7 @@ func NewService(cfg Config, store Store, limiter Limiter, sender Sender, rendere
 	return &Service{
 		cfg: cfg, defaultApp: cfg.DefaultApp(), store: store, limiter: limiter, sender: sender, renderer: renderer,
 		channels: carriedChannels(sender), history: denied, log: log, phones: newPhoneCache(),
-		seen:  newRecent[string, Verification](seenSize),
+		seen: newRecent[string, Verification](seenSize), pending: newRecent[addressKey, string](seenSize),
 		Now:   func() time.Time { return time.Now().UTC() },
 		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
 		Rand:  rand.Reader,

@@ -96,8 +96,9 @@ type CheckRef struct {
 	Phone    string
 	ClientIP string
 	Now      time.Time
-	// Seen, when set, is the verification named by ID as the caller read it a moment
-	// ago; a store may decide on it and save in one step while it is unchanged.
+	// Seen, when set, is the verification the check is for as the caller saw it earlier
+	// (for a check by Phone, a pending one of that phone); a store may decide on it and
+	// save in one step while it is unchanged, and must otherwise decide on what it holds.
 	Seen *Verification
 }
 

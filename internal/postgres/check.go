@@ -45,7 +45,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	}
 	seen := ref.Seen
-	if seen == nil || ref.ID == "" || !strings.EqualFold(seen.ID, ref.ID) || otp.StoredAppID(seen.AppID) != appID {
+	if !usableSeen(ref, seen, appID) {
 		v, err := scanVerification(s.pool.QueryRow(ctx, query, key, appID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = otp.ErrNotFound
@@ -87,6 +87,20 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", err
 	}
 	return out, outcome, nil
+}
+
+// usableSeen reports whether the check may decide on seen, the caller's earlier read: it
+// must be the verification the check names. For a check by phone, that is the phone's
+// newest verification, which a pending one is as long as it is unchanged: a newer one can
+// only be created after it closed, and checkUnchanged saves nothing once it has.
+func usableSeen(ref otp.CheckRef, seen *otp.Verification, appID string) bool {
+	switch {
+	case seen == nil || otp.StoredAppID(seen.AppID) != appID:
+		return false
+	case ref.ID != "":
+		return strings.EqualFold(seen.ID, ref.ID)
+	}
+	return seen.Status == otp.StatusPending && seen.Phone == ref.Phone
 }
 
 // errChanged means the verification changed after it was read.

@@ -67,6 +67,37 @@ func testCheck(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("StaleSeenByPhoneIsDecidedAgain", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		const phone = "+819012345679"
+		byPhone := func(seen otp.Verification, code string, at time.Time) (otp.Verification, otp.CheckOutcome) {
+			t.Helper()
+			v, oc, err := e.Store.Check(e.ctx, otp.CheckRef{Phone: phone, ClientIP: "198.51.100.7", Now: at, Seen: &seen}, decideCode(code, at))
+			if err != nil {
+				t.Fatalf("Check by phone: %v", err)
+			}
+			return v, oc
+		}
+		first := e.send(params(phone, "111111", base())).Verification.ID
+		seen := e.verification(first)
+		e.check(first, "000000", base())
+		if v, oc := byPhone(seen, "000000", base()); oc != otp.OutcomeInvalidCode || v.Attempts != 2 {
+			t.Errorf("after another check: got %s with attempts %d, want invalid_code with 2", oc, v.Attempts)
+		}
+		// It expires, and a send creates the phone's next verification: a check by phone
+		// is for the new one, whatever the caller saw of the old.
+		seen = e.verification(first)
+		later := base().Add(ttl + time.Minute)
+		second := e.send(params(phone, "333333", later)).Verification.ID
+		v, oc := byPhone(seen, "333333", later)
+		if oc != otp.OutcomeApproved || v.ID != second {
+			t.Errorf("after a new verification: got %s on %s, want approved on the new %s", oc, v.ID, second)
+		}
+		if got := e.verification(first); got.Status != otp.StatusExpired || got.Attempts != 2 {
+			t.Errorf("old verification: got %s with attempts %d, want expired with 2, untouched by the check", got.Status, got.Attempts)
+		}
+	})
+
 	t.Run("WrongCodeCountsAnAttempt", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		id := e.send(params("+819012345678", "111111", base())).Verification.ID
