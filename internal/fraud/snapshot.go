@@ -59,7 +59,12 @@ func (s *Snapshot) GuardTargets(t otp.FraudTarget) []otp.Limit {
 func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 	c := s.Config
 	params := c.GuardParams()
-	var out []otp.Limit
+	// Three scopes at most: one allocation for the limits, one for their guards.
+	out := make([]otp.Limit, 0, 3)
+	var guards []otp.Guard
+	if c.Mode != ModeOff {
+		guards = make([]otp.Guard, 0, 3)
+	}
 	add := func(scope, key string, rules Rules, floor int) {
 		if key == "" {
 			return
@@ -69,7 +74,8 @@ func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 			l.Rules = rules
 		}
 		if c.Mode != ModeOff {
-			l.Guard = &otp.Guard{Shadow: c.Mode == ModeShadow, Floor: floor, Params: params}
+			guards = append(guards, otp.Guard{Shadow: c.Mode == ModeShadow, Floor: floor, Params: params})
+			l.Guard = &guards[len(guards)-1]
 		}
 		if len(l.Rules) > 0 || l.Guard != nil {
 			out = append(out, l)

@@ -15,11 +15,15 @@ import (
 // clientIPHeader is where a trusted_client_ip key names the end user's address.
 const clientIPHeader = "Otpgate-Client-Ip"
 
-// appKey keys the app a public request is for in its context.
+// appKey keys the app a public request is for in its context, when the request has no
+// requestInfo to carry it.
 const appKey ctxKey = 100
 
 // appFrom returns the app the request is for; nil means the service's default app.
 func appFrom(ctx context.Context) *otp.App {
+	if ri := requestInfoFrom(ctx); ri != nil && ri.app != nil {
+		return ri.app
+	}
 	a, _ := ctx.Value(appKey).(*otp.App)
 	return a
 }
@@ -66,8 +70,11 @@ func withApp(log *slog.Logger, dir otp.AppDirectory, v6prefix int, next http.Han
 			return
 		}
 		// A trusted key may name the end user's address; the access log then shows it too.
+		// The app rides in the same request info, which saves copying the request.
 		if ri := requestInfoFrom(r.Context()); ri != nil {
-			ri.clientIP = ip
+			ri.clientIP, ri.app = ip, &app
+			next.ServeHTTP(w, r)
+			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), appKey, &app)))
 	})

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+
+	"otpgate/internal/otp"
 )
 
 // ctxKey keys the values the middleware hands to handlers.
@@ -23,6 +25,8 @@ const requestInfoKey ctxKey = 0
 // that each middleware need not copy the request to add its own.
 type requestInfo struct {
 	id, clientIP string
+	// app is the app of a public request, set by withApp; nil means the default app.
+	app *otp.App
 }
 
 // requestInfoFrom returns the request's info, or nil outside a request.

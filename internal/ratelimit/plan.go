@@ -30,7 +30,13 @@ type plan struct {
 
 // plan checks a policy and lays it out; limits without rules or guard are left out.
 func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
-	p := &plan{}
+	// A limit has at most two keys (its log and its guard's hash): sized once, the slices
+	// never grow on the way.
+	p := &plan{
+		limits:  make([]otp.Limit, 0, len(limits)),
+		entries: make([]entry, 0, 2*len(limits)),
+		keys:    make([]string, 0, 2*len(limits)),
+	}
 	for _, lim := range limits {
 		if len(lim.Rules) == 0 && lim.Guard == nil {
 			continue
