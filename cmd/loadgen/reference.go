@@ -65,6 +65,7 @@ func serveReference(ctx context.Context, getenv func(string) string, stdout io.W
 	}
 	const timeout = 200 * time.Millisecond // otpgate's OTP_REDIS_TIMEOUT default
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.ContextTimeoutEnabled = time.Second, timeout, timeout, true
+	opts.Protocol = 2 // as otpgate speaks to Redis by default
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 

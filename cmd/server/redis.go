@@ -160,30 +160,35 @@ func parseFailoverURL(u string) (*redis.FailoverOptions, error) {
 	return opt, nil
 }
 
-// settle sets what every form shares: TLS 1.2 at least with the TLS files, and the
-// timeouts (dialing gets at least a second: a new connection costs more than a command).
+// settle sets what every form shares: TLS 1.2 at least with the TLS files, the timeouts
+// (dialing gets at least a second: a new connection costs more than a command), and RESP2
+// unless the URL asks for a protocol: otpgate uses nothing of RESP3, and go-redis checks a
+// RESP3 connection for push messages before every command, about 3 % of a refused send.
 func (o redisOptions) settle(files redisTLSConfig, timeout time.Duration) {
-	tc, dial, read, write, ctxTimeout := o.shared()
+	tc, dial, read, write, ctxTimeout, protocol := o.shared()
 	if tc != nil {
 		tc.MinVersion = max(tc.MinVersion, tls.VersionTLS12)
 		files.apply(tc)
 	}
 	*dial, *read, *write = max(timeout, time.Second), timeout, timeout
 	*ctxTimeout = true
+	if *protocol == 0 {
+		*protocol = 2
+	}
 }
 
 // shared points at the fields settle sets in whichever form was parsed.
-func (o redisOptions) shared() (tc *tls.Config, dial, read, write *time.Duration, ctxTimeout *bool) {
+func (o redisOptions) shared() (tc *tls.Config, dial, read, write *time.Duration, ctxTimeout *bool, protocol *int) {
 	switch {
 	case o.cluster != nil:
 		c := o.cluster
-		return c.TLSConfig, &c.DialTimeout, &c.ReadTimeout, &c.WriteTimeout, &c.ContextTimeoutEnabled
+		return c.TLSConfig, &c.DialTimeout, &c.ReadTimeout, &c.WriteTimeout, &c.ContextTimeoutEnabled, &c.Protocol
 	case o.failover != nil:
 		f := o.failover
-		return f.TLSConfig, &f.DialTimeout, &f.ReadTimeout, &f.WriteTimeout, &f.ContextTimeoutEnabled
+		return f.TLSConfig, &f.DialTimeout, &f.ReadTimeout, &f.WriteTimeout, &f.ContextTimeoutEnabled, &f.Protocol
 	default:
 		s := o.simple
-		return s.TLSConfig, &s.DialTimeout, &s.ReadTimeout, &s.WriteTimeout, &s.ContextTimeoutEnabled
+		return s.TLSConfig, &s.DialTimeout, &s.ReadTimeout, &s.WriteTimeout, &s.ContextTimeoutEnabled, &s.Protocol
 	}
 }
 

@@ -173,18 +173,28 @@ func TestParseRedisURLForms(t *testing.T) {
 	})
 }
 
-// TestRedisSettle checks that every form gets the timeouts and the TLS floor.
+// TestRedisSettle checks that every form gets the timeouts, the TLS floor and RESP2 unless
+// the URL names a protocol.
 func TestRedisSettle(t *testing.T) {
-	for _, url := range []string{"rediss://h:6380/0", "rediss+cluster://h1:7000,h2:7000", "rediss+sentinel://s1:26379/m"} {
-		t.Run(url, func(t *testing.T) {
-			o := mustParseRedisURL(t, url)
+	for _, c := range []struct {
+		url      string
+		protocol int
+	}{
+		{"rediss://h:6380/0", 2}, {"rediss+cluster://h1:7000,h2:7000", 2}, {"rediss+sentinel://s1:26379/m", 2},
+		{"rediss://h:6380/0?protocol=3", 3}, {"rediss+cluster://h1:7000,h2:7000?protocol=3", 3}, {"rediss+sentinel://s1:26379/m?protocol=3", 3},
+	} {
+		t.Run(c.url, func(t *testing.T) {
+			o := mustParseRedisURL(t, c.url)
 			o.settle(redisTLSConfig{}, 200*time.Millisecond)
-			tc, dial, read, write, ctxTimeout := o.shared()
+			tc, dial, read, write, ctxTimeout, protocol := o.shared()
 			if *dial != time.Second || *read != 200*time.Millisecond || *write != 200*time.Millisecond || !*ctxTimeout {
 				t.Errorf("got dial %v read %v write %v context timeout %v, want 1s, 200ms, 200ms, true", *dial, *read, *write, *ctxTimeout)
 			}
 			if tc == nil || tc.MinVersion != tls.VersionTLS12 {
 				t.Errorf("got TLS config %+v, want TLS 1.2 at least", tc)
+			}
+			if *protocol != c.protocol {
+				t.Errorf("got protocol %d, want %d", *protocol, c.protocol)
 			}
 		})
 	}

@@ -131,48 +131,72 @@ func problemFor(err error) problem {
 		code = otp.CodeInternal
 	}
 	out := newProblem(k.status, string(code), k.title, k.detail)
-	var (
-		invalid  *otp.ErrInvalidRequest
-		phone    *otp.ErrInvalidPhone
-		email    *otp.ErrInvalidEmail
-		country  *otp.ErrCountryNotAllowed
-		limited  *otp.ErrRateLimited
-		wrong    *otp.ErrInvalidCode
-		provider *otp.ErrProvider
-		fraud    *otp.ErrFraudBlocked
-		big      tooLarge
-	)
-	switch {
-	case code == otp.CodeRequestTooLarge && errors.As(err, &big):
-		out.Detail = fmt.Sprintf("the request body must not exceed %d bytes", big.limit)
-	case code == otp.CodeNotFound && errors.Is(err, errRouteNotFound):
-		out.Detail = "there is no such resource"
-	case code == otp.CodeNotFound && errors.Is(err, errNoSuchApp):
-		out.Detail = "there is no such app"
-	case code == otp.CodeUnauthorized && errors.Is(err, otp.ErrBadKey):
-		out.Detail = "the app needs one of its API keys as Authorization: Bearer <secret>; the key is missing, wrong or revoked"
-	case code == otp.CodeInvalidRequest && errors.As(err, &invalid):
-		if invalid.Detail != "" {
-			out.Detail = invalid.Detail
+	// Each case looks for its own error type only (see as): a refused request pays for
+	// one errors.As, not for every type this function knows.
+	switch code {
+	case otp.CodeRequestTooLarge:
+		if big, ok := as[tooLarge](err); ok {
+			out.Detail = fmt.Sprintf("the request body must not exceed %d bytes", big.limit)
 		}
-		out.Errors = invalid.Fields
-	case code == otp.CodeInvalidPhone && errors.As(err, &phone):
-		out.Detail = phone.Reason
-	case code == otp.CodeInvalidEmail && errors.As(err, &email):
-		out.Detail = email.Reason
-	case code == otp.CodeCountryNotAllowed && errors.As(err, &country):
-		out.Detail = fmt.Sprintf("phone numbers of %s are not served", country.Country)
-	case code == otp.CodeRateLimited && errors.As(err, &limited):
-		addRateLimited(&out, limited)
-	case code == otp.CodeFraudBlocked && errors.As(err, &fraud):
-		secs := max(ceilSeconds(fraud.RetryAfter), 1)
-		out.RetryAfterSeconds = &secs
-	case code == otp.CodeInvalidCode && errors.As(err, &wrong):
-		out.AttemptsLeft = &wrong.AttemptsLeft
-	case code == otp.CodeProviderError && errors.As(err, &provider) && provider.Definite:
-		out.Detail = "the message provider refused the message"
+	case otp.CodeNotFound:
+		if errors.Is(err, errRouteNotFound) {
+			out.Detail = "there is no such resource"
+		} else if errors.Is(err, errNoSuchApp) {
+			out.Detail = "there is no such app"
+		}
+	case otp.CodeUnauthorized:
+		if errors.Is(err, otp.ErrBadKey) {
+			out.Detail = "the app needs one of its API keys as Authorization: Bearer <secret>; the key is missing, wrong or revoked"
+		}
+	case otp.CodeInvalidRequest:
+		if invalid, ok := as[*otp.ErrInvalidRequest](err); ok {
+			if invalid.Detail != "" {
+				out.Detail = invalid.Detail
+			}
+			out.Errors = invalid.Fields
+		}
+	case otp.CodeInvalidPhone:
+		if phone, ok := as[*otp.ErrInvalidPhone](err); ok {
+			out.Detail = phone.Reason
+		}
+	case otp.CodeInvalidEmail:
+		if email, ok := as[*otp.ErrInvalidEmail](err); ok {
+			out.Detail = email.Reason
+		}
+	case otp.CodeCountryNotAllowed:
+		if country, ok := as[*otp.ErrCountryNotAllowed](err); ok {
+			out.Detail = fmt.Sprintf("phone numbers of %s are not served", country.Country)
+		}
+	case otp.CodeRateLimited:
+		if limited, ok := as[*otp.ErrRateLimited](err); ok {
+			addRateLimited(&out, limited)
+		}
+	case otp.CodeFraudBlocked:
+		if fraud, ok := as[*otp.ErrFraudBlocked](err); ok {
+			secs := max(ceilSeconds(fraud.RetryAfter), 1)
+			out.RetryAfterSeconds = &secs
+		}
+	case otp.CodeInvalidCode:
+		if wrong, ok := as[*otp.ErrInvalidCode](err); ok {
+			out.AttemptsLeft = &wrong.AttemptsLeft
+		}
+	case otp.CodeProviderError:
+		if provider, ok := as[*otp.ErrProvider](err); ok && provider.Definite {
+			out.Detail = "the message provider refused the message"
+		}
 	}
 	return out
+}
+
+// as is errors.As for a target of type T; the target escapes to the heap only when
+// the caller gets here.
+func as[T error](err error) (T, bool) {
+	var t T
+	if e, ok := err.(T); ok {
+		return e, true
+	}
+	ok := errors.As(err, &t)
+	return t, ok
 }
 
 // addRateLimited lists every violated rule with its own retry-after.

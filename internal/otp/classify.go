@@ -78,6 +78,24 @@ func Errorf(code Code, message string) *Error { return &Error{Code: code, Messag
 // unavailability, since a provider timeout wraps context.DeadlineExceeded; a context
 // that ended is unavailability (a backing call ran out of time, or the client left).
 func ErrorCode(err error) Code {
+	// The everyday refusals come unwrapped and have no chain to walk: a type switch
+	// answers them without errors.As's reflection, which the HTTP layer, metrics and the
+	// log would each pay on every refused request (chainCode's targets live on the heap).
+	switch e := err.(type) {
+	case nil:
+		return ""
+	case *Error:
+		return e.Code
+	case *ErrRateLimited, *ErrSendBudget:
+		return CodeRateLimited
+	case *ErrInvalidCode:
+		return CodeInvalidCode
+	}
+	return chainCode(err)
+}
+
+// chainCode is ErrorCode for an error that may wrap others.
+func chainCode(err error) Code {
 	var (
 		coded    *Error
 		invalid  *ErrInvalidRequest
@@ -91,19 +109,6 @@ func ErrorCode(err error) Code {
 		fraud    *ErrFraudBlocked
 		blocked  *ErrBlocked
 	)
-	// The everyday refusals come unwrapped and have no chain to walk: a type switch
-	// answers them without errors.As's reflection, which the HTTP layer, metrics and the
-	// log would each pay on every refused request.
-	switch e := err.(type) {
-	case nil:
-		return ""
-	case *Error:
-		return e.Code
-	case *ErrRateLimited, *ErrSendBudget:
-		return CodeRateLimited
-	case *ErrInvalidCode:
-		return CodeInvalidCode
-	}
 	switch {
 	case errors.As(err, &coded):
 		return coded.Code
