@@ -57,12 +57,14 @@ type decoder[T any] struct {
 	// name but fields, then leaves json.Unmarshal nothing unknown to find, and decode skips
 	// a json.Decoder and its buffers.
 	flat bool
+	// plain maps T's string fields by JSON name, for plainDecode.
+	plain map[string]int
 }
 
 // newDecoder returns the decoder of T.
 func newDecoder[T any]() decoder[T] {
 	t := reflect.TypeFor[T]()
-	return decoder[T]{fields: jsonFieldNames(t), flat: flatStruct(t)}
+	return decoder[T]{fields: jsonFieldNames(t), flat: flatStruct(t), plain: plainFields(t)}
 }
 
 // flatStruct reports whether t is a struct whose exported fields are all strings,
@@ -90,6 +92,9 @@ func flatStruct(t reflect.Type) bool {
 // case-insensitively), top-level nulls, and wrong types.
 func (d decoder[T]) decode(body []byte) (T, error) {
 	var v T
+	if d.plain != nil && plainDecode(body, d.plain, reflect.ValueOf(&v).Elem()) {
+		return v, nil
+	}
 	if err := checkJSON(body, d.fields); err != nil {
 		return v, err
 	}
