@@ -125,7 +125,9 @@ type failoverSize struct {
 
 func failoverRunSize() failoverSize {
 	if soak() {
-		return failoverSize{conc: 24, cycles: 3, steady: 20 * time.Second, lag: 3 * time.Second, early: 8, perLate: 8, fresh: 30_000}
+		// About 35,000 fresh phones are asked for over a run on a 2-core machine; the
+		// pool leaves room for machines several times faster.
+		return failoverSize{conc: 24, cycles: 3, steady: 20 * time.Second, lag: 3 * time.Second, early: 8, perLate: 8, fresh: 150_000}
 	}
 	return failoverSize{conc: 8, cycles: 1, steady: time.Second, lag: 700 * time.Millisecond, early: 4, perLate: 4, fresh: 5_000}
 }
@@ -204,6 +206,10 @@ func runFailover(t *testing.T, ha redisHA, wait int) {
 		c.failedOver = time.Now()
 		ha.rejoin(t, master)
 		c.rejoined = time.Now()
+		if used := nextFresh.Load(); used >= int64(len(fresh)) {
+			// Fresh phones asked for again are refused by the phone rule: no 201 could show recovery.
+			t.Fatalf("the load used all %d fresh phones (%d asks) before failover %d; size the pool up", len(fresh), used, i+1)
+		}
 		c.recovered = waitSent(t, load, c.rejoined, 10)
 		t.Logf("failover %d: master cut off from its replica for %v; failover took %v after the kill; rejoined %v later; sends recovered %v after that",
 			i+1, c.killed.Sub(c.cut).Round(time.Millisecond), c.failedOver.Sub(c.killed).Round(time.Millisecond),

@@ -116,10 +116,13 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 // sentEventsCTE follows a CTE r(send_id, verification_id, provider, at) of sends just marked
 // sent: it writes verification.sent for those whose app has a subscribed endpoint. It takes
 // a share lock on each such verification first, so their events are numbered after every
-// committed change of it and before any later one (a check waits for the lock).
+// committed change of it and before any later one (a check waits for the lock). With no
+// endpoint subscribed anywhere it reads nothing but that (a one-time filter), not each
+// verification.
 const sentEventsCTE = `v AS (
 		SELECT v.id, v.app_id, v.channel, v.phone, v.status, v.sends, v.attempts, v.expires_at FROM verifications v
-		WHERE v.id = ANY(ARRAY(SELECT verification_id FROM r))
+		WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE 'verification.sent' = ANY(event_types))
+			AND v.id = ANY(ARRAY(SELECT verification_id FROM r))
 			AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.app_id = v.app_id AND 'verification.sent' = ANY(w.event_types))
 		ORDER BY v.id
 		FOR SHARE OF v
