@@ -253,19 +253,27 @@ func jsonFieldNames(t reflect.Type) map[string]bool {
 	}
 	names := map[string]bool{}
 	for f := range t.Fields() {
-		if !f.IsExported() {
-			continue
+		if name, ok := jsonName(f); ok {
+			names[name] = true
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			continue
-		case "":
-			name = f.Name
-		}
-		names[name] = true
 	}
 	return names
+}
+
+// jsonName is the name encoding/json gives a struct field; ok is false for a field it
+// leaves out (unexported, or tagged "-").
+func jsonName(f reflect.StructField) (name string, ok bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
+	switch name {
+	case "-":
+		return "", false
+	case "":
+		return f.Name, true
+	}
+	return name, true
 }
 
 // jsonKind names the JSON type a Go type expects, for error details.

@@ -21,17 +21,9 @@ func plainFields(t reflect.Type) map[string]int {
 	out := map[string]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() || f.Type.Kind() != reflect.String {
-			continue
+		if name, ok := jsonName(f); ok && f.Type.Kind() == reflect.String {
+			out[name] = i
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			continue
-		case "":
-			name = f.Name
-		}
-		out[name] = i
 	}
 	return out
 }
