@@ -13,20 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// uuidAt is a UUIDv7 made at t, as the server makes row ids.
-func uuidAt(t time.Time) uuid.UUID {
-	u := uuid.Must(uuid.NewV7())
-	ms := uint64(t.UnixMilli())
-	for i := range 6 {
-		u[i] = byte(ms >> (40 - 8*i))
-	}
-	return u
-}
+	"otpgate/internal/testenv"
+)
 
 // seedHistory writes n verifications from start, one every step, to Japanese and British
 // numbers: each with a send that went out (or, every third, failed) and, every other one,
@@ -37,7 +28,7 @@ func seedHistory(t *testing.T, pool *pgxpool.Pool, start time.Time, step time.Du
 	var vs, ss, as [][]any
 	for i := range n {
 		at := start.Add(time.Duration(i) * step)
-		id := uuidAt(at)
+		id := testenv.UUIDAt(at)
 		phone := fmt.Sprintf("+8190%08d", i)
 		if i%4 == 3 {
 			phone = fmt.Sprintf("+447911%06d", i)
@@ -51,12 +42,12 @@ func seedHistory(t *testing.T, pool *pgxpool.Pool, start time.Time, step time.Du
 			sendStatus = "failed"
 		}
 		vs = append(vs, []any{id, phone, "sms", "en", status, 1, 0, 5, "192.0.2.1", at, at.Add(5 * time.Minute), closed})
-		ss = append(ss, []any{uuidAt(at), id, phone, "192.0.2.1", sendStatus, "", "webhook", at, at})
+		ss = append(ss, []any{testenv.UUIDAt(at), id, phone, "192.0.2.1", sendStatus, "", "webhook", at, at})
 		refused, reason := "blocked", "phone 1/1m"
 		if i%5 == 0 {
 			refused, reason = "duplicate", "duplicate 1/5s"
 		}
-		ss = append(ss, []any{uuidAt(at.Add(time.Second)), nil, phone, "192.0.2.1", refused, reason, "", at.Add(time.Second), at.Add(time.Second)})
+		ss = append(ss, []any{testenv.UUIDAt(at.Add(time.Second)), nil, phone, "192.0.2.1", refused, reason, "", at.Add(time.Second), at.Add(time.Second)})
 	}
 	for _, c := range []struct {
 		table string

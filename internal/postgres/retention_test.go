@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,16 +16,6 @@ import (
 	"otpgate/internal/retention"
 	"otpgate/internal/testenv"
 )
-
-// uuidAt is a UUIDv7 made at t, as the service makes row ids.
-func uuidAt(t time.Time) uuid.UUID {
-	u := uuid.Must(uuid.NewV7())
-	ms := uint64(t.UnixMilli())
-	for i := range 6 {
-		u[i] = byte(ms >> (40 - 8*i))
-	}
-	return u
-}
 
 // seedOld copies, from start, n verifications one every step, each with a sent send and a
 // check a few seconds later (every other one approved, the rest wrong codes), a resend for
@@ -36,16 +25,16 @@ func seedOld(tb testing.TB, pool *pgxpool.Pool, start time.Time, step time.Durat
 	var vs, ss, as [][]any
 	for i := range n {
 		at := start.Add(time.Duration(i) * step)
-		id := uuidAt(at)
+		id := testenv.UUIDAt(at)
 		phone := fmt.Sprintf("+8190%d%07d", i%10, i)
 		vs = append(vs, []any{id, phone, "sms", "en", "approved", 1, 0, 5, "192.0.2.1", at, at.Add(5 * time.Minute), at.Add(time.Minute)})
-		ss = append(ss, []any{uuidAt(at), id, phone, "192.0.2.1", "sent", "", "test", at, at})
+		ss = append(ss, []any{testenv.UUIDAt(at), id, phone, "192.0.2.1", "sent", "", "test", at, at})
 		outcome := "approved"
 		if i%2 == 1 {
 			outcome = "invalid_code"
-			ss = append(ss, []any{uuidAt(at.Add(time.Second)), id, phone, "192.0.2.1", "sent", "", "test", at.Add(time.Second), at.Add(time.Second)})
+			ss = append(ss, []any{testenv.UUIDAt(at.Add(time.Second)), id, phone, "192.0.2.1", "sent", "", "test", at.Add(time.Second), at.Add(time.Second)})
 		} else {
-			ss = append(ss, []any{uuidAt(at.Add(2 * time.Second)), nil, phone, "192.0.2.9", "blocked", "phone 1/1m", "", at.Add(2 * time.Second), at.Add(2 * time.Second)})
+			ss = append(ss, []any{testenv.UUIDAt(at.Add(2 * time.Second)), nil, phone, "192.0.2.9", "blocked", "phone 1/1m", "", at.Add(2 * time.Second), at.Add(2 * time.Second)})
 		}
 		as = append(as, []any{id, outcome, "198.51.100.7", at.Add(3 * time.Second)})
 	}
