@@ -188,13 +188,14 @@ func problemFor(err error) problem {
 	return out
 }
 
-// as is errors.As for a target of type T; the target escapes to the heap only when
-// the caller gets here.
+// as is errors.As for a target of type T. An unwrapped error of type T is answered by a
+// type assertion; only a wrapped one declares the target errors.As needs, which goes to
+// the heap.
 func as[T error](err error) (T, bool) {
-	var t T
 	if e, ok := err.(T); ok {
 		return e, true
 	}
+	var t T
 	ok := errors.As(err, &t)
 	return t, ok
 }
