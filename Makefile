@@ -1,6 +1,6 @@
 # otpgate — build, test, benchmark.
-# `make test` is what CI runs; it needs redis-server and PostgreSQL on the machine
-# (running or not: the tests start throw-away instances when none answers).
+# `make test` is what CI runs; it installs the Debian packages it needs when they are missing
+# (test/setup); redis-server and PostgreSQL need not run: the tests start throw-away instances.
 
 GO          ?= go
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate test twilio-node lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate setup test twilio-node tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
 
 all: lint test
 
@@ -27,18 +27,30 @@ build:
 generate:
 	$(GO) generate ./client/...
 
-## test: lint, then every test (unit, integration against real Redis/Postgres, browser) with -race:
-## every package but e2e/, then e2e/ alone. Both runs test the server binary built once here.
-test: lint build twilio-node
-	OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
-	OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
+## setup: install what the tests need and the machine lacks (Debian packages: redis-server,
+## postgresql, chromium, python3-twilio, npm); see test/setup.
+setup:
+	./test/setup
 
-lint: fmt-check vet staticcheck
+## test: set up, lint, then every test (unit, integration against real Redis/Postgres, browser)
+## with -race: every package but e2e/, then e2e/ alone. Both runs test the server binary built
+## once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
+## cannot find or start a service fail instead of skipping.
+CI ?= true
+test: setup lint build twilio-node
+	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
+	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
+
+lint: fmt-check tidy-check vet staticcheck
+
+## tidy-check: go.mod and go.sum are exactly what `go mod tidy` writes.
+tidy-check:
+	$(GO) mod tidy -diff
 
 ## twilio-node: Twilio's Node helper library, pinned by test/twilio/package-lock.json, installed
 ## into test/twilio/node_modules (ignored by git) for the conformance test in cmd/server.
 twilio-node: test/twilio/node_modules/.installed
-test/twilio/node_modules/.installed: test/twilio/package.json test/twilio/package-lock.json
+test/twilio/node_modules/.installed: test/twilio/package.json test/twilio/package-lock.json | setup
 	cd test/twilio && npm ci --no-audit --no-fund --omit=dev
 	touch $@
 
