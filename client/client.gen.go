@@ -18,6 +18,21 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ChallengeAlgorithm.
+const (
+	ChallengeAlgorithmSHA256 ChallengeAlgorithm = "SHA-256"
+)
+
+// Valid indicates whether the value is a known member of the ChallengeAlgorithm enum.
+func (e ChallengeAlgorithm) Valid() bool {
+	switch e {
+	case ChallengeAlgorithmSHA256:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckResultStatus.
 const (
 	CheckResultStatusApproved CheckResultStatus = "approved"
@@ -48,6 +63,27 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTarget.
+const (
+	ProblemTargetCountry ProblemTarget = "country"
+	ProblemTargetIpNet   ProblemTarget = "ip_net"
+	ProblemTargetPrefix  ProblemTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTarget enum.
+func (e ProblemTarget) Valid() bool {
+	switch e {
+	case ProblemTargetCountry:
+		return true
+	case ProblemTargetIpNet:
+		return true
+	case ProblemTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemBlockedCode.
 const (
 	ProblemBlockedCodeBlocked ProblemBlockedCode = "blocked"
@@ -57,6 +93,63 @@ const (
 func (e ProblemBlockedCode) Valid() bool {
 	switch e {
 	case ProblemBlockedCodeBlocked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemBlockedTarget.
+const (
+	ProblemBlockedTargetCountry ProblemBlockedTarget = "country"
+	ProblemBlockedTargetIpNet   ProblemBlockedTarget = "ip_net"
+	ProblemBlockedTargetPrefix  ProblemBlockedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemBlockedTarget enum.
+func (e ProblemBlockedTarget) Valid() bool {
+	switch e {
+	case ProblemBlockedTargetCountry:
+		return true
+	case ProblemBlockedTargetIpNet:
+		return true
+	case ProblemBlockedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemChallengeRequiredCode.
+const (
+	ProblemChallengeRequiredCodeChallengeRequired ProblemChallengeRequiredCode = "challenge_required"
+)
+
+// Valid indicates whether the value is a known member of the ProblemChallengeRequiredCode enum.
+func (e ProblemChallengeRequiredCode) Valid() bool {
+	switch e {
+	case ProblemChallengeRequiredCodeChallengeRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemChallengeRequiredTarget.
+const (
+	ProblemChallengeRequiredTargetCountry ProblemChallengeRequiredTarget = "country"
+	ProblemChallengeRequiredTargetIpNet   ProblemChallengeRequiredTarget = "ip_net"
+	ProblemChallengeRequiredTargetPrefix  ProblemChallengeRequiredTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemChallengeRequiredTarget enum.
+func (e ProblemChallengeRequiredTarget) Valid() bool {
+	switch e {
+	case ProblemChallengeRequiredTargetCountry:
+		return true
+	case ProblemChallengeRequiredTargetIpNet:
+		return true
+	case ProblemChallengeRequiredTargetPrefix:
 		return true
 	default:
 		return false
@@ -78,6 +171,27 @@ func (e ProblemCountryNotAllowedCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemCountryNotAllowedTarget.
+const (
+	ProblemCountryNotAllowedTargetCountry ProblemCountryNotAllowedTarget = "country"
+	ProblemCountryNotAllowedTargetIpNet   ProblemCountryNotAllowedTarget = "ip_net"
+	ProblemCountryNotAllowedTargetPrefix  ProblemCountryNotAllowedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemCountryNotAllowedTarget enum.
+func (e ProblemCountryNotAllowedTarget) Valid() bool {
+	switch e {
+	case ProblemCountryNotAllowedTargetCountry:
+		return true
+	case ProblemCountryNotAllowedTargetIpNet:
+		return true
+	case ProblemCountryNotAllowedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemExpiredCode.
 const (
 	ProblemExpiredCodeExpired ProblemExpiredCode = "expired"
@@ -87,6 +201,27 @@ const (
 func (e ProblemExpiredCode) Valid() bool {
 	switch e {
 	case ProblemExpiredCodeExpired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemExpiredTarget.
+const (
+	ProblemExpiredTargetCountry ProblemExpiredTarget = "country"
+	ProblemExpiredTargetIpNet   ProblemExpiredTarget = "ip_net"
+	ProblemExpiredTargetPrefix  ProblemExpiredTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemExpiredTarget enum.
+func (e ProblemExpiredTarget) Valid() bool {
+	switch e {
+	case ProblemExpiredTargetCountry:
+		return true
+	case ProblemExpiredTargetIpNet:
+		return true
+	case ProblemExpiredTargetPrefix:
 		return true
 	default:
 		return false
@@ -108,6 +243,27 @@ func (e ProblemFraudBlockedCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemFraudBlockedTarget.
+const (
+	ProblemFraudBlockedTargetCountry ProblemFraudBlockedTarget = "country"
+	ProblemFraudBlockedTargetIpNet   ProblemFraudBlockedTarget = "ip_net"
+	ProblemFraudBlockedTargetPrefix  ProblemFraudBlockedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemFraudBlockedTarget enum.
+func (e ProblemFraudBlockedTarget) Valid() bool {
+	switch e {
+	case ProblemFraudBlockedTargetCountry:
+		return true
+	case ProblemFraudBlockedTargetIpNet:
+		return true
+	case ProblemFraudBlockedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInternalCode.
 const (
 	ProblemInternalCodeInternal ProblemInternalCode = "internal"
@@ -117,6 +273,27 @@ const (
 func (e ProblemInternalCode) Valid() bool {
 	switch e {
 	case ProblemInternalCodeInternal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInternalTarget.
+const (
+	ProblemInternalTargetCountry ProblemInternalTarget = "country"
+	ProblemInternalTargetIpNet   ProblemInternalTarget = "ip_net"
+	ProblemInternalTargetPrefix  ProblemInternalTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInternalTarget enum.
+func (e ProblemInternalTarget) Valid() bool {
+	switch e {
+	case ProblemInternalTargetCountry:
+		return true
+	case ProblemInternalTargetIpNet:
+		return true
+	case ProblemInternalTargetPrefix:
 		return true
 	default:
 		return false
@@ -138,6 +315,27 @@ func (e ProblemInvalidCodeCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidCodeTarget.
+const (
+	ProblemInvalidCodeTargetCountry ProblemInvalidCodeTarget = "country"
+	ProblemInvalidCodeTargetIpNet   ProblemInvalidCodeTarget = "ip_net"
+	ProblemInvalidCodeTargetPrefix  ProblemInvalidCodeTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidCodeTarget enum.
+func (e ProblemInvalidCodeTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidCodeTargetCountry:
+		return true
+	case ProblemInvalidCodeTargetIpNet:
+		return true
+	case ProblemInvalidCodeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidEmailCode.
 const (
 	ProblemInvalidEmailCodeInvalidEmail ProblemInvalidEmailCode = "invalid_email"
@@ -147,6 +345,27 @@ const (
 func (e ProblemInvalidEmailCode) Valid() bool {
 	switch e {
 	case ProblemInvalidEmailCodeInvalidEmail:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidEmailTarget.
+const (
+	ProblemInvalidEmailTargetCountry ProblemInvalidEmailTarget = "country"
+	ProblemInvalidEmailTargetIpNet   ProblemInvalidEmailTarget = "ip_net"
+	ProblemInvalidEmailTargetPrefix  ProblemInvalidEmailTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidEmailTarget enum.
+func (e ProblemInvalidEmailTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidEmailTargetCountry:
+		return true
+	case ProblemInvalidEmailTargetIpNet:
+		return true
+	case ProblemInvalidEmailTargetPrefix:
 		return true
 	default:
 		return false
@@ -168,6 +387,27 @@ func (e ProblemInvalidPhoneCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidPhoneTarget.
+const (
+	ProblemInvalidPhoneTargetCountry ProblemInvalidPhoneTarget = "country"
+	ProblemInvalidPhoneTargetIpNet   ProblemInvalidPhoneTarget = "ip_net"
+	ProblemInvalidPhoneTargetPrefix  ProblemInvalidPhoneTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidPhoneTarget enum.
+func (e ProblemInvalidPhoneTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidPhoneTargetCountry:
+		return true
+	case ProblemInvalidPhoneTargetIpNet:
+		return true
+	case ProblemInvalidPhoneTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidRequestCode.
 const (
 	ProblemInvalidRequestCodeInvalidRequest ProblemInvalidRequestCode = "invalid_request"
@@ -177,6 +417,27 @@ const (
 func (e ProblemInvalidRequestCode) Valid() bool {
 	switch e {
 	case ProblemInvalidRequestCodeInvalidRequest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidRequestTarget.
+const (
+	ProblemInvalidRequestTargetCountry ProblemInvalidRequestTarget = "country"
+	ProblemInvalidRequestTargetIpNet   ProblemInvalidRequestTarget = "ip_net"
+	ProblemInvalidRequestTargetPrefix  ProblemInvalidRequestTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidRequestTarget enum.
+func (e ProblemInvalidRequestTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidRequestTargetCountry:
+		return true
+	case ProblemInvalidRequestTargetIpNet:
+		return true
+	case ProblemInvalidRequestTargetPrefix:
 		return true
 	default:
 		return false
@@ -198,6 +459,27 @@ func (e ProblemInvalidSignatureCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidSignatureTarget.
+const (
+	ProblemInvalidSignatureTargetCountry ProblemInvalidSignatureTarget = "country"
+	ProblemInvalidSignatureTargetIpNet   ProblemInvalidSignatureTarget = "ip_net"
+	ProblemInvalidSignatureTargetPrefix  ProblemInvalidSignatureTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidSignatureTarget enum.
+func (e ProblemInvalidSignatureTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidSignatureTargetCountry:
+		return true
+	case ProblemInvalidSignatureTargetIpNet:
+		return true
+	case ProblemInvalidSignatureTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemNotFoundCode.
 const (
 	ProblemNotFoundCodeNotFound ProblemNotFoundCode = "not_found"
@@ -207,6 +489,27 @@ const (
 func (e ProblemNotFoundCode) Valid() bool {
 	switch e {
 	case ProblemNotFoundCodeNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemNotFoundTarget.
+const (
+	ProblemNotFoundTargetCountry ProblemNotFoundTarget = "country"
+	ProblemNotFoundTargetIpNet   ProblemNotFoundTarget = "ip_net"
+	ProblemNotFoundTargetPrefix  ProblemNotFoundTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemNotFoundTarget enum.
+func (e ProblemNotFoundTarget) Valid() bool {
+	switch e {
+	case ProblemNotFoundTargetCountry:
+		return true
+	case ProblemNotFoundTargetIpNet:
+		return true
+	case ProblemNotFoundTargetPrefix:
 		return true
 	default:
 		return false
@@ -228,6 +531,27 @@ func (e ProblemProviderErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemProviderErrorTarget.
+const (
+	ProblemProviderErrorTargetCountry ProblemProviderErrorTarget = "country"
+	ProblemProviderErrorTargetIpNet   ProblemProviderErrorTarget = "ip_net"
+	ProblemProviderErrorTargetPrefix  ProblemProviderErrorTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemProviderErrorTarget enum.
+func (e ProblemProviderErrorTarget) Valid() bool {
+	switch e {
+	case ProblemProviderErrorTargetCountry:
+		return true
+	case ProblemProviderErrorTargetIpNet:
+		return true
+	case ProblemProviderErrorTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemRateLimitedCode.
 const (
 	ProblemRateLimitedCodeRateLimited ProblemRateLimitedCode = "rate_limited"
@@ -237,6 +561,27 @@ const (
 func (e ProblemRateLimitedCode) Valid() bool {
 	switch e {
 	case ProblemRateLimitedCodeRateLimited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemRateLimitedTarget.
+const (
+	ProblemRateLimitedTargetCountry ProblemRateLimitedTarget = "country"
+	ProblemRateLimitedTargetIpNet   ProblemRateLimitedTarget = "ip_net"
+	ProblemRateLimitedTargetPrefix  ProblemRateLimitedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemRateLimitedTarget enum.
+func (e ProblemRateLimitedTarget) Valid() bool {
+	switch e {
+	case ProblemRateLimitedTargetCountry:
+		return true
+	case ProblemRateLimitedTargetIpNet:
+		return true
+	case ProblemRateLimitedTargetPrefix:
 		return true
 	default:
 		return false
@@ -261,21 +606,69 @@ func (e ProblemSendConflictCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemSendConflictTarget.
+const (
+	ProblemSendConflictTargetCountry ProblemSendConflictTarget = "country"
+	ProblemSendConflictTargetIpNet   ProblemSendConflictTarget = "ip_net"
+	ProblemSendConflictTargetPrefix  ProblemSendConflictTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemSendConflictTarget enum.
+func (e ProblemSendConflictTarget) Valid() bool {
+	switch e {
+	case ProblemSendConflictTargetCountry:
+		return true
+	case ProblemSendConflictTargetIpNet:
+		return true
+	case ProblemSendConflictTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemSendUnprocessableCode.
 const (
+	ProblemSendUnprocessableCodeChallengeInvalid     ProblemSendUnprocessableCode = "challenge_invalid"
 	ProblemSendUnprocessableCodeIdempotencyKeyReused ProblemSendUnprocessableCode = "idempotency_key_reused"
 	ProblemSendUnprocessableCodeInvalidEmail         ProblemSendUnprocessableCode = "invalid_email"
 	ProblemSendUnprocessableCodeInvalidPhone         ProblemSendUnprocessableCode = "invalid_phone"
+	ProblemSendUnprocessableCodeNumberTypeNotAllowed ProblemSendUnprocessableCode = "number_type_not_allowed"
 )
 
 // Valid indicates whether the value is a known member of the ProblemSendUnprocessableCode enum.
 func (e ProblemSendUnprocessableCode) Valid() bool {
 	switch e {
+	case ProblemSendUnprocessableCodeChallengeInvalid:
+		return true
 	case ProblemSendUnprocessableCodeIdempotencyKeyReused:
 		return true
 	case ProblemSendUnprocessableCodeInvalidEmail:
 		return true
 	case ProblemSendUnprocessableCodeInvalidPhone:
+		return true
+	case ProblemSendUnprocessableCodeNumberTypeNotAllowed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemSendUnprocessableTarget.
+const (
+	ProblemSendUnprocessableTargetCountry ProblemSendUnprocessableTarget = "country"
+	ProblemSendUnprocessableTargetIpNet   ProblemSendUnprocessableTarget = "ip_net"
+	ProblemSendUnprocessableTargetPrefix  ProblemSendUnprocessableTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemSendUnprocessableTarget enum.
+func (e ProblemSendUnprocessableTarget) Valid() bool {
+	switch e {
+	case ProblemSendUnprocessableTargetCountry:
+		return true
+	case ProblemSendUnprocessableTargetIpNet:
+		return true
+	case ProblemSendUnprocessableTargetPrefix:
 		return true
 	default:
 		return false
@@ -297,6 +690,27 @@ func (e ProblemTooLargeCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTooLargeTarget.
+const (
+	ProblemTooLargeTargetCountry ProblemTooLargeTarget = "country"
+	ProblemTooLargeTargetIpNet   ProblemTooLargeTarget = "ip_net"
+	ProblemTooLargeTargetPrefix  ProblemTooLargeTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooLargeTarget enum.
+func (e ProblemTooLargeTarget) Valid() bool {
+	switch e {
+	case ProblemTooLargeTargetCountry:
+		return true
+	case ProblemTooLargeTargetIpNet:
+		return true
+	case ProblemTooLargeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTooManyAttemptsCode.
 const (
 	ProblemTooManyAttemptsCodeTooManyAttempts ProblemTooManyAttemptsCode = "too_many_attempts"
@@ -306,6 +720,27 @@ const (
 func (e ProblemTooManyAttemptsCode) Valid() bool {
 	switch e {
 	case ProblemTooManyAttemptsCodeTooManyAttempts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTooManyAttemptsTarget.
+const (
+	ProblemTooManyAttemptsTargetCountry ProblemTooManyAttemptsTarget = "country"
+	ProblemTooManyAttemptsTargetIpNet   ProblemTooManyAttemptsTarget = "ip_net"
+	ProblemTooManyAttemptsTargetPrefix  ProblemTooManyAttemptsTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooManyAttemptsTarget enum.
+func (e ProblemTooManyAttemptsTarget) Valid() bool {
+	switch e {
+	case ProblemTooManyAttemptsTargetCountry:
+		return true
+	case ProblemTooManyAttemptsTargetIpNet:
+		return true
+	case ProblemTooManyAttemptsTargetPrefix:
 		return true
 	default:
 		return false
@@ -327,6 +762,27 @@ func (e ProblemUnauthorizedCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemUnauthorizedTarget.
+const (
+	ProblemUnauthorizedTargetCountry ProblemUnauthorizedTarget = "country"
+	ProblemUnauthorizedTargetIpNet   ProblemUnauthorizedTarget = "ip_net"
+	ProblemUnauthorizedTargetPrefix  ProblemUnauthorizedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnauthorizedTarget enum.
+func (e ProblemUnauthorizedTarget) Valid() bool {
+	switch e {
+	case ProblemUnauthorizedTargetCountry:
+		return true
+	case ProblemUnauthorizedTargetIpNet:
+		return true
+	case ProblemUnauthorizedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnavailableCode.
 const (
 	ProblemUnavailableCodeUnavailable ProblemUnavailableCode = "unavailable"
@@ -342,6 +798,27 @@ func (e ProblemUnavailableCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemUnavailableTarget.
+const (
+	ProblemUnavailableTargetCountry ProblemUnavailableTarget = "country"
+	ProblemUnavailableTargetIpNet   ProblemUnavailableTarget = "ip_net"
+	ProblemUnavailableTargetPrefix  ProblemUnavailableTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnavailableTarget enum.
+func (e ProblemUnavailableTarget) Valid() bool {
+	switch e {
+	case ProblemUnavailableTargetCountry:
+		return true
+	case ProblemUnavailableTargetIpNet:
+		return true
+	case ProblemUnavailableTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnsupportedMediaTypeCode.
 const (
 	ProblemUnsupportedMediaTypeCodeUnsupportedMediaType ProblemUnsupportedMediaTypeCode = "unsupported_media_type"
@@ -351,6 +828,27 @@ const (
 func (e ProblemUnsupportedMediaTypeCode) Valid() bool {
 	switch e {
 	case ProblemUnsupportedMediaTypeCodeUnsupportedMediaType:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnsupportedMediaTypeTarget.
+const (
+	ProblemUnsupportedMediaTypeTargetCountry ProblemUnsupportedMediaTypeTarget = "country"
+	ProblemUnsupportedMediaTypeTargetIpNet   ProblemUnsupportedMediaTypeTarget = "ip_net"
+	ProblemUnsupportedMediaTypeTargetPrefix  ProblemUnsupportedMediaTypeTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnsupportedMediaTypeTarget enum.
+func (e ProblemUnsupportedMediaTypeTarget) Valid() bool {
+	switch e {
+	case ProblemUnsupportedMediaTypeTargetCountry:
+		return true
+	case ProblemUnsupportedMediaTypeTargetIpNet:
+		return true
+	case ProblemUnsupportedMediaTypeTargetPrefix:
 		return true
 	default:
 		return false
@@ -459,6 +957,21 @@ func (e DeliveryReceiptParamsKind) Valid() bool {
 	}
 }
 
+// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+type Challenge struct {
+	Algorithm ChallengeAlgorithm `json:"algorithm"`
+	Challenge string             `json:"challenge"`
+	Maxnumber int                `json:"maxnumber"`
+	Salt      string             `json:"salt"`
+	Signature string             `json:"signature"`
+}
+
+// ChallengeAlgorithm defines model for Challenge.Algorithm.
+type ChallengeAlgorithm string
+
 // CheckRequest The code, and exactly one of a non-empty `phone`, a non-empty `email` or a
 // non-empty `id` (an empty string counts as absent).
 type CheckRequest struct {
@@ -532,6 +1045,12 @@ type Problem struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
 
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge `json:"challenge,omitempty"`
+
 	// Code The stable machine-readable reason; each response lists its own.
 	Code   string `json:"code"`
 	Detail string `json:"detail"`
@@ -541,31 +1060,49 @@ type Problem struct {
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTarget `json:"target,omitempty"`
+	Title  string         `json:"title"`
+	Type   string         `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
 }
 
+// ProblemTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTarget string
+
 // ProblemBlocked defines model for ProblemBlocked.
 type ProblemBlocked struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int               `json:"attempts_left,omitempty"`
-	Code         ProblemBlockedCode `json:"code"`
-	Detail       string             `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge         `json:"challenge,omitempty"`
+	Code      ProblemBlockedCode `json:"code"`
+	Detail    string             `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemBlockedTarget `json:"target,omitempty"`
+	Title  string                `json:"title"`
+	Type   string                `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -573,6 +1110,48 @@ type ProblemBlocked struct {
 
 // ProblemBlockedCode defines model for ProblemBlocked.Code.
 type ProblemBlockedCode string
+
+// ProblemBlockedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemBlockedTarget string
+
+// ProblemChallengeRequired defines model for ProblemChallengeRequired.
+type ProblemChallengeRequired struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge Challenge                    `json:"challenge"`
+	Code      ProblemChallengeRequiredCode `json:"code"`
+	Detail    string                       `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target ProblemChallengeRequiredTarget `json:"target"`
+	Title  string                         `json:"title"`
+	Type   string                         `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+}
+
+// ProblemChallengeRequiredCode defines model for ProblemChallengeRequired.Code.
+type ProblemChallengeRequiredCode string
+
+// ProblemChallengeRequiredTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemChallengeRequiredTarget string
 
 // ProblemCheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` and `invalid_email` name what is wrong with the address.
 type ProblemCheckUnprocessable struct {
@@ -582,19 +1161,29 @@ type ProblemCheckUnprocessable struct {
 // ProblemCountryNotAllowed defines model for ProblemCountryNotAllowed.
 type ProblemCountryNotAllowed struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                         `json:"attempts_left,omitempty"`
-	Code         ProblemCountryNotAllowedCode `json:"code"`
-	Detail       string                       `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                   `json:"challenge,omitempty"`
+	Code      ProblemCountryNotAllowedCode `json:"code"`
+	Detail    string                       `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemCountryNotAllowedTarget `json:"target,omitempty"`
+	Title  string                          `json:"title"`
+	Type   string                          `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -603,22 +1192,36 @@ type ProblemCountryNotAllowed struct {
 // ProblemCountryNotAllowedCode defines model for ProblemCountryNotAllowed.Code.
 type ProblemCountryNotAllowedCode string
 
+// ProblemCountryNotAllowedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemCountryNotAllowedTarget string
+
 // ProblemExpired defines model for ProblemExpired.
 type ProblemExpired struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int               `json:"attempts_left,omitempty"`
-	Code         ProblemExpiredCode `json:"code"`
-	Detail       string             `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge         `json:"challenge,omitempty"`
+	Code      ProblemExpiredCode `json:"code"`
+	Detail    string             `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemExpiredTarget `json:"target,omitempty"`
+	Title  string                `json:"title"`
+	Type   string                `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -627,22 +1230,36 @@ type ProblemExpired struct {
 // ProblemExpiredCode defines model for ProblemExpired.Code.
 type ProblemExpiredCode string
 
+// ProblemExpiredTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemExpiredTarget string
+
 // ProblemFraudBlocked defines model for ProblemFraudBlocked.
 type ProblemFraudBlocked struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
-	Code         ProblemFraudBlockedCode `json:"code"`
-	Detail       string                  `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemFraudBlockedCode `json:"code"`
+	Detail    string                  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds int    `json:"retry_after_seconds"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds int `json:"retry_after_seconds"`
+	Status            int `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target ProblemFraudBlockedTarget `json:"target"`
+	Title  string                    `json:"title"`
+	Type   string                    `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -651,22 +1268,36 @@ type ProblemFraudBlocked struct {
 // ProblemFraudBlockedCode defines model for ProblemFraudBlocked.Code.
 type ProblemFraudBlockedCode string
 
+// ProblemFraudBlockedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemFraudBlockedTarget string
+
 // ProblemInternal defines model for ProblemInternal.
 type ProblemInternal struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                `json:"attempts_left,omitempty"`
-	Code         ProblemInternalCode `json:"code"`
-	Detail       string              `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge          `json:"challenge,omitempty"`
+	Code      ProblemInternalCode `json:"code"`
+	Detail    string              `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInternalTarget `json:"target,omitempty"`
+	Title  string                 `json:"title"`
+	Type   string                 `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -675,22 +1306,36 @@ type ProblemInternal struct {
 // ProblemInternalCode defines model for ProblemInternal.Code.
 type ProblemInternalCode string
 
+// ProblemInternalTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInternalTarget string
+
 // ProblemInvalidCode defines model for ProblemInvalidCode.
 type ProblemInvalidCode struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft int                    `json:"attempts_left"`
-	Code         ProblemInvalidCodeCode `json:"code"`
-	Detail       string                 `json:"detail"`
+	AttemptsLeft int `json:"attempts_left"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge             `json:"challenge,omitempty"`
+	Code      ProblemInvalidCodeCode `json:"code"`
+	Detail    string                 `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidCodeTarget `json:"target,omitempty"`
+	Title  string                    `json:"title"`
+	Type   string                    `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -699,22 +1344,36 @@ type ProblemInvalidCode struct {
 // ProblemInvalidCodeCode defines model for ProblemInvalidCode.Code.
 type ProblemInvalidCodeCode string
 
+// ProblemInvalidCodeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidCodeTarget string
+
 // ProblemInvalidEmail defines model for ProblemInvalidEmail.
 type ProblemInvalidEmail struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
-	Code         ProblemInvalidEmailCode `json:"code"`
-	Detail       string                  `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemInvalidEmailCode `json:"code"`
+	Detail    string                  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidEmailTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -723,22 +1382,36 @@ type ProblemInvalidEmail struct {
 // ProblemInvalidEmailCode defines model for ProblemInvalidEmail.Code.
 type ProblemInvalidEmailCode string
 
+// ProblemInvalidEmailTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidEmailTarget string
+
 // ProblemInvalidPhone defines model for ProblemInvalidPhone.
 type ProblemInvalidPhone struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
-	Code         ProblemInvalidPhoneCode `json:"code"`
-	Detail       string                  `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemInvalidPhoneCode `json:"code"`
+	Detail    string                  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidPhoneTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -747,22 +1420,36 @@ type ProblemInvalidPhone struct {
 // ProblemInvalidPhoneCode defines model for ProblemInvalidPhone.Code.
 type ProblemInvalidPhoneCode string
 
+// ProblemInvalidPhoneTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidPhoneTarget string
+
 // ProblemInvalidRequest defines model for ProblemInvalidRequest.
 type ProblemInvalidRequest struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                      `json:"attempts_left,omitempty"`
-	Code         ProblemInvalidRequestCode `json:"code"`
-	Detail       string                    `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                `json:"challenge,omitempty"`
+	Code      ProblemInvalidRequestCode `json:"code"`
+	Detail    string                    `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidRequestTarget `json:"target,omitempty"`
+	Title  string                       `json:"title"`
+	Type   string                       `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -771,22 +1458,36 @@ type ProblemInvalidRequest struct {
 // ProblemInvalidRequestCode defines model for ProblemInvalidRequest.Code.
 type ProblemInvalidRequestCode string
 
+// ProblemInvalidRequestTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidRequestTarget string
+
 // ProblemInvalidSignature defines model for ProblemInvalidSignature.
 type ProblemInvalidSignature struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                        `json:"attempts_left,omitempty"`
-	Code         ProblemInvalidSignatureCode `json:"code"`
-	Detail       string                      `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                  `json:"challenge,omitempty"`
+	Code      ProblemInvalidSignatureCode `json:"code"`
+	Detail    string                      `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidSignatureTarget `json:"target,omitempty"`
+	Title  string                         `json:"title"`
+	Type   string                         `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -795,22 +1496,36 @@ type ProblemInvalidSignature struct {
 // ProblemInvalidSignatureCode defines model for ProblemInvalidSignature.Code.
 type ProblemInvalidSignatureCode string
 
+// ProblemInvalidSignatureTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidSignatureTarget string
+
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                `json:"attempts_left,omitempty"`
-	Code         ProblemNotFoundCode `json:"code"`
-	Detail       string              `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge          `json:"challenge,omitempty"`
+	Code      ProblemNotFoundCode `json:"code"`
+	Detail    string              `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemNotFoundTarget `json:"target,omitempty"`
+	Title  string                 `json:"title"`
+	Type   string                 `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -819,22 +1534,36 @@ type ProblemNotFound struct {
 // ProblemNotFoundCode defines model for ProblemNotFound.Code.
 type ProblemNotFoundCode string
 
+// ProblemNotFoundTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemNotFoundTarget string
+
 // ProblemProviderError defines model for ProblemProviderError.
 type ProblemProviderError struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                     `json:"attempts_left,omitempty"`
-	Code         ProblemProviderErrorCode `json:"code"`
-	Detail       string                   `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge               `json:"challenge,omitempty"`
+	Code      ProblemProviderErrorCode `json:"code"`
+	Detail    string                   `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemProviderErrorTarget `json:"target,omitempty"`
+	Title  string                      `json:"title"`
+	Type   string                      `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -843,22 +1572,36 @@ type ProblemProviderError struct {
 // ProblemProviderErrorCode defines model for ProblemProviderError.Code.
 type ProblemProviderErrorCode string
 
+// ProblemProviderErrorTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemProviderErrorTarget string
+
 // ProblemRateLimited defines model for ProblemRateLimited.
 type ProblemRateLimited struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                   `json:"attempts_left,omitempty"`
-	Code         ProblemRateLimitedCode `json:"code"`
-	Detail       string                 `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge             `json:"challenge,omitempty"`
+	Code      ProblemRateLimitedCode `json:"code"`
+	Detail    string                 `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds int    `json:"retry_after_seconds"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds int `json:"retry_after_seconds"`
+	Status            int `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemRateLimitedTarget `json:"target,omitempty"`
+	Title  string                    `json:"title"`
+	Type   string                    `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations []Violation `json:"violations"`
@@ -867,22 +1610,36 @@ type ProblemRateLimited struct {
 // ProblemRateLimitedCode defines model for ProblemRateLimited.Code.
 type ProblemRateLimitedCode string
 
+// ProblemRateLimitedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemRateLimitedTarget string
+
 // ProblemSendConflict defines model for ProblemSendConflict.
 type ProblemSendConflict struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
-	Code         ProblemSendConflictCode `json:"code"`
-	Detail       string                  `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemSendConflictCode `json:"code"`
+	Detail    string                  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemSendConflictTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -890,6 +1647,10 @@ type ProblemSendConflict struct {
 
 // ProblemSendConflictCode defines model for ProblemSendConflict.Code.
 type ProblemSendConflictCode string
+
+// ProblemSendConflictTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemSendConflictTarget string
 
 // ProblemSendForbidden `fraud_blocked` carries `retry_after_seconds`.
 type ProblemSendForbidden struct {
@@ -899,19 +1660,29 @@ type ProblemSendForbidden struct {
 // ProblemSendUnprocessable defines model for ProblemSendUnprocessable.
 type ProblemSendUnprocessable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                         `json:"attempts_left,omitempty"`
-	Code         ProblemSendUnprocessableCode `json:"code"`
-	Detail       string                       `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                   `json:"challenge,omitempty"`
+	Code      ProblemSendUnprocessableCode `json:"code"`
+	Detail    string                       `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemSendUnprocessableTarget `json:"target,omitempty"`
+	Title  string                          `json:"title"`
+	Type   string                          `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -920,22 +1691,36 @@ type ProblemSendUnprocessable struct {
 // ProblemSendUnprocessableCode defines model for ProblemSendUnprocessable.Code.
 type ProblemSendUnprocessableCode string
 
+// ProblemSendUnprocessableTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemSendUnprocessableTarget string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                `json:"attempts_left,omitempty"`
-	Code         ProblemTooLargeCode `json:"code"`
-	Detail       string              `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge          `json:"challenge,omitempty"`
+	Code      ProblemTooLargeCode `json:"code"`
+	Detail    string              `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTooLargeTarget `json:"target,omitempty"`
+	Title  string                 `json:"title"`
+	Type   string                 `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -944,22 +1729,36 @@ type ProblemTooLarge struct {
 // ProblemTooLargeCode defines model for ProblemTooLarge.Code.
 type ProblemTooLargeCode string
 
+// ProblemTooLargeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTooLargeTarget string
+
 // ProblemTooManyAttempts defines model for ProblemTooManyAttempts.
 type ProblemTooManyAttempts struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                       `json:"attempts_left,omitempty"`
-	Code         ProblemTooManyAttemptsCode `json:"code"`
-	Detail       string                     `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                 `json:"challenge,omitempty"`
+	Code      ProblemTooManyAttemptsCode `json:"code"`
+	Detail    string                     `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTooManyAttemptsTarget `json:"target,omitempty"`
+	Title  string                        `json:"title"`
+	Type   string                        `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -968,22 +1767,36 @@ type ProblemTooManyAttempts struct {
 // ProblemTooManyAttemptsCode defines model for ProblemTooManyAttempts.Code.
 type ProblemTooManyAttemptsCode string
 
+// ProblemTooManyAttemptsTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTooManyAttemptsTarget string
+
 // ProblemUnauthorized defines model for ProblemUnauthorized.
 type ProblemUnauthorized struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
-	Code         ProblemUnauthorizedCode `json:"code"`
-	Detail       string                  `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemUnauthorizedCode `json:"code"`
+	Detail    string                  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemUnauthorizedTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -992,22 +1805,36 @@ type ProblemUnauthorized struct {
 // ProblemUnauthorizedCode defines model for ProblemUnauthorized.Code.
 type ProblemUnauthorizedCode string
 
+// ProblemUnauthorizedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemUnauthorizedTarget string
+
 // ProblemUnavailable defines model for ProblemUnavailable.
 type ProblemUnavailable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                   `json:"attempts_left,omitempty"`
-	Code         ProblemUnavailableCode `json:"code"`
-	Detail       string                 `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge             `json:"challenge,omitempty"`
+	Code      ProblemUnavailableCode `json:"code"`
+	Detail    string                 `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemUnavailableTarget `json:"target,omitempty"`
+	Title  string                    `json:"title"`
+	Type   string                    `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1016,22 +1843,36 @@ type ProblemUnavailable struct {
 // ProblemUnavailableCode defines model for ProblemUnavailable.Code.
 type ProblemUnavailableCode string
 
+// ProblemUnavailableTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemUnavailableTarget string
+
 // ProblemUnsupportedMediaType defines model for ProblemUnsupportedMediaType.
 type ProblemUnsupportedMediaType struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                            `json:"attempts_left,omitempty"`
-	Code         ProblemUnsupportedMediaTypeCode `json:"code"`
-	Detail       string                          `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                      `json:"challenge,omitempty"`
+	Code      ProblemUnsupportedMediaTypeCode `json:"code"`
+	Detail    string                          `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemUnsupportedMediaTypeTarget `json:"target,omitempty"`
+	Title  string                             `json:"title"`
+	Type   string                             `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1040,9 +1881,26 @@ type ProblemUnsupportedMediaType struct {
 // ProblemUnsupportedMediaTypeCode defines model for ProblemUnsupportedMediaType.Code.
 type ProblemUnsupportedMediaTypeCode string
 
+// ProblemUnsupportedMediaTypeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemUnsupportedMediaTypeTarget string
+
 // SendRequest `phone` for the channels `sms`, `whatsapp` and `voice`, `email` for the channel
 // `email`; giving the other one, or neither, is `400`.
 type SendRequest struct {
+	// Altcha The solution of the challenge a `428 challenge_required` (or a `403
+	// fraud_blocked` that carried one) asked for: the ALTCHA payload, base64 of the
+	// JSON `{"algorithm","challenge","number","salt","signature"}` with the number
+	// found, as ALTCHA's widget produces it. It works once, for the same address from
+	// the same client, until the challenge expires; a refused one is `422
+	// challenge_invalid`. Send it only in answer to a challenge.
+	Altcha *string `json:"altcha,omitempty"`
+
+	// Captcha Instead of `altcha`, a token of the operator's CAPTCHA provider
+	// (`OTP_CAPTCHA_PROVIDER`: Cloudflare Turnstile, hCaptcha or reCAPTCHA), checked
+	// with the provider; a refused one is `422 challenge_invalid`.
+	Captcha *string `json:"captcha,omitempty"`
+
 	// Channel The delivery channel; empty or absent means `email` when only `email` is
 	// given, else `sms`. An app may accept fewer channels than these (its
 	// `channels`); one it does not accept, or that no configured provider carries,
@@ -1204,6 +2062,9 @@ type NotFound = ProblemNotFound
 
 // Resent A verification of a phone (`phone` is set) or of an email address (`email` is set).
 type Resent = Verification
+
+// SendChallengeRequired defines model for SendChallengeRequired.
+type SendChallengeRequired = ProblemChallengeRequired
 
 // SendConflict defines model for SendConflict.
 type SendConflict = ProblemSendConflict
@@ -3574,6 +4435,12 @@ type SendAppVerificationResponse422Headers struct {
 	RateLimitPolicy *string
 }
 
+// SendAppVerificationResponse428Headers the declared response headers of an HTTP 428 response for SendAppVerification
+type SendAppVerificationResponse428Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
 // SendAppVerificationResponse429Headers the declared response headers of an HTTP 429 response for SendAppVerification
 type SendAppVerificationResponse429Headers struct {
 	RateLimit       *string
@@ -3617,6 +4484,8 @@ type SendAppVerificationResponse struct {
 	ApplicationproblemJSON415 *SendUnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *SendUnprocessable
+	// ApplicationproblemJSON428 the response for an HTTP 428 `application/problem+json` response
+	ApplicationproblemJSON428 *SendChallengeRequired
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *SendRateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -3643,6 +4512,8 @@ type SendAppVerificationResponse struct {
 	Headers415 *SendAppVerificationResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *SendAppVerificationResponse422Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *SendAppVerificationResponse428Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendAppVerificationResponse429Headers
 	// Headers502 the parsed response headers for an HTTP 502 response
@@ -3699,6 +4570,11 @@ func (r SendAppVerificationResponse) GetApplicationproblemJSON415() *SendUnsuppo
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r SendAppVerificationResponse) GetApplicationproblemJSON422() *SendUnprocessable {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON428 returns the response for an HTTP 428 `application/problem+json` response
+func (r SendAppVerificationResponse) GetApplicationproblemJSON428() *SendChallengeRequired {
+	return r.ApplicationproblemJSON428
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -4049,6 +4925,12 @@ type SendVerificationResponse422Headers struct {
 	RateLimitPolicy *string
 }
 
+// SendVerificationResponse428Headers the declared response headers of an HTTP 428 response for SendVerification
+type SendVerificationResponse428Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
 // SendVerificationResponse429Headers the declared response headers of an HTTP 429 response for SendVerification
 type SendVerificationResponse429Headers struct {
 	RateLimit       *string
@@ -4090,6 +4972,8 @@ type SendVerificationResponse struct {
 	ApplicationproblemJSON415 *SendUnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *SendUnprocessable
+	// ApplicationproblemJSON428 the response for an HTTP 428 `application/problem+json` response
+	ApplicationproblemJSON428 *SendChallengeRequired
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *SendRateLimited
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -4116,6 +5000,8 @@ type SendVerificationResponse struct {
 	Headers415 *SendVerificationResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *SendVerificationResponse422Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *SendVerificationResponse428Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendVerificationResponse429Headers
 	// Headers502 the parsed response headers for an HTTP 502 response
@@ -4167,6 +5053,11 @@ func (r SendVerificationResponse) GetApplicationproblemJSON415() *SendUnsupporte
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r SendVerificationResponse) GetApplicationproblemJSON422() *SendUnprocessable {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON428 returns the response for an HTTP 428 `application/problem+json` response
+func (r SendVerificationResponse) GetApplicationproblemJSON428() *SendChallengeRequired {
+	return r.ApplicationproblemJSON428
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -4872,6 +5763,13 @@ func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationR
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest SendChallengeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON428 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest SendRateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5070,6 +5968,23 @@ func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationR
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 428:
+		var headers SendAppVerificationResponse428Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers428 = &headers
 	case rsp.StatusCode == 429:
 		var headers SendAppVerificationResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -5499,6 +6414,13 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest SendChallengeRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON428 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest SendRateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5697,6 +6619,23 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 428:
+		var headers SendVerificationResponse428Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers428 = &headers
 	case rsp.StatusCode == 429:
 		var headers SendVerificationResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {

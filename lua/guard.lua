@@ -2,10 +2,13 @@
 -- sliding_log.lua keeps (its header describes their fields).
 --
 -- KEYS[1..n]  guard hashes.
--- ARGV[1]     mode: "approve" adds one approval to each hash's counts, both horizons;
---             "lift" ends each hash's block and forgets its recent horizon (the recent counts
---             leave the baseline too), so the target starts afresh.
+-- ARGV[1]     mode: "approve" adds one approval, weighed by ARGV[3], to each hash's counts,
+--             both horizons; "lift" ends each hash's block, forgets its recent horizon (the
+--             recent counts leave the baseline too), the unapproved sends of its long horizon
+--             and the countries it asked for, so the target starts afresh.
 -- ARGV[2]     now in microseconds, or "" for the server clock (TIME); only tests set it.
+-- ARGV[3]     for "approve", the approval's weight in [0, 1]: one that came implausibly fast
+--             after its send, or from another network than the send's, counts for less.
 --
 -- A hash that has counted no send is left alone: an approval for it (a verification created
 -- before the guard watched its target) has nothing to weigh against, and a lift of a block
@@ -14,7 +17,7 @@
 -- Reply: how many hashes changed.
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
-local mode, nowstr = ARGV[1], ARGV[2]
+local mode, nowstr, weight = ARGV[1], ARGV[2], tonumber(ARGV[3]) or 1
 if nowstr == '' then
   local t = call('TIME')
   nowstr = t[1] .. ('00000' .. t[2]):sub(-6)
@@ -24,7 +27,7 @@ local now = tonumber(nowstr)
 local changed = 0
 for i = 1, #KEYS do
   local key = KEYS[i]
-  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl')
+  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'nc')
   if mode == 'lift' and call('HDEL', key, 'b', 'm') > 0 and not h[5] then changed = changed + 1 end
   local t = tonumber(h[5])
   if t then
@@ -32,16 +35,17 @@ for i = 1, #KEYS do
     if dt < 0 then dt = 0 end
     local fs, fl = exp(-dt / tonumber(h[6])), exp(-dt / tonumber(h[7]))
     local ss, as, sl, al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
+    local nc = (tonumber(h[8]) or 0) * fl
     if mode == 'approve' then
-      as, al = as + 1, al + 1
+      as, al = as + weight, al + weight
     else
       sl, al = sl - ss, al - as
-      if sl < 0 then sl = 0 end
       if al < 0 then al = 0 end
-      ss, as = 0, 0
+      if sl > al then sl = al end
+      ss, as, nc = 0, 0, 0
     end
     call('HSET', key, 'ss', fmt('%.9g', ss), 'as', fmt('%.9g', as), 'sl', fmt('%.9g', sl),
-      'al', fmt('%.9g', al), 't', nowstr)
+      'al', fmt('%.9g', al), 'nc', fmt('%.9g', nc), 't', nowstr)
     changed = changed + 1
   end
 end

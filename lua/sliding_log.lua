@@ -12,7 +12,10 @@
 -- A guard key is a hash of one fraud target (docs/fraud.md): exponentially decayed counts of
 -- sends and approvals over a short horizon (ss, as) and a long one (sl, al) as of time t, the
 -- horizons they decay by (hs, hl, in µs), a block's end (b, µs) and mode (m: e enforce, s
--- shadow), the last request id it recorded (i) and when its expiry was last set (x).
+-- shadow), the last request id it recorded (i), when its expiry was last set (x) and when
+-- it first counted a send (f), so that a young target's baseline is not read as a quiet
+-- one's. A network's hash also counts the distinct countries it asked for (nc, decaying with the long
+-- horizon) and when it last asked for each (k<country>, µs).
 --
 -- KEYS[1..n]  one per limit of the policy, in ARGV order: a sorted set or a guard hash.
 -- ARGV[1]     mode: "allow" records the request in every key if every rule and guard admits
@@ -22,19 +25,28 @@
 -- ARGV[2]     the request id. "allow" answers "replayed" without recording when a key already
 --             holds it: a client retry of a call that reached Redis must not count twice.
 -- ARGV[3]     now in microseconds, or "" for the server clock (TIME); only tests set it.
--- ARGV[4]     how many guard settings follow: 0, or 8 when KEYS hold guard hashes:
+-- ARGV[4]     how many guard settings follow: 0, or 12 when KEYS hold guard hashes:
 -- ARGV[5..12] the short and the long horizon in ms, the ratio, the prior rate, the prior
 --             weight, the block in ms; for "undo", the request's time in µs and "always" or
---             "held" (take it back only when a sorted set of this call held the request).
+--             "held" (take it back only when a sorted set of this call held the request);
+-- ARGV[13..16] the surge allowance (how many times its baseline volume a target may carry
+--             before its volume counts against it), the challenge level this request solved
+--             (0 for none), how many times its floor of unapproved sends a blocked target
+--             admits through solved challenges (0: a block admits nothing), and how many
+--             distinct countries a network may ask for before it needs a challenge.
 -- ARGV[...]   per key, in KEYS order, either a sorted set: its rule count r; the rank of the
 --             oldest entry to read, as a negative index (Go picks -(largest limit + 1),
 --             capped, so that one entry beyond any full window is seen); then r pairs of
 --             limit and window in milliseconds, a negative limit marking a shadow rule, which
 --             is counted and recorded but never refuses;
---             or a guard: "g"; "e" (enforce) or "s" (shadow); its floor.
+--             or a guard: "g"; "e" (enforce) or "s" (shadow); its floor; its volume floor
+--             (recent sends beyond the surge allowance that need a challenge; 0: none); the
+--             factor of its baseline conversion below which volume counts (-1: whatever the
+--             conversion); the request's country for a network's distinct countries ("": none).
 --
 -- Reply: a flat array of integers, {status, now, then per key in KEYS order: for a sorted
--- set per rule used, reset, retry; for a guard state, retry, unapproved}.
+-- set per rule used, reset, retry; for a guard state, retry, unapproved, signal, level,
+-- and its counts ss, as, sl, al, nc times 100, after this request}.
 --   status  0 denied: nothing recorded, the state before the request;
 --           1 allowed: recorded, the state after recording;
 --           2 replayed: already recorded by an earlier call, the current state;
@@ -46,8 +58,14 @@
 --   retry   microseconds until the rule admits one more request (0 when it would now); for a
 --           guard, until its block ends.
 --   state   of a guard: 0 clear; 1 blocked, refusing; 2 tripped by this request, refusing;
---           3 blocked in shadow mode (would refuse); 4 tripped in shadow mode.
+--           3 blocked in shadow mode (would refuse); 4 tripped in shadow mode; 5 needs a
+--           challenge of the level given, refusing; 6 would need one (shadow); 7 blocked,
+--           admitted by a solved challenge; 8 needed a challenge, admitted by a solved one.
 --   unapproved  the guard's recent unapproved sends before this request, rounded.
+--   signal  what decided the state: 0 nothing; 1 recent unapproved sends against the
+--           target's baseline; 2 unapproved sends over the long horizon; 3 volume against
+--           the baseline; 4 distinct countries of a network.
+--   level   the challenge level that would admit the request (0: none would).
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
 local KEYS, ARGV = KEYS, ARGV
@@ -60,11 +78,13 @@ local now = tonumber(nowstr)
 
 -- The guard's settings, in µs where they are times.
 local ng = tonumber(ARGV[4])
-local gshort, glong, gratio, gprior, gweight, gblock, gttl
+local gshort, glong, gratio, gprior, gweight, gblock, gttl, gsurge, gsolved, gpass, gcountries
 if ng > 0 then
   gshort, glong = tonumber(ARGV[5]) * 1000, tonumber(ARGV[6]) * 1000
   gratio, gweight = tonumber(ARGV[7]), tonumber(ARGV[9])
   gprior, gblock = tonumber(ARGV[8]) * gweight, tonumber(ARGV[10]) * 1000
+  gsurge, gsolved = tonumber(ARGV[13]) or 0, tonumber(ARGV[14]) or 0
+  gpass, gcountries = tonumber(ARGV[15]) or 0, tonumber(ARGV[16]) or 0
   -- A hash lives two long horizons (its counts are then below 14%), or as long as a block.
   gttl = fmt('%d', math.max(2 * tonumber(ARGV[6]), tonumber(ARGV[10])))
 end
@@ -84,18 +104,24 @@ for i = 1, #KEYS do
   local key, r = KEYS[i], ARGV[a]
   at[i] = a
   if r == 'g' then
-    local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x')
-    local g = {shadow = ARGV[a + 1] == 's', floor = tonumber(ARGV[a + 2]), ss = 0, as = 0, sl = 0, al = 0,
-      b = tonumber(h[8]) or 0, m = h[9], id = h[10], x = tonumber(h[11]), t = tonumber(h[5])}
+    local cc = ARGV[a + 5]
+    if cc == '' then cc = nil end
+    local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f')
+    local g = {shadow = ARGV[a + 1] == 's', floor = tonumber(ARGV[a + 2]), vfloor = tonumber(ARGV[a + 3]),
+      vratio = tonumber(ARGV[a + 4]), cc = cc, ss = 0, as = 0, sl = 0, al = 0, nc = 0, newc = cc ~= nil,
+      b = tonumber(h[8]) or 0, m = h[9], id = h[10], x = tonumber(h[11]), t = tonumber(h[5]), f = tonumber(h[13])}
     if g.t then
       local dt = now - g.t
       if dt < 0 then dt = 0 end
       g.hs, g.hl = tonumber(h[6]), tonumber(h[7])
       local fs, fl = exp(-dt / g.hs), exp(-dt / g.hl)
       g.ss, g.as, g.sl, g.al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
+      g.nc = (tonumber(h[12]) or 0) * fl
+      -- A country the network asked for within a long horizon is not new.
+      if cc and h[14] and now - tonumber(h[14]) < g.hl then g.newc = false end
     end
     guard[i] = g
-    a = a + 3
+    a = a + 6
   else
     r = tonumber(r)
     local first = ARGV[a + 1]
@@ -146,8 +172,8 @@ end
 local reply, n = {status, now}, 2
 for i = 1, #KEYS do
   if guard[i] then
-    reply[n + 1], reply[n + 2], reply[n + 3] = 0, 0, 0
-    n = n + 3
+    for j = n + 1, n + 10 do reply[j] = 0 end
+    n = n + 10
   else
     a = at[i]
     for j = a + 2, a + 1 + 2 * num[a], 2 do
@@ -160,33 +186,92 @@ for i = 1, #KEYS do
 end
 
 -- The guards. A block refuses, or in shadow mode would; a shadow block is no block for an
--- enforcing guard, which decides afresh. An unblocked key trips when its recent unapproved
--- sends, this one included, reach the floor while its recent conversion is below ratio
--- times its baseline: the conversion of what came before the recent horizon, with the prior
--- standing in for history it does not have. A trip blocks the key even when another rule
--- refuses the request: it is a fact about the key, not a record of the request.
+-- enforcing guard, which decides afresh. An unblocked key trips (signal 1) when its recent
+-- unapproved sends, this one included, reach the floor while its recent conversion is below
+-- ratio times its baseline: the conversion of what came before the recent horizon, with the
+-- prior standing in for history it does not have; or (signal 2) when its unapproved sends
+-- over the long horizon reach the floor while its long conversion is below ratio times its
+-- long conversion with the prior, so that sends paced under the recent floor add up. A trip
+-- blocks the key even when another rule refuses the request: it is a fact about the key, not
+-- a record of the request. Short of a trip, a key needs a challenge when its recent volume
+-- runs past its surge allowance over what its baseline explains (signal 3, level 2), or when
+-- a network asks for more distinct countries than allowed without converting (signal 4).
+-- A blocked key admits a solved level-3 challenge while its recent unapproved sends stay
+-- under gpass floors: the block's legitimate users can still get a code, the attacker's
+-- solved sends add up to a block that admits none.
 local trip = {}
 n = 2
 for i = 1, #KEYS do
   local g = guard[i]
   if g then
-    local state, retry = 0, 0
+    local state, retry, signal, level = 0, 0, 0, 0
     local blocked = g.b > now
+    local s1 = g.ss + 1
+    local bs, ba = g.sl - g.ss, g.al - g.as
+    if bs < 0 then bs = 0 end
+    if ba < 0 then ba = 0 end
+    local cb = (ba + gprior) / (bs + gweight)
+    local passable = not g.shadow and gpass > 0 and s1 - g.as < gpass * g.floor
     if blocked and (g.shadow or g.m == 'e') then
       state, retry = 1, g.b - now
       -- A replay was admitted before the block began: it reports the block, refusing nothing.
-      if g.shadow then state = 3 elseif status == 2 then state, retry = 0, 0 elseif status == 1 then status = 0 end
+      if g.shadow then
+        state = 3
+      elseif status == 2 then
+        state, retry = 0, 0
+      else
+        if passable then
+          level = 3
+          if gsolved >= 3 then state = 7 end
+        end
+        if state == 1 and status == 1 then status = 0 end
+      end
     elseif mode == 'allow' and status ~= 2 then
       -- A hundredth of a send of slack: sends made at once have decayed by a hair meanwhile.
-      local s1 = g.ss + 1
-      if s1 - g.as + 0.01 >= g.floor then
-        local bs, ba = g.sl - g.ss, g.al - g.as
-        if bs < 0 then bs = 0 end
-        if ba < 0 then ba = 0 end
-        if g.as / s1 < gratio * (ba + gprior) / (bs + gweight) then
-          trip[i], g.b, retry = true, now + gblock, gblock
-          state = 2
-          if g.shadow then state = 4 elseif status == 1 then status = 0 end
+      if s1 - g.as + 0.01 >= g.floor and g.as / s1 < gratio * cb then
+        signal = 1
+      else
+        local l1 = g.sl + 1
+        if l1 - g.al + 0.01 >= g.floor and g.al / l1 < gratio * (g.al + gprior) / (g.sl + gweight) then signal = 2 end
+      end
+      if signal > 0 then
+        trip[i], g.b, retry = true, now + gblock, gblock
+        state = 2
+        if g.shadow then
+          state = 4
+        else
+          if passable then level = 3 end
+          if status == 1 then status = 0 end
+        end
+      else
+        if g.vfloor > 0 then
+          -- The baseline's rate: its sends over the time they decayed over, which for a
+          -- target younger than the long horizon is its age (so a young target is not read
+          -- as a quiet one), less the recent horizon; unknown for a target younger than two
+          -- recent horizons, which then has none.
+          local age = g.f and now - g.f or 0
+          local span = glong * (1 - exp(-age / glong)) - gshort * (1 - exp(-age / gshort))
+          local expect = 0
+          if span > gshort then expect = gsurge * bs * gshort / span end
+          if s1 - expect + 0.01 >= g.vfloor and (g.vratio < 0 or g.as / s1 < g.vratio * cb) then signal, level = 3, 2 end
+        end
+        if g.cc and gcountries > 0 and signal == 0 then
+          local nc = g.nc + (g.newc and 1 or 0)
+          local l1 = g.sl + 1
+          if nc + 0.01 >= gcountries + 1 and g.al / l1 < gratio * (g.al + gprior) / (g.sl + gweight) then
+            signal, level = 4, 1
+            if nc + 0.01 >= 2 * gcountries + 1 then level = 2 end
+          end
+        end
+        if level > 0 then
+          if g.shadow then
+            state = 6
+          elseif gsolved >= level then
+            state = 8
+          else
+            state = 5
+            if status == 1 then status = 0 end
+          end
         end
       end
     elseif blocked then
@@ -194,8 +279,8 @@ for i = 1, #KEYS do
     end
     local u = math.floor(g.ss - g.as + 0.5)
     if u < 0 then u = 0 end
-    reply[n + 1], reply[n + 2], reply[n + 3] = state, retry, u
-    n = n + 3
+    reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
+    n = n + 10
   else
     n = n + 3 * num[at[i]]
   end
@@ -220,8 +305,15 @@ if mode == 'allow' then
     if g then
       local fields
       if status == 1 then
-        fields = {'ss', fmt('%.9g', g.ss + 1), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', g.sl + 1),
+        g.ss, g.sl = g.ss + 1, g.sl + 1
+        fields = {'ss', fmt('%.9g', g.ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', g.sl),
           'al', fmt('%.9g', g.al), 't', nowstr, 'hs', shorts, 'hl', longs, 'i', id}
+        if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
+        if g.cc then
+          if g.newc then g.nc = g.nc + 1 end
+          fields[#fields + 1], fields[#fields + 2] = 'nc', fmt('%.9g', g.nc)
+          fields[#fields + 1], fields[#fields + 2] = 'k' .. g.cc, nowstr
+        end
       elseif trip[i] then
         fields = {}
       end
@@ -262,19 +354,24 @@ if mode == 'undo' and ng > 0 and (ARGV[12] == 'always' or (ARGV[12] == 'held' an
       local ss, sl = g.ss - exp(-w / g.hs), g.sl - exp(-w / g.hl)
       if ss < 0 then ss = 0 end
       if sl < 0 then sl = 0 end
+      g.ss, g.sl = ss, sl
+      -- The distinct countries stay: a country asked for was asked for.
       call('HSET', KEYS[i], 'ss', fmt('%.9g', ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', sl),
-        'al', fmt('%.9g', g.al), 't', nowstr)
+        'al', fmt('%.9g', g.al), 'nc', fmt('%.9g', g.nc), 't', nowstr)
     end
   end
 end
 
 -- Report every rule. The entries inside a window are the newest "used" ones; a recorded
--- request is one of them.
+-- request is one of them. A guard reports its counts as they now stand.
 n = 2
 for i = 1, #KEYS do
   a = at[i]
-  if guard[i] then
-    n = n + 3
+  local g = guard[i]
+  if g then
+    reply[n + 6], reply[n + 7], reply[n + 8] = math.floor(g.ss * 100 + 0.5), math.floor(g.as * 100 + 0.5), math.floor(g.sl * 100 + 0.5)
+    reply[n + 9], reply[n + 10] = math.floor(g.al * 100 + 0.5), math.floor(g.nc * 100 + 0.5)
+    n = n + 10
   else
     local key, raw = KEYS[i], z[i]
     local m = #raw / 2

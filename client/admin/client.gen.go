@@ -159,6 +159,21 @@ func (e AttemptOutcome) Valid() bool {
 	}
 }
 
+// Defines values for ChallengeAlgorithm.
+const (
+	ChallengeAlgorithmSHA256 ChallengeAlgorithm = "SHA-256"
+)
+
+// Valid indicates whether the value is a known member of the ChallengeAlgorithm enum.
+func (e ChallengeAlgorithm) Valid() bool {
+	switch e {
+	case ChallengeAlgorithmSHA256:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryStatus.
 const (
 	DeliveryStatusDelivered DeliveryStatus = "delivered"
@@ -414,6 +429,27 @@ func (e NewAppAccess) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTarget.
+const (
+	ProblemTargetCountry ProblemTarget = "country"
+	ProblemTargetIpNet   ProblemTarget = "ip_net"
+	ProblemTargetPrefix  ProblemTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTarget enum.
+func (e ProblemTarget) Valid() bool {
+	switch e {
+	case ProblemTargetCountry:
+		return true
+	case ProblemTargetIpNet:
+		return true
+	case ProblemTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCSRFFailedCode.
 const (
 	ProblemCSRFFailedCodeCsrfFailed ProblemCSRFFailedCode = "csrf_failed"
@@ -423,6 +459,27 @@ const (
 func (e ProblemCSRFFailedCode) Valid() bool {
 	switch e {
 	case ProblemCSRFFailedCodeCsrfFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemCSRFFailedTarget.
+const (
+	ProblemCSRFFailedTargetCountry ProblemCSRFFailedTarget = "country"
+	ProblemCSRFFailedTargetIpNet   ProblemCSRFFailedTarget = "ip_net"
+	ProblemCSRFFailedTargetPrefix  ProblemCSRFFailedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemCSRFFailedTarget enum.
+func (e ProblemCSRFFailedTarget) Valid() bool {
+	switch e {
+	case ProblemCSRFFailedTargetCountry:
+		return true
+	case ProblemCSRFFailedTargetIpNet:
+		return true
+	case ProblemCSRFFailedTargetPrefix:
 		return true
 	default:
 		return false
@@ -444,6 +501,27 @@ func (e ProblemInternalCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInternalTarget.
+const (
+	ProblemInternalTargetCountry ProblemInternalTarget = "country"
+	ProblemInternalTargetIpNet   ProblemInternalTarget = "ip_net"
+	ProblemInternalTargetPrefix  ProblemInternalTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInternalTarget enum.
+func (e ProblemInternalTarget) Valid() bool {
+	switch e {
+	case ProblemInternalTargetCountry:
+		return true
+	case ProblemInternalTargetIpNet:
+		return true
+	case ProblemInternalTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidBodyCode.
 const (
 	ProblemInvalidBodyCodeInvalidRequest ProblemInvalidBodyCode = "invalid_request"
@@ -453,6 +531,27 @@ const (
 func (e ProblemInvalidBodyCode) Valid() bool {
 	switch e {
 	case ProblemInvalidBodyCodeInvalidRequest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidBodyTarget.
+const (
+	ProblemInvalidBodyTargetCountry ProblemInvalidBodyTarget = "country"
+	ProblemInvalidBodyTargetIpNet   ProblemInvalidBodyTarget = "ip_net"
+	ProblemInvalidBodyTargetPrefix  ProblemInvalidBodyTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidBodyTarget enum.
+func (e ProblemInvalidBodyTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidBodyTargetCountry:
+		return true
+	case ProblemInvalidBodyTargetIpNet:
+		return true
+	case ProblemInvalidBodyTargetPrefix:
 		return true
 	default:
 		return false
@@ -474,6 +573,27 @@ func (e ProblemInvalidRequestCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidRequestTarget.
+const (
+	ProblemInvalidRequestTargetCountry ProblemInvalidRequestTarget = "country"
+	ProblemInvalidRequestTargetIpNet   ProblemInvalidRequestTarget = "ip_net"
+	ProblemInvalidRequestTargetPrefix  ProblemInvalidRequestTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidRequestTarget enum.
+func (e ProblemInvalidRequestTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidRequestTargetCountry:
+		return true
+	case ProblemInvalidRequestTargetIpNet:
+		return true
+	case ProblemInvalidRequestTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemNotFoundCode.
 const (
 	ProblemNotFoundCodeNotFound ProblemNotFoundCode = "not_found"
@@ -483,6 +603,27 @@ const (
 func (e ProblemNotFoundCode) Valid() bool {
 	switch e {
 	case ProblemNotFoundCodeNotFound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemNotFoundTarget.
+const (
+	ProblemNotFoundTargetCountry ProblemNotFoundTarget = "country"
+	ProblemNotFoundTargetIpNet   ProblemNotFoundTarget = "ip_net"
+	ProblemNotFoundTargetPrefix  ProblemNotFoundTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemNotFoundTarget enum.
+func (e ProblemNotFoundTarget) Valid() bool {
+	switch e {
+	case ProblemNotFoundTargetCountry:
+		return true
+	case ProblemNotFoundTargetIpNet:
+		return true
+	case ProblemNotFoundTargetPrefix:
 		return true
 	default:
 		return false
@@ -504,6 +645,27 @@ func (e ProblemTooLargeCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTooLargeTarget.
+const (
+	ProblemTooLargeTargetCountry ProblemTooLargeTarget = "country"
+	ProblemTooLargeTargetIpNet   ProblemTooLargeTarget = "ip_net"
+	ProblemTooLargeTargetPrefix  ProblemTooLargeTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooLargeTarget enum.
+func (e ProblemTooLargeTarget) Valid() bool {
+	switch e {
+	case ProblemTooLargeTargetCountry:
+		return true
+	case ProblemTooLargeTargetIpNet:
+		return true
+	case ProblemTooLargeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnauthorizedCode.
 const (
 	ProblemUnauthorizedCodeUnauthorized ProblemUnauthorizedCode = "unauthorized"
@@ -513,6 +675,27 @@ const (
 func (e ProblemUnauthorizedCode) Valid() bool {
 	switch e {
 	case ProblemUnauthorizedCodeUnauthorized:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnauthorizedTarget.
+const (
+	ProblemUnauthorizedTargetCountry ProblemUnauthorizedTarget = "country"
+	ProblemUnauthorizedTargetIpNet   ProblemUnauthorizedTarget = "ip_net"
+	ProblemUnauthorizedTargetPrefix  ProblemUnauthorizedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnauthorizedTarget enum.
+func (e ProblemUnauthorizedTarget) Valid() bool {
+	switch e {
+	case ProblemUnauthorizedTargetCountry:
+		return true
+	case ProblemUnauthorizedTargetIpNet:
+		return true
+	case ProblemUnauthorizedTargetPrefix:
 		return true
 	default:
 		return false
@@ -534,6 +717,27 @@ func (e ProblemUnavailableCode) Valid() bool {
 	}
 }
 
+// Defines values for ProblemUnavailableTarget.
+const (
+	ProblemUnavailableTargetCountry ProblemUnavailableTarget = "country"
+	ProblemUnavailableTargetIpNet   ProblemUnavailableTarget = "ip_net"
+	ProblemUnavailableTargetPrefix  ProblemUnavailableTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnavailableTarget enum.
+func (e ProblemUnavailableTarget) Valid() bool {
+	switch e {
+	case ProblemUnavailableTargetCountry:
+		return true
+	case ProblemUnavailableTargetIpNet:
+		return true
+	case ProblemUnavailableTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnsupportedMediaTypeCode.
 const (
 	ProblemUnsupportedMediaTypeCodeUnsupportedMediaType ProblemUnsupportedMediaTypeCode = "unsupported_media_type"
@@ -543,6 +747,27 @@ const (
 func (e ProblemUnsupportedMediaTypeCode) Valid() bool {
 	switch e {
 	case ProblemUnsupportedMediaTypeCodeUnsupportedMediaType:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnsupportedMediaTypeTarget.
+const (
+	ProblemUnsupportedMediaTypeTargetCountry ProblemUnsupportedMediaTypeTarget = "country"
+	ProblemUnsupportedMediaTypeTargetIpNet   ProblemUnsupportedMediaTypeTarget = "ip_net"
+	ProblemUnsupportedMediaTypeTargetPrefix  ProblemUnsupportedMediaTypeTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnsupportedMediaTypeTarget enum.
+func (e ProblemUnsupportedMediaTypeTarget) Valid() bool {
+	switch e {
+	case ProblemUnsupportedMediaTypeTargetCountry:
+		return true
+	case ProblemUnsupportedMediaTypeTargetIpNet:
+		return true
+	case ProblemUnsupportedMediaTypeTargetPrefix:
 		return true
 	default:
 		return false
@@ -961,6 +1186,21 @@ type Attempt struct {
 // AttemptOutcome defines model for Attempt.Outcome.
 type AttemptOutcome string
 
+// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+type Challenge struct {
+	Algorithm ChallengeAlgorithm `json:"algorithm"`
+	Challenge string             `json:"challenge"`
+	Maxnumber int                `json:"maxnumber"`
+	Salt      string             `json:"salt"`
+	Signature string             `json:"signature"`
+}
+
+// ChallengeAlgorithm defines model for Challenge.Algorithm.
+type ChallengeAlgorithm string
+
 // CreatedAppKey A new key with its secret, which only this answer ever shows.
 type CreatedAppKey struct {
 	AppId      openapi_types.UUID `json:"app_id"`
@@ -1109,16 +1349,28 @@ type FraudConfig struct {
 	// FraudBlock How long a trip of the guard blocks its target, such as `12h` (1s to 30d).
 	FraudBlock string `json:"fraud_block"`
 
+	// FraudBlockPass How many floors of recent unapproved sends a blocked target admits through solved challenges (0 makes a block admit nothing).
+	FraudBlockPass int `json:"fraud_block_pass"`
+
+	// FraudCountriesPerNetwork Distinct countries a network may ask for over the long horizon without converting before it needs a challenge (0 turns the signal off).
+	FraudCountriesPerNetwork int `json:"fraud_countries_per_network"`
+
 	// FraudFloorCountry Unapproved recent sends below which a country cannot trip.
 	FraudFloorCountry int `json:"fraud_floor_country"`
 	FraudFloorIpNet   int `json:"fraud_floor_ip_net"`
 	FraudFloorPrefix  int `json:"fraud_floor_prefix"`
+
+	// FraudForeignApprovalWeight What an approval from another network than the send's weighs.
+	FraudForeignApprovalWeight float32 `json:"fraud_foreign_approval_weight"`
 
 	// FraudGuard The conversion guard's mode.
 	FraudGuard FraudConfigFraudGuard `json:"fraud_guard"`
 
 	// FraudLongHorizon The time constant of its baseline counts, such as `7d`; at least the short horizon.
 	FraudLongHorizon string `json:"fraud_long_horizon"`
+
+	// FraudMinApprovalDelay An approval that came sooner than this after its send counts nothing, such as `1s`.
+	FraudMinApprovalDelay string `json:"fraud_min_approval_delay"`
 
 	// FraudPriorRate The conversion assumed before a target has history.
 	FraudPriorRate float32 `json:"fraud_prior_rate"`
@@ -1131,6 +1383,12 @@ type FraudConfig struct {
 
 	// FraudShortHorizon The time constant of the guard's recent counts, such as `10m`.
 	FraudShortHorizon string `json:"fraud_short_horizon"`
+
+	// FraudSurge How many times the volume its baseline explains a target may carry before its volume counts against it.
+	FraudSurge float32 `json:"fraud_surge"`
+
+	// FraudVolumeFloor Recent sends beyond that allowance that make a target need a challenge (0 turns the signal off).
+	FraudVolumeFloor int `json:"fraud_volume_floor"`
 
 	// LimitCountry Static rules per country, such as `NG:10/1h,*:500/1h` (`*` for every country without its own; a rule ending `:shadow` only reports), or `off`.
 	LimitCountry string `json:"limit_country"`
@@ -1159,6 +1417,12 @@ type FraudConfigUpdate struct {
 	AppliedVersion *FraudNumber `json:"applied_version,omitempty"`
 	FraudBlock     *string      `json:"fraud_block,omitempty"`
 
+	// FraudBlockPass A whole number, as a JSON number or as a string.
+	FraudBlockPass *FraudInteger `json:"fraud_block_pass,omitempty"`
+
+	// FraudCountriesPerNetwork A whole number, as a JSON number or as a string.
+	FraudCountriesPerNetwork *FraudInteger `json:"fraud_countries_per_network,omitempty"`
+
 	// FraudFloorCountry A whole number, as a JSON number or as a string.
 	FraudFloorCountry *FraudInteger `json:"fraud_floor_country,omitempty"`
 
@@ -1167,8 +1431,12 @@ type FraudConfigUpdate struct {
 
 	// FraudFloorPrefix A whole number, as a JSON number or as a string.
 	FraudFloorPrefix *FraudInteger `json:"fraud_floor_prefix,omitempty"`
-	FraudGuard       *string       `json:"fraud_guard,omitempty"`
-	FraudLongHorizon *string       `json:"fraud_long_horizon,omitempty"`
+
+	// FraudForeignApprovalWeight A number, as a JSON number or as a string.
+	FraudForeignApprovalWeight *FraudNumber `json:"fraud_foreign_approval_weight,omitempty"`
+	FraudGuard                 *string      `json:"fraud_guard,omitempty"`
+	FraudLongHorizon           *string      `json:"fraud_long_horizon,omitempty"`
+	FraudMinApprovalDelay      *string      `json:"fraud_min_approval_delay,omitempty"`
 
 	// FraudPriorRate A number, as a JSON number or as a string.
 	FraudPriorRate *FraudNumber `json:"fraud_prior_rate,omitempty"`
@@ -1179,9 +1447,15 @@ type FraudConfigUpdate struct {
 	// FraudRatio A number, as a JSON number or as a string.
 	FraudRatio        *FraudNumber `json:"fraud_ratio,omitempty"`
 	FraudShortHorizon *string      `json:"fraud_short_horizon,omitempty"`
-	LimitCountry      *string      `json:"limit_country,omitempty"`
-	LimitIpNet        *string      `json:"limit_ip_net,omitempty"`
-	LimitPrefix       *string      `json:"limit_prefix,omitempty"`
+
+	// FraudSurge A number, as a JSON number or as a string.
+	FraudSurge *FraudNumber `json:"fraud_surge,omitempty"`
+
+	// FraudVolumeFloor A whole number, as a JSON number or as a string.
+	FraudVolumeFloor *FraudInteger `json:"fraud_volume_floor,omitempty"`
+	LimitCountry     *string       `json:"limit_country,omitempty"`
+	LimitIpNet       *string       `json:"limit_ip_net,omitempty"`
+	LimitPrefix      *string       `json:"limit_prefix,omitempty"`
 
 	// PrefixDrop A whole number, as a JSON number or as a string.
 	PrefixDrop *FraudInteger `json:"prefix_drop,omitempty"`
@@ -1383,6 +1657,12 @@ type Problem struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
 
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge `json:"challenge,omitempty"`
+
 	// Code The stable machine-readable reason; each response lists its own.
 	Code   string `json:"code"`
 	Detail string `json:"detail"`
@@ -1392,31 +1672,49 @@ type Problem struct {
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTarget `json:"target,omitempty"`
+	Title  string         `json:"title"`
+	Type   string         `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
 }
 
+// ProblemTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTarget string
+
 // ProblemCSRFFailed defines model for ProblemCSRFFailed.
 type ProblemCSRFFailed struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                  `json:"attempts_left,omitempty"`
-	Code         ProblemCSRFFailedCode `json:"code"`
-	Detail       string                `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge            `json:"challenge,omitempty"`
+	Code      ProblemCSRFFailedCode `json:"code"`
+	Detail    string                `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemCSRFFailedTarget `json:"target,omitempty"`
+	Title  string                   `json:"title"`
+	Type   string                   `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1425,22 +1723,36 @@ type ProblemCSRFFailed struct {
 // ProblemCSRFFailedCode defines model for ProblemCSRFFailed.Code.
 type ProblemCSRFFailedCode string
 
+// ProblemCSRFFailedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemCSRFFailedTarget string
+
 // ProblemInternal defines model for ProblemInternal.
 type ProblemInternal struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                `json:"attempts_left,omitempty"`
-	Code         ProblemInternalCode `json:"code"`
-	Detail       string              `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge          `json:"challenge,omitempty"`
+	Code      ProblemInternalCode `json:"code"`
+	Detail    string              `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInternalTarget `json:"target,omitempty"`
+	Title  string                 `json:"title"`
+	Type   string                 `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1449,22 +1761,36 @@ type ProblemInternal struct {
 // ProblemInternalCode defines model for ProblemInternal.Code.
 type ProblemInternalCode string
 
+// ProblemInternalTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInternalTarget string
+
 // ProblemInvalidBody defines model for ProblemInvalidBody.
 type ProblemInvalidBody struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                   `json:"attempts_left,omitempty"`
-	Code         ProblemInvalidBodyCode `json:"code"`
-	Detail       string                 `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge             `json:"challenge,omitempty"`
+	Code      ProblemInvalidBodyCode `json:"code"`
+	Detail    string                 `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidBodyTarget `json:"target,omitempty"`
+	Title  string                    `json:"title"`
+	Type   string                    `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1473,22 +1799,36 @@ type ProblemInvalidBody struct {
 // ProblemInvalidBodyCode defines model for ProblemInvalidBody.Code.
 type ProblemInvalidBodyCode string
 
+// ProblemInvalidBodyTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidBodyTarget string
+
 // ProblemInvalidRequest defines model for ProblemInvalidRequest.
 type ProblemInvalidRequest struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                      `json:"attempts_left,omitempty"`
-	Code         ProblemInvalidRequestCode `json:"code"`
-	Detail       string                    `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                `json:"challenge,omitempty"`
+	Code      ProblemInvalidRequestCode `json:"code"`
+	Detail    string                    `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors map[string]string `json:"errors"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidRequestTarget `json:"target,omitempty"`
+	Title  string                       `json:"title"`
+	Type   string                       `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1497,22 +1837,36 @@ type ProblemInvalidRequest struct {
 // ProblemInvalidRequestCode defines model for ProblemInvalidRequest.Code.
 type ProblemInvalidRequestCode string
 
+// ProblemInvalidRequestTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidRequestTarget string
+
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                `json:"attempts_left,omitempty"`
-	Code         ProblemNotFoundCode `json:"code"`
-	Detail       string              `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge          `json:"challenge,omitempty"`
+	Code      ProblemNotFoundCode `json:"code"`
+	Detail    string              `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemNotFoundTarget `json:"target,omitempty"`
+	Title  string                 `json:"title"`
+	Type   string                 `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1521,22 +1875,36 @@ type ProblemNotFound struct {
 // ProblemNotFoundCode defines model for ProblemNotFound.Code.
 type ProblemNotFoundCode string
 
+// ProblemNotFoundTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemNotFoundTarget string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                `json:"attempts_left,omitempty"`
-	Code         ProblemTooLargeCode `json:"code"`
-	Detail       string              `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge          `json:"challenge,omitempty"`
+	Code      ProblemTooLargeCode `json:"code"`
+	Detail    string              `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTooLargeTarget `json:"target,omitempty"`
+	Title  string                 `json:"title"`
+	Type   string                 `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1545,22 +1913,36 @@ type ProblemTooLarge struct {
 // ProblemTooLargeCode defines model for ProblemTooLarge.Code.
 type ProblemTooLargeCode string
 
+// ProblemTooLargeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTooLargeTarget string
+
 // ProblemUnauthorized defines model for ProblemUnauthorized.
 type ProblemUnauthorized struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                    `json:"attempts_left,omitempty"`
-	Code         ProblemUnauthorizedCode `json:"code"`
-	Detail       string                  `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemUnauthorizedCode `json:"code"`
+	Detail    string                  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemUnauthorizedTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1569,22 +1951,36 @@ type ProblemUnauthorized struct {
 // ProblemUnauthorizedCode defines model for ProblemUnauthorized.Code.
 type ProblemUnauthorizedCode string
 
+// ProblemUnauthorizedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemUnauthorizedTarget string
+
 // ProblemUnavailable defines model for ProblemUnavailable.
 type ProblemUnavailable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                   `json:"attempts_left,omitempty"`
-	Code         ProblemUnavailableCode `json:"code"`
-	Detail       string                 `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge             `json:"challenge,omitempty"`
+	Code      ProblemUnavailableCode `json:"code"`
+	Detail    string                 `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemUnavailableTarget `json:"target,omitempty"`
+	Title  string                    `json:"title"`
+	Type   string                    `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1593,22 +1989,36 @@ type ProblemUnavailable struct {
 // ProblemUnavailableCode defines model for ProblemUnavailable.Code.
 type ProblemUnavailableCode string
 
+// ProblemUnavailableTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemUnavailableTarget string
+
 // ProblemUnsupportedMediaType defines model for ProblemUnsupportedMediaType.
 type ProblemUnsupportedMediaType struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
-	AttemptsLeft *int                            `json:"attempts_left,omitempty"`
-	Code         ProblemUnsupportedMediaTypeCode `json:"code"`
-	Detail       string                          `json:"detail"`
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                      `json:"challenge,omitempty"`
+	Code      ProblemUnsupportedMediaTypeCode `json:"code"`
+	Detail    string                          `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
 	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
-	RetryAfterSeconds *int   `json:"retry_after_seconds,omitempty"`
-	Status            int    `json:"status"`
-	Title             string `json:"title"`
-	Type              string `json:"type"`
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemUnsupportedMediaTypeTarget `json:"target,omitempty"`
+	Title  string                             `json:"title"`
+	Type   string                             `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
@@ -1616,6 +2026,10 @@ type ProblemUnsupportedMediaType struct {
 
 // ProblemUnsupportedMediaTypeCode defines model for ProblemUnsupportedMediaType.Code.
 type ProblemUnsupportedMediaTypeCode string
+
+// ProblemUnsupportedMediaTypeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemUnsupportedMediaTypeTarget string
 
 // ProviderAttempt defines model for ProviderAttempt.
 type ProviderAttempt struct {

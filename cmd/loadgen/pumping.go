@@ -24,7 +24,7 @@ type pumpingOptions struct {
 
 func (p *pumpingOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.short, "short", false, "pumping: the short version, about a minute in all, as make test runs it")
-	fs.StringVar(&p.cases, "cases", "fresh,established,surge", "pumping: cases to run")
+	fs.StringVar(&p.cases, "cases", "fresh,established,surge,slow,converting,hopping,proxies,office,launch", "pumping: cases to run")
 	fs.StringVar(&p.modes, "modes", "off,shadow,enforce", "pumping: fraud guard modes to run each case in")
 }
 
@@ -32,40 +32,32 @@ func (p *pumpingOptions) flags(fs *flag.FlagSet) {
 type pumpingPlan struct {
 	// legitRate is the background's sends per second; surgeFactor multiplies it in the surge.
 	legitRate, surgeFactor float64
-	// attackRate is the attacker's sends per second, from attackIPs rotating addresses into
-	// the prefixes (region and count) of attackPrefixes.
-	attackRate     float64
-	attackIPs      int
-	attackPrefixes []attackTarget
+	// attackRate is the fast botnet's sends per second, from attackIPs rotating addresses.
+	attackRate float64
+	attackIPs  int
 	// warmup is the legitimate traffic before an established install's attack or surge;
-	// attack and surge are how long those last.
-	warmup, attack, surge time.Duration
+	// attack and surge are how long those last; slow is how long the low-and-slow attack,
+	// the office and the launch last.
+	warmup, attack, surge, slow time.Duration
 	// A legitimate user checks between checkMin and checkMax after the send.
 	checkMin, checkMax time.Duration
 	// shortHorizon and longHorizon compress the guard's 10m and 7d.
 	shortHorizon, longHorizon string
 }
 
-// attackTarget is a number of prefixes of one country that the attacker pumps.
-type attackTarget struct {
-	region string
-	n      int
-}
-
 // Plans of the full simulation and of its short version.
 func fullPlan() pumpingPlan {
 	return pumpingPlan{
 		legitRate: 8, surgeFactor: 10, attackRate: 40, attackIPs: 2000,
-		attackPrefixes: []attackTarget{{"GB", 2}, {"NG", 1}},
-		warmup:         2 * time.Minute, attack: 90 * time.Second, surge: time.Minute,
+		warmup: 2 * time.Minute, attack: 90 * time.Second, surge: time.Minute, slow: 3 * time.Minute,
 		checkMin: time.Second, checkMax: 4 * time.Second,
-		shortHorizon: "60s", longHorizon: "10m",
+		shortHorizon: "30s", longHorizon: "10m",
 	}
 }
 
 func shortPlan() pumpingPlan {
 	p := fullPlan()
-	p.legitRate, p.warmup, p.attack, p.surge = 5, 8*time.Second, 8*time.Second, 8*time.Second
+	p.legitRate, p.warmup, p.attack, p.surge, p.slow = 5, 8*time.Second, 8*time.Second, 8*time.Second, 20*time.Second
 	p.checkMax = 3 * time.Second
 	p.shortHorizon, p.longHorizon = "30s", "5m"
 	return p
@@ -79,12 +71,29 @@ const (
 	caseFresh       = "fresh"
 	caseEstablished = "established"
 	caseSurge       = "surge"
+	caseSlow        = "slow"
+	caseConverting  = "converting"
+	caseHopping     = "hopping"
+	caseProxies     = "proxies"
+	caseOffice      = "office"
+	caseLaunch      = "launch"
 )
 
 var caseWhat = map[string]string{
-	caseFresh:       "a fresh install attacked",
-	caseEstablished: "an established install attacked",
+	caseFresh:       "a fresh install attacked by a fast botnet",
+	caseEstablished: "an established install attacked by a fast botnet",
 	caseSurge:       "an established install, a legitimate 10× surge, no attack",
+	caseSlow:        "an established install attacked low and slow, under every recent floor",
+	caseConverting:  "an established install attacked by a fraud farm that enters half its codes",
+	caseHopping:     "an established install attacked over 24 countries",
+	caseProxies:     "an established install attacked through residential proxies, each request from a new /24",
+	caseOffice:      "an established install, an office of 30 testers on one /24, no attack",
+	caseLaunch:      "an established install, a launch in a new country, no attack",
+}
+
+// attacked reports whether a case has an attack.
+func attacked(kase string) bool {
+	return kase != caseSurge && kase != caseOffice && kase != caseLaunch
 }
 
 // pumpingRun is one case in one mode.
@@ -99,9 +108,12 @@ type pumpResult struct {
 	lastDelivery                time.Duration
 	contained                   bool
 	attackRefusals              map[string]int
-	// Legitimate traffic: sends, refusals (by code), checks and approvals.
-	legitSent, legitRefused, legitChecks, legitApproved int64
-	legitRefusals                                       map[string]int
+	// Legitimate traffic: sends, refusals (by code), checks and approvals; challenged counts
+	// the sends a challenge was asked of, which the client solved and sent again.
+	legitSent, legitRefused, legitChecks, legitApproved, legitChallenged int64
+	legitRefusals                                                        map[string]int
+	// attackChecks and attackApproved count a converting attacker's entered codes.
+	attackChecks, attackApproved int64
 	// From the server's metrics: blocks started (enforcing and shadow) and sends flagged by
 	// shadow rules or the shadow guard.
 	blocks, shadowBlocks, shadowFlagged int
@@ -117,7 +129,7 @@ func runPumping(ctx context.Context, o options, args []string, getenv func(strin
 	var runs []pumpingRun
 	for _, c := range strings.Split(o.pumping.cases, ",") {
 		if _, ok := caseWhat[c]; !ok {
-			return fmt.Errorf("-cases: unknown %q (want fresh, established, surge)", c)
+			return fmt.Errorf("-cases: unknown %q (want %s)", c, strings.Join(caseNames(), ", "))
 		}
 		for _, m := range strings.Split(o.pumping.modes, ",") {
 			if m != "off" && m != "shadow" && m != "enforce" {
@@ -178,4 +190,9 @@ func simulate(ctx context.Context, o options, plan pumpingPlan, runs []pumpingRu
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// caseNames lists the cases in the order the report shows them.
+func caseNames() []string {
+	return []string{caseFresh, caseEstablished, caseSurge, caseSlow, caseConverting, caseHopping, caseProxies, caseOffice, caseLaunch}
 }

@@ -24,7 +24,7 @@ type pumpingReport struct {
 // containment renders when the attack stopped getting SMS through.
 func (r pumpResult) containment() string {
 	switch {
-	case r.run.kase == caseSurge:
+	case !attacked(r.run.kase):
 		return "(no attack)"
 	case !r.contained:
 		return "not contained"
@@ -34,8 +34,11 @@ func (r pumpResult) containment() string {
 
 // attackCell renders the attacker's SMS delivered out of the sends made.
 func (r pumpResult) attackCell() string {
-	if r.run.kase == caseSurge {
+	if !attacked(r.run.kase) {
 		return "–"
+	}
+	if r.attackChecks > 0 {
+		return fmt.Sprintf("%d of %d (%d codes entered)", r.attackDelivered, r.attackSent, r.attackApproved)
 	}
 	return fmt.Sprintf("%d of %d", r.attackDelivered, r.attackSent)
 }
@@ -86,10 +89,10 @@ func refusals(m map[string]int) string {
 	return strings.Join(parts, " ")
 }
 
-var pumpingHeader = []string{"case", "guard", "attacker SMS delivered", "seconds to containment", "legit sends refused", "legit approvals", "fraud guard"}
+var pumpingHeader = []string{"case", "guard", "attacker SMS delivered", "seconds to containment", "legit sends refused", "legit challenged (solved)", "legit approvals", "fraud guard"}
 
 func (r pumpResult) cells() []string {
-	return []string{r.run.kase, r.run.mode, r.attackCell(), r.containment(), r.legitRefusedCell(), r.approvalsCell(), r.guardCell()}
+	return []string{r.run.kase, r.run.mode, r.attackCell(), r.containment(), r.legitRefusedCell(), fmt.Sprint(r.legitChallenged), r.approvalsCell(), r.guardCell()}
 }
 
 // table writes the results for a terminal.
@@ -108,12 +111,19 @@ func (rep pumpingReport) writeMarkdown(path string) error {
 	p := rep.plan
 	fmt.Fprintf(&b, "# SMS pumping simulation\n\n")
 	fmt.Fprintf(&b, "`%s`, %s, on %d CPUs (%s/%s). Guard horizons compressed to %s (recent) and %s (baseline); "+
-		"the default phone and IP rules. Legitimate traffic %.0f sends/s over %d countries, approval 60–95 %%, checks %s–%s after the send; "+
-		"the attack %.0f sends/s from %d rotating addresses over 4 /16s into %s, never approved, for %s; the established cases first run %s of "+
-		"legitimate traffic; the surge is %.0f× the traffic for %s.\n\n",
+		"every other setting the default. Legitimate traffic %.0f sends/s over %d countries, approval 60–95 %%, checks %s–%s after the send, "+
+		"a challenge solved and the send repeated when one is asked; every case but fresh first runs %s of legitimate traffic. Cases:\n\n",
 		"go run ./cmd/loadgen "+strings.Join(rep.args[1:], " "), rep.when.Format(time.RFC3339), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		p.shortHorizon, p.longHorizon, p.legitRate, len(countries()), p.checkMin, p.checkMax,
-		p.attackRate, p.attackIPs, describeTargets(p.attackPrefixes), p.attack, p.warmup, p.surgeFactor, p.surge)
+		p.shortHorizon, p.longHorizon, p.legitRate, len(countries()), p.checkMin, p.checkMax, p.warmup)
+	for _, c := range caseNames() {
+		fmt.Fprintf(&b, "- **%s**: %s.\n", c, caseWhat[c])
+	}
+	fmt.Fprintf(&b, "\nThe fast botnet sends %.0f/s from %d rotating addresses over 4 /16s into three prefixes of UZ and KG for %s; "+
+		"low and slow paces 30 prefixes of UZ, KG, TJ and AZ and 30 /24s at a quarter of a send a second each for %s; the fraud farm sends 8/s into three prefixes "+
+		"and enters half its codes 0.2–0.6 s after the send; country hopping sends 20/s to any number of 24 countries; the proxies send 20/s into three "+
+		"prefixes, each request from a new /24; the surge is %.0f× the traffic for %s; the office's 30 testers ask a little more than once a minute and "+
+		"enter 90 %% of their codes; the launch adds a quarter of the traffic in %s, approving 85 %%. No attacker solves a challenge.\n\n",
+		p.attackRate, p.attackIPs, p.attack, p.slow, p.surgeFactor, p.surge, launchRegion)
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(pumpingHeader, " | "), strings.Repeat("---|", len(pumpingHeader)))
 	for _, r := range rep.results {
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.cells(), " | "))
@@ -126,12 +136,4 @@ func (rep pumpingReport) writeMarkdown(path string) error {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-func describeTargets(ts []attackTarget) string {
-	var parts []string
-	for _, t := range ts {
-		parts = append(parts, fmt.Sprintf("%d prefixes of %s", t.n, t.region))
-	}
-	return strings.Join(parts, " and ")
 }

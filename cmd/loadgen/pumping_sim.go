@@ -13,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"otpgate/internal/challenge"
+	"otpgate/internal/otp"
 )
 
 // sim is one run's traffic.
@@ -24,10 +27,10 @@ type sim struct {
 	addrs   *addresses
 	wg      sync.WaitGroup
 
-	attackStart                                         time.Time
-	attackSent, attackDelivered                         atomic.Int64
-	lastDelivery                                        atomic.Int64 // ns after attackStart
-	legitSent, legitRefused, legitChecks, legitApproved atomic.Int64
+	attackStart                                                          time.Time
+	attackSent, attackDelivered, attackChecks, attackApproved            atomic.Int64
+	lastDelivery                                                         atomic.Int64 // ns after attackStart
+	legitSent, legitRefused, legitChecks, legitApproved, legitChallenged atomic.Int64
 
 	mu                            sync.Mutex
 	attackRefusals, legitRefusals map[string]int
@@ -42,33 +45,35 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 	s := &sim{e: e, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}, plan: plan,
 		numbers: newNumbers(seed), addrs: newAddresses(seed, plan.attackIPs),
 		attackRefusals: map[string]int{}, legitRefusals: map[string]int{}}
-	var prefixes []string
-	for _, t := range plan.attackPrefixes {
-		for range t.n {
-			prefixes = append(prefixes, s.numbers.prefix(t.region, prefixDrop))
-		}
-	}
 	start := time.Now()
 	legit := func(from, until time.Duration, rate float64) {
 		s.stream(ctx, start.Add(from), start.Add(until), rate, func(int) { s.legitUser(ctx) })
 	}
-	attack := func(from, until time.Duration) {
-		s.attackStart = start.Add(from)
-		s.stream(ctx, s.attackStart, start.Add(until), plan.attackRate, func(n int) {
-			s.attacker(ctx, s.numbers.inPrefix(prefixes[n%len(prefixes)], prefixDrop), s.addrs.attacker(n))
-		})
+	w := plan.warmup
+	if run.kase == caseFresh {
+		w = 0
 	}
-	w, a, g := plan.warmup, plan.attack, plan.surge
+	atk, hasAttack := s.attackFor(run.kase)
 	var streams sync.WaitGroup
 	switch run.kase {
-	case caseFresh:
-		streams.Go(func() { legit(0, a, plan.legitRate) })
-		streams.Go(func() { attack(0, a) })
-	case caseEstablished:
-		streams.Go(func() { legit(0, w+a, plan.legitRate) })
-		streams.Go(func() { attack(w, w+a) })
 	case caseSurge:
-		streams.Go(func() { legit(0, w, plan.legitRate); legit(w, w+g, plan.legitRate*plan.surgeFactor) })
+		streams.Go(func() { legit(0, w, plan.legitRate); legit(w, w+plan.surge, plan.legitRate*plan.surgeFactor) })
+	case caseOffice:
+		streams.Go(func() { legit(0, w+plan.slow, plan.legitRate) })
+		streams.Go(func() { s.office(ctx, start.Add(w), start.Add(w+plan.slow)) })
+	case caseLaunch:
+		streams.Go(func() { legit(0, w+plan.slow, plan.legitRate) })
+		streams.Go(func() {
+			s.stream(ctx, start.Add(w), start.Add(w+plan.slow), plan.legitRate/4, func(int) {
+				s.legitSend(ctx, s.numbers.random(launchRegion), s.addrs.legit(), 0.85)
+			})
+		})
+	default:
+		streams.Go(func() { legit(0, w+atk.duration, plan.legitRate) })
+		streams.Go(func() {
+			s.attackStart = start.Add(w)
+			s.stream(ctx, s.attackStart, start.Add(w+atk.duration), atk.rate, func(n int) { s.attacker(ctx, atk, n) })
+		})
 	}
 	streams.Wait()
 	s.wg.Wait() // every send answered and every check made
@@ -80,12 +85,13 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 	}
 	r := pumpResult{
 		run: run, attackSent: s.attackSent.Load(), attackDelivered: s.attackDelivered.Load(),
+		attackChecks: s.attackChecks.Load(), attackApproved: s.attackApproved.Load(),
 		lastDelivery: time.Duration(s.lastDelivery.Load()), attackRefusals: s.attackRefusals,
 		legitSent: s.legitSent.Load(), legitRefused: s.legitRefused.Load(), legitChecks: s.legitChecks.Load(),
-		legitApproved: s.legitApproved.Load(), legitRefusals: s.legitRefusals,
+		legitApproved: s.legitApproved.Load(), legitRefusals: s.legitRefusals, legitChallenged: s.legitChallenged.Load(),
 	}
 	// Contained: nothing delivered in the attack's last fifth.
-	r.contained = run.kase != caseSurge && r.lastDelivery < a*4/5
+	r.contained = hasAttack && r.lastDelivery < atk.duration*4/5
 	if err := s.readMetrics(ctx, &r); err != nil {
 		return pumpResult{}, err
 	}
@@ -99,40 +105,80 @@ func (s *sim) stream(ctx context.Context, from, until time.Time, rate float64, f
 		if !at.Before(until) || ctx.Err() != nil {
 			return
 		}
-		if d := time.Until(at); d > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(d):
-			}
+		if !sleepUntil(ctx, at) {
+			return
 		}
 		s.wg.Go(func() { fire(n) })
 	}
 }
 
-// legitUser is one user: a code sent, and entered a few seconds later by most.
+// sleepUntil waits until at; false when ctx ended first.
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	if d := time.Until(at); d > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+		}
+	}
+	return true
+}
+
+// legitUser is one user of the background traffic.
 func (s *sim) legitUser(ctx context.Context) {
 	c := pick(countries())
-	phone, ip := s.numbers.random(c.region), s.addrs.legit()
+	s.legitSend(ctx, s.numbers.random(c.region), s.addrs.legit(), c.approval)
+}
+
+// office runs the testers of an office until until, each at its own pace.
+func (s *sim) office(ctx context.Context, from, until time.Time) {
+	o := newOffice(s.numbers)
+	var testers sync.WaitGroup
+	for i := range o.phones {
+		testers.Go(func() {
+			at := from.Add(jitter(0, officePace))
+			for at.Before(until) && sleepUntil(ctx, at) {
+				s.legitSend(ctx, o.phones[i], o.ips[i], 0.9)
+				at = at.Add(officePace + jitter(0, 5*time.Second))
+			}
+		})
+	}
+	testers.Wait()
+}
+
+// legitSend is one legitimate send: a code asked for (solving a challenge when one is
+// asked, as a client with ALTCHA's widget does), and entered a few seconds later by the
+// share approval of users.
+func (s *sim) legitSend(ctx context.Context, phone, ip string, approval float64) {
 	s.legitSent.Add(1)
-	status, code, err := s.post(ctx, "/v1/verifications", map[string]string{"phone": phone}, ip)
+	status, p, err := s.post(ctx, "/v1/verifications", map[string]string{"phone": phone}, ip)
 	if err != nil {
 		s.fail(err)
 		return
 	}
+	if p.Challenge != nil {
+		solution, ok := challenge.Solve(*p.Challenge)
+		if !ok {
+			s.fail(fmt.Errorf("a challenge of %s could not be solved", phone))
+			return
+		}
+		s.legitChallenged.Add(1)
+		status, p, err = s.post(ctx, "/v1/verifications", map[string]string{"phone": phone, "altcha": solution}, ip)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+	}
 	if status/100 != 2 {
 		s.legitRefused.Add(1)
-		s.count(s.legitRefusals, code)
+		s.count(s.legitRefusals, p.Code)
 		return
 	}
-	if mathrand.Float64() >= c.approval {
+	if mathrand.Float64() >= approval {
 		return // never enters the code
 	}
-	delay := s.plan.checkMin + time.Duration(mathrand.Int64N(int64(s.plan.checkMax-s.plan.checkMin)))
-	select {
-	case <-ctx.Done():
+	if !sleepUntil(ctx, time.Now().Add(jitter(s.plan.checkMin, s.plan.checkMax))) {
 		return
-	case <-time.After(delay):
 	}
 	got := s.e.provider.LastCode(phone)
 	s.legitChecks.Add(1)
@@ -146,16 +192,17 @@ func (s *sim) legitUser(ctx context.Context) {
 	}
 }
 
-// attacker is one pumped send.
-func (s *sim) attacker(ctx context.Context, phone, ip string) {
+// attacker is one pumped send, and the entered code of a converting attacker.
+func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
+	phone, ip := atk.phone(n), atk.addr(n)
 	s.attackSent.Add(1)
-	status, code, err := s.post(ctx, "/v1/verifications", map[string]string{"phone": phone}, ip)
+	status, p, err := s.post(ctx, "/v1/verifications", map[string]string{"phone": phone}, ip)
 	if err != nil {
 		s.fail(err)
 		return
 	}
 	if status/100 != 2 {
-		s.count(s.attackRefusals, code)
+		s.count(s.attackRefusals, p.Code)
 		return
 	}
 	s.attackDelivered.Add(1)
@@ -163,8 +210,23 @@ func (s *sim) attacker(ctx context.Context, phone, ip string) {
 	for {
 		old := s.lastDelivery.Load()
 		if since <= old || s.lastDelivery.CompareAndSwap(old, since) {
-			return
+			break
 		}
+	}
+	if atk.checkShare == 0 || mathrand.Float64() >= atk.checkShare {
+		return
+	}
+	if !sleepUntil(ctx, time.Now().Add(jitter(atk.checkMin, atk.checkMax))) {
+		return
+	}
+	s.attackChecks.Add(1)
+	status, _, err = s.post(ctx, "/v1/verifications/check", map[string]string{"phone": phone, "code": s.e.provider.LastCode(phone)}, ip)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	if status == http.StatusOK {
+		s.attackApproved.Add(1)
 	}
 }
 
@@ -180,31 +242,48 @@ func (s *sim) fail(err error) {
 	s.errs = append(s.errs, err)
 }
 
-// post sends a JSON body from the client ip and returns the status and the problem's code.
-func (s *sim) post(ctx context.Context, path string, body map[string]string, ip string) (int, string, error) {
+// answer is what the simulation reads of an answer: a problem's code and challenge.
+type answer struct {
+	Code      string
+	Challenge *otp.Challenge
+}
+
+// post sends a JSON body from the client ip and returns the status and the problem.
+func (s *sim) post(ctx context.Context, path string, body map[string]string, ip string) (int, answer, error) {
 	raw, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.e.systems[0].targets[0]+path, bytes.NewReader(raw))
 	if err != nil {
-		return 0, "", err
+		return 0, answer{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Forwarded-For", ip)
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, answer{}, err
 	}
 	defer resp.Body.Close()
-	var p struct{ Code string }
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, "", err
-	}
-	if resp.StatusCode/100 != 2 {
-		if err := json.Unmarshal(data, &p); err != nil || p.Code == "" {
-			return 0, "", fmt.Errorf("POST %s: %d without a problem code: %s", path, resp.StatusCode, data)
+	var p struct {
+		Code      string
+		Challenge *struct {
+			Algorithm, Challenge, Salt, Signature string
+			MaxNumber                             int `json:"maxnumber"`
 		}
 	}
-	return resp.StatusCode, p.Code, nil
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, answer{}, err
+	}
+	var a answer
+	if resp.StatusCode/100 != 2 {
+		if err := json.Unmarshal(data, &p); err != nil || p.Code == "" {
+			return 0, answer{}, fmt.Errorf("POST %s: %d without a problem code: %s", path, resp.StatusCode, data)
+		}
+		a.Code = p.Code
+		if c := p.Challenge; c != nil {
+			a.Challenge = &otp.Challenge{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
+		}
+	}
+	return resp.StatusCode, a, nil
 }
 
 // readMetrics reads the blocks the guard started and the shadow findings from /metrics.

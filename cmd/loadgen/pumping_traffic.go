@@ -56,7 +56,12 @@ func valid(e164 string) bool {
 func (n *numbers) random(region string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	base := n.bases[region]
+	base, ok := n.bases[region]
+	if !ok {
+		ex := phonenumbers.GetExampleNumberForType(region, phonenumbers.MOBILE)
+		base = phonenumbers.Format(ex, phonenumbers.E164)
+		n.bases[region] = base
+	}
 	for {
 		s := base[:len(base)-7] + fmt.Sprintf("%07d", n.rnd.IntN(10_000_000))
 		if !n.used[s] && valid(s) {
@@ -97,6 +102,8 @@ type addresses struct {
 	next   int
 	natN   []int
 	attack []string
+	// proxies counts the /24s fresh24 handed out.
+	proxies int
 }
 
 // Shape of the address plan.

@@ -58,6 +58,7 @@ type config struct {
 	HistoryRetention  retentionSpan `env:"OTP_HISTORY_RETENTION" envDefault:"90d"`
 	RetentionInterval time.Duration `env:"OTP_RETENTION_INTERVAL" envDefault:"15m"`
 	FraudSettings
+	ChallengeSettings
 	DeliverySettings
 	EventSettings
 
@@ -116,6 +117,9 @@ func (c *config) parse(getenv func(string) string) error {
 		}
 	}
 	if err := c.checkRedisTLS(); err != nil {
+		return err
+	}
+	if err := c.checkChallenge(); err != nil {
 		return err
 	}
 	// Dev mode may leave SMS_PROVIDER unset; production was required to set it above.
@@ -236,5 +240,6 @@ func (c config) serviceConfig(secret []byte) otp.Config {
 		EmailRules: c.LimitEmail, CheckEmailRules: c.LimitCheckEmail,
 		WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
 		SMSTimeout: c.deliveryTimeout(), LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
+		DeniedNumberTypes: c.DenyNumberTypes,
 	}
 }

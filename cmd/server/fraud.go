@@ -33,6 +33,13 @@ type FraudSettings struct {
 	FraudFloorCountry int                `env:"OTP_FRAUD_FLOOR_COUNTRY" envDefault:"100"`
 	FraudFloorPrefix  int                `env:"OTP_FRAUD_FLOOR_PREFIX" envDefault:"10"`
 	FraudFloorIPNet   int                `env:"OTP_FRAUD_FLOOR_IP_NET" envDefault:"10"`
+
+	FraudSurge                 float64    `env:"OTP_FRAUD_SURGE" envDefault:"10"`
+	FraudVolumeFloor           int        `env:"OTP_FRAUD_VOLUME_FLOOR" envDefault:"30"`
+	FraudCountriesPerNetwork   int        `env:"OTP_FRAUD_COUNTRIES_PER_NETWORK" envDefault:"3"`
+	FraudBlockPass             int        `env:"OTP_FRAUD_BLOCK_PASS" envDefault:"2"`
+	FraudMinApprovalDelay      fraud.Span `env:"OTP_FRAUD_MIN_APPROVAL_DELAY" envDefault:"800ms"`
+	FraudForeignApprovalWeight float64    `env:"OTP_FRAUD_FOREIGN_APPROVAL_WEIGHT" envDefault:"0.5"`
 }
 
 // fraudDefaults is the fraud configuration of the environment.
@@ -42,6 +49,9 @@ func (s FraudSettings) fraudDefaults() fraud.Config {
 		Mode: s.FraudGuard, Block: s.FraudBlock, ShortHorizon: s.FraudShortHorizon, LongHorizon: s.FraudLongHorizon,
 		Ratio: s.FraudRatio, PriorRate: s.FraudPriorRate, PriorWeight: s.FraudPriorWeight,
 		FloorCountry: s.FraudFloorCountry, FloorPrefix: s.FraudFloorPrefix, FloorIPNet: s.FraudFloorIPNet,
+		Surge: s.FraudSurge, VolumeFloor: s.FraudVolumeFloor, CountriesPerNetwork: s.FraudCountriesPerNetwork,
+		BlockPass: s.FraudBlockPass, MinApprovalDelay: s.FraudMinApprovalDelay,
+		ForeignApprovalWeight: s.FraudForeignApprovalWeight,
 	}
 }
 

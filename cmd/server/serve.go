@@ -84,6 +84,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	svc.UseFraud(fr.guard)
+	challenger, err := cfg.newChallenger(p.secret, nil)
+	if err != nil {
+		return err
+	}
+	svc.UseChallenger(challenger)
 	if keep := time.Duration(cfg.HistoryRetention); keep > 0 {
 		job := retention.New(p.lifecycle, log.With("component", "retention"), retention.Options{
 			Retention: keep, Interval: cfg.RetentionInterval,

@@ -21,7 +21,7 @@ type fakeCounter struct {
 	lifted   []string
 }
 
-func (c *fakeCounter) Approve(_ context.Context, targets []otp.Limit) error {
+func (c *fakeCounter) Approve(_ context.Context, targets []otp.Limit, _ float64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.approved = append(c.approved, targets)
@@ -206,7 +206,7 @@ func TestReloadAndAdmin(t *testing.T) {
 
 	t.Run("ApprovalsGoToTheSendsGuards", func(t *testing.T) {
 		in := newInstance(t, inmem.New(), nil, fraud.Defaults())
-		if err := in.guard.Approved(ctx, otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}); err != nil {
+		if err := in.guard.Approved(ctx, otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}, otp.Approval{SentAt: time.Unix(0, 0), At: time.Unix(60, 0), ClientIP: "192.0.2.1"}); err != nil {
 			t.Fatal(err)
 		}
 		got := in.counter.approved

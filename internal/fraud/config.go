@@ -83,6 +83,18 @@ type Config struct {
 	ShortHorizon, LongHorizon             Span
 	Ratio, PriorRate, PriorWeight         float64
 	FloorCountry, FloorPrefix, FloorIPNet int
+	// The second generation's signals (docs/fraud.md): the surge a target's baseline volume
+	// allows before its recent volume asks for a challenge, and the recent sends beyond it
+	// that do; the distinct countries a network may ask for without converting; how many
+	// floors of recent unapproved sends a blocked target admits through solved challenges
+	// (0: none); and what an approval weighs when it came implausibly fast after its send,
+	// or from another network than the one that asked.
+	Surge                 float64
+	VolumeFloor           int
+	CountriesPerNetwork   int
+	BlockPass             int
+	MinApprovalDelay      Span
+	ForeignApprovalWeight float64
 }
 
 // Defaults returns the configuration otpgate ships with: no static fraud rules, the guard
@@ -93,6 +105,8 @@ func Defaults() Config {
 		ShortHorizon: Span(10 * time.Minute), LongHorizon: Span(7 * 24 * time.Hour),
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20,
 		FloorCountry: 100, FloorPrefix: 10, FloorIPNet: 10,
+		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2,
+		MinApprovalDelay: Span(800 * time.Millisecond), ForeignApprovalWeight: 0.5,
 	}
 }
 
@@ -159,6 +173,22 @@ func fields() []field {
 		{"fraud_floor_country", func(c *Config) any { return &c.FloorCountry }, between(func(c *Config) int { return c.FloorCountry }, 1, 1_000_000)},
 		{"fraud_floor_prefix", func(c *Config) any { return &c.FloorPrefix }, between(func(c *Config) int { return c.FloorPrefix }, 1, 1_000_000)},
 		{"fraud_floor_ip_net", func(c *Config) any { return &c.FloorIPNet }, between(func(c *Config) int { return c.FloorIPNet }, 1, 1_000_000)},
+		{"fraud_surge", func(c *Config) any { return &c.Surge }, func(c *Config) string {
+			if !(c.Surge >= 1 && c.Surge <= 1000) {
+				return "must be between 1 and 1000"
+			}
+			return ""
+		}},
+		{"fraud_volume_floor", func(c *Config) any { return &c.VolumeFloor }, between(func(c *Config) int { return c.VolumeFloor }, 0, 1_000_000)},
+		{"fraud_countries_per_network", func(c *Config) any { return &c.CountriesPerNetwork }, between(func(c *Config) int { return c.CountriesPerNetwork }, 0, 250)},
+		{"fraud_block_pass", func(c *Config) any { return &c.BlockPass }, between(func(c *Config) int { return c.BlockPass }, 0, 100)},
+		{"fraud_min_approval_delay", func(c *Config) any { return &c.MinApprovalDelay }, span(func(c *Config) Span { return c.MinApprovalDelay }, time.Millisecond, time.Minute)},
+		{"fraud_foreign_approval_weight", func(c *Config) any { return &c.ForeignApprovalWeight }, func(c *Config) string {
+			if !(c.ForeignApprovalWeight >= 0 && c.ForeignApprovalWeight <= 1) {
+				return "must be between 0 and 1"
+			}
+			return ""
+		}},
 	}
 }
 
@@ -286,6 +316,7 @@ func (c Config) GuardParams() otp.GuardParams {
 	return otp.GuardParams{
 		ShortHorizon: time.Duration(c.ShortHorizon), LongHorizon: time.Duration(c.LongHorizon),
 		Ratio: c.Ratio, PriorRate: c.PriorRate, PriorWeight: c.PriorWeight, Block: time.Duration(c.Block),
+		Surge: c.Surge, PassFloors: c.BlockPass, Countries: c.CountriesPerNetwork,
 	}
 }
 

@@ -33,13 +33,28 @@ func NewGuard(snapshots *Reloader, counter Counter, store Store, log *slog.Logge
 // Screen implements otp.Fraud with the running snapshot.
 func (g *Guard) Screen(t otp.FraudTarget) otp.Screening { return g.snapshots.Snapshot().Screen(t) }
 
-// Approved implements otp.Fraud: one approval for each guarded target of the send.
-func (g *Guard) Approved(ctx context.Context, t otp.FraudTarget) error {
-	targets := g.snapshots.Snapshot().GuardTargets(t)
+// Approved implements otp.Fraud: one approval for each guarded target of the send, weighed
+// by ApprovalWeight.
+func (g *Guard) Approved(ctx context.Context, t otp.FraudTarget, a otp.Approval) error {
+	snap := g.snapshots.Snapshot()
+	targets := snap.GuardTargets(t)
 	if len(targets) == 0 {
 		return nil
 	}
-	return g.counter.Approve(ctx, targets)
+	return g.counter.Approve(ctx, targets, snap.Config.ApprovalWeight(t, a))
+}
+
+// ApprovalWeight is what an approval weighs for the guard: nothing when it came faster after
+// its send than a person reads a message (MinApprovalDelay), ForeignApprovalWeight when it
+// came from another network than the send's, else one.
+func (c Config) ApprovalWeight(t otp.FraudTarget, a otp.Approval) float64 {
+	if a.At.Sub(a.SentAt) < time.Duration(c.MinApprovalDelay) {
+		return 0
+	}
+	if a.ClientIP != "" && Network(a.ClientIP) != Network(t.ClientIP) {
+		return c.ForeignApprovalWeight
+	}
+	return 1
 }
 
 // BlockStarted implements otp.Fraud: the block's row and its audit entry.

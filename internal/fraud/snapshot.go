@@ -65,7 +65,7 @@ func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 	if c.Mode != ModeOff {
 		guards = make([]otp.Guard, 0, 3)
 	}
-	add := func(scope, key string, rules Rules, floor int) {
+	add := func(scope, key string, rules Rules, g otp.Guard) {
 		if key == "" {
 			return
 		}
@@ -74,18 +74,33 @@ func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 			l.Rules = rules
 		}
 		if c.Mode != ModeOff {
-			guards = append(guards, otp.Guard{Shadow: c.Mode == ModeShadow, Floor: floor, Params: params})
+			g.Shadow, g.Params, g.Solved = c.Mode == ModeShadow, params, t.Solved
+			guards = append(guards, g)
 			l.Guard = &guards[len(guards)-1]
 		}
 		if len(l.Rules) > 0 || l.Guard != nil {
 			out = append(out, l)
 		}
 	}
-	add(otp.ScopeCountry, t.Region, c.Country.For(t.Region), c.FloorCountry)
-	add(otp.ScopePrefix, Prefix(t.Phone, c.PrefixDrop), c.Prefix, c.FloorPrefix)
-	add(otp.ScopeIPNet, Network(t.ClientIP), c.IPNet, c.FloorIPNet)
+	// Volume counts against a prefix whatever its conversion (no legitimate crowd shares a
+	// few thousand numbers), against a network only below half its baseline conversion
+	// (offices and carrier NATs carry crowds that convert), and against a country only below
+	// the ratio that trips (a launch in a new country converts).
+	add(otp.ScopeCountry, t.Region, c.Country.For(t.Region),
+		otp.Guard{Floor: c.FloorCountry, VolumeFloor: c.VolumeFloor, VolumeRatio: c.Ratio})
+	add(otp.ScopePrefix, Prefix(t.Phone, c.PrefixDrop), c.Prefix,
+		otp.Guard{Floor: c.FloorPrefix, VolumeFloor: c.VolumeFloor, VolumeRatio: -1})
+	netGuard := otp.Guard{Floor: c.FloorIPNet, VolumeFloor: c.VolumeFloor, VolumeRatio: networkVolumeRatio}
+	if c.CountriesPerNetwork > 0 {
+		netGuard.Country = t.Region
+	}
+	add(otp.ScopeIPNet, Network(t.ClientIP), c.IPNet, netGuard)
 	return out
 }
+
+// networkVolumeRatio is the factor of its baseline conversion a network's recent conversion
+// must fall below for its volume to count.
+const networkVolumeRatio = 0.5
 
 // Prefix is a number's prefix: its E.164 form without the last drop digits; "" when that
 // would leave fewer than two digits.

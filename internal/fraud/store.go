@@ -104,7 +104,7 @@ const (
 // lifting blocks. internal/ratelimit implements it.
 type Counter interface {
 	// Approve counts one approval for the guards of the targets. Errors wrap otp.ErrUnavailable.
-	Approve(ctx context.Context, targets []otp.Limit) error
+	Approve(ctx context.Context, targets []otp.Limit, weight float64) error
 	// Lift ends the block of one target and forgets its recent counts. Errors wrap otp.ErrUnavailable.
 	Lift(ctx context.Context, scope, key string) error
 }

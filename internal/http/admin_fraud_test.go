@@ -26,7 +26,7 @@ type liftRecorder struct {
 	lifted []string
 }
 
-func (l *liftRecorder) Approve(context.Context, []otp.Limit) error { return nil }
+func (l *liftRecorder) Approve(context.Context, []otp.Limit, float64) error { return nil }
 
 func (l *liftRecorder) Lift(_ context.Context, scope, key string) error {
 	l.mu.Lock()

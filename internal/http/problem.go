@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"otpgate/internal/otp"
@@ -50,6 +51,25 @@ type problem struct {
 	AttemptsLeft      *int              `json:"attempts_left,omitempty"`
 	RetryAfterSeconds *int64            `json:"retry_after_seconds,omitempty"`
 	Violations        []violation       `json:"violations,omitempty"`
+	// Target is the kind of target a fraud refusal or challenge is about (country, prefix,
+	// ip_net): never its key or the figures that decided it.
+	Target string `json:"target,omitempty"`
+	// Challenge is the challenge whose solution admits the send.
+	Challenge *challengeBody `json:"challenge,omitempty"`
+}
+
+// challengeBody is a challenge as ALTCHA's widgets read it (challengejson).
+type challengeBody struct {
+	Algorithm string `json:"algorithm"`
+	Challenge string `json:"challenge"`
+	MaxNumber int    `json:"maxnumber"`
+	Salt      string `json:"salt"`
+	Signature string `json:"signature"`
+}
+
+// newChallengeBody is c as a problem carries it.
+func newChallengeBody(c otp.Challenge) *challengeBody {
+	return &challengeBody{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
 }
 
 // violation is one limiter rule that refused a request.
@@ -106,6 +126,12 @@ func kindOf(c otp.Code) problemKind {
 		return problemKind{http.StatusForbidden, "Fraud blocked", "sends to this destination are paused for now; retry later"}
 	case otp.CodeBlocked:
 		return problemKind{http.StatusForbidden, "Blocked", "sends to this destination are not served"}
+	case otp.CodeChallengeRequired:
+		return problemKind{http.StatusPreconditionRequired, "Challenge required", "solve the challenge and send the request again with the solution as altcha"}
+	case otp.CodeChallengeInvalid:
+		return problemKind{http.StatusUnprocessableEntity, "Challenge solution invalid", "the challenge solution was refused; solve a new challenge"}
+	case otp.CodeNumberTypeNotAllowed:
+		return problemKind{http.StatusUnprocessableEntity, "Number type not allowed", "codes are not sent to numbers of this type"}
 	case otp.CodeInvalidCode:
 		return problemKind{http.StatusUnprocessableEntity, "Invalid code", "the code does not match"}
 	case otp.CodeTooManyAttempts:
@@ -175,6 +201,24 @@ func problemFor(err error) problem {
 		if fraud, ok := as[*otp.ErrFraudBlocked](err); ok {
 			secs := max(ceilSeconds(fraud.RetryAfter), 1)
 			out.RetryAfterSeconds = &secs
+			out.Target = fraud.Scope
+			if fraud.Challenge != nil {
+				out.Challenge = newChallengeBody(*fraud.Challenge)
+				out.Detail = "sends to this destination are paused for now; retry later, or solve the challenge and send again with the solution as altcha"
+			}
+		}
+	case otp.CodeChallengeRequired:
+		if demand, ok := as[*otp.ErrChallengeRequired](err); ok {
+			out.Target = demand.Scope
+			out.Challenge = newChallengeBody(demand.Challenge)
+		}
+	case otp.CodeChallengeInvalid:
+		if bad, ok := as[*otp.ErrChallengeInvalid](err); ok {
+			out.Detail = bad.Reason
+		}
+	case otp.CodeNumberTypeNotAllowed:
+		if nt, ok := as[*otp.ErrNumberType](err); ok {
+			out.Detail = "codes are not sent to " + strings.ReplaceAll(nt.Type, "_", "-") + " numbers"
 		}
 	case otp.CodeInvalidCode:
 		if wrong, ok := as[*otp.ErrInvalidCode](err); ok {

@@ -15,6 +15,11 @@ type sendRequest struct {
 	Email   string `json:"email"`
 	Channel string `json:"channel"`
 	Locale  string `json:"locale"`
+	// Altcha answers a challenge of a 428 (or a 403 that carried one): the ALTCHA payload,
+	// base64 JSON of the challenge with the number found. Captcha is a CAPTCHA token of the
+	// operator's provider instead.
+	Altcha  string `json:"altcha"`
+	Captcha string `json:"captcha"`
 }
 
 // sendResponse is the body of a successful send.
@@ -107,6 +112,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 				App:   appFrom(ctx),
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: clientIPFrom(ctx), Fingerprint: r.UserAgent(),
+				Solution: otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
 			})
 			if err != nil {
 				fail(w, err, res.Decision)

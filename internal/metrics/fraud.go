@@ -134,8 +134,8 @@ type fraudStep struct {
 
 func (f *fraudStep) Screen(t otp.FraudTarget) otp.Screening { return f.next.Screen(t) }
 
-func (f *fraudStep) Approved(ctx context.Context, t otp.FraudTarget) error {
-	return f.next.Approved(ctx, t)
+func (f *fraudStep) Approved(ctx context.Context, t otp.FraudTarget, a otp.Approval) error {
+	return f.next.Approved(ctx, t, a)
 }
 
 // BlockStarted counts every block a decision started, also when recording it fails: the

@@ -71,7 +71,10 @@ type App struct {
 	SendRules Rules
 	// CheckRules are the app's own check rules per phone (scope "app_check"), added to the shared ones.
 	CheckRules Rules
-	Access     Access
+	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
+	// are not sent to by SMS or voice (an empty list sends to every type).
+	DeniedNumberTypes *[]string
+	Access            Access
 	// Default marks the default app, whose settings come from the environment.
 	Default   bool
 	CreatedAt time.Time

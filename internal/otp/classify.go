@@ -45,6 +45,14 @@ const (
 	CodeFraudBlocked Code = "fraud_blocked"
 	// CodeBlocked: the fraud block list refuses the send; nothing was spent.
 	CodeBlocked Code = "blocked"
+	// CodeChallengeRequired: the fraud guard asks for a solved challenge first; nothing
+	// was spent.
+	CodeChallengeRequired Code = "challenge_required"
+	// CodeChallengeInvalid: the challenge solution or CAPTCHA token was refused.
+	CodeChallengeInvalid Code = "challenge_invalid"
+	// CodeNumberTypeNotAllowed: codes are not sent to numbers of this type (such as
+	// premium-rate); nothing was spent.
+	CodeNumberTypeNotAllowed Code = "number_type_not_allowed"
 	// CodeInvalidCode: the code did not match; the attempt was counted.
 	CodeInvalidCode Code = "invalid_code"
 	// CodeTooManyAttempts: the verification's wrong-guess budget is spent.
@@ -108,6 +116,9 @@ func chainCode(err error) Code {
 		provider *ErrProvider
 		fraud    *ErrFraudBlocked
 		blocked  *ErrBlocked
+		demand   *ErrChallengeRequired
+		solution *ErrChallengeInvalid
+		ntype    *ErrNumberType
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -132,6 +143,12 @@ func chainCode(err error) Code {
 		return CodeFraudBlocked
 	case errors.As(err, &blocked):
 		return CodeBlocked
+	case errors.As(err, &demand):
+		return CodeChallengeRequired
+	case errors.As(err, &solution):
+		return CodeChallengeInvalid
+	case errors.As(err, &ntype):
+		return CodeNumberTypeNotAllowed
 	case errors.As(err, &code):
 		return CodeInvalidCode
 	case errors.Is(err, ErrTooManyAttempts):

@@ -117,6 +117,9 @@ type ErrFraudBlocked struct {
 	Scope, Key string
 	// RetryAfter is how long the block still lasts.
 	RetryAfter time.Duration
+	// Challenge, when set, is a challenge whose solution admits the send despite the block:
+	// the block's legitimate users can still get a code.
+	Challenge *Challenge
 }
 
 func (e *ErrFraudBlocked) Error() string {
@@ -130,3 +133,34 @@ type ErrBlocked struct {
 }
 
 func (e *ErrBlocked) Error() string { return "block list: " + e.Entry }
+
+// ErrChallengeRequired means the fraud guard asks the send for a solved challenge first:
+// a target of the send is at elevated risk. Nothing was spent.
+type ErrChallengeRequired struct {
+	// Scope and Key name the target that asks it, such as "prefix" and "+8190123".
+	Scope, Key string
+	// Level is the challenge's level; Challenge the challenge to solve.
+	Level     int
+	Challenge Challenge
+}
+
+func (e *ErrChallengeRequired) Error() string {
+	return fmt.Sprintf("fraud guard asks a level-%d challenge for %s %s", e.Level, e.Scope, e.Key)
+}
+
+// ErrChallengeInvalid means the send's challenge solution or CAPTCHA token was refused:
+// malformed, not issued here, expired, bound to another address or client, or used before.
+type ErrChallengeInvalid struct {
+	Reason string
+}
+
+func (e *ErrChallengeInvalid) Error() string { return "challenge solution refused: " + e.Reason }
+
+// ErrNumberType means the number is of a type the app does not send codes to (such as
+// premium-rate); nothing was spent.
+type ErrNumberType struct {
+	// Type names the number's type, such as "premium_rate".
+	Type string
+}
+
+func (e *ErrNumberType) Error() string { return "codes are not sent to " + e.Type + " numbers" }

@@ -2,6 +2,7 @@ package otp
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -12,9 +13,10 @@ type Fraud interface {
 	// Screen decides a send's fraud step before anything is spent: whether the block list
 	// refuses it, and the fraud limits (scope rules and guards) to add to its policy.
 	Screen(t FraudTarget) Screening
-	// Approved counts an approval for the guards of the target, at check time. Errors wrap
-	// ErrUnavailable; an approval that is not counted only makes the guard stricter.
-	Approved(ctx context.Context, t FraudTarget) error
+	// Approved counts an approval for the guards of the target, at check time, weighed by
+	// how plausible it is. Errors wrap ErrUnavailable; an approval that is not counted only
+	// makes the guard stricter.
+	Approved(ctx context.Context, t FraudTarget, a Approval) error
 	// BlockStarted records a block that a send's decision started, in shadow mode too: the
 	// block row, its audit entry. The limiter holds the block already; errors are logged.
 	BlockStarted(ctx context.Context, t FraudTarget, g GuardState, at time.Time) error
@@ -25,6 +27,17 @@ type FraudTarget struct {
 	// Phone is the number in E.164 and Region its ISO 3166 country.
 	Phone, Region string
 	// ClientIP is the client's address as the limiter keys it (IPv6 cut to its prefix).
+	ClientIP string
+	// Solved is the level of the challenge the request solved (0: none).
+	Solved int
+}
+
+// Approval is what the fraud step knows of an approval: when the code it proved was sent,
+// when it was proved and from which client. Fraud farms enter the codes they receive, at
+// once and from anywhere; a user reads the message first, on the device that asked.
+type Approval struct {
+	SentAt, At time.Time
+	// ClientIP is the checking client's address as the limiter keys it.
 	ClientIP string
 }
 
@@ -46,9 +59,9 @@ func (s *Service) UseFraud(f Fraud) { s.fraud = f }
 // screen runs the fraud step of a send: a block-listed send is recorded and refused with
 // *ErrBlocked before anything is spent; otherwise it returns the limits to add. The
 // guard watches phone numbers (SMS pumping); email has no step.
-func (s *Service) screen(appID string, to target, ip string) (FraudTarget, []Limit, error) {
+func (s *Service) screen(appID string, to target, ip string, solved int) (FraudTarget, []Limit, error) {
 	phone := to.address
-	t := FraudTarget{Phone: phone, Region: to.region, ClientIP: ip}
+	t := FraudTarget{Phone: phone, Region: to.region, ClientIP: ip, Solved: solved}
 	if s.fraud == nil || to.email() {
 		return t, nil, nil
 	}
@@ -81,8 +94,9 @@ func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, dec Decision
 	}
 }
 
-// approved counts an approval of v for the guards of the send that created it.
-func (s *Service) approved(ctx context.Context, v Verification) {
+// approved counts an approval of v for the guards of the send that created it; its last send
+// was ttl before the verification's expiry.
+func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duration, checkIP string, at time.Time) {
 	if s.fraud == nil {
 		return
 	}
@@ -92,17 +106,65 @@ func (s *Service) approved(ctx context.Context, v Verification) {
 	}
 	actx, cancel := Bounded(context.WithoutCancel(ctx), s.cfg.LimiterTimeout)
 	defer cancel()
-	if err := s.fraud.Approved(actx, FraudTarget{Phone: v.Phone, Region: region, ClientIP: v.ClientIP}); err != nil {
+	a := Approval{SentAt: v.ExpiresAt.Add(-ttl), At: at, ClientIP: checkIP}
+	if err := s.fraud.Approved(actx, FraudTarget{Phone: v.Phone, Region: region, ClientIP: v.ClientIP}, a); err != nil {
 		s.log.Warn("counting an approval for the fraud guard failed", "err", err)
 	}
 }
 
-// fraudDenied names a refusal by the fraud guard: its history reason and its error, which
-// is nil when no guard refused.
-func fraudDenied(dec Decision) (reason string, err error) {
+// fraudDenied names a refusal by the fraud guard's block: its history reason and its error,
+// which is nil when no guard blocked. When every refusing guard would admit a solved
+// challenge, the error carries one.
+func (s *Service) fraudDenied(t target, ip string, dec Decision, now time.Time) (reason string, err error) {
 	g, ok := dec.Block()
 	if !ok {
 		return "", nil
 	}
-	return g.Reason(), &ErrFraudBlocked{Scope: g.Scope, Key: g.Key, RetryAfter: g.RetryAfter}
+	e := &ErrFraudBlocked{Scope: g.Scope, Key: g.Key, RetryAfter: g.RetryAfter}
+	if level, _, ok := dec.Challenge(); ok && s.challenger != nil {
+		if c, err := s.challenger.Issue(level, ChallengeBinding{Address: t.address, ClientIP: ip}, now); err == nil {
+			e.Challenge = &c
+		}
+	}
+	return g.Reason(), e
+}
+
+// challengeDenied names a refusal for want of a challenge: its history reason and its error
+// carrying the challenge, nil when no guard asked one (or no challenger can issue it, when
+// the request is refused as the guard's block).
+func (s *Service) challengeDenied(t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+	level, g, ok := dec.Challenge()
+	if !ok {
+		return "", nil
+	}
+	reason = ReasonChallenge + " " + g.Scope + " " + g.Key
+	if s.challenger == nil {
+		return reason, &ErrFraudBlocked{Scope: g.Scope, Key: g.Key, RetryAfter: time.Second}
+	}
+	c, err := s.challenger.Issue(level, ChallengeBinding{Address: t.address, ClientIP: ip}, now)
+	if err != nil {
+		return reason, fmt.Errorf("otp: send: challenge: %w", err)
+	}
+	return reason, &ErrChallengeRequired{Scope: g.Scope, Key: g.Key, Level: level, Challenge: c}
+}
+
+// UseChallenger lets the fraud guard ask for challenges; without it, a send that would
+// need one is refused as blocked. Call it while wiring, before the service serves.
+func (s *Service) UseChallenger(c Challenger) { s.challenger = c }
+
+// solved verifies the request's challenge solution, if any, before anything is spent.
+func (s *Service) solved(ctx context.Context, in SendInput, t target) (Solved, error) {
+	if in.Solution.Empty() {
+		return Solved{}, nil
+	}
+	if s.challenger == nil {
+		return Solved{}, &ErrChallengeInvalid{Reason: "no challenge was asked"}
+	}
+	return s.challenger.Verify(ctx, in.Solution, ChallengeBinding{Address: t.address, ClientIP: in.ClientIP}, s.Now())
+}
+
+// solutionLimit spends a solution once: a rule of one use until its challenge expires.
+func (s *Service) solutionLimit(v Solved) Limit {
+	window := max(v.Expires.Sub(s.Now()), time.Second) + time.Second
+	return Limit{Scope: ScopeChallenge, Key: v.ID, Rules: []Rule{{Limit: 1, Window: window}}}
 }

@@ -30,7 +30,7 @@ func (f *fakeFraud) Screen(t otp.FraudTarget) otp.Screening {
 	return f.Verdict
 }
 
-func (f *fakeFraud) Approved(_ context.Context, t otp.FraudTarget) error {
+func (f *fakeFraud) Approved(_ context.Context, t otp.FraudTarget, _ otp.Approval) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.approved = append(f.approved, t)

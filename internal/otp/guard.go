@@ -22,6 +22,9 @@ func FraudScopes() []string { return []string{ScopeCountry, ScopePrefix, ScopeIP
 const (
 	ReasonGuard     = "fraud_guard"
 	ReasonBlockList = "block_list"
+	// ReasonChallenge starts the reason of a send refused for want of a challenge, such as
+	// "challenge prefix +8190123".
+	ReasonChallenge = "challenge"
 )
 
 // Guard is the adaptive conversion guard on one limit's key: it counts the key's sends
@@ -30,8 +33,22 @@ const (
 type Guard struct {
 	// Shadow makes the guard report what it would block without blocking anything.
 	Shadow bool
-	// Floor is how many unapproved sends the short horizon may hold before the key can trip.
+	// Floor is how many unapproved sends the short horizon (and the long one) may hold
+	// before the key can trip.
 	Floor int
+	// VolumeFloor is how many recent sends beyond what the key's baseline explains (times
+	// the surge allowance) make it need a challenge; 0 turns the volume signal off.
+	VolumeFloor int
+	// VolumeRatio is the factor of its baseline conversion the key's recent conversion must
+	// fall below for its volume to count; negative counts the volume whatever the conversion.
+	VolumeRatio float64
+	// Country, for a network's key, is the country of the send's number: a network that
+	// asks for more than Params.Countries distinct countries without converting needs a
+	// challenge. Empty for other keys.
+	Country string
+	// Solved is the challenge level the request solved (0: none): it admits a request that
+	// needs a challenge of that level or lower, and a blocked key's request at level 3.
+	Solved int
 	// Params are the settings every scope shares.
 	Params GuardParams
 }
@@ -50,6 +67,47 @@ type GuardParams struct {
 	PriorWeight float64
 	// Block is how long a trip blocks the key.
 	Block time.Duration
+	// Surge is how many times the volume its baseline explains a key may carry before its
+	// volume counts against it.
+	Surge float64
+	// PassFloors is how many times its floor of recent unapproved sends a blocked key may
+	// hold and still admit solved challenges; 0 makes a block admit nothing.
+	PassFloors int
+	// Countries is how many distinct countries a network may ask for over the long horizon
+	// without converting before it needs a challenge; 0 turns the signal off.
+	Countries int
+}
+
+// Signals that decide a guard's state (docs/fraud.md).
+const (
+	// SignalRecent: the recent unapproved sends reached the floor while the recent
+	// conversion fell below the ratio of the baseline.
+	SignalRecent = "recent_unapproved"
+	// SignalLong: the unapproved sends of the long horizon reached the floor while the
+	// long conversion fell below the ratio of the prior.
+	SignalLong = "long_unapproved"
+	// SignalVolume: the recent volume ran past the surge allowance over the baseline.
+	SignalVolume = "volume"
+	// SignalCountries: a network asked for more distinct countries than allowed without
+	// converting.
+	SignalCountries = "countries"
+)
+
+// Challenge levels: what a challenge costs the client grows with the level.
+const (
+	// ChallengeElevated and ChallengeHigh are asked of keys short of a block.
+	ChallengeElevated = 1
+	ChallengeHigh     = 2
+	// ChallengeBlocked admits a request to a blocked key.
+	ChallengeBlocked = 3
+)
+
+// GuardCounts are a guard's decayed counts after a decision: what its state was decided on.
+type GuardCounts struct {
+	RecentSends, RecentApprovals float64
+	LongSends, LongApprovals     float64
+	// Countries is a network's decayed count of distinct countries asked for.
+	Countries float64
 }
 
 // GuardState is what the guard of one key said in a decision.
@@ -66,10 +124,25 @@ type GuardState struct {
 	RetryAfter time.Duration
 	// Unapproved is how many unapproved sends the short horizon held before this request.
 	Unapproved int
+	// Challenged reports that the key needs a challenge short of a block (in shadow mode:
+	// would need one).
+	Challenged bool
+	// Challenge is the level of challenge that would admit the request (0: none would).
+	Challenge int
+	// Passed reports that a solved challenge admitted the request the key's block or
+	// challenge would have refused.
+	Passed bool
+	// Signal names what decided a block or a challenge; "" for a block begun earlier.
+	Signal string
+	// Counts are the key's counts the decision was made on.
+	Counts GuardCounts
 }
 
-// Refuses reports whether this state refused the request.
-func (g GuardState) Refuses() bool { return g.Blocked && !g.Shadow }
+// Refuses reports whether this state refused the request by a block.
+func (g GuardState) Refuses() bool { return g.Blocked && !g.Shadow && !g.Passed }
+
+// Demands reports whether this state refused the request for want of a challenge.
+func (g GuardState) Demands() bool { return g.Challenged && !g.Shadow && !g.Passed }
 
 // Reason is how history names the guard's block, such as "fraud_guard prefix +8190123".
 func (g GuardState) Reason() string { return ReasonGuard + " " + g.Scope + " " + g.Key }
@@ -82,6 +155,24 @@ func (d Decision) Block() (g GuardState, ok bool) {
 		}
 	}
 	return GuardState{}, false
+}
+
+// Challenge returns the challenge that would admit a request the guards refused: the highest
+// level any refusing guard asks, and the first guard that demands it; ok is false when a
+// guard refused that no challenge would pass, or none refused.
+func (d Decision) Challenge() (level int, g GuardState, ok bool) {
+	for _, s := range d.Guards {
+		if !s.Refuses() && !s.Demands() {
+			continue
+		}
+		if s.Challenge == 0 {
+			return 0, GuardState{}, false
+		}
+		if s.Challenge > level {
+			level, g = s.Challenge, s
+		}
+	}
+	return level, g, level > 0
 }
 
 // Trips returns the guards whose block this decision started, in shadow mode too.
@@ -107,6 +198,8 @@ func (d Decision) ShadowFindings() []string {
 	for _, g := range d.Guards {
 		if g.Blocked && g.Shadow {
 			out = append(out, g.Reason())
+		} else if g.Challenged && g.Shadow {
+			out = append(out, ReasonChallenge+" "+g.Scope+" "+g.Key)
 		}
 	}
 	return out

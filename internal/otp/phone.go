@@ -50,3 +50,66 @@ func NormalizePhone(raw, defaultRegion string) (e164, region string, err error) 
 	}
 	return phonenumbers.Format(num, phonenumbers.E164), phonenumbers.GetRegionCodeForNumber(num), nil
 }
+
+// Number types, as the phone library tells them from its numbering plans.
+const (
+	NumberMobile        = "mobile"
+	NumberFixedLine     = "fixed_line"
+	NumberFixedOrMobile = "fixed_line_or_mobile"
+	NumberTollFree      = "toll_free"
+	NumberPremiumRate   = "premium_rate"
+	NumberSharedCost    = "shared_cost"
+	NumberVoIP          = "voip"
+	NumberPersonal      = "personal_number"
+	NumberPager         = "pager"
+	NumberUAN           = "uan"
+	NumberVoicemail     = "voicemail"
+	NumberUnknownType   = "unknown"
+)
+
+// NumberTypes lists every number type PhoneType answers.
+func NumberTypes() []string {
+	return []string{NumberMobile, NumberFixedLine, NumberFixedOrMobile, NumberTollFree, NumberPremiumRate,
+		NumberSharedCost, NumberVoIP, NumberPersonal, NumberPager, NumberUAN, NumberVoicemail, NumberUnknownType}
+}
+
+// DefaultDeniedNumberTypes are the types codes are not sent to by SMS or voice unless an
+// operator says otherwise: numbers whose calls and messages pay their holder, or that
+// reach no one person (SMS pumping's favourite ranges).
+func DefaultDeniedNumberTypes() []string {
+	return []string{NumberPremiumRate, NumberSharedCost, NumberUAN, NumberPager, NumberPersonal}
+}
+
+// PhoneType returns the type of an E.164 number; NumberUnknownType when the phone library
+// cannot tell it.
+func PhoneType(e164 string) string {
+	num, err := phonenumbers.Parse(e164, "")
+	if err != nil {
+		return NumberUnknownType
+	}
+	switch phonenumbers.GetNumberType(num) {
+	case phonenumbers.MOBILE:
+		return NumberMobile
+	case phonenumbers.FIXED_LINE:
+		return NumberFixedLine
+	case phonenumbers.FIXED_LINE_OR_MOBILE:
+		return NumberFixedOrMobile
+	case phonenumbers.TOLL_FREE:
+		return NumberTollFree
+	case phonenumbers.PREMIUM_RATE:
+		return NumberPremiumRate
+	case phonenumbers.SHARED_COST:
+		return NumberSharedCost
+	case phonenumbers.VOIP:
+		return NumberVoIP
+	case phonenumbers.PERSONAL_NUMBER:
+		return NumberPersonal
+	case phonenumbers.PAGER:
+		return NumberPager
+	case phonenumbers.UAN:
+		return NumberUAN
+	case phonenumbers.VOICEMAIL:
+		return NumberVoicemail
+	}
+	return NumberUnknownType
+}

@@ -16,6 +16,8 @@ type phoneKey struct{ raw, defaultRegion string }
 type phoneAnswer struct {
 	e164, region string
 	err          error
+	// kind is the number's type, found the first time it is asked for.
+	kind string
 }
 
 func newPhoneCache() *phoneCache {
@@ -29,8 +31,30 @@ func (c *phoneCache) normalize(raw, defaultRegion string) (e164, region string, 
 		return a.e164, a.region, a.err
 	}
 	e164, region, err = NormalizePhone(raw, defaultRegion)
-	c.put(k, phoneAnswer{e164, region, err})
+	c.put(k, phoneAnswer{e164: e164, region: region, err: err})
 	return e164, region, err
+}
+
+// typeKey marks the cache's entries of number types: no region is spelled so.
+const typeKey = "\x00type"
+
+// kind is PhoneType(e164), remembered apart from the normalised answers.
+func (c *phoneCache) kind(e164 string) string {
+	k := phoneKey{raw: e164, defaultRegion: typeKey}
+	if a, ok := c.get(k); ok && a.kind != "" {
+		return a.kind
+	}
+	kind := PhoneType(e164)
+	c.put(k, phoneAnswer{e164: e164, kind: kind})
+	return kind
+}
+
+// phoneType is PhoneType through the service's cache.
+func (s *Service) phoneType(e164 string) string {
+	if s.phones == nil {
+		return PhoneType(e164)
+	}
+	return s.phones.kind(e164)
 }
 
 // normalizePhone is NormalizePhone with the service's default region, through its cache.

@@ -23,13 +23,21 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return res, err
 	}
-	fraud, fraudLimits, err := s.screen(app.ID, t, in.ClientIP)
+	solved, err := s.solved(ctx, in, t)
+	if err != nil {
+		return res, err
+	}
+	fraud, fraudLimits, err := s.screen(app.ID, t, in.ClientIP, solved.Level)
 	if err != nil {
 		return res, err
 	}
 
+	policy := append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...)
+	if solved.ID != "" {
+		policy = append(policy, s.solutionLimit(solved))
+	}
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...))
+	dec, err := s.limiter.Allow(lctx, policy)
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: send: limiter: %w", err)
@@ -111,15 +119,22 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 // it too.
 func (s *Service) denied(appID string, t target, ip string, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
-	blocked, fraudErr := fraudDenied(dec)
+	blocked, fraudErr := s.fraudDenied(t, ip, dec, now)
 	if violations := dec.Violations(); len(violations) > 0 && fraudErr == nil {
 		first := violations[0]
-		if first.Scope == ScopeDuplicate {
+		switch first.Scope {
+		case ScopeDuplicate:
 			status = SendDuplicate
+		case ScopeChallenge:
+			fraudErr = &ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
 		}
 		reason = first.Scope + " " + first.Rule.String()
 	}
-	if fraudErr != nil {
+	if fraudErr == nil {
+		// Only when no rule refused: a challenge cannot admit what the rules refuse.
+		blocked, fraudErr = s.challengeDenied(t, ip, dec, now)
+	}
+	if fraudErr != nil && blocked != "" {
 		reason = blocked
 	}
 	if s.history != nil {

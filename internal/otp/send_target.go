@@ -65,6 +65,17 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	if !app.AllowsCountry(t.region) {
 		return t, &ErrCountryNotAllowed{Country: t.region}
 	}
+	if t.channel == ChannelSMS || t.channel == ChannelVoice {
+		denied := s.cfg.DeniedNumberTypes
+		if app.DeniedNumberTypes != nil {
+			denied = *app.DeniedNumberTypes
+		}
+		if len(denied) > 0 {
+			if kind := s.phoneType(t.address); slices.Contains(denied, kind) {
+				return t, &ErrNumberType{Type: kind}
+			}
+		}
+	}
 	return t, nil
 }
 

@@ -43,6 +43,9 @@ type Config struct {
 	LimiterTimeout time.Duration
 	// StoreTimeout bounds one store call.
 	StoreTimeout time.Duration
+	// DeniedNumberTypes are the number types (PhoneType) codes are not sent to by SMS or
+	// voice; an app may set its own.
+	DeniedNumberTypes []string
 }
 
 // Service sends and checks verification codes.
@@ -64,6 +67,8 @@ type Service struct {
 	// pending holds the id of each address's pending verification among those in seen.
 	pending *recent[addressKey, string]
 	fraud   Fraud // nil: no fraud step (see UseFraud)
+	// challenger issues and checks the guard's challenges; nil: none (see UseChallenger).
+	challenger Challenger
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
@@ -102,6 +107,8 @@ type SendInput struct {
 	Fingerprint string
 	// FriendlyName, when set, names the app in the message instead of its name.
 	FriendlyName string
+	// Solution answers a challenge the fraud guard asked of an earlier send.
+	Solution ChallengeSolution
 }
 
 // SendResult is what a send produced. Decision is set whenever the limiter was

@@ -14,11 +14,12 @@ const (
 	guardLift    = "lift"
 )
 
-// Approve counts one approval for the guards of the given targets (scope and key; rules and
-// guard settings are ignored), one script call per cluster slot. Targets whose guard never
-// counted a send are left alone. Errors wrap otp.ErrUnavailable.
-func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit) error {
-	if err := l.guardCall(ctx, guardApprove, targets); err != nil {
+// Approve counts one approval of the given weight (in [0, 1]) for the guards of the given
+// targets (scope and key; rules and guard settings are ignored), one script call per cluster
+// slot. Targets whose guard never counted a send are left alone. Errors wrap
+// otp.ErrUnavailable.
+func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit, weight float64) error {
+	if err := l.guardCall(ctx, guardApprove, targets, formatFloat(min(max(weight, 0), 1))); err != nil {
 		return fmt.Errorf("ratelimit: approve: %w", err)
 	}
 	return nil
@@ -28,14 +29,14 @@ func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit) error {
 // afresh; lifting a target without a block changes nothing but those counts. Errors wrap
 // otp.ErrUnavailable.
 func (l *Limiter) Lift(ctx context.Context, scope, key string) error {
-	if err := l.guardCall(ctx, guardLift, []otp.Limit{{Scope: scope, Key: key}}); err != nil {
+	if err := l.guardCall(ctx, guardLift, []otp.Limit{{Scope: scope, Key: key}}, ""); err != nil {
 		return fmt.Errorf("ratelimit: lift: %w", err)
 	}
 	return nil
 }
 
-// guardCall runs lua/guard.lua in mode over the targets' guard hashes.
-func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limit) error {
+// guardCall runs lua/guard.lua in mode over the targets' guard hashes, with an approval's weight.
+func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limit, weight string) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limi
 		for i, k := range g {
 			ks[i] = keys[k]
 		}
-		if err := l.guard.Run(ctx, l.rdb, ks, mode, now).Err(); err != nil {
+		if err := l.guard.Run(ctx, l.rdb, ks, mode, now, weight).Err(); err != nil {
 			return unavailable(err)
 		}
 	}

@@ -80,7 +80,7 @@ func TestGuardCluster(t *testing.T) {
 		_, g := slotted(t, l, 10, "5/1m", true)
 		country := otp.Limit{Scope: otp.ScopeCountry, Key: keyIn(l, otp.ScopeCountry, "C%d", 0, 0, 5000), Guard: g.Guard}
 		mustAllow(t, l, g, country)
-		if err := l.Approve(ctx, []otp.Limit{g, country}); err != nil {
+		if err := l.Approve(ctx, []otp.Limit{g, country}, 1); err != nil {
 			t.Fatalf("Approve: %v", err)
 		}
 		for _, lim := range []otp.Limit{g, country} {

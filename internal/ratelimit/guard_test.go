@@ -97,7 +97,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 			}
 			c.Add(10 * time.Second)
 			if i%5 != 4 { // four in five approved
-				if err := l.Approve(ctx, []otp.Limit{g}); err != nil {
+				if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
 					t.Fatalf("Approve: %v", err)
 				}
 			}
@@ -114,7 +114,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 				t.Fatalf("history send %d: got %+v, want allowed", i+1, d.Guards[0])
 			}
 			if i%5 == 0 {
-				if err := l.Approve(ctx, []otp.Limit{g}); err != nil {
+				if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -128,7 +128,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 				t.Fatalf("established send %d: got %+v, want allowed", i+1, old.Guards[0])
 			}
 			if i%10 == 0 {
-				if err := l.Approve(ctx, []otp.Limit{g, fresh}); err != nil {
+				if err := l.Approve(ctx, []otp.Limit{g, fresh}, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -280,7 +280,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 	t.Run("ApprovalOfAnUnknownTargetCreatesNothing", func(t *testing.T) {
 		l, rdb, _ := clocked(t)
 		g := guarded(testGuard(2, false))
-		if err := l.Approve(ctx, []otp.Limit{g}); err != nil {
+		if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
 			t.Fatalf("Approve: %v", err)
 		}
 		if n, err := rdb.Exists(ctx, l.guardKey(l.Key(g.Scope, g.Key))).Result(); err != nil || n != 0 {

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"otpgate/internal/otp"
@@ -26,6 +27,8 @@ type plan struct {
 	nrules, nguards int
 	// params are the settings every guard of the plan shares; nil without guards.
 	params *otp.GuardParams
+	// solved is the highest challenge level any guard says the request solved.
+	solved int
 }
 
 // plan checks a policy and lays it out; limits without rules or guard are left out.
@@ -68,6 +71,7 @@ func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 			} else if *p.params != g.Params {
 				return nil, fmt.Errorf("limit %s %s: guard settings differ from the policy's other guards", lim.Scope, lim.Key)
 			}
+			p.solved = max(p.solved, g.Solved)
 			p.entries = append(p.entries, entry{limit: li, guard: true, first: p.nguards})
 			p.keys = append(p.keys, l.guardKey(key))
 			p.nguards++
@@ -88,6 +92,10 @@ func checkGuard(g *otp.Guard) error {
 		return errors.New("ratio must be in (0, 1], prior rate in [0, 1], prior weight positive")
 	case ps.Block < time.Millisecond:
 		return errors.New("block must be at least 1ms")
+	case ps.Surge < 0 || ps.PassFloors < 0 || ps.Countries < 0 || g.VolumeFloor < 0 || g.Solved < 0:
+		return errors.New("surge, pass floors, countries, volume floor and solved level must not be negative")
+	case strings.ContainsAny(g.Country, " \x00") || len(g.Country) > 8:
+		return errors.New("country must be a region code")
 	}
 	return nil
 }

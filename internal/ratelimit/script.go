@@ -40,7 +40,15 @@ const (
 	guardTripped
 	guardShadowBlocked
 	guardShadowTripped
+	guardChallenge
+	guardShadowChallenge
+	guardBlockedPassed
+	guardChallengePassed
 )
+
+// guardReply is how many integers the script answers per guard: state, retry, unapproved,
+// signal, level and five counts.
+const guardReply = 10
 
 // undo says what an undo call takes back from the guards: undoAlways or undoIfHeld, and the
 // time the request was recorded at.
@@ -53,13 +61,13 @@ type undo struct {
 // writes what it reports for their rules and guards there. It returns the status and the
 // script's clock in µs, and checks the reply's shape, returning an error for anything unexpected.
 func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, dec *otp.Decision, u undo) (status int, now int64, err error) {
-	keys, args, nstates := l.args(mode, id, p, g, u)
+	keys, args, nrules, nguards := l.args(mode, id, p, g, u)
 	reply, err := l.eval(ctx, mode, keys, args)
 	if err != nil {
 		return 0, 0, err
 	}
-	if len(reply) != 2+3*nstates {
-		return 0, 0, fmt.Errorf("script replied %d integers, want %d", len(reply), 2+3*nstates)
+	if want := 2 + 3*nrules + guardReply*nguards; len(reply) != want {
+		return 0, 0, fmt.Errorf("script replied %d integers, want %d", len(reply), want)
 	}
 	status, now = int(reply[0]), reply[1]
 	switch {
@@ -83,12 +91,12 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 		e := p.entries[k]
 		lim := p.limits[e.limit]
 		if e.guard {
-			gs, err := guardState(lim, reply[at:at+3])
+			gs, err := guardState(lim, reply[at:at+guardReply])
 			if err != nil {
 				return 0, 0, err
 			}
 			dec.Guards[e.first] = gs
-			at += 3
+			at += guardReply
 			continue
 		}
 		for j, r := range lim.Rules {
@@ -114,11 +122,30 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 	return status, now, nil
 }
 
-// guardState reads one guard's (state, retry, unapproved) from the script's reply.
+// guardState reads one guard's state, retry, unapproved, signal, level and counts from the
+// script's reply.
 func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 	gs := otp.GuardState{
 		Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow,
 		RetryAfter: time.Duration(v[1]) * time.Microsecond, Unapproved: int(v[2]),
+		Challenge: int(v[4]),
+		Counts: otp.GuardCounts{
+			RecentSends: float64(v[5]) / 100, RecentApprovals: float64(v[6]) / 100,
+			LongSends: float64(v[7]) / 100, LongApprovals: float64(v[8]) / 100, Countries: float64(v[9]) / 100,
+		},
+	}
+	switch v[3] {
+	case 0:
+	case 1:
+		gs.Signal = otp.SignalRecent
+	case 2:
+		gs.Signal = otp.SignalLong
+	case 3:
+		gs.Signal = otp.SignalVolume
+	case 4:
+		gs.Signal = otp.SignalCountries
+	default:
+		return otp.GuardState{}, fmt.Errorf("script replied guard signal %d", v[3])
 	}
 	switch v[0] {
 	case guardClear:
@@ -131,6 +158,14 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 		gs.Blocked, gs.Shadow = true, true
 	case guardShadowTripped:
 		gs.Blocked, gs.Tripped, gs.Shadow = true, true, true
+	case guardChallenge:
+		gs.Challenged, gs.Shadow = true, false
+	case guardShadowChallenge:
+		gs.Challenged, gs.Shadow = true, true
+	case guardBlockedPassed:
+		gs.Blocked, gs.Passed, gs.Shadow = true, true, false
+	case guardChallengePassed:
+		gs.Challenged, gs.Passed, gs.Shadow = true, true, false
 	default:
 		return otp.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
 	}
@@ -139,7 +174,7 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 
 // args lays out the script's KEYS and ARGV for the keys g of the plan, and counts the rules
 // and guards whose states the reply holds.
-func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string, args []any, nstates int) {
+func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string, args []any, nrules, nguards int) {
 	now := ""
 	if l.Clock != nil {
 		now = strconv.FormatInt(l.Clock().UnixMicro(), 10)
@@ -157,8 +192,9 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		if mode == modeUndo {
 			at = strconv.FormatInt(u.at, 10)
 		}
-		args = append(args, "8", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
-			formatFloat(ps.PriorRate), formatFloat(ps.PriorWeight), millis(ps.Block), at, u.guards)
+		args = append(args, "12", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
+			formatFloat(ps.PriorRate), formatFloat(ps.PriorWeight), millis(ps.Block), at, u.guards,
+			formatFloat(ps.Surge), p.solved, ps.PassFloors, ps.Countries)
 	} else {
 		args = append(args, "0")
 	}
@@ -171,8 +207,12 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 			if lim.Guard.Shadow {
 				m = "s"
 			}
-			args = append(args, "g", m, lim.Guard.Floor)
-			nstates++
+			vratio := lim.Guard.VolumeRatio
+			if vratio < 0 {
+				vratio = -1
+			}
+			args = append(args, "g", m, lim.Guard.Floor, lim.Guard.VolumeFloor, formatFloat(vratio), lim.Guard.Country)
+			nguards++
 			continue
 		}
 		largest := 0
@@ -187,9 +227,9 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 			}
 			args = append(args, limit, millis(r.Window))
 		}
-		nstates += len(lim.Rules)
+		nrules += len(lim.Rules)
 	}
-	return keys, args, nstates
+	return keys, args, nrules, nguards
 }
 
 // readCap bounds how many of a key's newest entries the script reads: enough to answer

@@ -1,0 +1,215 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// The second generation's signals: the long horizon's unapproved sends, volume against the
+// baseline, a network's distinct countries, challenges short of a block and through one.
+
+func TestGuardSignals(t *testing.T) { onBackends(t, testGuardSignals) }
+
+func testGuardSignals(t *testing.T, newLimiter backend) {
+	ctx := context.Background()
+	clocked := func(t *testing.T) (*Limiter, *clock) {
+		l, _ := newLimiter(t)
+		c := newClock()
+		l.Clock = c.Now
+		return l, c
+	}
+	withSolved := func(g *otp.Guard, level int) *otp.Guard { h := *g; h.Solved = level; return &h }
+
+	t.Run("PacedSendsTripOverTheLongHorizon", func(t *testing.T) {
+		l, c := clocked(t)
+		g := guarded(testGuard(3, false))
+		// One send every 30 minutes: the recent horizon (10 min) never holds three.
+		for i := range 2 {
+			if d := mustAllow(t, l, g); !d.Allowed {
+				t.Fatalf("send %d: got %+v, want allowed", i+1, d.Guards[0])
+			}
+			c.Add(30 * time.Minute)
+		}
+		d := mustAllow(t, l, g)
+		gs := d.Guards[0]
+		if d.Allowed || !gs.Tripped || gs.Signal != otp.SignalLong {
+			t.Fatalf("third paced send: got allowed %v guard %+v, want a trip by %s", d.Allowed, gs, otp.SignalLong)
+		}
+		if gs.Counts.LongSends < 1.9 || gs.Counts.RecentSends > 0.1 {
+			t.Errorf("counts: got %+v, want about 2 long sends and none recent", gs.Counts)
+		}
+	})
+
+	t.Run("PacedSendsThatConvertDoNotTrip", func(t *testing.T) {
+		l, c := clocked(t)
+		g := guarded(testGuard(3, false))
+		for i := range 20 {
+			d := mustAllow(t, l, g)
+			if !d.Allowed {
+				t.Fatalf("send %d: got %+v, want allowed", i+1, d.Guards[0])
+			}
+			if i%2 == 0 {
+				if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Add(30 * time.Minute)
+		}
+	})
+
+	t.Run("WeightlessApprovalsDoNotCount", func(t *testing.T) {
+		l, _ := clocked(t)
+		g := guarded(testGuard(3, false))
+		for i := range 2 {
+			mustAllow(t, l, g)
+			if err := l.Approve(ctx, []otp.Limit{g}, 0); err != nil {
+				t.Fatal(err)
+			}
+			_ = i
+		}
+		if d := mustAllow(t, l, g); d.Allowed || !d.Guards[0].Tripped {
+			t.Fatalf("got allowed %v guard %+v, want a trip: approvals of weight 0 convert nothing", d.Allowed, d.Guards[0])
+		}
+	})
+
+	t.Run("VolumeAsksForAChallenge", func(t *testing.T) {
+		l, _ := clocked(t)
+		g := testGuard(100, false)
+		g.VolumeFloor, g.VolumeRatio, g.Params.Surge = 5, -1, 10
+		lim := guarded(g)
+		for i := range 4 {
+			if d := mustAllow(t, l, lim); !d.Allowed {
+				t.Fatalf("send %d: got %+v, want allowed", i+1, d.Guards[0])
+			}
+			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := mustAllow(t, l, lim)
+		gs := d.Guards[0]
+		if d.Allowed || !gs.Demands() || gs.Signal != otp.SignalVolume || gs.Challenge != otp.ChallengeHigh {
+			t.Fatalf("fifth send: got allowed %v guard %+v, want a level-2 challenge for volume, whatever the conversion", d.Allowed, gs)
+		}
+		if level, _, ok := d.Challenge(); !ok || level != otp.ChallengeHigh {
+			t.Errorf("Decision.Challenge: got %d %v, want level 2", level, ok)
+		}
+		if d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeElevated))); d.Allowed {
+			t.Errorf("a level-1 solution: got allowed, want refused")
+		}
+		d = mustAllow(t, l, guarded(withSolved(g, otp.ChallengeHigh)))
+		if gs := d.Guards[0]; !d.Allowed || !gs.Passed || !gs.Challenged {
+			t.Errorf("a level-2 solution: got allowed %v guard %+v, want admitted through the challenge", d.Allowed, gs)
+		}
+	})
+
+	t.Run("AnEstablishedTargetsSurgeIsNotVolume", func(t *testing.T) {
+		l, c := clocked(t)
+		g := testGuard(100, false)
+		g.VolumeFloor, g.VolumeRatio, g.Params.Surge = 5, -1, 10
+		lim := guarded(g)
+		// A day at one send a minute, all approved: a baseline of about 1,440 sends (the
+		// volume signal off meanwhile: ten recent sends are twice its floor).
+		quiet := *g
+		quiet.VolumeFloor = 0
+		for i := range 24 * 60 {
+			if d := mustAllow(t, l, guarded(&quiet)); !d.Allowed {
+				t.Fatalf("baseline send %d: got %+v, want allowed", i+1, d.Guards[0])
+			}
+			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+				t.Fatal(err)
+			}
+			c.Add(time.Minute)
+		}
+		// Five times the rate for ten minutes.
+		for i := range 50 {
+			d := mustAllow(t, l, lim)
+			if !d.Allowed || d.Guards[0].Challenged {
+				t.Fatalf("surge send %d: got allowed %v guard %+v, want allowed without a challenge", i+1, d.Allowed, d.Guards[0])
+			}
+			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+				t.Fatal(err)
+			}
+			c.Add(12 * time.Second)
+		}
+	})
+
+	t.Run("ANetworkAskingForManyCountriesNeedsAChallenge", func(t *testing.T) {
+		l, _ := clocked(t)
+		g := testGuard(100, false)
+		g.Params.Countries = 3
+		net := func(country string) otp.Limit {
+			h := *g
+			h.Country = country
+			return otp.Limit{Scope: otp.ScopeIPNet, Key: "198.51.100.0/24", Guard: &h}
+		}
+		for _, cc := range []string{"UZ", "KG", "UZ", "TJ", "KG"} {
+			if d := mustAllow(t, l, net(cc)); !d.Allowed {
+				t.Fatalf("%s: got %+v, want allowed: three countries", cc, d.Guards[0])
+			}
+		}
+		d := mustAllow(t, l, net("AZ"))
+		gs := d.Guards[0]
+		if d.Allowed || gs.Signal != otp.SignalCountries || gs.Challenge != otp.ChallengeElevated {
+			t.Fatalf("a fourth country: got allowed %v guard %+v, want a level-1 challenge", d.Allowed, gs)
+		}
+		if gs.Counts.Countries < 2.9 {
+			t.Errorf("got %v countries counted, want 3", gs.Counts.Countries)
+		}
+		if d := mustAllow(t, l, net("UZ")); !d.Allowed {
+			t.Errorf("a country asked for before: got %+v, want allowed", d.Guards[0])
+		}
+	})
+
+	t.Run("ABlockAdmitsSolvedChallengesUpToItsPassFloors", func(t *testing.T) {
+		l, _ := clocked(t)
+		g := testGuard(3, false)
+		g.Params.PassFloors = 2
+		lim := guarded(g)
+		mustAllow(t, l, lim)
+		mustAllow(t, l, lim)
+		d := mustAllow(t, l, lim)
+		if gs := d.Guards[0]; d.Allowed || !gs.Tripped || gs.Challenge != otp.ChallengeBlocked {
+			t.Fatalf("trip: got allowed %v guard %+v, want a trip offering a level-3 challenge", d.Allowed, gs)
+		}
+		if d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeHigh))); d.Allowed {
+			t.Fatalf("a level-2 solution: got allowed, want the block to hold")
+		}
+		admitted := 0
+		for range 10 {
+			d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeBlocked)))
+			if !d.Allowed {
+				if gs := d.Guards[0]; !gs.Refuses() || gs.Challenge != 0 {
+					t.Fatalf("got %+v, want a block that offers no challenge any more", gs)
+				}
+				break
+			}
+			if gs := d.Guards[0]; !gs.Blocked || !gs.Passed {
+				t.Fatalf("got %+v, want blocked and passed", gs)
+			}
+			admitted++
+		}
+		// Two unapproved before the trip; passing stops when this one would make six (two
+		// floors): three pass.
+		if admitted != 3 {
+			t.Errorf("got %d sends admitted through the block, want 3", admitted)
+		}
+	})
+
+	t.Run("AShadowChallengeRefusesNothing", func(t *testing.T) {
+		l, _ := clocked(t)
+		g := testGuard(100, true)
+		g.VolumeFloor, g.VolumeRatio, g.Params.Surge = 2, -1, 10
+		lim := guarded(g)
+		mustAllow(t, l, lim)
+		d := mustAllow(t, l, lim)
+		if gs := d.Guards[0]; !d.Allowed || !gs.Challenged || !gs.Shadow {
+			t.Fatalf("got allowed %v guard %+v, want allowed with a shadow challenge", d.Allowed, gs)
+		}
+		if got := d.ShadowReport(); got != "challenge prefix +8190123" {
+			t.Errorf("ShadowReport: got %q, want the challenge", got)
+		}
+	})
+}
