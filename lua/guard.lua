@@ -9,6 +9,11 @@
 -- ARGV[2]     now in microseconds, or "" for the server clock (TIME); only tests set it.
 -- ARGV[3]     for "approve", the approval's weight in [0, 1]: one that came implausibly fast
 --             after its send, or from another network than the send's, counts for less.
+-- ARGV[4]     for "approve", the prior weight: a country with fewer approvals over the long
+--             horizon is young.
+-- ARGV[5..]   for "approve", each key's role, as sliding_log.lua's: "" none, "c" a country,
+--             "y" the young-countries pool, which counts the approval only when the
+--             country of the call (an earlier key) is young.
 --
 -- A hash that has counted no send is left alone: an approval for it (a verification created
 -- before the guard watched its target) has nothing to weigh against, and a lift of a block
@@ -17,17 +22,18 @@
 -- Reply: how many hashes changed.
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
-local mode, nowstr, weight = ARGV[1], ARGV[2], tonumber(ARGV[3]) or 1
+local mode, nowstr, weight, prior = ARGV[1], ARGV[2], tonumber(ARGV[3]) or 1, tonumber(ARGV[4]) or 0
 if nowstr == '' then
   local t = call('TIME')
   nowstr = t[1] .. ('00000' .. t[2]):sub(-6)
 end
 local now = tonumber(nowstr)
 
-local changed = 0
+local changed, young = 0, false
 for i = 1, #KEYS do
-  local key = KEYS[i]
-  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'nc')
+  local key, role = KEYS[i], ARGV[4 + i] or ''
+  local h = {}
+  if role ~= 'y' or young then h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'nc') end
   if mode == 'lift' and call('HDEL', key, 'b', 'm') > 0 and not h[5] then changed = changed + 1 end
   local t = tonumber(h[5])
   if t then
@@ -36,6 +42,7 @@ for i = 1, #KEYS do
     local fs, fl = exp(-dt / tonumber(h[6])), exp(-dt / tonumber(h[7]))
     local ss, as, sl, al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
     local nc = (tonumber(h[8]) or 0) * fl
+    if role == 'c' and al < prior then young = true end
     if mode == 'approve' then
       as, al = as + weight, al + weight
     else

@@ -39,14 +39,27 @@
 --             capped, so that one entry beyond any full window is seen); then r pairs of
 --             limit and window in milliseconds, a negative limit marking a shadow rule, which
 --             is counted and recorded but never refuses;
+--             or a budget: "b"; "e" (enforce), "s" (shadow) or "a" (alert); its cap and this
+--             request's cost in whole micro-units of the currency; its key's lifetime in ms
+--             (past the window's end); for "undo", "a" to take the cost back always, "h"
+--             only when a sorted set of this call held the request, "" never;
 --             or a guard: "g"; "e" (enforce) or "s" (shadow); its floor; its volume floor
 --             (recent sends beyond the surge allowance that need a challenge; 0: none); the
 --             factor of its baseline conversion below which volume counts (-1: whatever the
---             conversion); the request's country for a network's distinct countries ("": none).
+--             conversion); the request's country for a network's distinct countries ("": none);
+--             its role: "" none, "c" a country whose youth (fewer approvals over the long
+--             horizon than the prior weighs) sends the request to the young-countries pool,
+--             "y" that pool: a guard read only when a country of the call is young, whose
+--             trips ask for a challenge instead of blocking.
+--
+-- A budget key is a hash of one budget's window: what the window spent (u, micro-units),
+-- which of its thresholds (50, 80 and 100 %) were crossed (c, bits 1, 2 and 4), each once,
+-- and the last request id it recorded (i).
 --
 -- Reply: a flat array of integers, {status, now, then per key in KEYS order: for a sorted
--- set per rule used, reset, retry; for a guard state, retry, unapproved, signal, level,
--- and its counts ss, as, sl, al, nc times 100, after this request}.
+-- set per rule used, reset, retry; for a budget state, spent, crossed; for a guard state,
+-- retry, unapproved, signal, level, and its counts ss, as, sl, al, nc times 100, after this
+-- request}.
 --   status  0 denied: nothing recorded, the state before the request;
 --           1 allowed: recorded, the state after recording;
 --           2 replayed: already recorded by an earlier call, the current state;
@@ -61,10 +74,14 @@
 --           3 blocked in shadow mode (would refuse); 4 tripped in shadow mode; 5 needs a
 --           challenge of the level given, refusing; 6 would need one (shadow); 7 blocked,
 --           admitted by a solved challenge; 8 needed a challenge, admitted by a solved one.
+--   state   of a budget: 0 within; 1 over its cap, refusing; 2 over, in shadow mode (would
+--           refuse); 3 over, in alert mode (admitted).
+--   spent   of a budget, what its window spent after this request (before it, when refused).
+--   crossed of a budget, the thresholds this request crossed first in the window (bits).
 --   unapproved  the guard's recent unapproved sends before this request, rounded.
 --   signal  what decided the state: 0 nothing; 1 recent unapproved sends against the
 --           target's baseline; 2 unapproved sends over the long horizon; 3 volume against
---           the baseline; 4 distinct countries of a network.
+--           the baseline; 4 distinct countries of a network; 5 the young-countries pool.
 --   level   the challenge level that would admit the request (0: none would).
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
@@ -97,31 +114,45 @@ end
 -- for PEXPIRE. num holds ARGV's rule counts, limits and windows (µs) as numbers, at the same
 -- indexes; shadow marks the shadow rules' limits. guard holds each guard key's counts,
 -- decayed to now.
-local at, z, more, span, ttl, num, shadow, guard = {}, {}, {}, {}, {}, {}, {}, {}
+-- readguard reads a guard's hash into g, its counts decayed to now.
+local function readguard(key, g)
+  local cc = g.cc
+  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f')
+  g.ss, g.as, g.sl, g.al, g.nc, g.newc, g.read = 0, 0, 0, 0, 0, cc ~= nil, true
+  g.b, g.m, g.id, g.x, g.t, g.f = tonumber(h[8]) or 0, h[9], h[10], tonumber(h[11]), tonumber(h[5]), tonumber(h[13])
+  if g.t then
+    local dt = now - g.t
+    if dt < 0 then dt = 0 end
+    g.hs, g.hl = tonumber(h[6]), tonumber(h[7])
+    local fs, fl = exp(-dt / g.hs), exp(-dt / g.hl)
+    g.ss, g.as, g.sl, g.al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
+    g.nc = (tonumber(h[12]) or 0) * fl
+    -- A country the network asked for within a long horizon is not new.
+    if cc and h[14] and now - tonumber(h[14]) < g.hl then g.newc = false end
+  end
+end
+
+local at, z, more, span, ttl, num, shadow, guard, budget = {}, {}, {}, {}, {}, {}, {}, {}, {}
 local held = false
 local a = 5 + ng
 for i = 1, #KEYS do
   local key, r = KEYS[i], ARGV[a]
   at[i] = a
-  if r == 'g' then
-    local cc = ARGV[a + 5]
-    if cc == '' then cc = nil end
-    local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f')
-    local g = {shadow = ARGV[a + 1] == 's', floor = tonumber(ARGV[a + 2]), vfloor = tonumber(ARGV[a + 3]),
-      vratio = tonumber(ARGV[a + 4]), cc = cc, ss = 0, as = 0, sl = 0, al = 0, nc = 0, newc = cc ~= nil,
-      b = tonumber(h[8]) or 0, m = h[9], id = h[10], x = tonumber(h[11]), t = tonumber(h[5]), f = tonumber(h[13])}
-    if g.t then
-      local dt = now - g.t
-      if dt < 0 then dt = 0 end
-      g.hs, g.hl = tonumber(h[6]), tonumber(h[7])
-      local fs, fl = exp(-dt / g.hs), exp(-dt / g.hl)
-      g.ss, g.as, g.sl, g.al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
-      g.nc = (tonumber(h[12]) or 0) * fl
-      -- A country the network asked for within a long horizon is not new.
-      if cc and h[14] and now - tonumber(h[14]) < g.hl then g.newc = false end
-    end
-    guard[i] = g
+  if r == 'b' then
+    local h = call('HMGET', key, 'u', 'c', 'i')
+    budget[i] = {mode = ARGV[a + 1], cap = tonumber(ARGV[a + 2]), cost = tonumber(ARGV[a + 3]), ttl = ARGV[a + 4],
+      undo = ARGV[a + 5], used = tonumber(h[1]) or 0, crossed = tonumber(h[2]) or 0, id = h[3], fresh = h[1] == false,
+      state = 0, new = 0}
     a = a + 6
+  elseif r == 'g' then
+    local cc, role = ARGV[a + 5], ARGV[a + 6]
+    if cc == '' then cc = nil end
+    local g = {shadow = ARGV[a + 1] == 's', floor = tonumber(ARGV[a + 2]), vfloor = tonumber(ARGV[a + 3]),
+      vratio = tonumber(ARGV[a + 4]), cc = cc, role = role, b = 0}
+    -- The pool is read only when a young country asks for it, in the guards' loop below.
+    if role ~= 'y' or mode ~= 'allow' then readguard(key, g) end
+    guard[i] = g
+    a = a + 7
   else
     r = tonumber(r)
     local first = ARGV[a + 1]
@@ -156,9 +187,11 @@ local status = 3
 if mode == 'allow' then
   status = 1
   for i = 1, #KEYS do
-    local raw, g = z[i], guard[i]
+    local raw, g, b = z[i], guard[i], budget[i]
     if g then
       if g.id == id then status = 2 end
+    elseif b then
+      if b.id == id then status = 2 end
     else
       for j = #raw - 1, 1, -2 do
         if raw[j] == id then status = 2 end
@@ -174,6 +207,9 @@ for i = 1, #KEYS do
   if guard[i] then
     for j = n + 1, n + 10 do reply[j] = 0 end
     n = n + 10
+  elseif budget[i] then
+    reply[n + 1], reply[n + 2], reply[n + 3] = 0, 0, 0
+    n = n + 3
   else
     a = at[i]
     for j = a + 2, a + 1 + 2 * num[a], 2 do
@@ -181,6 +217,23 @@ for i = 1, #KEYS do
       if status == 1 and used >= num[j] and not shadow[j] then status = 0 end
       reply[n + 1], reply[n + 2], reply[n + 3] = used, 0, 0
       n = n + 3
+    end
+  end
+end
+
+-- The budgets. A request that would take a window past its cap is refused by an enforcing
+-- budget and reported by the others. The first refusal crosses the 100 % threshold: the
+-- budget is spent, which is a fact about it, as a trip is about a guard.
+for i = 1, #KEYS do
+  local b = budget[i]
+  if b and mode == 'allow' and status ~= 2 and b.used + b.cost > b.cap then
+    if b.mode == 'e' then
+      b.state = 1
+      if status == 1 then status = 0 end
+    elseif b.mode == 's' then
+      b.state = 2
+    else
+      b.state = 3
     end
   end
 end
@@ -199,11 +252,48 @@ end
 -- A blocked key admits a solved level-3 challenge while its recent unapproved sends stay
 -- under gpass floors: the block's legitimate users can still get a code, the attacker's
 -- solved sends add up to a block that admits none.
-local trip = {}
+-- The young-countries pool counts the sends to countries without approved history together:
+-- an attack spread over many new countries (each under its own floors) fills it, and while
+-- its recent or long unapproved sends are past its floor and its conversion below the
+-- ratio of its prior, every send to a young country needs a challenge (signal 5). Legitimate
+-- traffic to established countries never touches it.
+local trip, young = {}, false
 n = 2
 for i = 1, #KEYS do
   local g = guard[i]
-  if g then
+  if g and g.role == 'y' and mode == 'allow' then
+    if young then
+      readguard(KEYS[i], g)
+      g.active = true
+    else
+      g.ss, g.as, g.sl, g.al, g.nc = 0, 0, 0, 0, 0
+    end
+  end
+  if g and g.role == 'y' and not g.read then
+    n = n + 10
+  elseif g and g.role == 'y' then
+    local state, signal, level = 0, 0, 0
+    if mode == 'allow' and status ~= 2 then
+      local s1, l1 = g.ss + 1, g.sl + 1
+      if (s1 - g.as + 0.01 >= g.floor and g.as / s1 < gratio * gprior / gweight) or
+        (l1 - g.al + 0.01 >= g.floor and g.al / l1 < gratio * (g.al + gprior) / (g.sl + gweight)) then
+        signal, level = 5, 1
+        if g.shadow then
+          state = 6
+        elseif gsolved >= level then
+          state = 8
+        else
+          state = 5
+          if status == 1 then status = 0 end
+        end
+      end
+    end
+    local u = math.floor(g.ss - g.as + 0.5)
+    if u < 0 then u = 0 end
+    reply[n + 1], reply[n + 3], reply[n + 4], reply[n + 5] = state, u, signal, level
+    n = n + 10
+  elseif g then
+    if g.role == 'c' and g.al < gweight then young = true end
     local state, retry, signal, level = 0, 0, 0, 0
     local blocked = g.b > now
     local s1 = g.ss + 1
@@ -281,6 +371,8 @@ for i = 1, #KEYS do
     if u < 0 then u = 0 end
     reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
     n = n + 10
+  elseif budget[i] then
+    n = n + 3
   else
     n = n + 3 * num[at[i]]
   end
@@ -298,11 +390,36 @@ local function sethash(key, g, fields, renew)
   end
 end
 
+-- crossings returns the thresholds (bits 1, 2, 4 for 50, 80, 100 %) that spending
+-- reaches in a budget of cap which had not crossed those of mask yet.
+local function crossings(spent, cap, mask)
+  local out = 0
+  for bit, pct in pairs({[1] = 50, [2] = 80, [4] = 100}) do
+    if math.floor(mask / bit) % 2 == 0 and spent * 100 >= cap * pct then out = out + bit end
+  end
+  return out
+end
+
 if mode == 'allow' then
   local shorts, longs = ng > 0 and fmt('%d', gshort), ng > 0 and fmt('%d', glong)
   for i = 1, #KEYS do
-    local key, g = KEYS[i], guard[i]
-    if g then
+    local key, g, b = KEYS[i], guard[i], budget[i]
+    if b then
+      local new = 0
+      if status == 1 then
+        b.used = b.used + b.cost
+        new = crossings(b.used, b.cap, b.crossed)
+      elseif b.state == 1 and math.floor(b.crossed / 4) % 2 == 0 then
+        new = 4
+      end
+      if status == 1 or new > 0 then
+        b.crossed, b.new = b.crossed + new, new
+        call('HSET', key, 'u', fmt('%d', b.used), 'c', fmt('%d', b.crossed), 'i', status == 1 and id or (b.id or ''))
+        if b.fresh then call('PEXPIRE', key, b.ttl) end
+      end
+    elseif g and g.role == 'y' and not g.active then
+      -- An idle pool: no young country asked for it.
+    elseif g then
       local fields
       if status == 1 then
         g.ss, g.sl = g.ss + 1, g.sl + 1
@@ -362,16 +479,32 @@ if mode == 'undo' and ng > 0 and (ARGV[12] == 'always' or (ARGV[12] == 'held' an
   end
 end
 
+-- Undo takes a budget's cost back when its request was recorded: always, or when a sorted set
+-- of this call held it. What a threshold crossed stays crossed.
+if mode == 'undo' then
+  for i = 1, #KEYS do
+    local b = budget[i]
+    if b and not b.fresh and (b.undo == 'a' or (b.undo == 'h' and held)) then
+      b.used = b.used - b.cost
+      if b.used < 0 then b.used = 0 end
+      call('HSET', KEYS[i], 'u', fmt('%d', b.used))
+    end
+  end
+end
+
 -- Report every rule. The entries inside a window are the newest "used" ones; a recorded
 -- request is one of them. A guard reports its counts as they now stand.
 n = 2
 for i = 1, #KEYS do
   a = at[i]
-  local g = guard[i]
+  local g, b = guard[i], budget[i]
   if g then
     reply[n + 6], reply[n + 7], reply[n + 8] = math.floor(g.ss * 100 + 0.5), math.floor(g.as * 100 + 0.5), math.floor(g.sl * 100 + 0.5)
     reply[n + 9], reply[n + 10] = math.floor(g.al * 100 + 0.5), math.floor(g.nc * 100 + 0.5)
     n = n + 10
+  elseif b then
+    reply[n + 1], reply[n + 2], reply[n + 3] = b.state, b.used, b.new
+    n = n + 3
   else
     local key, raw = KEYS[i], z[i]
     local m = #raw / 2

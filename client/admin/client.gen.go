@@ -1360,6 +1360,9 @@ type FraudConfig struct {
 	FraudFloorIpNet   int `json:"fraud_floor_ip_net"`
 	FraudFloorPrefix  int `json:"fraud_floor_prefix"`
 
+	// FraudFloorYoungCountries Unapproved sends to countries without approved history, together, past which every send to such a country needs a challenge (0 turns the pool off).
+	FraudFloorYoungCountries int `json:"fraud_floor_young_countries"`
+
 	// FraudForeignApprovalWeight What an approval from another network than the send's weighs.
 	FraudForeignApprovalWeight float32 `json:"fraud_foreign_approval_weight"`
 
@@ -1431,6 +1434,9 @@ type FraudConfigUpdate struct {
 
 	// FraudFloorPrefix A whole number, as a JSON number or as a string.
 	FraudFloorPrefix *FraudInteger `json:"fraud_floor_prefix,omitempty"`
+
+	// FraudFloorYoungCountries A whole number, as a JSON number or as a string.
+	FraudFloorYoungCountries *FraudInteger `json:"fraud_floor_young_countries,omitempty"`
 
 	// FraudForeignApprovalWeight A number, as a JSON number or as a string.
 	FraudForeignApprovalWeight *FraudNumber `json:"fraud_foreign_approval_weight,omitempty"`

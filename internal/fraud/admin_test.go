@@ -210,8 +210,9 @@ func TestReloadAndAdmin(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := in.counter.approved
-		if len(got) != 1 || len(got[0]) != 3 || got[0][1].Key != "+81901234" || got[0][2].Key != "192.0.2.0/24" {
-			t.Errorf("got %+v, want the country, prefix and network", got)
+		if len(got) != 1 || len(got[0]) != 4 || got[0][1].Key != "+81901234" || got[0][2].Key != "192.0.2.0/24" ||
+			got[0][3].Scope != otp.ScopeYoungCountries || got[0][3].Guard.Role != otp.RolePool {
+			t.Errorf("got %+v, want the country, prefix, network and the young countries' pool", got)
 		}
 	})
 

@@ -90,6 +90,7 @@ type Config struct {
 	// (0: none); and what an approval weighs when it came implausibly fast after its send,
 	// or from another network than the one that asked.
 	Surge                 float64
+	FloorYoungCountries   int
 	VolumeFloor           int
 	CountriesPerNetwork   int
 	BlockPass             int
@@ -105,7 +106,7 @@ func Defaults() Config {
 		ShortHorizon: Span(10 * time.Minute), LongHorizon: Span(7 * 24 * time.Hour),
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20,
 		FloorCountry: 100, FloorPrefix: 10, FloorIPNet: 10,
-		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2,
+		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2, FloorYoungCountries: 20,
 		MinApprovalDelay: Span(800 * time.Millisecond), ForeignApprovalWeight: 0.5,
 	}
 }
@@ -180,6 +181,7 @@ func fields() []field {
 			return ""
 		}},
 		{"fraud_volume_floor", func(c *Config) any { return &c.VolumeFloor }, between(func(c *Config) int { return c.VolumeFloor }, 0, 1_000_000)},
+		{"fraud_floor_young_countries", func(c *Config) any { return &c.FloorYoungCountries }, between(func(c *Config) int { return c.FloorYoungCountries }, 0, 1_000_000)},
 		{"fraud_countries_per_network", func(c *Config) any { return &c.CountriesPerNetwork }, between(func(c *Config) int { return c.CountriesPerNetwork }, 0, 250)},
 		{"fraud_block_pass", func(c *Config) any { return &c.BlockPass }, between(func(c *Config) int { return c.BlockPass }, 0, 100)},
 		{"fraud_min_approval_delay", func(c *Config) any { return &c.MinApprovalDelay }, span(func(c *Config) Span { return c.MinApprovalDelay }, time.Millisecond, time.Minute)},

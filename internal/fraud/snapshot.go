@@ -59,11 +59,11 @@ func (s *Snapshot) GuardTargets(t otp.FraudTarget) []otp.Limit {
 func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 	c := s.Config
 	params := c.GuardParams()
-	// Three scopes at most: one allocation for the limits, one for their guards.
-	out := make([]otp.Limit, 0, 3)
+	// Four limits at most: one allocation for the limits, one for their guards.
+	out := make([]otp.Limit, 0, 4)
 	var guards []otp.Guard
 	if c.Mode != ModeOff {
-		guards = make([]otp.Guard, 0, 3)
+		guards = make([]otp.Guard, 0, 4)
 	}
 	add := func(scope, key string, rules Rules, g otp.Guard) {
 		if key == "" {
@@ -87,7 +87,7 @@ func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 	// (offices and carrier NATs carry crowds that convert), and against a country only below
 	// the ratio that trips (a launch in a new country converts).
 	add(otp.ScopeCountry, t.Region, c.Country.For(t.Region),
-		otp.Guard{Floor: c.FloorCountry, VolumeFloor: c.VolumeFloor, VolumeRatio: c.Ratio})
+		otp.Guard{Floor: c.FloorCountry, VolumeFloor: c.VolumeFloor, VolumeRatio: c.Ratio, Role: otp.RoleCountry})
 	add(otp.ScopePrefix, Prefix(t.Phone, c.PrefixDrop), c.Prefix,
 		otp.Guard{Floor: c.FloorPrefix, VolumeFloor: c.VolumeFloor, VolumeRatio: -1})
 	netGuard := otp.Guard{Floor: c.FloorIPNet, VolumeFloor: c.VolumeFloor, VolumeRatio: networkVolumeRatio}
@@ -95,6 +95,9 @@ func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 		netGuard.Country = t.Region
 	}
 	add(otp.ScopeIPNet, Network(t.ClientIP), c.IPNet, netGuard)
+	if t.Region != "" && c.FloorYoungCountries > 0 {
+		add(otp.ScopeYoungCountries, otp.KeyPool, nil, otp.Guard{Floor: c.FloorYoungCountries, Role: otp.RolePool})
+	}
 	return out
 }
 

@@ -49,6 +49,10 @@ type Guard struct {
 	// Solved is the challenge level the request solved (0: none): it admits a request that
 	// needs a challenge of that level or lower, and a blocked key's request at level 3.
 	Solved int
+	// Role ties guards of one policy together: RoleCountry marks the country whose youth
+	// (fewer long-horizon approvals than the prior weight) sends the request to the young
+	// countries' pool, RolePool that pool. Empty for every other guard.
+	Role string
 	// Params are the settings every scope shares.
 	Params GuardParams
 }
@@ -78,6 +82,18 @@ type GuardParams struct {
 	Countries int
 }
 
+// Roles of guards (Guard.Role).
+const (
+	RoleCountry = "country"
+	RolePool    = "pool"
+)
+
+// ScopeYoungCountries is the scope of the young countries' pool; its one key is KeyPool.
+const (
+	ScopeYoungCountries = "young_countries"
+	KeyPool             = "all"
+)
+
 // Signals that decide a guard's state (docs/fraud.md).
 const (
 	// SignalRecent: the recent unapproved sends reached the floor while the recent
@@ -91,6 +107,9 @@ const (
 	// SignalCountries: a network asked for more distinct countries than allowed without
 	// converting.
 	SignalCountries = "countries"
+	// SignalYoungCountries: the sends to countries without approved history run past the
+	// pool's floor without converting.
+	SignalYoungCountries = "young_countries"
 )
 
 // Challenge levels: what a challenge costs the client grows with the level.

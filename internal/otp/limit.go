@@ -49,6 +49,9 @@ type Limit struct {
 	Rules []Rule
 	// Guard, when set, also runs the adaptive conversion guard on this scope and key.
 	Guard *Guard
+	// Budget, when set, makes the key a spend cap instead of a sliding log: such a limit
+	// has no rules and no guard.
+	Budget *Budget
 }
 
 // RuleState is what one rule of one key looks like at the moment of a decision.
@@ -81,6 +84,8 @@ type Decision struct {
 	Replayed bool
 	// Guards holds the state of every guarded limit, in policy order.
 	Guards []GuardState
+	// Budgets holds the state of every budget, in policy order.
+	Budgets []BudgetState
 }
 
 // Violations returns the rules that refused the request (shadow rules never refuse).
@@ -131,6 +136,14 @@ type Reservation struct {
 	// Counters are the guard counters it was added to, at At, for Refund to take back.
 	Counters []string
 	At       time.Time
+	// Budgets are the budget windows it reserved its cost in, for Refund to give back.
+	Budgets []ReservedBudget
+}
+
+// ReservedBudget is one budget window a request reserved its cost in.
+type ReservedBudget struct {
+	Key  string
+	Cost int64
 }
 
 // Limiter decides, records and refunds requests against policies of several limits.
@@ -157,4 +170,52 @@ func (d Decision) RetryAfterNext() time.Duration {
 		}
 	}
 	return max
+}
+
+// Budget modes: an enforcing budget refuses a send that would take it past its cap; a shadow
+// one reports what it would have refused; an alert one only counts and crosses thresholds.
+const (
+	BudgetEnforce = "enforce"
+	BudgetShadow  = "shadow"
+	BudgetAlert   = "alert"
+)
+
+// Budget makes a limit's key a spend cap: one window of one budget, decided in the same
+// call as every rule and guard of the policy. Amounts are whole micro-units of the
+// operator's currency (1,000,000 to the unit), so that sums stay exact.
+type Budget struct {
+	Mode string
+	// Cap is what the window may spend; Cost what this request reserves.
+	Cap, Cost int64
+	// TTL is how long the window's key lives: until the window ends, and a margin.
+	TTL time.Duration
+}
+
+// BudgetState is what one budget said in a decision.
+type BudgetState struct {
+	Scope, Key string
+	Mode       string
+	Cap, Cost  int64
+	// Spent is what the window spent: after this request when it was admitted, before it
+	// otherwise.
+	Spent int64
+	// Over reports that the request would take the window past its cap: refused when
+	// enforcing, reported otherwise.
+	Over bool
+	// Crossed lists the thresholds (50, 80, 100 %) this decision crossed first in the
+	// window; a refusal for an exhausted budget crosses 100.
+	Crossed []int
+}
+
+// Refuses reports whether this budget refused the request.
+func (b BudgetState) Refuses() bool { return b.Over && b.Mode == BudgetEnforce }
+
+// BudgetRefusal returns the first budget that refused the request; ok is false when none did.
+func (d Decision) BudgetRefusal() (b BudgetState, ok bool) {
+	for _, s := range d.Budgets {
+		if s.Refuses() {
+			return s, true
+		}
+	}
+	return BudgetState{}, false
 }

@@ -261,7 +261,7 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ks, args, _, _ := l.args(modeAllow, l.NewID(), p, []int{0}, undo{})
+			ks, args, _ := l.args(modeAllow, l.NewID(), p, []int{0}, undo{})
 			pipe.EvalSha(ctx, l.script.Hash(), ks, args...)
 			if pipe.Len() == 1000 || k == keys-1 {
 				cmds, err := pipe.Exec(ctx)

@@ -15,11 +15,12 @@ const (
 )
 
 // Approve counts one approval of the given weight (in [0, 1]) for the guards of the given
-// targets (scope and key; rules and guard settings are ignored), one script call per cluster
-// slot. Targets whose guard never counted a send are left alone. Errors wrap
-// otp.ErrUnavailable.
+// targets (scope and key, and each guard's role and prior weight; other settings are
+// ignored), one script call per cluster slot. Targets whose guard never counted a send are
+// left alone; the young countries' pool counts it only when the target's country is young.
+// Errors wrap otp.ErrUnavailable.
 func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit, weight float64) error {
-	if err := l.guardCall(ctx, guardApprove, targets, formatFloat(min(max(weight, 0), 1))); err != nil {
+	if err := l.guardCall(ctx, guardApprove, l.pooled(targets), formatFloat(min(max(weight, 0), 1))); err != nil {
 		return fmt.Errorf("ratelimit: approve: %w", err)
 	}
 	return nil
@@ -35,14 +36,19 @@ func (l *Limiter) Lift(ctx context.Context, scope, key string) error {
 	return nil
 }
 
-// guardCall runs lua/guard.lua in mode over the targets' guard hashes, with an approval's weight.
+// guardCall runs lua/guard.lua in mode over the targets' guard hashes, with an approval's
+// weight, the prior weight and the guards' roles.
 func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limit, weight string) error {
 	if len(targets) == 0 {
 		return nil
 	}
 	keys := make([]string, len(targets))
+	prior := ""
 	for i, t := range targets {
 		keys[i] = l.guardKey(l.Key(t.Scope, t.Key))
+		if t.Guard != nil && prior == "" {
+			prior = formatFloat(t.Guard.Params.PriorWeight)
+		}
 	}
 	now := ""
 	if l.Clock != nil {
@@ -53,7 +59,15 @@ func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limi
 		for i, k := range g {
 			ks[i] = keys[k]
 		}
-		if err := l.guard.Run(ctx, l.rdb, ks, mode, now, weight).Err(); err != nil {
+		args := []any{mode, now, weight, prior}
+		for _, k := range g {
+			role := ""
+			if t := targets[k]; t.Guard != nil {
+				role = roleLetter(t.Guard.Role)
+			}
+			args = append(args, role)
+		}
+		if err := l.guard.Run(ctx, l.rdb, ks, args...).Err(); err != nil {
 			return unavailable(err)
 		}
 	}

@@ -38,6 +38,9 @@ type Limiter struct {
 	group func(keys []string) [][]int
 	// wait, when not nil, makes allowing decisions wait for replicas (WaitReplicas).
 	wait *waiter
+	// single is true when every key of a policy is decided in one call (standalone or
+	// Sentinel), which the young countries' pool needs.
+	single bool
 
 	// Clock, when set, replaces the Redis server clock; it is for tests and nil otherwise.
 	Clock func() time.Time
@@ -56,12 +59,12 @@ func New(rdb redis.UniversalClient, prefix string, opts ...Option) *Limiter {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), guard: redis.NewScript(lua.Guard), NewID: newID, group: together, wait: newWaiter(rdb, o)}
+	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), guard: redis.NewScript(lua.Guard), NewID: newID, group: together, wait: newWaiter(rdb, o), single: true}
 	switch rdb.(type) {
 	case *redis.ClusterClient:
-		l.group = bySlot
+		l.group, l.single = bySlot, false
 	case *redis.Ring:
-		l.group = apart
+		l.group, l.single = apart, false
 	}
 	return l
 }
@@ -107,7 +110,7 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		return otp.Decision{Allowed: true}, nil
 	}
 	id := l.NewID()
-	dec := otp.Decision{Rules: p.states(), Guards: p.guardStates()}
+	dec := otp.Decision{Rules: p.states(), Guards: p.guardStates(), Budgets: p.budgetStates()}
 	groups := l.group(p.keys)
 	budget := undoBudget(ctx)
 	var at int64 // when the first slot recorded the request, for undoing guard counts
@@ -147,8 +150,8 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 		return dec, nil
 	}
 	dec.Allowed = true
-	logs, guards := p.split()
-	dec.Reservation = otp.Reservation{ID: id, Keys: logs, Counters: guards, At: time.UnixMicro(at).UTC()}
+	logs, guards, budgets := p.split(dec)
+	dec.Reservation = otp.Reservation{ID: id, Keys: logs, Counters: guards, Budgets: budgets, At: time.UnixMicro(at).UTC()}
 	return dec, nil
 }
 
@@ -171,7 +174,7 @@ func undoBudget(ctx context.Context) time.Duration {
 // this call recorded it in, and, when dec is not nil, reports their state without it there.
 func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, dec *otp.Decision, at int64) error {
 	for _, g := range groups {
-		if _, _, err := l.run(ctx, modeUndo, id, p, g, dec, undo{guards: undoAlways, at: at}); err != nil {
+		if _, _, err := l.run(ctx, modeUndo, id, p, g, dec, undo{guards: undoAlways, budgets: budgetAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: allow: undo: %w: %w", otp.ErrUnavailable, err)
 		}
 	}
@@ -186,7 +189,7 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 // of the sorted sets. A reservation without sorted sets (every rule of its policy off) takes
 // its guard counts back unconditionally, so refunding it twice takes them back twice.
 func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
-	if r.ID == "" || len(r.Keys)+len(r.Counters) == 0 {
+	if r.ID == "" || len(r.Keys)+len(r.Counters)+len(r.Budgets) == 0 {
 		return nil
 	}
 	// A reservation names keys only: sorted sets without rules make the script just remove the
@@ -202,19 +205,24 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 		p.limits = append(p.limits, otp.Limit{Guard: &otp.Guard{}})
 		p.keys = append(p.keys, k)
 	}
+	for _, b := range r.Budgets {
+		p.entries = append(p.entries, entry{limit: len(p.limits), budget: true})
+		p.limits = append(p.limits, otp.Limit{Budget: &otp.Budget{Mode: otp.BudgetEnforce, Cost: b.Cost, TTL: time.Second}})
+		p.keys = append(p.keys, b.Key)
+	}
 	at := r.At.UnixMicro()
 	held := len(r.Keys) == 0
 	var later [][]int // slots of guards alone, decided once the sorted sets have answered
 	for _, g := range l.group(p.keys) {
 		logs := false
 		for _, k := range g {
-			logs = logs || !p.entries[k].guard
+			logs = logs || !p.entries[k].guard && !p.entries[k].budget
 		}
 		if !logs {
 			later = append(later, g)
 			continue
 		}
-		status, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoIfHeld, at: at})
+		status, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoIfHeld, budgets: budgetIfHeld, at: at})
 		if err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
@@ -224,7 +232,7 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 		return nil
 	}
 	for _, g := range later {
-		if _, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoAlways, at: at}); err != nil {
+		if _, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoAlways, budgets: budgetAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
 	}

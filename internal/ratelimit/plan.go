@@ -3,18 +3,21 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"otpgate/internal/otp"
 )
 
-// entry is one key of a plan: a limit's sliding log, or its guard's hash.
+// entry is one key of a plan: a limit's sliding log, its guard's hash, or a budget window.
 type entry struct {
 	// limit is the index of the entry's limit in plan.limits.
-	limit int
-	guard bool
-	// first is the index of its first rule in the decision's Rules, or of its state in Guards.
+	limit  int
+	guard  bool
+	budget bool
+	// first is the index of its first rule in the decision's Rules, or of its state in
+	// Guards or Budgets.
 	first int
 }
 
@@ -23,8 +26,8 @@ type plan struct {
 	limits  []otp.Limit
 	entries []entry
 	keys    []string
-	// nrules counts the rules of every key, nguards the guards.
-	nrules, nguards int
+	// nrules counts the rules of every key, nguards the guards, nbudgets the budgets.
+	nrules, nguards, nbudgets int
 	// params are the settings every guard of the plan shares; nil without guards.
 	params *otp.GuardParams
 	// solved is the highest challenge level any guard says the request solved.
@@ -40,7 +43,24 @@ func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 		entries: make([]entry, 0, 2*len(limits)),
 		keys:    make([]string, 0, 2*len(limits)),
 	}
-	for _, lim := range limits {
+	for _, lim := range l.pooled(limits) {
+		if b := lim.Budget; b != nil {
+			if len(lim.Rules) > 0 || lim.Guard != nil {
+				return nil, fmt.Errorf("limit %s %s: a budget has no rules and no guard", lim.Scope, lim.Key)
+			}
+			if err := checkBudget(b); err != nil {
+				return nil, fmt.Errorf("limit %s %s: budget: %w", lim.Scope, lim.Key, err)
+			}
+			key := l.Key(lim.Scope, lim.Key)
+			if slices.Contains(p.keys, key) {
+				return nil, fmt.Errorf("limit %s %s appears twice in the policy", lim.Scope, lim.Key)
+			}
+			p.entries = append(p.entries, entry{limit: len(p.limits), budget: true, first: p.nbudgets})
+			p.limits = append(p.limits, lim)
+			p.keys = append(p.keys, key)
+			p.nbudgets++
+			continue
+		}
 		if len(lim.Rules) == 0 && lim.Guard == nil {
 			continue
 		}
@@ -80,6 +100,20 @@ func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 	return p, nil
 }
 
+// pooled leaves out the young countries' pool where a policy's keys may be decided in
+// several calls (Cluster, Ring): the pool's decision needs the country's guard in its call.
+func (l *Limiter) pooled(limits []otp.Limit) []otp.Limit {
+	if l.single {
+		return limits
+	}
+	for i, lim := range limits {
+		if lim.Guard != nil && lim.Guard.Role == otp.RolePool {
+			return append(limits[:i:i], limits[i+1:]...)
+		}
+	}
+	return limits
+}
+
 // checkGuard refuses settings the script cannot work with.
 func checkGuard(g *otp.Guard) error {
 	ps := g.Params
@@ -100,6 +134,19 @@ func checkGuard(g *otp.Guard) error {
 	return nil
 }
 
+// checkBudget refuses a budget the script cannot work with.
+func checkBudget(b *otp.Budget) error {
+	switch {
+	case b.Mode != otp.BudgetEnforce && b.Mode != otp.BudgetShadow && b.Mode != otp.BudgetAlert:
+		return fmt.Errorf("mode %q: must be enforce, shadow or alert", b.Mode)
+	case b.Cap < 0 || b.Cost < 0:
+		return errors.New("cap and cost must not be negative")
+	case b.TTL < time.Second:
+		return errors.New("its key must live at least 1s")
+	}
+	return nil
+}
+
 // guardKey is the Redis key of a guard's hash next to its limit's sorted set key: the same
 // hash tag, so that both are in one cluster slot.
 func (l *Limiter) guardKey(key string) string { return key + ":g" }
@@ -108,7 +155,7 @@ func (l *Limiter) guardKey(key string) string { return key + ":g" }
 func (p *plan) states() []otp.RuleState {
 	out := make([]otp.RuleState, 0, p.nrules)
 	for _, e := range p.entries {
-		if e.guard {
+		if e.guard || e.budget {
 			continue
 		}
 		lim := p.limits[e.limit]
@@ -134,14 +181,37 @@ func (p *plan) guardStates() []otp.GuardState {
 	return out
 }
 
-// split returns the plan's sorted set keys and its guard keys.
-func (p *plan) split() (logs, guards []string) {
+// budgetStates returns the plan's budgets, nothing spent yet, in policy order; nil without.
+func (p *plan) budgetStates() []otp.BudgetState {
+	if p.nbudgets == 0 {
+		return nil
+	}
+	out := make([]otp.BudgetState, 0, p.nbudgets)
+	for _, e := range p.entries {
+		if e.budget {
+			lim := p.limits[e.limit]
+			b := lim.Budget
+			out = append(out, otp.BudgetState{Scope: lim.Scope, Key: lim.Key, Mode: b.Mode, Cap: b.Cap, Cost: b.Cost})
+		}
+	}
+	return out
+}
+
+// split returns the plan's sorted set keys, the keys of the guards that counted the
+// decision (the young countries' pool only when a young country used it) and its budgets.
+func (p *plan) split(dec otp.Decision) (logs, guards []string, budgets []otp.ReservedBudget) {
 	for i, e := range p.entries {
-		if e.guard {
+		switch {
+		case e.guard:
+			if p.limits[e.limit].Guard.Role == otp.RolePool && dec.Guards[e.first].Counts.RecentSends == 0 {
+				continue
+			}
 			guards = append(guards, p.keys[i])
-		} else {
+		case e.budget:
+			budgets = append(budgets, otp.ReservedBudget{Key: p.keys[i], Cost: p.limits[e.limit].Budget.Cost})
+		default:
 			logs = append(logs, p.keys[i])
 		}
 	}
-	return logs, guards
+	return logs, guards, budgets
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -50,23 +51,29 @@ const (
 // signal, level and five counts.
 const guardReply = 10
 
-// undo says what an undo call takes back from the guards: undoAlways or undoIfHeld, and the
-// time the request was recorded at.
+// undo says what an undo call takes back from the guards (undoAlways or undoIfHeld) and the
+// budgets (budgetAlways, budgetIfHeld or none), and the time the request was recorded at.
 type undo struct {
-	guards string
-	at     int64
+	guards, budgets string
+	at              int64
 }
+
+// What an undo gives back to the budgets: their cost always, or when a sorted set held it.
+const (
+	budgetAlways = "a"
+	budgetIfHeld = "h"
+)
 
 // run calls the script in one mode for the keys g of the plan and, when dec is not nil,
 // writes what it reports for their rules and guards there. It returns the status and the
 // script's clock in µs, and checks the reply's shape, returning an error for anything unexpected.
 func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, dec *otp.Decision, u undo) (status int, now int64, err error) {
-	keys, args, nrules, nguards := l.args(mode, id, p, g, u)
+	keys, args, want := l.args(mode, id, p, g, u)
 	reply, err := l.eval(ctx, mode, keys, args)
 	if err != nil {
 		return 0, 0, err
 	}
-	if want := 2 + 3*nrules + guardReply*nguards; len(reply) != want {
+	if len(reply) != want {
 		return 0, 0, fmt.Errorf("script replied %d integers, want %d", len(reply), want)
 	}
 	status, now = int(reply[0]), reply[1]
@@ -90,6 +97,11 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 	for _, k := range g {
 		e := p.entries[k]
 		lim := p.limits[e.limit]
+		if e.budget {
+			dec.Budgets[e.first] = budgetState(lim, reply[at:at+3])
+			at += 3
+			continue
+		}
 		if e.guard {
 			gs, err := guardState(lim, reply[at:at+guardReply])
 			if err != nil {
@@ -122,6 +134,19 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 	return status, now, nil
 }
 
+// budgetState reads one budget's state, spent and crossed thresholds from the script's reply.
+func budgetState(lim otp.Limit, v []int64) otp.BudgetState {
+	b := lim.Budget
+	bs := otp.BudgetState{Scope: lim.Scope, Key: lim.Key, Mode: b.Mode, Cap: b.Cap, Cost: b.Cost, Spent: v[1], Over: v[0] != 0}
+	for bit, pct := range map[int64]int{1: 50, 2: 80, 4: 100} {
+		if v[2]&bit != 0 {
+			bs.Crossed = append(bs.Crossed, pct)
+		}
+	}
+	slices.Sort(bs.Crossed)
+	return bs
+}
+
 // guardState reads one guard's state, retry, unapproved, signal, level and counts from the
 // script's reply.
 func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
@@ -144,6 +169,8 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 		gs.Signal = otp.SignalVolume
 	case 4:
 		gs.Signal = otp.SignalCountries
+	case 5:
+		gs.Signal = otp.SignalYoungCountries
 	default:
 		return otp.GuardState{}, fmt.Errorf("script replied guard signal %d", v[3])
 	}
@@ -172,9 +199,9 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 	return gs, nil
 }
 
-// args lays out the script's KEYS and ARGV for the keys g of the plan, and counts the rules
-// and guards whose states the reply holds.
-func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string, args []any, nrules, nguards int) {
+// args lays out the script's KEYS and ARGV for the keys g of the plan, and how many
+// integers the reply holds: two, three per rule and budget, guardReply per guard.
+func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string, args []any, want int) {
 	now := ""
 	if l.Clock != nil {
 		now = strconv.FormatInt(l.Clock().UnixMicro(), 10)
@@ -202,6 +229,12 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		keys[i] = p.keys[k]
 		e := p.entries[k]
 		lim := p.limits[e.limit]
+		if e.budget {
+			b := lim.Budget
+			args = append(args, "b", b.Mode[:1], b.Cap, b.Cost, millis(b.TTL), u.budgets)
+			want += 3
+			continue
+		}
 		if e.guard {
 			m := "e"
 			if lim.Guard.Shadow {
@@ -211,8 +244,8 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 			if vratio < 0 {
 				vratio = -1
 			}
-			args = append(args, "g", m, lim.Guard.Floor, lim.Guard.VolumeFloor, formatFloat(vratio), lim.Guard.Country)
-			nguards++
+			args = append(args, "g", m, lim.Guard.Floor, lim.Guard.VolumeFloor, formatFloat(vratio), lim.Guard.Country, roleLetter(lim.Guard.Role))
+			want += guardReply
 			continue
 		}
 		largest := 0
@@ -227,9 +260,20 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 			}
 			args = append(args, limit, millis(r.Window))
 		}
-		nrules += len(lim.Rules)
+		want += 3 * len(lim.Rules)
 	}
-	return keys, args, nrules, nguards
+	return keys, args, want + 2
+}
+
+// roleLetter is a guard's role as the scripts read it.
+func roleLetter(role string) string {
+	switch role {
+	case otp.RoleCountry:
+		return "c"
+	case otp.RolePool:
+		return "y"
+	}
+	return ""
 }
 
 // readCap bounds how many of a key's newest entries the script reads: enough to answer
