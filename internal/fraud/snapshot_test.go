@@ -62,13 +62,14 @@ func TestScreen(t *testing.T) {
 	}, 7)
 	jp := otp.FraudTarget{Phone: "+819087654321", Region: "JP", ClientIP: "192.0.2.77"}
 
-	t.Run("LimitsOfTheThreeScopes", func(t *testing.T) {
+	t.Run("LimitsOfTheThreeScopesAndThePool", func(t *testing.T) {
 		got := s.Screen(jp)
-		if got.Blocked != "" || got.Safe || len(got.Limits) != 3 {
-			t.Fatalf("got %+v, want three limits", got)
+		if got.Blocked != "" || got.Safe || len(got.Limits) != 4 {
+			t.Fatalf("got %+v, want four limits", got)
 		}
 		want := []struct{ scope, key, rules string }{
 			{otp.ScopeCountry, "JP", "500/1h"}, {otp.ScopePrefix, "+81908765", "20/1h:shadow"}, {otp.ScopeIPNet, "192.0.2.0/24", "off"},
+			{otp.ScopeYoungCountries, otp.KeyPool, "off"},
 		}
 		for i, w := range want {
 			l := got.Limits[i]
@@ -76,8 +77,11 @@ func TestScreen(t *testing.T) {
 				t.Errorf("limit %d: got %+v, want %s %s %s with an enforcing guard", i, l, w.scope, w.key, w.rules)
 			}
 		}
-		if got.Limits[0].Guard.Floor != 100 || got.Limits[1].Guard.Floor != 10 || got.Limits[2].Guard.Floor != 10 {
-			t.Errorf("floors: got %d %d %d, want 100 10 10", got.Limits[0].Guard.Floor, got.Limits[1].Guard.Floor, got.Limits[2].Guard.Floor)
+		if got.Limits[0].Guard.Floor != 100 || got.Limits[1].Guard.Floor != 10 || got.Limits[2].Guard.Floor != 10 || got.Limits[3].Guard.Floor != 20 {
+			t.Errorf("floors: got %d %d %d %d, want 100 10 10 20", got.Limits[0].Guard.Floor, got.Limits[1].Guard.Floor, got.Limits[2].Guard.Floor, got.Limits[3].Guard.Floor)
+		}
+		if got.Limits[0].Guard.Role != otp.RoleCountry || got.Limits[3].Guard.Role != otp.RolePool {
+			t.Errorf("roles: got %q and %q, want the country feeding the pool", got.Limits[0].Guard.Role, got.Limits[3].Guard.Role)
 		}
 	})
 
