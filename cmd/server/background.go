@@ -13,7 +13,8 @@ import (
 // more: the sweeper, the retention job and the expiry job at once, the outcome writer
 // after writing what is queued (waiting at most until ctx ends), then the dispatcher after
 // the deliveries in flight.
-func (p *parts) startBackground(log *slog.Logger, ev *eventLoops) (stop func(ctx context.Context)) {
+func (s *services) startBackground(p *parts, log *slog.Logger) (stop func(ctx context.Context)) {
+	ev := s.events
 	ctx, cancel := context.WithCancel(context.Background())
 	evCtx, stopEvents := context.WithCancel(context.Background())
 	var wg, evWG sync.WaitGroup
@@ -33,9 +34,9 @@ func (p *parts) startBackground(log *slog.Logger, ev *eventLoops) (stop func(ctx
 			}
 		})
 	}
-	if p.retention != nil {
+	if s.retention != nil {
 		wg.Go(func() {
-			if err := p.retention.Run(ctx); err != nil {
+			if err := s.retention.Run(ctx); err != nil {
 				log.Error("history retention stopped", "err", err)
 			}
 		})
