@@ -14,10 +14,10 @@ import (
 	"time"
 )
 
-// serve runs both listeners until ctx ends or SIGINT/SIGTERM arrives, then drains:
-// readiness fails at once while both listeners keep serving for OTP_DRAIN_DELAY, then
-// in-flight requests finish (bounded by OTP_SHUTDOWN_TIMEOUT), the history writer
-// flushes, and the pools close.
+// serve runs both listeners and the background loops until ctx ends or SIGINT/SIGTERM
+// arrives, then drains: readiness fails at once while both listeners keep serving for
+// OTP_DRAIN_DELAY, then in-flight requests finish (bounded by OTP_SHUTDOWN_TIMEOUT), the
+// loops stop phase by phase (background.go), writing what is queued, and the pools close.
 func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -47,27 +47,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	fmt.Fprintf(stdout, "otpgate %s listening: api http://%s admin http://%s/admin/\n", version, ls.public.Addr(), ls.admin.Addr())
 	log.Info("listening", "api", ls.public.Addr().String(), "admin", ls.admin.Addr().String(), "dev_mode", cfg.dev)
 	ls.serve()
-	stopBackground := s.startBackground(p, log)
-	registryDone := make(chan struct{})
-	registryCtx, stopRegistry := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(registryDone)
-		_ = s.registry.Run(registryCtx) // ends only when stopped
-	}()
-	batchDone := make(chan struct{})
-	batchCtx, stopBatch := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(batchDone)
-		if p.batch != nil {
-			if err := p.batch.Run(batchCtx); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("history writer stopped", "err", err)
-			}
-		}
-	}()
-	// The fraud configuration follows the database until the listeners are closed.
-	fraudCtx, stopFraud := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopFraud()
-	go func() { _ = s.fraud.reloader.Run(fraudCtx) }()
+	stopLoops := startLoops(ctx, log, s.loops(p))
 
 	var runErr error
 	select {
@@ -82,23 +62,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}
 
 	// Close the listeners and let what was accepted finish, on a fresh deadline rather
-	// than ctx, which a signal has already ended.
+	// than ctx, which a signal has already ended; then stop the loops, which the requests fed.
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := ls.shutdown(sctx, log); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
-	stopRegistry()
-	<-registryDone
-	stopBatch()
-	<-batchDone
-	if p.batch != nil {
-		if err := p.batch.Close(sctx); err != nil {
-			log.Error("history writer flush", "err", err)
-		}
-	}
-	stopBackground(sctx)
+	stopLoops(sctx)
 	log.Info("stopped")
 	return runErr
 }
