@@ -43,10 +43,8 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
-	// lifecycle is the store as the retention job sees it; retention is that job, nil while
-	// OTP_HISTORY_RETENTION is off.
+	// lifecycle is the store as the retention job sees it.
 	lifecycle retention.Store
-	retention *retention.Job
 	// closers run in reverse order at shutdown.
 	closers []func()
 }
@@ -55,6 +53,14 @@ func (p *parts) close() {
 	for i := len(p.closers) - 1; i >= 0; i-- {
 		p.closers[i]()
 	}
+}
+
+// newParts builds the parts of the mode cfg asks for.
+func newParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
+	if cfg.dev {
+		return devParts(cfg)
+	}
+	return prodParts(ctx, cfg, log)
 }
 
 // devParts builds the embedded dev setup: miniredis running the same Lua, an
