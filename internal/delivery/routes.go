@@ -42,6 +42,10 @@ type Instances []Instance
 
 var instanceName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
+// ValidName reports whether s can name a provider instance: a lower-case letter, then
+// lower-case letters, digits or _, at most 32 in all.
+func ValidName(s string) bool { return instanceName.MatchString(s) }
+
 // UnmarshalText parses and checks the list: known kinds, names of lower-case letters,
 // digits and underscores (they become parts of variable names), each name once.
 func (l *Instances) UnmarshalText(b []byte) error {
