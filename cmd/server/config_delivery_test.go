@@ -48,7 +48,7 @@ func TestConfigDelivery(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, s := range cfg.instances {
-			got[s.Name] = s.Kind + " " + s.WebhookURL + s.TwilioAccountSID + s.TwilioFrom + s.TwilioBaseURL + s.SMTPURL
+			got[s.Name] = s.Kind + " " + s.Get("SMS_WEBHOOK_URL") + s.Get("TWILIO_ACCOUNT_SID") + s.Get("TWILIO_FROM") + s.Get("TWILIO_BASE_URL") + s.Get("SMTP_URL")
 		}
 		want := map[string]string{
 			"webhook": "webhook https://a.example/send", "backup": "webhook https://b.example/send",

@@ -34,10 +34,16 @@ func forbidden() map[string][]string {
 		"otpgate/api":          append(drivers, "otpgate/internal/", "net/http"),
 		"otpgate/client":       append(drivers, "otpgate/internal/", "otpgate/api"),
 		"otpgate/client/admin": append(drivers, "otpgate/internal/", "otpgate/api"),
-		// The router knows senders only as otp.Sender; the renderer is pure text.
-		"otpgate/internal/delivery": append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/email", "otpgate/internal/http"),
-		"otpgate/internal/message":  append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/delivery", "otpgate/internal/http"),
-		"otpgate/internal/email":    append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/http"),
+		// The router knows senders only as otp.Sender, and providers by name and channels,
+		// never by kind; the renderer is pure text.
+		"otpgate/internal/delivery": append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/email", "otpgate/internal/http",
+			"otpgate/internal/providers"),
+		// The registry of provider kinds builds senders from settings; where they are
+		// served, stored or counted is the wiring's business.
+		"otpgate/internal/providers": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/http",
+			"otpgate/internal/metrics", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit"),
+		"otpgate/internal/message": append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/delivery", "otpgate/internal/http"),
+		"otpgate/internal/email":   append(drivers, "net/http", "otpgate/internal/sms", "otpgate/internal/http"),
 		// The Twilio adapter reaches everything through the domain's services, as internal/http does.
 		"otpgate/internal/twilioapi": append(drivers, "otpgate/internal/http", "otpgate/internal/apps", "otpgate/internal/idempotency",
 			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms"),
