@@ -48,6 +48,7 @@ type Stores struct {
 // Run runs the whole suite; newStore is called once per subtest.
 func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Send", func(t *testing.T) { testSend(t, newStore) })
+	t.Run("Resend", func(t *testing.T) { testResend(t, newStore) })
 	t.Run("FinishSend", func(t *testing.T) { testFinish(t, newStore) })
 	t.Run("Settle", func(t *testing.T) { testSettle(t, newStore) })
 	t.Run("Check", func(t *testing.T) { testCheck(t, newStore) })
