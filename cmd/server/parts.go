@@ -43,8 +43,9 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
-	// lifecycle is the store as the retention job sees it; retention is that job, nil while
-	// OTP_HISTORY_RETENTION is off.
+	// lifecycle is the store as the retention job sees it, nil in dev mode, which keeps
+	// history in memory until it exits; retention is that job, nil without a lifecycle or
+	// while OTP_HISTORY_RETENTION is off.
 	lifecycle retention.Store
 	retention *retention.Job
 	// closers run in reverse order at shutdown.
@@ -71,7 +72,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = mem, mem, mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)

@@ -84,7 +84,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	svc.UseFraud(fr.guard)
-	if keep := time.Duration(cfg.HistoryRetention); keep > 0 {
+	if keep := time.Duration(cfg.HistoryRetention); keep > 0 && p.lifecycle != nil {
 		job := retention.New(p.lifecycle, log.With("component", "retention"), retention.Options{
 			Retention: keep, Interval: cfg.RetentionInterval,
 			PrefixDrop: func() int { return fr.reloader.Snapshot().Config.PrefixDrop },

@@ -90,6 +90,7 @@ func verificationPayload(t *testing.T, ev events.Event) events.VerificationData 
 // parked events, never pending ones.
 func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	e := newEnv(t, newStore)
+	e.need(Retention)
 	ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
 	for _, phone := range []string{"+15550100011", "+15550100012", "+15550100013"} {
 		e.send(params(phone, "123456", base()))
@@ -101,10 +102,10 @@ func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	e.settleEvents(c[:1], events.Delivered, base(), time.Time{})
 	e.settleEvents(c[1:2], events.Parked, base(), time.Time{})
 	e.settleEvents(c[2:], events.Pending, base(), base().Add(time.Hour))
-	if oldest, err := e.Lifecycle.Oldest(e.ctx, "event_outbox"); err != nil || !oldest.Equal(base()) {
+	if oldest, err := e.lifecycle().Oldest(e.ctx, "event_outbox"); err != nil || !oldest.Equal(base()) {
 		t.Errorf("Oldest: got %v, %v; want %v", oldest, err, base())
 	}
-	n, err := e.Lifecycle.Purge(e.ctx, "event_outbox", base().Add(time.Second), 1000)
+	n, err := e.lifecycle().Purge(e.ctx, "event_outbox", base().Add(time.Second), 1000)
 	if err != nil || n != 2 {
 		t.Fatalf("Purge: got %d, %v; want the delivered and the parked event", n, err)
 	}
@@ -112,7 +113,7 @@ func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	if len(left) != 1 || left[0].Event.ID != c[2].Event.ID || left[0].Status != events.Pending {
 		t.Errorf("left: got %v, want the pending event", deliveryTypes(left))
 	}
-	if oldest, err := e.Lifecycle.Oldest(e.ctx, "event_outbox"); err != nil || !oldest.IsZero() {
+	if oldest, err := e.lifecycle().Oldest(e.ctx, "event_outbox"); err != nil || !oldest.IsZero() {
 		t.Errorf("Oldest after: got %v, %v; want none", oldest, err)
 	}
 }
