@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -25,12 +24,18 @@ func (e *env) subscribe(app string, types ...string) string {
 	return id
 }
 
-// claim claims what is due at now, with a one-minute lease.
+// claim claims what is due at now, with a one-minute lease, and decodes every payload
+// strictly.
 func (e *env) claim(now time.Time) []events.Claim {
 	e.t.Helper()
 	c, err := e.Events.ClaimEvents(e.ctx, now, 100, time.Minute)
 	if err != nil {
 		e.t.Fatalf("ClaimEvents: %v", err)
+	}
+	for _, x := range c {
+		if _, err := decodePayload(x.Event); err != nil {
+			e.t.Errorf("claimed event %s: %v", x.Event.ID, err)
+		}
 	}
 	return c
 }
@@ -77,13 +82,24 @@ func types(evs []events.Event) []string {
 	return out
 }
 
+// payload decodes ev's payload strictly into its Go type T.
+func payload[T any](t *testing.T, ev events.Event) T {
+	t.Helper()
+	v, err := decodePayload(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := v.(*T)
+	if !ok {
+		var want T
+		t.Fatalf("%s payload: got a %T, want a %T", ev.Type, v, want)
+	}
+	return *d
+}
+
 func verificationPayload(t *testing.T, ev events.Event) events.VerificationData {
 	t.Helper()
-	var d events.VerificationData
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
-		t.Fatalf("%s data %s: %v", ev.Type, ev.Data, err)
-	}
-	return d
+	return payload[events.VerificationData](t, ev)
 }
 
 // testEventRetention is part of testEvents: the history retention purges delivered and
