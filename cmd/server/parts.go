@@ -43,7 +43,8 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
-	// lifecycle is the store as the retention job sees it.
+	// lifecycle is the store as the retention job sees it, nil in dev mode, which keeps
+	// history in memory until it exits.
 	lifecycle retention.Store
 	// closers run in reverse order at shutdown.
 	closers []func()
@@ -77,7 +78,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = mem, mem, mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)

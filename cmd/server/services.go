@@ -69,7 +69,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svc.UseFraud(s.fraud.guard)
-	if keep := time.Duration(cfg.HistoryRetention); keep > 0 {
+	if keep := time.Duration(cfg.HistoryRetention); keep > 0 && p.lifecycle != nil {
 		s.retention = retention.New(p.lifecycle, log.With("component", "retention"), retention.Options{
 			Retention: keep, Interval: cfg.RetentionInterval,
 			PrefixDrop: func() int { return s.fraud.reloader.Snapshot().Config.PrefixDrop },

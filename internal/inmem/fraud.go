@@ -216,13 +216,9 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 		}
 		return counts[p]
 	}
-	// Raw rows from the rolled-up boundary on, the hourly rollups before it.
-	from := since
-	if s.life.rolledBefore.After(from) {
-		from = s.life.rolledBefore
-	}
+	// Dev mode purges nothing, so every row is still there to count.
 	for _, r := range s.sends {
-		if r.Time.Before(from) || fraud.Prefix(r.Phone, drop) == "" {
+		if r.Time.Before(since) || fraud.Prefix(r.Phone, drop) == "" {
 			continue
 		}
 		switch r.SendStatus {
@@ -234,27 +230,10 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 	}
 	for _, a := range s.attempts {
 		v := s.verifications[a.VerificationID]
-		if a.Outcome != otp.OutcomeApproved || a.Time.Before(from) || v == nil || fraud.Prefix(v.Phone, drop) == "" {
+		if a.Outcome != otp.OutcomeApproved || a.Time.Before(since) || v == nil || fraud.Prefix(v.Phone, drop) == "" {
 			continue
 		}
 		at(v.Phone).Approvals++
-	}
-	for k, n := range s.life.conversion {
-		if !k.hour.After(since.Add(-time.Hour)) || !k.hour.Before(s.life.rolledBefore) {
-			continue
-		}
-		p := k.prefix
-		if n.drop <= drop {
-			if p = fraud.Prefix(p, drop-n.drop); p == "" {
-				continue
-			}
-		}
-		c := counts[p]
-		if c == nil {
-			c = &fraud.PrefixCount{Prefix: p}
-			counts[p] = c
-		}
-		c.Sends, c.Blocked, c.Approvals = c.Sends+n.sends, c.Blocked+n.blocked, c.Approvals+n.approvals
 	}
 	out := make([]fraud.PrefixCount, 0, len(counts))
 	for _, c := range counts {

@@ -113,32 +113,6 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	return nil
 }
 
-// SettleSends marks at most limit sends that are still sending and were begun before
-// before as otp.SendUnknown, oldest first, and returns how many it marked, as
-// postgres.Store.SettleSends does. Dev mode keeps nothing across a restart, so nothing
-// there calls it; it keeps both stores answering the behaviour suite alike.
-func (s *Store) SettleSends(ctx context.Context, before, now time.Time, limit int) (int, error) {
-	if err := alive("settle sends", ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var stale []*otp.SendRow
-	for _, r := range s.sends {
-		if r.SendStatus == otp.SendSending && r.Time.Before(before) {
-			stale = append(stale, r)
-		}
-	}
-	slices.SortFunc(stale, func(a, b *otp.SendRow) int { return a.Time.Compare(b.Time) })
-	if len(stale) > limit {
-		stale = stale[:max(limit, 0)]
-	}
-	for _, r := range stale {
-		r.SendStatus, r.Error, r.Updated = otp.SendUnknown, otp.UnknownOutcome, ts(now)
-	}
-	return len(stale), nil
-}
-
 // channelOr is the channel a send is stored with: sms when none is named, as the
 // database's default says.
 func channelOr(ch string) string {

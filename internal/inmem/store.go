@@ -1,6 +1,8 @@
-// Package inmem keeps verifications, sends and attempts in memory for dev mode.
-// It behaves like internal/postgres in everything internal/storetest checks;
-// it forgets everything when the process ends.
+// Package inmem keeps verifications, sends and attempts in memory for dev mode, and
+// implements what dev mode runs, no more: it forgets everything when the process ends, so
+// it has no history retention (rollups, purges) and no sends left sending by a stopped
+// server to settle. In every case of internal/storetest it runs, it behaves like
+// internal/postgres; the cases of what it lacks are skipped.
 package inmem
 
 import (
@@ -30,7 +32,6 @@ type Store struct {
 	apps          appState
 	fraud         fraudState
 	ev            eventState
-	life          lifecycle
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

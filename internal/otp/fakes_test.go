@@ -163,6 +163,8 @@ type faultyStore struct {
 	AfterBeginSend func()
 	// LastCheck is the reference of the latest Check call.
 	LastCheck otp.CheckRef
+	// LastBegin is what the latest BeginSend call was given.
+	LastBegin otp.BeginSend
 
 	calls map[string]int
 }
@@ -187,6 +189,9 @@ func (s *faultyStore) Calls(method string) int {
 }
 
 func (s *faultyStore) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
+	s.mu.Lock()
+	s.LastBegin = p
+	s.mu.Unlock()
 	if err := s.called("BeginSend", s.BeginSendErr); err != nil {
 		return otp.SendStart{}, err
 	}
@@ -219,6 +224,13 @@ func (s *faultyStore) Check(ctx context.Context, p otp.CheckRef, decide func(otp
 		return otp.Verification{}, "", err
 	}
 	return s.Store.Check(ctx, p, decide)
+}
+
+// SeenAtBegin is the verification the latest BeginSend call named as seen, or nil.
+func (s *faultyStore) SeenAtBegin() *otp.Verification {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.LastBegin.Seen
 }
 
 // fakeDenied records refused sends.

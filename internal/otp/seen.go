@@ -18,6 +18,10 @@ const seenSize = 4096
 // unchanged, and otherwise decides again on the stored row (Store.Check). A check by
 // phone uses only a remembered pending verification: while it is unchanged it is the
 // phone's newest, since the next one can only be created after it closed.
+// A resend needs the id of the phone's pending verification, to which its code's hash is
+// tied: a remembered pending one lets the store count the resend in one statement, and a
+// stale one costs no more than none, since the store counts on the pending verification it
+// holds (Store.BeginSend).
 
 // addressKey names the pending verification of one address (phone or email) of one app.
 type addressKey struct{ app, address string }

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -153,9 +152,8 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		if want := []string{events.SendBlocked, events.VerificationCreated, events.VerificationFailed}; !slices.Equal(types(got), want) {
 			t.Fatalf("got %v, want %v (no event for a duplicate)", types(got), want)
 		}
-		var b events.BlockedData
-		if err := json.Unmarshal(got[0].Data, &b); err != nil || b.SendID != blocked || b.Reason != "phone 1/1m" || b.To != "+15550100004" {
-			t.Errorf("blocked: got %+v, %v", b, err)
+		if b := payload[events.BlockedData](t, got[0]); b.SendID != blocked || b.Reason != "phone 1/1m" || b.To != "+15550100004" {
+			t.Errorf("blocked: got %+v", b)
 		}
 		if f := verificationPayload(t, got[2]); f.Reason != "not_delivered" || f.Status != "canceled" {
 			t.Errorf("failed: got %+v, want not_delivered, canceled", f)
@@ -245,10 +243,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		for _, ev := range got {
 			count[ev.Type]++
 			if ev.Type == events.FraudBlockEnded {
-				var d events.FraudBlockData
-				if err := json.Unmarshal(ev.Data, &d); err != nil {
-					t.Fatal(err)
-				}
+				d := payload[events.FraudBlockData](t, ev)
 				ends[d.BlockID] = d
 			}
 		}
@@ -262,6 +257,8 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("ran out: got %+v", d)
 		}
 	})
+
+	t.Run("EveryPayloadDecodesStrictlyIntoItsType", func(t *testing.T) { testEventPayloads(t, newStore) })
 
 	t.Run("DeliveredAndParkedEventsArePurgedPendingOnesStay", func(t *testing.T) { testEventRetention(t, newStore) })
 

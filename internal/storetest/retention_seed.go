@@ -136,7 +136,7 @@ func (e *env) job(opts retention.Options) *retention.Job {
 		opts.Retention = keep
 	}
 	opts.Batch = 7
-	j := retention.New(e.Lifecycle, slog.New(slog.DiscardHandler), opts)
+	j := retention.New(e.lifecycle(), slog.New(slog.DiscardHandler), opts)
 	j.Now = base
 	return j
 }
