@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 
+	"otpgate/internal/admin"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
-	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
@@ -15,16 +15,16 @@ import (
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
 func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
-	admin := otp.NewAdmin(p.history, limiter, []otp.Limit{
+	history := otp.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
 		{Scope: otp.ScopeIP, Rules: cfg.LimitIP},
 		{Scope: otp.ScopeCheckPhone, Rules: cfg.LimitCheckPhone},
 		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
-	admin.LimiterTimeout = cfg.RedisTimeout
-	return otphttp.NewAdminServer(otphttp.AdminDeps{
+	history.LimiterTimeout = cfg.RedisTimeout
+	return admin.NewServer(admin.Deps{
 		Logger:        log,
-		Admin:         admin,
+		Admin:         history,
 		Apps:          apps,
 		Fraud:         fraud,
 		Webhooks:      webhooks,

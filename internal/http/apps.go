@@ -107,7 +107,7 @@ func bearerKey(r *http.Request, dir otp.AppDirectory) (otp.AppKey, error) {
 func CallerIP(r *http.Request, key otp.AppKey, v6prefix int) (string, error) {
 	values := r.Header.Values(clientIPHeader)
 	if !key.TrustedClientIP || key.Revoked() || len(values) == 0 {
-		return clientIPFrom(r.Context()), nil
+		return ClientIPFrom(r.Context()), nil
 	}
 	a, ok := parseHostAddr(values[0])
 	if len(values) > 1 || !ok {
@@ -115,7 +115,3 @@ func CallerIP(r *http.Request, key otp.AppKey, v6prefix int) (string, error) {
 	}
 	return ipKey(a, v6prefix), nil
 }
-
-// ClientIPFrom returns the client IP the middleware found for a request of this
-// server, for handlers mounted from other packages.
-func ClientIPFrom(ctx context.Context) string { return clientIPFrom(ctx) }

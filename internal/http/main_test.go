@@ -184,7 +184,7 @@ type problemBody struct {
 	Errors            map[string]string `json:"errors"`
 	AttemptsLeft      *int              `json:"attempts_left"`
 	RetryAfterSeconds *int64            `json:"retry_after_seconds"`
-	Violations        []violation       `json:"violations"`
+	Violations        []Violation       `json:"violations"`
 }
 
 // decodeProblem reads a problem response, failing unless it is well-formed problem+json.

@@ -1,6 +1,6 @@
 // Package layering holds the test that keeps otpgate's dependencies pointing inward: the
-// domain (internal/otp) knows no driver, and the HTTP layer reaches Redis and Postgres only
-// through the services and interfaces the domain declares.
+// domain (internal/otp) knows no driver, and the HTTP layers (internal/http, internal/admin)
+// reach Redis and Postgres only through the services and interfaces the domain declares.
 package layering
 
 import (
@@ -16,10 +16,18 @@ func forbidden() map[string][]string {
 	return map[string][]string{
 		"otpgate/internal/otp": append(drivers,
 			"github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/", "net/http"),
+		// The public API and the kit the listeners share know neither the admin listener
+		// nor the features only the admin manages.
 		"otpgate/internal/http": append(drivers,
 			"otpgate/internal/idempotency", "otpgate/internal/ratelimit", "otpgate/internal/postgres",
 			"otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/apps",
-			"otpgate/internal/twilioapi", "otpgate/internal/notify"),
+			"otpgate/internal/twilioapi", "otpgate/internal/notify",
+			"otpgate/internal/admin", "otpgate/internal/fraud", "otpgate/internal/events"),
+		// The admin listener reaches history, limits, apps, webhooks and the fraud guard
+		// through their services only, never a store or a driver.
+		"otpgate/internal/admin": append(drivers,
+			"otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit",
+			"otpgate/internal/idempotency", "otpgate/internal/sms", "otpgate/internal/notify"),
 		// The fraud guard's domain knows otp and nothing of how it is stored, served or counted.
 		"otpgate/internal/fraud": append(drivers,
 			"github.com/go-chi/chi", "github.com/prometheus", "net/http", "otpgate/internal/http",

@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/testenv"
 )
+
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 const testAdminToken = "admin-token-0123456789abcdef"
 
@@ -51,7 +54,7 @@ func testRules() []otp.Limit {
 	}
 }
 
-func newAdminEnv(t *testing.T, mod func(*AdminDeps)) *adminEnv {
+func newAdminEnv(t *testing.T, mod func(*Deps)) *adminEnv {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := postgres.Open(ctx, testenv.PostgresDSN(t))
@@ -67,7 +70,7 @@ func newAdminEnv(t *testing.T, mod func(*AdminDeps)) *adminEnv {
 		t: t, pool: pool, store: postgres.New(pool), limiter: ratelimit.New(rdb, prefix),
 		logs: &syncBuffer{}, base: time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second),
 	}
-	d := AdminDeps{
+	d := Deps{
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Admin:  otp.NewAdmin(e.store, e.limiter, testRules()), Token: testAdminToken, DefaultRegion: "JP",
 	}
@@ -75,7 +78,7 @@ func newAdminEnv(t *testing.T, mod func(*AdminDeps)) *adminEnv {
 		mod(&d)
 	}
 	// Every exchange of the admin API is checked against its OpenAPI document.
-	e.h = apitest.Handler(t, apitest.Admin(), NewAdminServer(d))
+	e.h = apitest.Handler(t, apitest.Admin(), NewServer(d))
 	return e
 }
 
@@ -237,3 +240,63 @@ func (e *adminEnv) csrfSession(t *testing.T) (*http.Cookie, string) {
 	}
 	return cookie, m[1]
 }
+
+// syncBuffer is a log sink that handlers may write to from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serve runs one prepared request through h.
+func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// problemBody is a problem+json response as a client reads it.
+type problemBody struct {
+	Type   string            `json:"type"`
+	Title  string            `json:"title"`
+	Status int               `json:"status"`
+	Detail string            `json:"detail"`
+	Code   string            `json:"code"`
+	Errors map[string]string `json:"errors"`
+}
+
+// decodeProblem reads a problem response, failing unless it is well-formed problem+json.
+func decodeProblem(t *testing.T, w *httptest.ResponseRecorder) problemBody {
+	t.Helper()
+	if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("content type: got %v, want %v", ct, "application/problem+json")
+	}
+	var p problemBody
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("problem body %q: %v", w.Body, err)
+	}
+	if p.Status != w.Code {
+		t.Errorf("problem status: got %v, want %v", p.Status, w.Code)
+	}
+	if p.Type != "urn:otpgate:problem:"+p.Code {
+		t.Errorf("problem type: got %v, want %v", p.Type, "urn:otpgate:problem:"+p.Code)
+	}
+	if p.Title == "" || p.Detail == "" {
+		t.Errorf("problem title and detail: got %q and %q, want both set", p.Title, p.Detail)
+	}
+	return p
+}
+
+// discardLogger is for tests that do not read the logs.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

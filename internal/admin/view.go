@@ -1,18 +1,27 @@
-package http
+package admin
 
 import (
 	"bytes"
-	"errors"
+	"embed"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"otpgate/internal/otp"
+	"github.com/go-chi/chi/v5"
+
+	otphttp "otpgate/internal/http"
 )
+
+// adminFiles holds the console's templates and static files, so the binary serves
+// them offline with nothing to install next to it.
+//
+//go:embed templates/*.html static/*
+var adminFiles embed.FS
 
 // adminView renders the console's pages from the embedded templates.
 type adminView struct {
@@ -37,7 +46,7 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 		"percent":     func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
 		"seconds":     func(s int64) time.Duration { return time.Duration(s) * time.Second },
 	}
-	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "admin/templates/layout.html")
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("parse layout: %w", err)
 	}
@@ -45,7 +54,7 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 	for _, name := range adminPageNames() {
 		t, err := base.Clone()
 		if err == nil {
-			t, err = t.ParseFS(adminFiles, "admin/templates/"+name+".html")
+			t, err = t.ParseFS(adminFiles, "templates/"+name+".html")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: %w", name, err)
@@ -73,7 +82,7 @@ func (v *adminView) render(w http.ResponseWriter, r *http.Request, status int, p
 	}
 	var buf bytes.Buffer
 	if err := v.pages[page].ExecuteTemplate(&buf, "layout", d); err != nil {
-		v.log.ErrorContext(r.Context(), "render admin page", "page", page, "request_id", requestIDFrom(r.Context()), "err", err)
+		v.log.ErrorContext(r.Context(), "render admin page", "page", page, "request_id", otphttp.RequestIDFrom(r.Context()), "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -109,44 +118,8 @@ func sortedProblems(m map[string]string) []fieldProblem {
 // fail renders the error page.
 func (v *adminView) fail(w http.ResponseWriter, r *http.Request, status int, message string) {
 	v.render(w, r, status, "error", pageData{Title: http.StatusText(status), Data: errorPage{
-		Status: status, Heading: http.StatusText(status), Message: message, RequestID: requestIDFrom(r.Context()),
+		Status: status, Heading: http.StatusText(status), Message: message, RequestID: otphttp.RequestIDFrom(r.Context()),
 	}})
-}
-
-// adminError answers err as problem+json for the API and as an error page for the
-// console, logging it as every problem is logged.
-func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, err error) {
-	p := adminProblemFor(err)
-	if isAdminAPI(r) {
-		sendProblem(w, r, log, p, err)
-		return
-	}
-	ctx := r.Context()
-	logProblem(ctx, log, err)
-	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: requestIDFrom(ctx)}
-	switch p.Status {
-	case http.StatusUnauthorized:
-		page.Message = "Log in with any user name and the admin token (ADMIN_TOKEN) as the password."
-	case http.StatusForbidden:
-		page.Message = "This form is out of date or was sent from another site. Go back, reload the page and try again."
-	case http.StatusBadRequest:
-		page.Message = "Some values are not valid."
-		page.Problems = sortedProblems(p.Errors)
-	case http.StatusServiceUnavailable:
-		page.Message = "Redis or PostgreSQL did not answer in time. Try again in a moment."
-	case http.StatusInternalServerError:
-		page.Message = "Something went wrong. The request id below is in the server log."
-	}
-	view.render(w, r, p.Status, "error", pageData{Title: p.Title, Data: page})
-}
-
-// invalidFields returns the field problems of a store's *otp.ErrInvalidRequest.
-func invalidFields(err error) (map[string]string, bool) {
-	var invalid *otp.ErrInvalidRequest
-	if errors.As(err, &invalid) {
-		return invalid.Fields, true
-	}
-	return nil, false
 }
 
 // formatUTC shows a time to the second, in UTC; a zero time as a dash.
@@ -159,7 +132,7 @@ func formatUTC(t time.Time) string {
 
 // formatSpan shows a wait such as "42s" or "1h 05m"; zero as "now".
 func formatSpan(d time.Duration) string {
-	secs := ceilSeconds(d)
+	secs := otphttp.CeilSeconds(d)
 	switch {
 	case secs <= 0:
 		return "now"
@@ -181,4 +154,17 @@ func datetimeLocal(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02T15:04:05")
+}
+
+// handleAdminStatic serves the embedded stylesheet; it holds no data.
+func handleAdminStatic(log *slog.Logger, view *adminView) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := "static/" + chi.URLParam(r, "*")
+		if fi, err := fs.Stat(adminFiles, name); err != nil || fi.IsDir() {
+			handleAdminNotFound(log, view).ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		http.ServeFileFS(w, r, adminFiles, name)
+	})
 }

@@ -1,7 +1,6 @@
-package http
+package admin
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/fraud"
-	"otpgate/internal/otp"
+	otphttp "otpgate/internal/http"
 )
 
 // fraudBlock is one block as the API shows it.
@@ -35,7 +34,7 @@ func toFraudBlock(b fraud.Block, now time.Time) fraudBlock {
 	out := fraudBlock{ID: b.ID, Scope: b.Scope, Target: b.Target, Mode: string(b.Mode), Reason: b.Reason,
 		StartedAt: b.StartedAt, EndsAt: b.EndsAt, Active: b.Active(now), LiftedBy: b.LiftedBy}
 	if out.Active {
-		out.RetryAfterSeconds = ceilSeconds(b.EndsAt.Sub(now))
+		out.RetryAfterSeconds = otphttp.CeilSeconds(b.EndsAt.Sub(now))
 	}
 	if !b.LiftedAt.IsZero() {
 		out.LiftedAt = &b.LiftedAt
@@ -63,7 +62,7 @@ func handleFraudBlocks(log *slog.Logger, f fraud.AdminService, p adminParams) ht
 		for i, b := range blocks {
 			out.Blocks[i] = toFraudBlock(b, now)
 		}
-		_ = encode(w, http.StatusOK, out)
+		_ = otphttp.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -75,7 +74,7 @@ func handleFraudBlock(log *slog.Logger, f fraud.AdminService, p adminParams) htt
 			writeFraudProblem(w, r, log, err, "there is no such block")
 			return
 		}
-		_ = encode(w, http.StatusOK, toFraudBlock(b, p.now()))
+		_ = otphttp.Encode(w, http.StatusOK, toFraudBlock(b, p.now()))
 	})
 }
 
@@ -127,17 +126,19 @@ func handleFraudConversion(log *slog.Logger, f fraud.AdminService, p adminParams
 			}
 			out.Rows[i] = row
 		}
-		_ = encode(w, http.StatusOK, out)
+		_ = otphttp.Encode(w, http.StatusOK, out)
 	})
 }
 
-// writeFraudProblem answers err, naming what was not found when it is otp.ErrNotFound.
-func writeFraudProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, notFound string) {
-	p := adminProblemFor(err)
-	if notFound != "" && errors.Is(err, otp.ErrNotFound) {
-		p.Detail = notFound
-	}
-	sendProblem(w, r, log, p, err)
+// handleFraudLiftForm lifts a block.
+func handleFraudLiftForm(log *slog.Logger, view *adminView, f fraud.AdminService) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := f.LiftBlock(r.Context(), chi.URLParam(r, "id"), actorFrom(r.Context())); err != nil {
+			adminError(w, r, log, view, err)
+			return
+		}
+		http.Redirect(w, r, "/admin/fraud?done=lifted#blocks", http.StatusSeeOther)
+	})
 }
 
 func or(v, def string) string {

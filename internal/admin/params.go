@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
@@ -143,8 +144,8 @@ func parseAdminTime(s string) (time.Time, error) {
 // ipKey turns an IP filter into the form the limiter and history key clients by: an
 // IPv4 address as is, an IPv6 address or network as its /v6prefix network.
 func (p adminParams) ipKey(raw string) (string, error) {
-	if a, ok := parseHostAddr(raw); ok {
-		return ipKey(a, p.v6prefix), nil
+	if key, ok := otphttp.IPKey(raw, p.v6prefix); ok {
+		return key, nil
 	}
 	pfx, err := netip.ParsePrefix(raw)
 	if err != nil {
@@ -153,23 +154,13 @@ func (p adminParams) ipKey(raw string) (string, error) {
 	a := pfx.Addr().WithZone("").Unmap()
 	switch {
 	case a.Is4() && pfx.Bits() == 32, a.Is6() && pfx.Bits() >= p.v6prefix:
-		return ipKey(a, p.v6prefix), nil
+		key, _ := otphttp.IPKey(a.String(), p.v6prefix)
+		return key, nil
 	case a.Is6():
 		return "", fmt.Errorf("IPv6 clients are keyed by their /%d network; give an address or a /%d", p.v6prefix, p.v6prefix)
 	}
 	return "", errors.New("must be a single IPv4 address")
 }
-
-// limitTarget is an otp.LimitTarget with the links the console makes to it.
-type limitTarget struct {
-	otp.LimitTarget
-}
-
-// Query is the target as URL query.
-func (t limitTarget) Query() string { return url.Values{t.Kind: {t.Key}}.Encode() }
-
-// URL links to the target's limits page.
-func (t limitTarget) URL() string { return "/admin/limits?" + t.Query() }
 
 // target reads phone= or ip=. Neither is a zero target without problems; both, or a
 // bad value, are problems.
@@ -256,9 +247,4 @@ func parseSpan(s string) (time.Duration, error) {
 		return 0, errors.New("not a positive duration")
 	}
 	return d, nil
-}
-
-// invalidParams turns parameter problems into the error the API answers 400 for.
-func invalidParams(problems map[string]string) error {
-	return invalidRequest("invalid query parameters", problems)
 }

@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestPprof(t *testing.T) {
-	h := NewAdminServer(AdminDeps{Logger: discardLogger(), Token: testAdminToken})
+	h := NewServer(Deps{Logger: discardLogger(), Token: testAdminToken})
 	get := func(path string, header map[string]string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		for k, v := range header {

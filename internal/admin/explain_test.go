@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestAdminListQueryPlans(t *testing.T) {
 	store.Now = func() time.Time { return base.Add(60 * 24 * time.Hour) }
 	rdb, prefix := testenv.Redis(t)
 	e := &adminEnv{t: t, pool: pool, store: store, limiter: ratelimit.New(rdb, prefix), logs: &syncBuffer{}}
-	e.h = NewAdminServer(AdminDeps{Logger: discardLogger(), Admin: otp.NewAdmin(store, e.limiter, nil), Token: testAdminToken, DefaultRegion: "JP"})
+	e.h = NewServer(Deps{Logger: discardLogger(), Admin: otp.NewAdmin(store, e.limiter, nil), Token: testAdminToken, DefaultRegion: "JP"})
 	plans.Take("") // the seed's
 
 	deep := encodeCursor(&otp.SendCursor{Time: base.Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"})

@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode"
 
+	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
@@ -67,7 +68,7 @@ func requireAdmin(log *slog.Logger, view *adminView, token string, csrf csrfGuar
 			}
 			if auth == authBasic && !safeMethod(r.Method) {
 				if err := csrf.verify(r); err != nil {
-					log.WarnContext(r.Context(), "admin change refused", "request_id", requestIDFrom(r.Context()), "reason", err.Error())
+					log.WarnContext(r.Context(), "admin change refused", "request_id", otphttp.RequestIDFrom(r.Context()), "reason", err.Error())
 					adminError(w, r, log, view, err)
 					return
 				}
@@ -76,7 +77,7 @@ func requireAdmin(log *slog.Logger, view *adminView, token string, csrf csrfGuar
 			if auth == authBasic {
 				actor = "console user " + actorName(user)
 			}
-			actor += " from " + clientIPFrom(r.Context())
+			actor += " from " + otphttp.ClientIPFrom(r.Context())
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), adminActorKey, actor)))
 		})
 	}

@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"log/slog"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
@@ -129,56 +130,6 @@ func toVerificationResponse(d otp.VerificationDetail) verificationResponse {
 	return out
 }
 
-// limitsResponse is GET and DELETE /admin/api/limits: the state of every configured
-// rule of a phone's or IP's scopes (after the reset, for DELETE).
-type limitsResponse struct {
-	Target string       `json:"target"`
-	Kind   string       `json:"kind"`
-	Key    string       `json:"key"`
-	Rules  []adminLimit `json:"rules"`
-}
-
-type adminLimit struct {
-	Scope             string `json:"scope"`
-	Key               string `json:"key"`
-	Rule              string `json:"rule"`
-	Limit             int    `json:"limit"`
-	WindowSeconds     int64  `json:"window_seconds"`
-	Used              int    `json:"used"`
-	Remaining         int    `json:"remaining"`
-	ResetAfterSeconds int64  `json:"reset_after_seconds"`
-	RetryAfterSeconds int64  `json:"retry_after_seconds"`
-}
-
-func toLimitsResponse(t limitTarget, states []otp.RuleState) limitsResponse {
-	out := limitsResponse{Target: t.String(), Kind: t.Kind, Key: t.Key, Rules: make([]adminLimit, len(states))}
-	for i, s := range states {
-		out.Rules[i] = adminLimit{
-			Scope: s.Scope, Key: s.Key, Rule: s.Rule.String(), Limit: s.Rule.Limit,
-			WindowSeconds: ceilSeconds(s.Rule.Window), Used: s.Used, Remaining: s.Remaining,
-			ResetAfterSeconds: ceilSeconds(s.ResetAfter), RetryAfterSeconds: ceilSeconds(s.RetryAfter),
-		}
-	}
-	return out
-}
-
-// statsResponse is GET /admin/api/stats.
-type statsResponse struct {
-	BucketSeconds int64         `json:"bucket_seconds"`
-	Buckets       []statsBucket `json:"buckets"`
-}
-
-type statsBucket struct {
-	Start      time.Time      `json:"start"`
-	Sends      int            `json:"sends"`
-	Failed     int            `json:"failed"`
-	Blocked    map[string]int `json:"blocked"`
-	Duplicates int            `json:"duplicates"`
-	Approvals  int            `json:"approvals"`
-	// ApprovalRatio is approvals / sends; 0 without sends.
-	ApprovalRatio float64 `json:"approval_ratio"`
-}
-
 // handleAdminSends lists sends newest first, one keyset page at a time.
 func handleAdminSends(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +147,7 @@ func handleAdminSends(log *slog.Logger, a otp.AdminService, p adminParams) http.
 		for i, row := range rows {
 			out.Sends[i] = toAdminSend(row)
 		}
-		_ = encode(w, http.StatusOK, out)
+		_ = otphttp.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -208,7 +159,7 @@ func handleAdminSend(log *slog.Logger, a otp.AdminService) http.Handler {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = encode(w, http.StatusOK, toAdminSend(row))
+		_ = otphttp.Encode(w, http.StatusOK, toAdminSend(row))
 	})
 }
 
@@ -220,52 +171,91 @@ func handleAdminVerification(log *slog.Logger, a otp.AdminService) http.Handler 
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = encode(w, http.StatusOK, toVerificationResponse(d))
+		_ = otphttp.Encode(w, http.StatusOK, toVerificationResponse(d))
 	})
 }
 
-// handleAdminLimits reports the limiter state of phone= or ip= (GET) or resets it
-// and reports the state after the reset (DELETE).
-func handleAdminLimits(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
+// historyPage is the data of history.html.
+type historyPage struct {
+	Form historyForm
+	// Apps fill the app filter; nil hides it.
+	Apps     []otp.AppInfo
+	Statuses []string
+	Problems []fieldProblem
+	Rows     []otp.SendRow
+	// Phone is the normalised phone filter, for a link to its limits.
+	Phone string
+	// First and Next link to the newest page and the next page, filters kept.
+	First, Next string
+}
+
+// historyForm holds the filter inputs: normalised when valid, as typed when not.
+type historyForm struct {
+	App, Phone, IP, Status, From, To string
+}
+
+// handleHistoryPage lists sends newest first, filtered and paged like the API.
+func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps otp.AppAdmin, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, problems := p.requiredTarget(r.URL.Query())
-		if len(problems) > 0 {
-			writeAdminProblem(w, r, log, invalidParams(problems))
-			return
+		q := r.URL.Query()
+		f, problems := p.sendFilter(q)
+		data := historyPage{Statuses: otp.HistoryStatuses(), Form: historyForm{
+			App: f.AppID, Phone: f.Phone, IP: f.ClientIP, Status: f.Status, From: datetimeLocal(f.From), To: datetimeLocal(f.To),
+		}}
+		for name, dst := range map[string]*string{"phone": &data.Form.Phone, "ip": &data.Form.IP, "status": &data.Form.Status, "from": &data.Form.From, "to": &data.Form.To} {
+			if _, bad := problems[name]; bad {
+				*dst = q.Get(name)
+			}
 		}
-		if r.Method == http.MethodDelete {
-			if err := a.ResetLimits(r.Context(), t.LimitTarget, actorFrom(r.Context())); err != nil {
-				writeAdminProblem(w, r, log, err)
+		if apps != nil {
+			var err error
+			if data.Apps, err = apps.ListApps(r.Context()); err != nil {
+				adminError(w, r, log, view, err)
 				return
 			}
 		}
-		states, err := a.Limits(r.Context(), t.LimitTarget)
-		if err != nil {
-			writeAdminProblem(w, r, log, err)
-			return
+		if len(problems) == 0 {
+			rows, next, err := a.ListSends(r.Context(), f)
+			if fields, ok := invalidFields(err); ok {
+				problems = fields
+			} else if err != nil {
+				adminError(w, r, log, view, err)
+				return
+			}
+			data.Rows = rows
+			if !otp.IsEmailAddress(f.Phone) {
+				data.Phone = f.Phone // an address has no limits page
+			}
+			if f.After != nil {
+				first := f
+				first.After = nil
+				data.First = "/admin/?" + filterQuery(first).Encode()
+			}
+			if next != nil {
+				f.After = next
+				data.Next = "/admin/?" + filterQuery(f).Encode()
+			}
 		}
-		_ = encode(w, http.StatusOK, toLimitsResponse(t, states))
+		status := http.StatusOK
+		if len(problems) > 0 {
+			status, data.Problems = http.StatusBadRequest, sortedProblems(problems)
+		}
+		view.render(w, r, status, "history", pageData{Title: "Send history", Nav: "history", Data: data})
 	})
 }
 
-// handleAdminStats counts sends, blocks by reason and approvals per bucket.
-func handleAdminStats(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
+// handleVerificationPage shows one verification: every send and every check attempt.
+func handleVerificationPage(log *slog.Logger, view *adminView, a otp.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		since, bucket, app, problems := p.statsRange(r.URL.Query())
-		if len(problems) > 0 {
-			writeAdminProblem(w, r, log, invalidParams(problems))
-			return
-		}
-		buckets, err := a.Stats(r.Context(), since, bucket, app)
+		d, err := a.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
-			writeAdminProblem(w, r, log, err)
+			adminError(w, r, log, view, err)
 			return
 		}
-		out := statsResponse{BucketSeconds: ceilSeconds(bucket), Buckets: make([]statsBucket, len(buckets))}
-		for i, b := range buckets {
-			out.Buckets[i] = statsBucket{Start: b.Start, Sends: b.Sends, Failed: b.Failed, Blocked: b.Blocked,
-				Duplicates: b.Duplicates, Approvals: b.Approvals, ApprovalRatio: b.ApprovalRatio}
-		}
-		_ = encode(w, http.StatusOK, out)
+		data := struct {
+			otp.VerificationDetail
+			LimitsURL string
+		}{d, limitTarget{otp.LimitTarget{Kind: otp.TargetPhone, Key: d.Verification.Phone}}.URL()}
+		view.render(w, r, http.StatusOK, "verification", pageData{Title: "Verification", Nav: "history", Data: data})
 	})
 }

@@ -1,10 +1,15 @@
-package http
+// Package admin serves the admin listener: the console under /admin/ (HTML pages
+// rendered from embedded templates, with HTTP Basic login and CSRF tokens) and its JSON
+// API under /admin/api/ (bearer token, problem+json), plus the probes, /metrics and the
+// runtime profiles. It has one auth model (auth.go), one error renderer (errors.go) and
+// one route table (routes.go); the shared HTTP kit (middleware, problem+json, strict
+// JSON) comes from internal/http. It reaches history, limits, apps, webhooks and the
+// fraud guard only through their services.
+package admin
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -14,17 +19,12 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
-// adminFiles holds the console's templates and static files, so the binary serves
-// them offline with nothing to install next to it.
-//
-//go:embed admin/templates/*.html admin/static/*
-var adminFiles embed.FS
-
-// AdminDeps is what the admin listener needs; zero values get the defaults documented per field.
-type AdminDeps struct {
+// Deps is what the admin listener needs; zero values get the defaults documented per field.
+type Deps struct {
 	// Logger receives the access log and internal errors; nil discards them.
 	Logger *slog.Logger
 	// Admin answers the console's questions and resets limits; required.
@@ -60,18 +60,18 @@ const (
 	adminActionsShown = 20
 )
 
-// NewAdminServer returns the handler of the admin listener: the console under /admin/,
+// NewServer returns the handler of the admin listener: the console under /admin/,
 // its JSON API under /admin/api/, and /metrics, /healthz and /readyz.
 //
 // /metrics, /healthz, /readyz and the stylesheet answer without authentication, so
 // Prometheus and orchestrators can reach them; the listener binds to 127.0.0.1 by
 // default, and whoever exposes it wider should put it behind their own network rules.
-func NewAdminServer(d AdminDeps) http.Handler {
+func NewServer(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	if d.IPv6Prefix == 0 {
-		d.IPv6Prefix = defaultIPv6Prefix
+		d.IPv6Prefix = otphttp.DefaultIPv6Prefix
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -82,16 +82,9 @@ func NewAdminServer(d AdminDeps) http.Handler {
 		panic(fmt.Sprintf("admin: %v", err))
 	}
 	r := chi.NewRouter()
-	r.Use(
-		requestID,
-		clientIP(nil, d.IPv6Prefix),
-		accessLog(d.Logger, d.Observe),
-		recoverPanics(d.Logger),
-		limitBody(maxAdminBodyBytes),
-		adminHeaders,
-		emptySegmentNotFound(d.Logger, view),
-	)
-	addAdminRoutes(r, d, view)
+	r.Use(otphttp.Common(d.Logger, d.Observe, nil, d.IPv6Prefix, maxAdminBodyBytes)...)
+	r.Use(adminHeaders, emptySegmentNotFound(d.Logger, view))
+	addRoutes(r, d, view)
 	return r
 }
 
@@ -128,29 +121,5 @@ func emptySegmentNotFound(log *slog.Logger, view *adminView) func(http.Handler) 
 func handleRedirect(to string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, to, http.StatusFound)
-	})
-}
-
-// handleAdminStatic serves the embedded stylesheet; it holds no data.
-func handleAdminStatic(log *slog.Logger, view *adminView) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := "admin/static/" + chi.URLParam(r, "*")
-		if fi, err := fs.Stat(adminFiles, name); err != nil || fi.IsDir() {
-			handleAdminNotFound(log, view).ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		http.ServeFileFS(w, r, adminFiles, name)
-	})
-}
-
-// handleAdminNotFound answers unknown admin paths: a problem for the API, a page otherwise.
-func handleAdminNotFound(log *slog.Logger, view *adminView) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isAdminAPI(r) {
-			writeProblem(w, r, log, errRouteNotFound)
-			return
-		}
-		view.fail(w, r, http.StatusNotFound, "There is no such page.")
 	})
 }

@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestAdminAuth(t *testing.T) {
 	}
 
 	t.Run("EmptyTokenRefusesEveryone", func(t *testing.T) {
-		locked := newAdminEnv(t, func(d *AdminDeps) { d.Token = "" })
+		locked := newAdminEnv(t, func(d *Deps) { d.Token = "" })
 		for _, auth := range []string{"", "Bearer ", "Bearer", basic("admin", "")} {
 			if w := locked.call(t, http.MethodGet, "/admin/api/sends", auth, nil); w.Code != http.StatusUnauthorized {
 				t.Errorf("Authorization %q: got %d, want 401", auth, w.Code)
@@ -89,7 +89,7 @@ func TestAdminAuth(t *testing.T) {
 	})
 
 	t.Run("ProbesAndMetricsNeedNoToken", func(t *testing.T) {
-		withMetrics := newAdminEnv(t, func(d *AdminDeps) {
+		withMetrics := newAdminEnv(t, func(d *Deps) {
 			d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "otpgate_up 1") })
 		})
 		for _, path := range []string{"/healthz", "/readyz", "/metrics", "/admin/static/admin.css"} {
@@ -376,7 +376,7 @@ func TestAdminAPIPaginationUnderConcurrentInserts(t *testing.T) {
 
 func TestAdminAPIStats(t *testing.T) {
 	now := time.Now().UTC()
-	e := newAdminEnv(t, func(d *AdminDeps) { d.Now = func() time.Time { return now } })
+	e := newAdminEnv(t, func(d *Deps) { d.Now = func() time.Time { return now } })
 	e.seedFixture()
 
 	s := getJSON[statsResponse](t, e, "/admin/api/stats?since=3h&bucket=1h")

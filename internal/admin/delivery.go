@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
 
@@ -57,7 +58,7 @@ func handleAdminDelivery(log *slog.Logger, a otp.AdminService, p adminParams) ht
 		for i, rate := range rates {
 			out.Rates[i] = toDeliveryRate(rate)
 		}
-		_ = encode(w, http.StatusOK, out)
+		_ = otphttp.Encode(w, http.StatusOK, out)
 	})
 }
 

@@ -1,4 +1,4 @@
-package http
+package admin
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func newFraudEnv(t *testing.T) *fraudEnv {
 	if err := r.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	e := newAdminEnv(t, func(d *AdminDeps) { d.Fraud = fraud.NewAdmin(store, r, counter) })
+	e := newAdminEnv(t, func(d *Deps) { d.Fraud = fraud.NewAdmin(store, r, counter) })
 	return &fraudEnv{adminEnv: e, store: store, guard: fraud.NewGuard(r, counter, store, discardLogger()), counter: counter}
 }
 
