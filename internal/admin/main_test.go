@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/apitest"
+	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
-	"otpgate/internal/postgres"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/testenv"
 )
@@ -31,13 +32,15 @@ const testAdminToken = "admin-token-0123456789abcdef"
 // testCodeHash is stored for every seeded send; no admin response may show it.
 const testCodeHash = "code-hash-that-must-never-show-0123456789"
 
-// adminEnv is the admin handler over a fresh database and the test's Redis. Its seed
-// methods fail the test that created it, so they belong to that test's goroutine.
+// adminEnv is the admin handler over the in-memory store and a limiter on a miniredis of
+// the test, as dev mode runs them: what these tests check (authentication, validation,
+// rendering, the API's shapes) does not depend on the store, whose shared behaviour
+// internal/storetest holds both stores to. Its seed methods fail the test that created
+// it, so they belong to that test's goroutine.
 type adminEnv struct {
 	t       *testing.T
 	h       http.Handler
-	pool    *pgxpool.Pool
-	store   *postgres.Store
+	store   *inmem.Store
 	limiter *ratelimit.Limiter
 	logs    *syncBuffer
 	// base is the time of the first seeded send, two hours ago.
@@ -56,18 +59,11 @@ func testRules() []otp.Limit {
 
 func newAdminEnv(t *testing.T, mod func(*Deps)) *adminEnv {
 	t.Helper()
-	ctx := context.Background()
-	pool, err := postgres.Open(ctx, testenv.PostgresDSN(t))
-	if err != nil {
-		t.Fatalf("postgres.Open: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	if err := postgres.Migrate(ctx, pool); err != nil {
-		t.Fatalf("postgres.Migrate: %v", err)
-	}
-	rdb, prefix := testenv.Redis(t)
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
 	e := &adminEnv{
-		t: t, pool: pool, store: postgres.New(pool), limiter: ratelimit.New(rdb, prefix),
+		t: t, store: inmem.New(), limiter: ratelimit.New(rdb, testenv.KeyPrefix(t)),
 		logs: &syncBuffer{}, base: time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second),
 	}
 	d := Deps{
@@ -125,18 +121,14 @@ func (e *adminEnv) seedCheck(vid, ip string, at time.Time, outcome otp.CheckOutc
 	}
 }
 
-// seedDenied writes refused sends through the production batch writer.
+// seedDenied records refused sends as the send path does.
 func (e *adminEnv) seedDenied(ds ...otp.DeniedSend) {
 	e.t.Helper()
-	w := postgres.NewBatchWriter(e.pool, discardLogger(), postgres.BatchOptions{})
 	for _, d := range ds {
-		w.RecordDenied(d)
+		e.store.RecordDenied(d)
 	}
-	if err := w.Close(context.Background()); err != nil {
-		e.t.Fatalf("batch writer: %v", err)
-	}
-	if w.Dropped() != 0 {
-		e.t.Fatalf("batch writer dropped %d rows", w.Dropped())
+	if n := e.store.Dropped(); n != 0 {
+		e.t.Fatalf("store dropped %d refused sends", n)
 	}
 }
 
