@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"otpgate/internal/admin"
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
@@ -13,7 +14,7 @@ import (
 
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps apps.AdminService, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	history := otp.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},

@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/inmem"
@@ -26,7 +27,7 @@ type parts struct {
 	store   otp.Store
 	history otp.HistoryStore
 	denied  otp.DeniedRecorder
-	apps    otp.AppStore
+	apps    apps.Store
 	fraud   fraud.Store
 	// receipts records delivery receipts.
 	receipts otp.ReceiptStore

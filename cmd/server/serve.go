@@ -124,7 +124,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		Apps:     registry,
 		Twilio: twilioapi.NewHandler(twilioapi.Deps{
 			Logger: log, Verifier: verifier, Manager: svc, Apps: registry,
-			ClientIP: func(r *http.Request, k otp.AppKey) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+			ClientIP: func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 		}),
 		Idempotency:    idem,
 		Receipts:       receipts,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
@@ -25,7 +26,7 @@ type adminKey struct {
 	Secret          string     `json:"secret,omitempty"`
 }
 
-func toAdminKey(k otp.AppKey) adminKey {
+func toAdminKey(k apps.Key) adminKey {
 	return adminKey{ID: k.ID, AppID: k.AppID, Name: k.Name, TrustedClientIP: k.TrustedClientIP, CreatedAt: k.CreatedAt,
 		LastUsedAt: timeOrNil(k.LastUsedAt), RevokedAt: timeOrNil(k.RevokedAt)}
 }
@@ -38,7 +39,7 @@ type keyRequest struct {
 
 // handleAdminKeys serves POST /admin/api/apps/{id}/keys: the answer is the only place
 // the secret ever appears.
-func handleAdminKeys(log *slog.Logger, a otp.AppAdmin) http.Handler {
+func handleAdminKeys(log *slog.Logger, a apps.AdminService) http.Handler {
 	requests := otphttp.NewDecoder[keyRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var (
@@ -56,7 +57,7 @@ func handleAdminKeys(log *slog.Logger, a otp.AppAdmin) http.Handler {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		k, err := a.CreateKey(r.Context(), chi.URLParam(r, "id"), otp.NewKey{Name: req.Name, TrustedClientIP: req.TrustedClientIP}, actorFrom(r.Context()))
+		k, err := a.CreateKey(r.Context(), chi.URLParam(r, "id"), apps.NewKey{Name: req.Name, TrustedClientIP: req.TrustedClientIP}, actorFrom(r.Context()))
 		if err != nil {
 			writeAdminProblem(w, r, log, appNotFound(err))
 			return
@@ -68,7 +69,7 @@ func handleAdminKeys(log *slog.Logger, a otp.AppAdmin) http.Handler {
 }
 
 // handleAdminKey serves DELETE /admin/api/apps/{id}/keys/{key_id}: the key is revoked.
-func handleAdminKey(log *slog.Logger, a otp.AppAdmin) http.Handler {
+func handleAdminKey(log *slog.Logger, a apps.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := a.RevokeKey(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "key_id"), actorFrom(r.Context())); err != nil {
 			writeAdminProblem(w, r, log, appNotFound(err))
@@ -79,7 +80,7 @@ func handleAdminKey(log *slog.Logger, a otp.AppAdmin) http.Handler {
 }
 
 // liveKeys counts the keys that are not revoked.
-func liveKeys(keys []otp.AppKey) int {
+func liveKeys(keys []apps.Key) int {
 	n := 0
 	for _, k := range keys {
 		if !k.Revoked() {
@@ -91,14 +92,14 @@ func liveKeys(keys []otp.AppKey) int {
 
 // handleAppKeyPage makes a key and shows its secret on the app's page, once: the
 // answer is not a redirect, so the secret is in no URL and no later page.
-func handleAppKeyPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
+func handleAppKeyPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		if err := r.ParseForm(); err != nil {
 			adminError(w, r, log, view, invalidParams(map[string]string{"form": "could not be read"}))
 			return
 		}
-		k, err := a.CreateKey(ctx, id, otp.NewKey{Name: r.PostForm.Get("name"), TrustedClientIP: r.PostForm.Get("trusted_client_ip") == "true"}, actorFrom(ctx))
+		k, err := a.CreateKey(ctx, id, apps.NewKey{Name: r.PostForm.Get("name"), TrustedClientIP: r.PostForm.Get("trusted_client_ip") == "true"}, actorFrom(ctx))
 		var invalid *otp.ErrInvalidRequest
 		switch {
 		case errors.As(err, &invalid):
@@ -112,7 +113,7 @@ func handleAppKeyPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks e
 }
 
 // handleAppKeyRevoke revokes a key and goes back to the app's page.
-func handleAppKeyRevoke(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Handler {
+func handleAppKeyRevoke(log *slog.Logger, view *adminView, a apps.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
 		if err := a.RevokeKey(r.Context(), id, chi.URLParam(r, "key_id"), actorFrom(r.Context())); err != nil {

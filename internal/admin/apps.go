@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
@@ -23,7 +24,7 @@ func appNotFound(err error) error {
 var errAdminNoSuchApp = otp.Errorf(otp.CodeNotFound, "there is no such app or key")
 
 // handleAdminApps serves GET (list) and POST (create) /admin/api/apps.
-func handleAdminApps(log *slog.Logger, a otp.AppAdmin) http.Handler {
+func handleAdminApps(log *slog.Logger, a apps.AdminService) http.Handler {
 	requests := otphttp.NewDecoder[appRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
@@ -41,7 +42,7 @@ func handleAdminApps(log *slog.Logger, a otp.AppAdmin) http.Handler {
 		}
 		p, err := decodeAppPatch(r, requests)
 		if err == nil {
-			var info otp.AppInfo
+			var info apps.Info
 			if info, err = a.CreateApp(r.Context(), p, actorFrom(r.Context())); err == nil {
 				w.Header().Set("Location", "/admin/api/apps/"+info.App.ID)
 				_ = otphttp.Encode(w, http.StatusCreated, toAdminApp(info))
@@ -53,32 +54,32 @@ func handleAdminApps(log *slog.Logger, a otp.AppAdmin) http.Handler {
 }
 
 // decodeAppPatch reads an appRequest body strictly into a patch.
-func decodeAppPatch(r *http.Request, requests otphttp.Decoder[appRequest]) (otp.AppPatch, error) {
+func decodeAppPatch(r *http.Request, requests otphttp.Decoder[appRequest]) (apps.Patch, error) {
 	body, err := otphttp.ReadJSON(r)
 	if err != nil {
-		return otp.AppPatch{}, err
+		return apps.Patch{}, err
 	}
 	req, err := requests.Decode(body)
 	if err != nil {
-		return otp.AppPatch{}, err
+		return apps.Patch{}, err
 	}
 	return req.patch(), nil
 }
 
 // handleAdminApp serves GET, PATCH and DELETE /admin/api/apps/{id}.
-func handleAdminApp(log *slog.Logger, a otp.AppAdmin) http.Handler {
+func handleAdminApp(log *slog.Logger, a apps.AdminService) http.Handler {
 	requests := otphttp.NewDecoder[appRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		var (
-			info otp.AppInfo
+			info apps.Info
 			err  error
 		)
 		switch r.Method {
 		case http.MethodGet:
 			info, err = a.GetApp(ctx, id)
 		case http.MethodPatch:
-			var p otp.AppPatch
+			var p apps.Patch
 			if p, err = decodeAppPatch(r, requests); err == nil {
 				info, err = a.UpdateApp(ctx, id, p, actorFrom(ctx))
 			}
@@ -97,7 +98,7 @@ func handleAdminApp(log *slog.Logger, a otp.AppAdmin) http.Handler {
 }
 
 // handleAppsPage lists the apps with a form for a new one (GET), or creates it (POST).
-func handleAppsPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Handler {
+func handleAppsPage(log *slog.Logger, view *adminView, a apps.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		infos, err := a.ListApps(ctx)
@@ -133,7 +134,7 @@ func handleAppsPage(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Hand
 }
 
 // handleAppPage shows an app with its keys (GET) or saves its settings (POST).
-func handleAppPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
+func handleAppPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		status, problems := http.StatusOK, map[string]string(nil)
@@ -164,14 +165,14 @@ func handleAppPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks even
 
 // renderApp shows one app's page; hs says what the page says about its webhooks, whose
 // list renderApp reads.
-func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService,
-	id string, status int, problems map[string]string, form *appForm, secret *otp.CreatedKey, hs hooksSection) {
+func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService,
+	id string, status int, problems map[string]string, form *appForm, secret *apps.CreatedKey, hs hooksSection) {
 	info, err := a.GetApp(r.Context(), id)
 	if err != nil {
 		adminError(w, r, log, view, appNotFound(err))
 		return
 	}
-	data := appPage{Info: info, ServiceSID: otp.ServiceSID(info.App.ID), Form: newAppForm(info.App), Problems: sortedProblems(problems), Secret: secret}
+	data := appPage{Info: info, ServiceSID: apps.ServiceSID(info.App.ID), Form: newAppForm(info.App), Problems: sortedProblems(problems), Secret: secret}
 	if hooks != nil {
 		if hs.Endpoints, err = hooks.Webhooks(r.Context(), info.App.ID); err != nil {
 			adminError(w, r, log, view, webhookNotFound(err))
@@ -190,7 +191,7 @@ func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *a
 }
 
 // handleAppDelete deletes an app and goes back to the list.
-func handleAppDelete(log *slog.Logger, view *adminView, a otp.AppAdmin) http.Handler {
+func handleAppDelete(log *slog.Logger, view *adminView, a apps.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := a.DeleteApp(r.Context(), chi.URLParam(r, "id"), actorFrom(r.Context())); err != nil {
 			adminError(w, r, log, view, appNotFound(err))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/apps"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
@@ -39,9 +40,9 @@ type appTemplates struct {
 	EmailHTML    string `json:"email_html,omitempty"`
 }
 
-// patch turns the request into an otp.AppPatch, which validates it.
-func (q appRequest) patch() otp.AppPatch {
-	p := otp.AppPatch{
+// patch turns the request into an apps.Patch, which validates it.
+func (q appRequest) patch() apps.Patch {
+	p := apps.Patch{
 		Name: q.Name, CodeLength: q.CodeLength, MaxSends: q.MaxSends, MaxAttempts: q.MaxAttempts,
 		Locales: q.Locales, AllowedCountries: q.AllowedCountries, Channels: q.Channels,
 		SendRules: q.SendRules, CheckRules: q.CheckRules, WebOTPDomain: q.WebOTPDomain, AndroidAppHash: q.AndroidAppHash,
@@ -92,10 +93,10 @@ type adminApp struct {
 	Keys           []adminKey              `json:"keys"`
 }
 
-func toAdminApp(info otp.AppInfo) adminApp {
+func toAdminApp(info apps.Info) adminApp {
 	a := info.App
 	out := adminApp{
-		ID: a.ID, ServiceSID: otp.ServiceSID(a.ID), Name: a.Name, Default: a.Default,
+		ID: a.ID, ServiceSID: apps.ServiceSID(a.ID), Name: a.Name, Default: a.Default,
 		CodeLength: a.CodeLength, CodeTTLSeconds: otphttp.CeilSeconds(a.CodeTTL), MaxSends: a.MaxSends, MaxAttempts: a.MaxAttempts,
 		Locales: nonNil(a.Locales), AllowedCountries: nonNil(a.AllowedCountries), Channels: nonNil(a.Channels),
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(), Access: string(a.Access),
@@ -160,7 +161,7 @@ func formOf(q url.Values) appForm {
 
 // patchOf reads the form into a patch; empty fields are left as they are, and a
 // number that is not one is named among the problems.
-func patchOf(q url.Values) (otp.AppPatch, map[string]string) {
+func patchOf(q url.Values) (apps.Patch, map[string]string) {
 	var p appRequest
 	problems := map[string]string{}
 	text := func(name string) *string {
@@ -204,19 +205,19 @@ func patchOf(q url.Values) (otp.AppPatch, map[string]string) {
 
 // appsPage is the data of apps.html.
 type appsPage struct {
-	Apps     []otp.AppInfo
+	Apps     []apps.Info
 	Form     appForm
 	Problems []fieldProblem
 }
 
 // appPage is the data of app.html.
 type appPage struct {
-	Info       otp.AppInfo
+	Info       apps.Info
 	ServiceSID string
 	Form       appForm
 	Problems   []fieldProblem
 	// Secret is the key just made, shown once.
-	Secret *otp.CreatedKey
+	Secret *apps.CreatedKey
 	// Hooks are the app's webhook endpoints and what the page says about them; nil when
 	// the console has no webhooks.
 	Hooks *hooksSection

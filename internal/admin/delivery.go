@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"otpgate/internal/apps"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
@@ -71,7 +72,7 @@ type deliveryPage struct {
 	Span     string
 	Spans    []string
 	App      string
-	Apps     []otp.AppInfo
+	Apps     []apps.Info
 	Rows     []deliveryRow
 	Problems []fieldProblem
 }
@@ -84,7 +85,7 @@ type deliveryRow struct {
 }
 
 // handleDeliveryPage shows delivery rates per channel, country and provider.
-func handleDeliveryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps otp.AppAdmin, p adminParams) http.Handler {
+func handleDeliveryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps apps.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		data := deliveryPage{Span: q.Get("since"), Spans: deliverySpans}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
@@ -179,7 +180,7 @@ func handleAdminVerification(log *slog.Logger, a otp.AdminService) http.Handler 
 type historyPage struct {
 	Form historyForm
 	// Apps fill the app filter; nil hides it.
-	Apps     []otp.AppInfo
+	Apps     []apps.Info
 	Statuses []string
 	Problems []fieldProblem
 	Rows     []otp.SendRow
@@ -195,7 +196,7 @@ type historyForm struct {
 }
 
 // handleHistoryPage lists sends newest first, filtered and paged like the API.
-func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps otp.AppAdmin, p adminParams) http.Handler {
+func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps apps.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f, problems := p.sendFilter(q)

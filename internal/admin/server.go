@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	otphttp "otpgate/internal/http"
@@ -30,7 +31,7 @@ type Deps struct {
 	// Admin answers the console's questions and resets limits; required.
 	Admin otp.AdminService
 	// Apps manages apps and their keys; nil leaves the apps pages and API out.
-	Apps otp.AppAdmin
+	Apps apps.AdminService
 	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.
 	Fraud fraud.AdminService
 	// Webhooks manages the apps' webhook endpoints; nil leaves them out of the apps pages and API.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
@@ -118,7 +119,7 @@ type deliveriesPage struct {
 }
 
 // handleDeliveriesPage lists an endpoint's deliveries, newest first, optionally of one status.
-func handleDeliveriesPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
+func handleDeliveriesPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id, wid := r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "wid")
 		info, err := a.GetApp(ctx, id)

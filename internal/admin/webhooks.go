@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
@@ -157,7 +158,7 @@ type testedWebhook struct {
 
 // handleWebhookAddPage adds an endpoint from the app page's form and shows its secret
 // once, on the app page itself: the answer is not a redirect, so the secret is in no URL.
-func handleWebhookAddPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
+func handleWebhookAddPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		if err := r.ParseForm(); err != nil {
@@ -184,7 +185,7 @@ func handleWebhookAddPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hoo
 }
 
 // handleWebhookTestPage test-sends to an endpoint and shows how it went on the app page.
-func handleWebhookTestPage(log *slog.Logger, view *adminView, a otp.AppAdmin, hooks events.AdminService) http.Handler {
+func handleWebhookTestPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id, wid := r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "wid")
 		res, err := hooks.TestWebhook(ctx, id, wid)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -38,10 +39,10 @@ type TestResult struct {
 	Error      string
 }
 
-// AppLookup finds apps, so that endpoints belong to apps that exist; otp.AppAdmin is one.
+// AppLookup finds apps, so that endpoints belong to apps that exist; apps.AdminService is one.
 type AppLookup interface {
 	// GetApp returns one app. Errors: otp.ErrNotFound.
-	GetApp(ctx context.Context, id string) (otp.AppInfo, error)
+	GetApp(ctx context.Context, id string) (apps.Info, error)
 }
 
 // Audit log actions of endpoints.

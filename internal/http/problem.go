@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -145,7 +146,7 @@ func ProblemFor(err error) Problem {
 			out.Detail = "there is no such app"
 		}
 	case otp.CodeUnauthorized:
-		if errors.Is(err, otp.ErrBadKey) {
+		if errors.Is(err, apps.ErrBadKey) {
 			out.Detail = "the app needs one of its API keys as Authorization: Bearer <secret>; the key is missing, wrong or revoked"
 		}
 	case otp.CodeInvalidRequest:

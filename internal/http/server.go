@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -29,7 +30,7 @@ type Deps struct {
 	Verifier otp.Verifier
 	// Apps finds apps and authenticates their keys; nil serves only the default app,
 	// without keys.
-	Apps otp.AppDirectory
+	Apps apps.Directory
 	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
 	Twilio http.Handler
 	// Receipts takes providers' delivery callbacks; nil answers them 404.

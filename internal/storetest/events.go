@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
@@ -268,12 +269,12 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("DeletingAnAppDeletesItsEndpointsOnly", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		app := newApp(appA)
-		if err := e.Apps.CreateApp(e.ctx, app, audit(otp.ActionAppCreate)); err != nil {
+		if err := e.Apps.CreateApp(e.ctx, app, audit(apps.ActionAppCreate)); err != nil {
 			t.Fatalf("CreateApp: %v", err)
 		}
 		e.subscribe(appA, events.VerificationCreated)
 		kept := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
-		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)); err != nil {
+		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(apps.ActionAppDelete)); err != nil {
 			t.Fatalf("DeleteApp: %v", err)
 		}
 		if list, err := e.Events.Endpoints(e.ctx, appA); err != nil || len(list) != 0 {

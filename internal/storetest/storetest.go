@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
@@ -30,7 +31,7 @@ type Stores struct {
 	Receipts otp.ReceiptStore
 	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
 	// to History.
-	Apps  otp.AppStore
+	Apps  apps.Store
 	Flush func(ctx context.Context) error
 	// Settle marks at most limit sends still sending that were begun before before as
 	// unknown, oldest first, and returns how many (the stores' SettleSends).
