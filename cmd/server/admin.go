@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -16,16 +17,16 @@ import (
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
 func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps apps.AdminService, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
-	history := otp.NewAdmin(p.history, limiter, []otp.Limit{
+	console := history.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
 		{Scope: otp.ScopeIP, Rules: cfg.LimitIP},
 		{Scope: otp.ScopeCheckPhone, Rules: cfg.LimitCheckPhone},
 		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
-	history.LimiterTimeout = cfg.RedisTimeout
+	console.LimiterTimeout = cfg.RedisTimeout
 	return admin.NewServer(admin.Deps{
 		Logger:        log,
-		Admin:         history,
+		Admin:         console,
 		Apps:          apps,
 		Fraud:         fraud,
 		Webhooks:      webhooks,

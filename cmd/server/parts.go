@@ -15,6 +15,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
@@ -25,7 +26,7 @@ import (
 type parts struct {
 	redis   redis.UniversalClient
 	store   otp.Store
-	history otp.HistoryStore
+	history history.Store
 	denied  otp.DeniedRecorder
 	apps    apps.Store
 	fraud   fraud.Store

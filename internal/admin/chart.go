@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
 // chart is a bar chart of stat buckets drawn as inline SVG by the charts template:
@@ -75,7 +75,7 @@ func blockColors() []string {
 }
 
 // newChart lays out buckets of width bucket.
-func newChart(title string, buckets []otp.StatBucket, bucket time.Duration) chart {
+func newChart(title string, buckets []history.StatBucket, bucket time.Duration) chart {
 	c := chart{Title: title, Width: 720, Height: 240, PlotX0: 44, PlotX1: 672, PlotY0: 10, PlotY1: 212}
 	reasons := blockReasons(buckets)
 	colors := blockColors()
@@ -153,9 +153,9 @@ func newChart(title string, buckets []otp.StatBucket, bucket time.Duration) char
 }
 
 // traffic is everything asked for in a bucket: sends, blocks and duplicates.
-func traffic(b otp.StatBucket) int { return b.Sends + blockedTotal(b) + b.Duplicates }
+func traffic(b history.StatBucket) int { return b.Sends + blockedTotal(b) + b.Duplicates }
 
-func blockedTotal(b otp.StatBucket) int {
+func blockedTotal(b history.StatBucket) int {
 	n := 0
 	for _, v := range b.Blocked {
 		n += v
@@ -165,7 +165,7 @@ func blockedTotal(b otp.StatBucket) int {
 
 // blockReasons lists the refusing rules, the most frequent first, so colours are stable
 // for a given range.
-func blockReasons(buckets []otp.StatBucket) []string {
+func blockReasons(buckets []history.StatBucket) []string {
 	totals := map[string]int{}
 	for _, b := range buckets {
 		for r, v := range b.Blocked {

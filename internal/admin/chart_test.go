@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
-func hourly(bs ...otp.StatBucket) []otp.StatBucket {
+func hourly(bs ...history.StatBucket) []history.StatBucket {
 	start := time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
 	for i := range bs {
 		bs[i].Start = start.Add(time.Duration(i) * time.Hour)
@@ -23,14 +23,14 @@ func hourly(bs ...otp.StatBucket) []otp.StatBucket {
 
 func TestNewChart(t *testing.T) {
 	t.Run("EmptyRangeDrawsNoBars", func(t *testing.T) {
-		c := newChart("empty", hourly(otp.StatBucket{}, otp.StatBucket{}), time.Hour)
+		c := newChart("empty", hourly(history.StatBucket{}, history.StatBucket{}), time.Hour)
 		if !c.Empty || len(c.Bars) != 0 || c.RatioPath != "" || len(c.Rows) != 2 {
 			t.Errorf("got empty=%v, %d bars, path %q, %d rows; want empty, none, none, 2", c.Empty, len(c.Bars), c.RatioPath, len(c.Rows))
 		}
 	})
 
 	t.Run("BarHeightsAreProportional", func(t *testing.T) {
-		c := newChart("one", hourly(otp.StatBucket{
+		c := newChart("one", hourly(history.StatBucket{
 			Sends: 10, Failed: 2, Blocked: map[string]int{"phone 1/1m": 5, "ip 10/1h": 1}, Duplicates: 2, Approvals: 5,
 		}), time.Hour)
 		plotH := c.PlotY1 - c.PlotY0
@@ -67,8 +67,8 @@ func TestNewChart(t *testing.T) {
 
 	t.Run("RatioLineHasGapsWithoutSends", func(t *testing.T) {
 		c := newChart("gaps", hourly(
-			otp.StatBucket{Sends: 4, Approvals: 2}, otp.StatBucket{Sends: 2, Approvals: 2},
-			otp.StatBucket{}, otp.StatBucket{Sends: 1, Approvals: 0},
+			history.StatBucket{Sends: 4, Approvals: 2}, history.StatBucket{Sends: 2, Approvals: 2},
+			history.StatBucket{}, history.StatBucket{Sends: 1, Approvals: 0},
 		), time.Hour)
 		var cmds []string
 		for _, f := range strings.Fields(c.RatioPath) {
@@ -86,8 +86,8 @@ func TestNewChart(t *testing.T) {
 
 	t.Run("FrequentReasonsComeFirst", func(t *testing.T) {
 		got := blockReasons(hourly(
-			otp.StatBucket{Blocked: map[string]int{"ip 10/1h": 1, "phone 1/1m": 2}},
-			otp.StatBucket{Blocked: map[string]int{"phone 1/1m": 3, "global 1000/1h": 1, "none": 0}},
+			history.StatBucket{Blocked: map[string]int{"ip 10/1h": 1, "phone 1/1m": 2}},
+			history.StatBucket{Blocked: map[string]int{"phone 1/1m": 3, "global 1000/1h": 1, "none": 0}},
 		))
 		if want := []string{"phone 1/1m", "global 1000/1h", "ip 10/1h"}; !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
@@ -95,7 +95,7 @@ func TestNewChart(t *testing.T) {
 	})
 
 	t.Run("DailyLabelsNameTheDay", func(t *testing.T) {
-		c := newChart("week", []otp.StatBucket{{Start: time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)}}, 24*time.Hour)
+		c := newChart("week", []history.StatBucket{{Start: time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)}}, 24*time.Hour)
 		if c.XTicks[0].Label != "Wed Jan 2" {
 			t.Errorf("got %q, want %q", c.XTicks[0].Label, "Wed Jan 2")
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
 // badCursor is what is wrong with a cursor that encodeCursor did not make.
@@ -16,7 +16,7 @@ const badCursor = "malformed cursor; use next_cursor of the previous page"
 
 // encodeCursor writes a history position opaquely for URLs and the API's next_cursor:
 // base64url of "<unix microseconds>.<send id>". It is "" for no position (the last page).
-func encodeCursor(c *otp.SendCursor) string {
+func encodeCursor(c *history.SendCursor) string {
 	if c == nil {
 		return ""
 	}
@@ -25,7 +25,7 @@ func encodeCursor(c *otp.SendCursor) string {
 
 // parseCursor reads a cursor made by encodeCursor; "" is no position.
 // Errors: *otp.ErrInvalidRequest naming "cursor".
-func parseCursor(s string) (*otp.SendCursor, error) {
+func parseCursor(s string) (*history.SendCursor, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -46,13 +46,13 @@ func parseCursor(s string) (*otp.SendCursor, error) {
 	if err != nil {
 		return nil, bad
 	}
-	return &otp.SendCursor{Time: time.UnixMicro(n).UTC(), ID: u.String()}, nil
+	return &history.SendCursor{Time: time.UnixMicro(n).UTC(), ID: u.String()}, nil
 }
 
 // statusLabel is a send's status for people: its outcome, and for a blocked send the
 // refusing rule, such as "blocked:phone 1/1m".
-func statusLabel(r otp.SendRow) string {
-	if r.Status == otp.HistoryBlocked && r.Reason != "" {
+func statusLabel(r history.SendRow) string {
+	if r.Status == history.StatusBlocked && r.Reason != "" {
 		return r.Status + ":" + r.Reason
 	}
 	return r.Status

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
 func TestCursor(t *testing.T) {
 	t.Run("RoundTrips", func(t *testing.T) {
-		c := &otp.SendCursor{Time: time.Date(2030, 1, 2, 3, 4, 5, 6000, time.UTC), ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"}
+		c := &history.SendCursor{Time: time.Date(2030, 1, 2, 3, 4, 5, 6000, time.UTC), ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"}
 		got, err := parseCursor(encodeCursor(c))
 		if err != nil || got == nil || !got.Time.Equal(c.Time) || got.ID != c.ID {
 			t.Errorf("got %+v, %v; want %+v", got, err, c)
@@ -36,13 +36,13 @@ func TestCursor(t *testing.T) {
 
 func TestStatusLabel(t *testing.T) {
 	for _, c := range []struct {
-		row  otp.SendRow
+		row  history.SendRow
 		want string
 	}{
-		{otp.SendRow{Status: otp.HistoryBlocked, Reason: "phone 1/1m"}, "blocked:phone 1/1m"},
-		{otp.SendRow{Status: otp.HistoryBlocked}, "blocked"},
-		{otp.SendRow{Status: otp.HistoryDuplicate, Reason: "duplicate 1/5s"}, "duplicate"},
-		{otp.SendRow{Status: otp.HistoryApproved}, "approved"},
+		{history.SendRow{Status: history.StatusBlocked, Reason: "phone 1/1m"}, "blocked:phone 1/1m"},
+		{history.SendRow{Status: history.StatusBlocked}, "blocked"},
+		{history.SendRow{Status: history.StatusDuplicate, Reason: "duplicate 1/5s"}, "duplicate"},
+		{history.SendRow{Status: history.StatusApproved}, "approved"},
 	} {
 		if got := statusLabel(c.row); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)

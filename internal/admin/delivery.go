@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
-	"otpgate/internal/otp"
 )
 
 // deliveryResponse is GET /admin/api/delivery.
@@ -33,7 +33,7 @@ type deliveryRate struct {
 	DeliveryRate *float64 `json:"delivery_rate"`
 }
 
-func toDeliveryRate(r otp.DeliveryRate) deliveryRate {
+func toDeliveryRate(r history.DeliveryRate) deliveryRate {
 	out := deliveryRate{Channel: r.Channel, Country: r.Country, Provider: r.Provider, Sends: r.Sends, Sent: r.Sent,
 		Delivered: r.Delivered, Undelivered: r.Undelivered, Segments: r.Segments}
 	if rate, ok := r.Rate(); ok {
@@ -43,7 +43,7 @@ func toDeliveryRate(r otp.DeliveryRate) deliveryRate {
 }
 
 // handleAdminDelivery counts sends and delivery receipts per channel, country and provider.
-func handleAdminDelivery(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
+func handleAdminDelivery(log *slog.Logger, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		since, app, problems := p.deliveryRange(r.URL.Query())
 		if len(problems) > 0 {
@@ -79,13 +79,13 @@ type deliveryPage struct {
 
 // deliveryRow is one line of the delivery view.
 type deliveryRow struct {
-	otp.DeliveryRate
+	history.DeliveryRate
 	// RateLabel is the delivery rate as a percentage, or "–" without receipts.
 	RateLabel string
 }
 
 // handleDeliveryPage shows delivery rates per channel, country and provider.
-func handleDeliveryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps apps.AdminService, p adminParams) http.Handler {
+func handleDeliveryPage(log *slog.Logger, view *adminView, a history.AdminService, apps apps.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		data := deliveryPage{Span: q.Get("since"), Spans: deliverySpans}

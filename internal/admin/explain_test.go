@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 	"otpgate/internal/postgres"
 	"otpgate/internal/testenv"
 )
@@ -27,10 +27,10 @@ func TestAdminListQueryPlans(t *testing.T) {
 	store.Now = func() time.Time { return base.Add(60 * 24 * time.Hour) }
 	// The list query needs no limiter.
 	e := &adminEnv{t: t, logs: &syncBuffer{}}
-	e.h = NewServer(Deps{Logger: discardLogger(), Admin: otp.NewAdmin(store, nil, nil), Token: testAdminToken, DefaultRegion: "JP"})
+	e.h = NewServer(Deps{Logger: discardLogger(), Admin: history.NewAdmin(store, nil, nil), Token: testAdminToken, DefaultRegion: "JP"})
 	plans.Take("") // the seed's
 
-	deep := encodeCursor(&otp.SendCursor{Time: base.Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"})
+	deep := encodeCursor(&history.SendCursor{Time: base.Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"})
 	from, to := base.Add(10_000*time.Second).Format(time.RFC3339), base.Add(20_000*time.Second).Format(time.RFC3339)
 	for _, tc := range []struct{ name, query string }{
 		{"FirstPage", ""},

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/fraud"
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
 // How much the Fraud page shows.
@@ -27,13 +27,13 @@ type fraudPage struct {
 	Countries        []fraud.Conversion
 	Prefixes         []fraud.Conversion
 	Blocks           []fraudBlock
-	Shadow           []otp.SendRow
+	Shadow           []history.SendRow
 	Lists            []fraudListView
 	Kinds            []string
 	Entry            fraudEntryForm
 	// Done names what the last change did, for the confirmation line.
 	Done    string
-	Actions []otp.AdminAction
+	Actions []history.AdminAction
 }
 
 // loadFraudPage gathers the page; settings, when not nil, are shown instead of the stored ones.

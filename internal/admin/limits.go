@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
@@ -17,12 +18,12 @@ type limitsPage struct {
 	Rules     []otp.RuleState
 	// Reset is set right after a reset of Target.
 	Reset   bool
-	Actions []otp.AdminAction
+	Actions []history.AdminAction
 }
 
 // loadLimits reads the target of q with target (adminParams.target or requiredTarget)
 // and, when there is one, its limiter state.
-func loadLimits(r *http.Request, a otp.AdminService, q url.Values, target func(url.Values) (limitTarget, map[string]string)) (limitsPage, error) {
+func loadLimits(r *http.Request, a history.AdminService, q url.Values, target func(url.Values) (limitTarget, map[string]string)) (limitsPage, error) {
 	data := limitsPage{Phone: q.Get("phone"), IP: q.Get("ip")}
 	t, problems := target(q)
 	if len(problems) > 0 {
@@ -33,7 +34,7 @@ func loadLimits(r *http.Request, a otp.AdminService, q url.Values, target func(u
 	if t.Kind == "" {
 		return data, nil
 	}
-	if t.Kind == otp.TargetPhone {
+	if t.Kind == history.TargetPhone {
 		data.Phone = t.Key
 	} else {
 		data.IP = t.Key
@@ -44,7 +45,7 @@ func loadLimits(r *http.Request, a otp.AdminService, q url.Values, target func(u
 }
 
 // handleLimitsPage looks up the limiter state of a phone or IP, with recent admin actions.
-func handleLimitsPage(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
+func handleLimitsPage(log *slog.Logger, view *adminView, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		data, err := loadLimits(r, a, q, p.target)
@@ -67,7 +68,7 @@ func handleLimitsPage(log *slog.Logger, view *adminView, a otp.AdminService, p a
 
 // handleResetConfirm asks before a reset; its form POSTs with the CSRF token, so the
 // reset needs no script and cannot be triggered by a link.
-func handleResetConfirm(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
+func handleResetConfirm(log *slog.Logger, view *adminView, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, err := loadLimits(r, a, r.URL.Query(), p.requiredTarget)
 		if err != nil {
@@ -84,7 +85,7 @@ func handleResetConfirm(log *slog.Logger, view *adminView, a otp.AdminService, p
 
 // handleResetLimits resets a phone's or IP's limits and shows the cleared state
 // (post, redirect, get, so reloading the page does not reset again).
-func handleResetLimits(log *slog.Logger, view *adminView, a otp.AdminService, p adminParams) http.Handler {
+func handleResetLimits(log *slog.Logger, view *adminView, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			adminError(w, r, log, view, invalidParams(map[string]string{"form": "could not be read"}))
@@ -138,7 +139,7 @@ func toLimitsResponse(t limitTarget, states []otp.RuleState) limitsResponse {
 
 // handleAdminLimits reports the limiter state of phone= or ip= (GET) or resets it
 // and reports the state after the reset (DELETE).
-func handleAdminLimits(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
+func handleAdminLimits(log *slog.Logger, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, problems := p.requiredTarget(r.URL.Query())
 		if len(problems) > 0 {
@@ -160,9 +161,9 @@ func handleAdminLimits(log *slog.Logger, a otp.AdminService, p adminParams) http
 	})
 }
 
-// limitTarget is an otp.LimitTarget with the links the console makes to it.
+// limitTarget is a history.LimitTarget with the links the console makes to it.
 type limitTarget struct {
-	otp.LimitTarget
+	history.LimitTarget
 }
 
 // Query is the target as URL query.

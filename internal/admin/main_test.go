@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/apitest"
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
@@ -68,7 +69,7 @@ func newAdminEnv(t *testing.T, mod func(*Deps)) *adminEnv {
 	}
 	d := Deps{
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Admin:  otp.NewAdmin(e.store, e.limiter, testRules()), Token: testAdminToken, DefaultRegion: "JP",
+		Admin:  history.NewAdmin(e.store, e.limiter, testRules()), Token: testAdminToken, DefaultRegion: "JP",
 	}
 	if mod != nil {
 		mod(&d)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
@@ -30,7 +31,7 @@ const (
 
 // sendFilter reads phone, ip, status, from, to, limit and cursor; problems maps each
 // bad parameter to what is wrong with it.
-func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[string]string) {
+func (p adminParams) sendFilter(q url.Values) (f history.SendFilter, problems map[string]string) {
 	problems = map[string]string{}
 	if raw := strings.TrimSpace(q.Get("app")); raw != "" {
 		id, ok := otp.CanonAppID(raw)
@@ -70,8 +71,8 @@ func (p adminParams) sendFilter(q url.Values) (f otp.SendFilter, problems map[st
 	}
 	if raw := strings.TrimSpace(q.Get("limit")); raw != "" {
 		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > otp.MaxListLimit {
-			problems["limit"] = fmt.Sprintf("must be a whole number from 1 to %d", otp.MaxListLimit)
+		if err != nil || n < 1 || n > history.MaxListLimit {
+			problems["limit"] = fmt.Sprintf("must be a whole number from 1 to %d", history.MaxListLimit)
 		}
 		f.Limit = n
 	}
@@ -108,7 +109,7 @@ func (p adminParams) phone(raw string) (string, error) {
 }
 
 // filterQuery renders a filter as the query of a console link, times in RFC 3339.
-func filterQuery(f otp.SendFilter) url.Values {
+func filterQuery(f history.SendFilter) url.Values {
 	q := url.Values{}
 	for k, v := range map[string]string{"app": f.AppID, "phone": f.Phone, "ip": f.ClientIP, "status": f.Status, "cursor": encodeCursor(f.After)} {
 		if v != "" {
@@ -174,13 +175,13 @@ func (p adminParams) target(q url.Values) (limitTarget, map[string]string) {
 		if err != nil {
 			return limitTarget{}, map[string]string{"phone": err.Error()}
 		}
-		return limitTarget{otp.LimitTarget{Kind: otp.TargetPhone, Key: e164}}, nil
+		return limitTarget{history.LimitTarget{Kind: history.TargetPhone, Key: e164}}, nil
 	case ip != "":
 		key, err := p.ipKey(ip)
 		if err != nil {
 			return limitTarget{}, map[string]string{"ip": err.Error()}
 		}
-		return limitTarget{otp.LimitTarget{Kind: otp.TargetIP, Key: key}}, nil
+		return limitTarget{history.LimitTarget{Kind: history.TargetIP, Key: key}}, nil
 	}
 	return limitTarget{}, nil
 }

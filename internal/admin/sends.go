@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
 )
@@ -55,7 +56,7 @@ type adminProviderAttempt struct {
 	DurationMS float64   `json:"duration_ms"`
 }
 
-func toAdminSend(r otp.SendRow) adminSend {
+func toAdminSend(r history.SendRow) adminSend {
 	out := adminSend{
 		ID: r.ID, AppID: r.AppID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
 		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Shadow: r.Shadow, Provider: r.Provider,
@@ -108,7 +109,7 @@ type adminAttempt struct {
 	Time     time.Time `json:"time"`
 }
 
-func toVerificationResponse(d otp.VerificationDetail) verificationResponse {
+func toVerificationResponse(d history.VerificationDetail) verificationResponse {
 	v := d.Verification
 	out := verificationResponse{
 		Verification: adminVerification{
@@ -132,7 +133,7 @@ func toVerificationResponse(d otp.VerificationDetail) verificationResponse {
 }
 
 // handleAdminSends lists sends newest first, one keyset page at a time.
-func handleAdminSends(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
+func handleAdminSends(log *slog.Logger, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, problems := p.sendFilter(r.URL.Query())
 		if len(problems) > 0 {
@@ -153,7 +154,7 @@ func handleAdminSends(log *slog.Logger, a otp.AdminService, p adminParams) http.
 }
 
 // handleAdminSend shows one send.
-func handleAdminSend(log *slog.Logger, a otp.AdminService) http.Handler {
+func handleAdminSend(log *slog.Logger, a history.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		row, err := a.Send(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
@@ -165,7 +166,7 @@ func handleAdminSend(log *slog.Logger, a otp.AdminService) http.Handler {
 }
 
 // handleAdminVerification shows one verification with its sends and attempts.
-func handleAdminVerification(log *slog.Logger, a otp.AdminService) http.Handler {
+func handleAdminVerification(log *slog.Logger, a history.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d, err := a.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
@@ -183,7 +184,7 @@ type historyPage struct {
 	Apps     []apps.Info
 	Statuses []string
 	Problems []fieldProblem
-	Rows     []otp.SendRow
+	Rows     []history.SendRow
 	// Phone is the normalised phone filter, for a link to its limits.
 	Phone string
 	// First and Next link to the newest page and the next page, filters kept.
@@ -196,11 +197,11 @@ type historyForm struct {
 }
 
 // handleHistoryPage lists sends newest first, filtered and paged like the API.
-func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, apps apps.AdminService, p adminParams) http.Handler {
+func handleHistoryPage(log *slog.Logger, view *adminView, a history.AdminService, apps apps.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f, problems := p.sendFilter(q)
-		data := historyPage{Statuses: otp.HistoryStatuses(), Form: historyForm{
+		data := historyPage{Statuses: history.Statuses(), Form: historyForm{
 			App: f.AppID, Phone: f.Phone, IP: f.ClientIP, Status: f.Status, From: datetimeLocal(f.From), To: datetimeLocal(f.To),
 		}}
 		for name, dst := range map[string]*string{"phone": &data.Form.Phone, "ip": &data.Form.IP, "status": &data.Form.Status, "from": &data.Form.From, "to": &data.Form.To} {
@@ -246,7 +247,7 @@ func handleHistoryPage(log *slog.Logger, view *adminView, a otp.AdminService, ap
 }
 
 // handleVerificationPage shows one verification: every send and every check attempt.
-func handleVerificationPage(log *slog.Logger, view *adminView, a otp.AdminService) http.Handler {
+func handleVerificationPage(log *slog.Logger, view *adminView, a history.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d, err := a.VerificationDetail(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
@@ -254,9 +255,9 @@ func handleVerificationPage(log *slog.Logger, view *adminView, a otp.AdminServic
 			return
 		}
 		data := struct {
-			otp.VerificationDetail
+			history.VerificationDetail
 			LimitsURL string
-		}{d, limitTarget{otp.LimitTarget{Kind: otp.TargetPhone, Key: d.Verification.Phone}}.URL()}
+		}{d, limitTarget{history.LimitTarget{Kind: history.TargetPhone, Key: d.Verification.Phone}}.URL()}
 		view.render(w, r, http.StatusOK, "verification", pageData{Title: "Verification", Nav: "history", Data: data})
 	})
 }

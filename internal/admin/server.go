@@ -20,8 +20,8 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
-	"otpgate/internal/otp"
 )
 
 // Deps is what the admin listener needs; zero values get the defaults documented per field.
@@ -29,7 +29,7 @@ type Deps struct {
 	// Logger receives the access log and internal errors; nil discards them.
 	Logger *slog.Logger
 	// Admin answers the console's questions and resets limits; required.
-	Admin otp.AdminService
+	Admin history.AdminService
 	// Apps manages apps and their keys; nil leaves the apps pages and API out.
 	Apps apps.AdminService
 	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
-	"otpgate/internal/otp"
 )
 
 // statsResponse is GET /admin/api/stats.
@@ -27,7 +27,7 @@ type statsBucket struct {
 }
 
 // handleAdminStats counts sends, blocks by reason and approvals per bucket.
-func handleAdminStats(log *slog.Logger, a otp.AdminService, p adminParams) http.Handler {
+func handleAdminStats(log *slog.Logger, a history.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		since, bucket, app, problems := p.statsRange(r.URL.Query())
 		if len(problems) > 0 {
@@ -49,7 +49,7 @@ func handleAdminStats(log *slog.Logger, a otp.AdminService, p adminParams) http.
 }
 
 // handleChartsPage draws the last 24 hours by hour and the last 7 days by day.
-func handleChartsPage(log *slog.Logger, view *adminView, a otp.AdminService) http.Handler {
+func handleChartsPage(log *slog.Logger, view *adminView, a history.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hours, days, err := a.Charts(r.Context())
 		if err != nil {

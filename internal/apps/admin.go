@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -189,11 +190,11 @@ var errDefaultReadOnly = &otp.ErrInvalidRequest{
 	Fields: map[string]string{"id": "is the default app, which cannot be changed or deleted here"},
 }
 
-func audit(action, target, detail, actor string) otp.AdminAction {
+func audit(action, target, detail, actor string) history.AdminAction {
 	if !strings.HasPrefix(target, "key:") {
 		target = "app:" + target
 	}
-	return otp.AdminAction{Action: action, Target: target, Detail: detail + "; by " + actor}
+	return history.AdminAction{Action: action, Target: target, Detail: detail + "; by " + actor}
 }
 
 // describe sums an app's settings up for the audit log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -28,18 +29,18 @@ type Store interface {
 	// AppKeys lists an app's keys, revoked ones included, oldest first.
 	AppKeys(ctx context.Context, appID string) ([]Key, error)
 	// CreateApp stores a new app. Errors: *otp.ErrInvalidRequest from otp.App.Validate.
-	CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error
+	CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error
 	// UpdateApp replaces the settings of an app that is not deleted.
 	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest from otp.App.Validate.
-	UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error
+	UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error
 	// DeleteApp marks an app deleted, revokes its keys and deletes its webhook endpoints with
 	// their deliveries; its history stays.
 	// Errors: otp.ErrNotFound.
-	DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error
+	DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error
 	// CreateKey stores a new key of an app.
-	CreateKey(ctx context.Context, k Key, audit otp.AdminAction) error
+	CreateKey(ctx context.Context, k Key, audit history.AdminAction) error
 	// RevokeKey revokes a live key of the app. Errors: otp.ErrNotFound.
-	RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error
+	RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error
 	// TouchKeys records when keys were last used; it changes no version. Unknown keys are skipped.
 	TouchKeys(ctx context.Context, used map[string]time.Time) error
 }

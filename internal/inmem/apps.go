@@ -10,6 +10,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -98,7 +99,7 @@ func (s *Store) sortedKeys(appID string) []apps.Key {
 }
 
 // CreateApp implements apps.Store.
-func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	return s.changeApps(ctx, "create app", audit, func() error {
 		a, err := a.Validate()
 		if err != nil {
@@ -113,7 +114,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 }
 
 // UpdateApp implements apps.Store.
-func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	return s.changeApps(ctx, "update app", audit, func() error {
 		a, err := a.Validate()
 		if err != nil {
@@ -130,7 +131,7 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 }
 
 // DeleteApp implements apps.Store.
-func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error {
+func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "delete app", audit, func() error {
 		id = strings.ToLower(id)
 		if _, ok := s.apps.apps[id]; !ok || s.apps.deleted[id] {
@@ -149,7 +150,7 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit ot
 }
 
 // CreateKey implements apps.Store.
-func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit otp.AdminAction) error {
+func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAction) error {
 	return s.changeApps(ctx, "create key", audit, func() error {
 		if _, taken := s.apps.keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
 			return fmt.Errorf("key %q exists or is incomplete", k.ID)
@@ -161,7 +162,7 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit otp.AdminAction
 }
 
 // RevokeKey implements apps.Store.
-func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error {
+func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "revoke key", audit, func() error {
 		k, ok := s.apps.keys[keyID]
 		if !ok || k.AppID != strings.ToLower(appID) || k.Revoked() {
@@ -191,7 +192,7 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 
 // changeApps runs one change with its audit entry under the lock, as one transaction:
 // when change fails, neither it nor the entry is kept.
-func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction, change func() error) error {
+func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAction, change func() error) error {
 	if err := alive(op, ctx); err != nil {
 		return err
 	}

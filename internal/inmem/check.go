@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -64,7 +65,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 			s.emitVerification(events.VerificationFailed, v, v.ID, d, ref.Now)
 		}
 	}
-	s.attempts = append(s.attempts, otp.Attempt{
+	s.attempts = append(s.attempts, history.Attempt{
 		ID: s.attemptSeq, VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
 	})
 	return clone(v), outcome, nil

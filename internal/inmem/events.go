@@ -10,6 +10,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -84,7 +85,7 @@ func (s *Store) emitVerification(typ string, v *otp.Verification, key string, d 
 }
 
 // CreateEndpoint implements events.Store.
-func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a otp.AdminAction) error {
+func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history.AdminAction) error {
 	if err := alive("create endpoint", ctx); err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *Store) Endpoint(ctx context.Context, appID, id string) (events.Endpoint
 }
 
 // DeleteEndpoint implements events.Store.
-func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a otp.AdminAction) error {
+func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.AdminAction) error {
 	if err := alive("delete endpoint", ctx); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
@@ -187,7 +188,7 @@ func (s *Store) Purge(ctx context.Context, target string, before time.Time, limi
 			return gone
 		})
 	case "attempts":
-		s.attempts = slices.DeleteFunc(s.attempts, func(a otp.Attempt) bool {
+		s.attempts = slices.DeleteFunc(s.attempts, func(a history.Attempt) bool {
 			gone := n < limit && a.Time.Before(before)
 			if gone {
 				n++

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -62,7 +63,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 }
 
 func (s *Store) addSend(id, verificationID string, p otp.BeginSend, now time.Time) {
-	s.sends[id] = &otp.SendRow{
+	s.sends[id] = &history.SendRow{
 		ID: id, AppID: p.AppID, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
 		Channel: channelOr(p.Channel), Country: p.Country, Encoding: p.Encoding, Segments: p.Segments,
 		SendStatus: otp.SendSending, Provider: p.Provider, Shadow: p.Shadow, Updated: now,
@@ -123,13 +124,13 @@ func (s *Store) SettleSends(ctx context.Context, before, now time.Time, limit in
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var stale []*otp.SendRow
+	var stale []*history.SendRow
 	for _, r := range s.sends {
 		if r.SendStatus == otp.SendSending && r.Time.Before(before) {
 			stale = append(stale, r)
 		}
 	}
-	slices.SortFunc(stale, func(a, b *otp.SendRow) int { return a.Time.Compare(b.Time) })
+	slices.SortFunc(stale, func(a, b *history.SendRow) int { return a.Time.Compare(b.Time) })
 	if len(stale) > limit {
 		stale = stale[:max(limit, 0)]
 	}

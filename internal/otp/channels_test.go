@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -57,7 +58,7 @@ func TestSendRecordsEveryProviderAttempt(t *testing.T) {
 			if err != nil && (!errors.As(err, &provider) || provider.Provider != "second" || provider.Definite != tc.refunded) {
 				t.Errorf("got %v, want a provider error of second, definite %v", err, tc.refunded)
 			}
-			rows, _, _ := e.store.ListSends(context.Background(), otp.SendFilter{})
+			rows, _, _ := e.store.ListSends(context.Background(), history.SendFilter{})
 			if len(rows) != 1 {
 				t.Fatalf("got %d rows, want 1", len(rows))
 			}

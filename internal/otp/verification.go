@@ -102,3 +102,14 @@ func (v Verification) SettledClosedAt(now time.Time) time.Time {
 	}
 	return v.ClosedAt
 }
+
+// StatusAt is the verification's status as of now: a pending verification past its
+// expiry is expired, though it stays pending in storage until a send or check closes it.
+// It is the one statement of that rule; stores that filter on it in their own query
+// language test theirs against this (internal/storetest).
+func (v Verification) StatusAt(now time.Time) Status {
+	if v.Status == StatusPending && !now.Before(v.ExpiresAt) {
+		return StatusExpired
+	}
+	return v.Status
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -131,7 +132,7 @@ func (s *Store) AppKeys(ctx context.Context, appID string) ([]apps.Key, error) {
 }
 
 // CreateApp implements apps.Store.
-func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	a, err := a.Validate()
 	if err != nil || a.ID == "" {
 		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
@@ -144,7 +145,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 }
 
 // UpdateApp implements apps.Store.
-func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	a, err := a.Validate()
 	if err != nil {
 		return fmt.Errorf("postgres: update app: %w", err)
@@ -176,7 +177,7 @@ func appArgs(a otp.App) []any {
 }
 
 // DeleteApp implements apps.Store.
-func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error {
+func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error {
 	if !validID(id) {
 		return fmt.Errorf("postgres: delete app: %w", otp.ErrNotFound)
 	}
@@ -196,7 +197,7 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit ot
 }
 
 // CreateKey implements apps.Store.
-func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit otp.AdminAction) error {
+func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAction) error {
 	if !validID(k.AppID) || k.ID == "" {
 		return fmt.Errorf("postgres: create key: %w: key without id or app", errBug)
 	}
@@ -208,7 +209,7 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit otp.AdminAction
 }
 
 // RevokeKey implements apps.Store.
-func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error {
+func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error {
 	if !validID(appID) {
 		return fmt.Errorf("postgres: revoke key: %w", otp.ErrNotFound)
 	}
@@ -234,7 +235,7 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 
 // changeApps runs one change, its audit entry and the version bump in one transaction.
 // change reports how many rows it changed: none is otp.ErrNotFound, and nothing is kept.
-func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction, change func(pgx.Tx) (int64, error)) error {
+func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAction, change func(pgx.Tx) (int64, error)) error {
 	if err := audit.Validate(); err != nil {
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}

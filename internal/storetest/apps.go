@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -78,7 +79,7 @@ func testAppScope(t *testing.T, newStore func(t *testing.T) Stores) {
 		e.send(params("+819012345679", "222222", base()))
 		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), AppID: appA, Phone: "+819012345670", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: base()})
 		e.flush()
-		rows, _, err := e.History.ListSends(e.ctx, otp.SendFilter{AppID: appA})
+		rows, _, err := e.History.ListSends(e.ctx, history.SendFilter{AppID: appA})
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("ListSends(app A): got %d rows, err %v, want 2", len(rows), err)
 		}
@@ -111,7 +112,9 @@ func newApp(id string) otp.App {
 	}
 }
 
-func audit(action string) otp.AdminAction { return otp.AdminAction{Action: action, Target: "app:test"} }
+func audit(action string) history.AdminAction {
+	return history.AdminAction{Action: action, Target: "app:test"}
+}
 
 func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("CreatedAppIsLoadedAndVersionGrows", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -123,7 +124,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			all[1].Status != events.Delivered || all[1].DeliveredAt.IsZero() {
 			t.Errorf("all deliveries, newest written first: got %v", deliveryTypes(all))
 		}
-		d, err := e.Events.Redeliver(e.ctx, otp.DefaultAppID, ep, first[0].Event.ID, now.Add(3*time.Minute), otp.AdminAction{Action: "webhook_redelivered"})
+		d, err := e.Events.Redeliver(e.ctx, otp.DefaultAppID, ep, first[0].Event.ID, now.Add(3*time.Minute), history.AdminAction{Action: "webhook_redelivered"})
 		if err != nil || d.Status != events.Pending || d.Attempts != 0 {
 			t.Fatalf("Redeliver: got %+v, %v; want pending with no attempts", d, err)
 		}
@@ -131,7 +132,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		if len(re) != 1 || re[0].Event.ID != first[0].Event.ID || !re[0].WindowStart.Equal(now.Add(3*time.Minute)) {
 			t.Fatalf("after Redeliver: got %+v, want it due with a new window", re)
 		}
-		if _, err := e.Events.Redeliver(e.ctx, otherApp, ep, first[0].Event.ID, now, otp.AdminAction{Action: "webhook_redelivered"}); err == nil {
+		if _, err := e.Events.Redeliver(e.ctx, otherApp, ep, first[0].Event.ID, now, history.AdminAction{Action: "webhook_redelivered"}); err == nil {
 			t.Error("Redeliver through another app: got nil, want not found")
 		}
 		if _, err := e.Events.Deliveries(e.ctx, otherApp, ep, events.DeliveryFilter{}); err == nil {
@@ -224,14 +225,14 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		lifted := fraud.Block{ID: newID(), Scope: "prefix", Target: "+8190123", Mode: fraud.ModeEnforce, Reason: "tripped", StartedAt: base(), EndsAt: base().Add(time.Hour)}
 		ranOut := fraud.Block{ID: newID(), Scope: "country", Target: "JP", Mode: fraud.ModeShadow, StartedAt: base(), EndsAt: base().Add(time.Minute)}
 		for _, b := range []fraud.Block{lifted, ranOut} {
-			if err := e.Fraud.RecordFraudBlock(e.ctx, b, otp.AdminAction{Action: "fraud_block"}); err != nil {
+			if err := e.Fraud.RecordFraudBlock(e.ctx, b, history.AdminAction{Action: "fraud_block"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(10*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(10*time.Second), "console", history.AdminAction{Action: "fraud_lift"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(20*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(20*time.Second), "console", history.AdminAction{Action: "fraud_lift"}); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := e.Events.EndFraudBlocks(e.ctx, base().Add(time.Minute), 10); err != nil || n != 1 {
@@ -294,10 +295,10 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("Endpoints: got %+v, %v", list, err)
 		}
 		e.send(params("+15550100008", "777777", base()))
-		if err := e.Events.DeleteEndpoint(e.ctx, otherApp, ep, otp.AdminAction{Action: "webhook_deleted"}); err == nil {
+		if err := e.Events.DeleteEndpoint(e.ctx, otherApp, ep, history.AdminAction{Action: "webhook_deleted"}); err == nil {
 			t.Error("DeleteEndpoint through another app: got nil, want not found")
 		}
-		if err := e.Events.DeleteEndpoint(e.ctx, otp.DefaultAppID, ep, otp.AdminAction{Action: "webhook_deleted"}); err != nil {
+		if err := e.Events.DeleteEndpoint(e.ctx, otp.DefaultAppID, ep, history.AdminAction{Action: "webhook_deleted"}); err != nil {
 			t.Fatalf("DeleteEndpoint: %v", err)
 		}
 		if _, err := e.Events.Endpoint(e.ctx, otp.DefaultAppID, ep); err == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -38,7 +39,7 @@ func testSend(t *testing.T, newStore func(t *testing.T) Stores) {
 		p := params("+819012345678", "111111", base())
 		st := e.send(p)
 		r := e.sendRow(p.SendID)
-		if r.SendStatus != otp.SendSending || r.Status != otp.HistorySending || r.VerificationID != st.Verification.ID ||
+		if r.SendStatus != otp.SendSending || r.Status != history.StatusSending || r.VerificationID != st.Verification.ID ||
 			r.Phone != p.Phone || r.ClientIP != p.ClientIP || r.Provider != "test" || !r.Time.Equal(base()) {
 			t.Errorf("got %+v, want a sending row of verification %s at %v", r, st.Verification.ID, base())
 		}

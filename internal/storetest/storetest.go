@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
@@ -25,7 +26,7 @@ import (
 // Stores is one implementation under test, fresh and empty.
 type Stores struct {
 	Store   otp.Store
-	History otp.HistoryStore
+	History history.Store
 	Denied  otp.DeniedRecorder
 	// Receipts records delivery receipts on the sends of Store.
 	Receipts otp.ReceiptStore
@@ -189,7 +190,7 @@ func (e *env) verification(id string) otp.Verification {
 	return v
 }
 
-func (e *env) sendRow(id string) otp.SendRow {
+func (e *env) sendRow(id string) history.SendRow {
 	e.t.Helper()
 	r, err := e.History.Send(e.ctx, id)
 	if err != nil {

@@ -1,8 +1,10 @@
-package otp
+package history
 
 import (
 	"fmt"
 	"time"
+
+	"otpgate/internal/otp"
 )
 
 // StatBucket counts what happened in [Start, Start+bucket).
@@ -24,15 +26,15 @@ type StatBucket struct {
 }
 
 // StatRange checks a Stats request and returns its first bucket's start and the
-// number of buckets up to the one holding now. Errors: *ErrInvalidRequest.
+// number of buckets up to the one holding now. Errors: *otp.ErrInvalidRequest.
 func StatRange(since, now time.Time, bucket time.Duration) (start time.Time, n int, err error) {
 	if bucket < time.Minute || bucket%time.Second != 0 {
-		return time.Time{}, 0, &ErrInvalidRequest{Fields: map[string]string{"bucket": "must be whole seconds, at least a minute"}}
+		return time.Time{}, 0, &otp.ErrInvalidRequest{Fields: map[string]string{"bucket": "must be whole seconds, at least a minute"}}
 	}
 	start = BucketStart(since, bucket)
 	n = int(BucketStart(now, bucket).Sub(start)/bucket) + 1
 	if n < 1 || n > MaxStatBuckets {
-		return time.Time{}, 0, &ErrInvalidRequest{Fields: map[string]string{"since": fmt.Sprintf("must lie in the last %d buckets", MaxStatBuckets)}}
+		return time.Time{}, 0, &otp.ErrInvalidRequest{Fields: map[string]string{"since": fmt.Sprintf("must lie in the last %d buckets", MaxStatBuckets)}}
 	}
 	return start, n, nil
 }
@@ -53,7 +55,7 @@ type StatCounter struct {
 
 // NewStatCounter checks the range with StatRange and returns a counter holding every
 // bucket from the one holding since to the one holding now, empty.
-// Errors: *ErrInvalidRequest, as StatRange.
+// Errors: *otp.ErrInvalidRequest, as StatRange.
 func NewStatCounter(since, now time.Time, bucket time.Duration) (*StatCounter, error) {
 	start, n, err := StatRange(since, now, bucket)
 	if err != nil {
@@ -84,17 +86,17 @@ func (c *StatCounter) at(t time.Time) *StatBucket {
 
 // AddSends counts n sends of one status and reason made at t; a time outside the
 // range is not counted.
-func (c *StatCounter) AddSends(t time.Time, status SendStatus, reason string, n int) {
+func (c *StatCounter) AddSends(t time.Time, status otp.SendStatus, reason string, n int) {
 	b := c.at(t)
 	if b == nil {
 		return
 	}
 	switch status {
-	case SendBlocked:
+	case otp.SendBlocked:
 		b.Blocked[reason] += n
-	case SendDuplicate:
+	case otp.SendDuplicate:
 		b.Duplicates += n
-	case SendFailed:
+	case otp.SendFailed:
 		b.Failed += n
 		b.Sends += n
 	default:

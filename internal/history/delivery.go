@@ -1,10 +1,12 @@
-package otp
+package history
 
 import (
 	"cmp"
 	"context"
 	"slices"
 	"time"
+
+	"otpgate/internal/otp"
 )
 
 // DeliveryRate counts the sends of one channel, country and provider and what their
@@ -35,11 +37,11 @@ func (r DeliveryRate) Rate() (rate float64, ok bool) {
 	return float64(r.Delivered) / float64(n), true
 }
 
-// SortDeliveryRates orders rates by channel (in the order of Channels), country and provider.
+// SortDeliveryRates orders rates by channel (in the order of otp.Channels), country and provider.
 func SortDeliveryRates(rates []DeliveryRate) {
 	slices.SortFunc(rates, func(a, b DeliveryRate) int {
 		return cmp.Or(
-			cmp.Compare(slices.Index(Channels, a.Channel), slices.Index(Channels, b.Channel)),
+			cmp.Compare(slices.Index(otp.Channels, a.Channel), slices.Index(otp.Channels, b.Channel)),
 			cmp.Compare(a.Country, b.Country),
 			cmp.Compare(a.Provider, b.Provider),
 		)

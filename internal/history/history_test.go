@@ -1,4 +1,4 @@
-package otp_test
+package history_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/storetest"
 )
@@ -41,29 +42,29 @@ func TestHistoryStatusOfAnUnknownSend(t *testing.T) {
 		now  time.Time
 		want string
 	}{
-		{"WhilePending", otp.StatusPending, expires.Add(-time.Second), otp.HistoryUnknown},
-		{"ApprovedProvesTheCodeArrived", otp.StatusApproved, expires, otp.HistoryApproved},
-		{"ExpiredUnchecked", otp.StatusPending, expires, otp.HistoryExpired},
+		{"WhilePending", otp.StatusPending, expires.Add(-time.Second), history.StatusUnknown},
+		{"ApprovedProvesTheCodeArrived", otp.StatusApproved, expires, history.StatusApproved},
+		{"ExpiredUnchecked", otp.StatusPending, expires, history.StatusExpired},
 	} {
-		if got := otp.HistoryStatus(otp.SendUnknown, c.v, expires, c.now); got != c.want {
+		if got := history.StatusOf(otp.SendUnknown, c.v, expires, c.now); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
 }
 
 func TestHistoryStatusesAreTheValidStatuses(t *testing.T) {
-	got := otp.HistoryStatuses()
-	want := []string{otp.HistorySent, otp.HistorySending, otp.HistoryFailed, otp.HistoryBlocked, otp.HistoryDuplicate, otp.HistoryApproved, otp.HistoryExpired, otp.HistoryUnknown}
+	got := history.Statuses()
+	want := []string{history.StatusSent, history.StatusSending, history.StatusFailed, history.StatusBlocked, history.StatusDuplicate, history.StatusApproved, history.StatusExpired, history.StatusUnknown}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	for _, s := range append(got, "") {
-		if !otp.ValidHistoryStatus(s) {
+		if !history.ValidStatus(s) {
 			t.Errorf("ValidHistoryStatus(%q): got false, want true", s)
 		}
 	}
 	for _, s := range []string{"delivered", "blocked:phone 1/1m", "SENT"} {
-		if otp.ValidHistoryStatus(s) {
+		if history.ValidStatus(s) {
 			t.Errorf("ValidHistoryStatus(%q): got true, want false", s)
 		}
 	}
@@ -71,13 +72,13 @@ func TestHistoryStatusesAreTheValidStatuses(t *testing.T) {
 
 func TestSendFilterValidate(t *testing.T) {
 	t.Run("GoodFilterPasses", func(t *testing.T) {
-		after := &otp.SendCursor{Time: time.Date(2030, 1, 2, 3, 4, 5, 6000, time.UTC), ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"}
-		if err := (otp.SendFilter{Status: otp.HistoryBlocked, After: after}).Validate(); err != nil {
+		after := &history.SendCursor{Time: time.Date(2030, 1, 2, 3, 4, 5, 6000, time.UTC), ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f60"}
+		if err := (history.SendFilter{Status: history.StatusBlocked, After: after}).Validate(); err != nil {
 			t.Errorf("got %v, want none", err)
 		}
 	})
 	t.Run("BadStatusAndCursorAreBothNamed", func(t *testing.T) {
-		err := otp.SendFilter{Status: "delivered", After: &otp.SendCursor{ID: "x"}}.Validate()
+		err := history.SendFilter{Status: "delivered", After: &history.SendCursor{ID: "x"}}.Validate()
 		var inv *otp.ErrInvalidRequest
 		want := map[string]string{
 			"status": "must be one of sent, sending, failed, blocked, duplicate, approved, expired, unknown",
@@ -90,19 +91,19 @@ func TestSendFilterValidate(t *testing.T) {
 }
 
 func TestSendFilterPage(t *testing.T) {
-	rows := make([]otp.SendRow, 4)
+	rows := make([]history.SendRow, 4)
 	for i := range rows {
-		rows[i] = otp.SendRow{ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f6" + string(rune('0'+i)), Time: time.Unix(int64(100-i), 0).UTC()}
+		rows[i] = history.SendRow{ID: "0190a5c2-7b3e-7c1d-9f2a-1b2c3d4e5f6" + string(rune('0'+i)), Time: time.Unix(int64(100-i), 0).UTC()}
 	}
 	t.Run("ExtraRowGivesTheLastRowsPosition", func(t *testing.T) {
-		page, next := otp.SendFilter{Limit: 3}.Page(rows)
-		want := otp.SendCursor{Time: rows[2].Time, ID: rows[2].ID}
+		page, next := history.SendFilter{Limit: 3}.Page(rows)
+		want := history.SendCursor{Time: rows[2].Time, ID: rows[2].ID}
 		if len(page) != 3 || next == nil || *next != want {
 			t.Errorf("got %d rows, next %v; want 3 and %v", len(page), next, want)
 		}
 	})
 	t.Run("ExactPageIsTheLast", func(t *testing.T) {
-		if page, next := (otp.SendFilter{Limit: 4}).Page(rows); len(page) != 4 || next != nil {
+		if page, next := (history.SendFilter{Limit: 4}).Page(rows); len(page) != 4 || next != nil {
 			t.Errorf("got %d rows, next %v; want 4 and none", len(page), next)
 		}
 	})
@@ -111,7 +112,7 @@ func TestSendFilterPage(t *testing.T) {
 func TestStatCounter(t *testing.T) {
 	day := time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
 	now := day.Add(2*time.Hour + 30*time.Minute)
-	feed := func(c *otp.StatCounter) {
+	feed := func(c *history.StatCounter) {
 		c.AddSends(day.Add(-time.Second), otp.SendSent, "", 9) // before the range
 		c.AddSends(day.Add(time.Minute), otp.SendSent, "", 2)
 		c.AddSends(day.Add(2*time.Minute), otp.SendFailed, "", 1)
@@ -124,13 +125,13 @@ func TestStatCounter(t *testing.T) {
 		c.AddApprovals(day.Add(2*time.Hour+time.Minute), 1)
 		c.AddSends(day.Add(3*time.Hour), otp.SendSent, "", 9) // after the range
 	}
-	hours, err := otp.NewStatCounter(day.Add(10*time.Minute), now, time.Hour)
+	hours, err := history.NewStatCounter(day.Add(10*time.Minute), now, time.Hour)
 	if err != nil {
 		t.Fatalf("NewStatCounter: %v", err)
 	}
 	feed(hours)
 	t.Run("CountsPerBucket", func(t *testing.T) {
-		want := []otp.StatBucket{
+		want := []history.StatBucket{
 			{Start: day, Sends: 5, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2}, Duplicates: 1, Approvals: 2, ApprovalRatio: 0.4},
 			{Start: day.Add(time.Hour), Blocked: map[string]int{}},
 			{Start: day.Add(2 * time.Hour), Blocked: map[string]int{"ip 10/1h": 1}, Approvals: 1},
@@ -141,14 +142,14 @@ func TestStatCounter(t *testing.T) {
 		}
 	})
 	t.Run("HoursAddUpToTheirDay", func(t *testing.T) {
-		days, err := otp.NewStatCounter(now, now, 24*time.Hour)
+		days, err := history.NewStatCounter(now, now, 24*time.Hour)
 		if err != nil {
 			t.Fatalf("NewStatCounter: %v", err)
 		}
 		for _, b := range hours.Buckets() {
 			days.AddBucket(b)
 		}
-		storetest.WantBuckets(t, days.Buckets(), []otp.StatBucket{{
+		storetest.WantBuckets(t, days.Buckets(), []history.StatBucket{{
 			Start: day, Sends: 5, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
 			Duplicates: 1, Approvals: 3, ApprovalRatio: 0.6,
 		}})
@@ -163,9 +164,9 @@ func TestStatCounter(t *testing.T) {
 			{"BucketUnderAMinute", now, 59 * time.Second, "bucket"},
 			{"BucketNotWholeSeconds", now, time.Minute + time.Millisecond, "bucket"},
 			{"SinceAfterNow", now.Add(time.Hour), time.Hour, "since"},
-			{"TooManyBuckets", now.Add(-otp.MaxStatBuckets * time.Hour), time.Hour, "since"},
+			{"TooManyBuckets", now.Add(-history.MaxStatBuckets * time.Hour), time.Hour, "since"},
 		} {
-			_, err := otp.NewStatCounter(c.since, now, c.bucket)
+			_, err := history.NewStatCounter(c.since, now, c.bucket)
 			var inv *otp.ErrInvalidRequest
 			if !errors.As(err, &inv) || inv.Fields[c.field] == "" {
 				t.Errorf("%s: got %v, want ErrInvalidRequest naming %q", c.name, err, c.field)

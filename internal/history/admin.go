@@ -1,10 +1,12 @@
-package otp
+package history
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"otpgate/internal/otp"
 )
 
 // LimitTarget is what the console inspects and resets: a phone or a client IP.
@@ -27,18 +29,18 @@ func (t LimitTarget) String() string { return t.Kind + ":" + t.Key }
 // Scopes lists the limiter scopes the target is keyed in: its send scope, then its check scope.
 func (t LimitTarget) Scopes() []string {
 	if t.Kind == TargetPhone {
-		return []string{ScopePhone, ScopeCheckPhone}
+		return []string{otp.ScopePhone, otp.ScopeCheckPhone}
 	}
-	return []string{ScopeIP, ScopeCheckIP}
+	return []string{otp.ScopeIP, otp.ScopeCheckIP}
 }
 
 // Admin answers the admin console: history, charts, and the limiter state of one
 // phone or IP with its audited reset.
 type Admin struct {
-	history HistoryStore
-	limiter Limiter
+	history Store
+	limiter otp.Limiter
 	// rules are the configured rules per scope.
-	rules map[string][]Rule
+	rules map[string][]otp.Rule
 
 	// Now is the clock of the charts; tests replace it.
 	Now func() time.Time
@@ -48,8 +50,8 @@ type Admin struct {
 
 // NewAdmin returns the admin service over history and limiter; limits are the
 // configured send and check rules per scope (their Key is ignored).
-func NewAdmin(history HistoryStore, limiter Limiter, limits []Limit) *Admin {
-	rules := map[string][]Rule{}
+func NewAdmin(history Store, limiter otp.Limiter, limits []otp.Limit) *Admin {
+	rules := map[string][]otp.Rule{}
 	for _, l := range limits {
 		rules[l.Scope] = append(rules[l.Scope], l.Rules...)
 	}
@@ -108,15 +110,15 @@ func (a *Admin) Charts(ctx context.Context) (hours, days []StatBucket, err error
 }
 
 // Limits implements AdminService.
-func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]RuleState, error) {
-	var out []RuleState
+func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, error) {
+	var out []otp.RuleState
 	for _, scope := range t.Scopes() {
 		rules := a.rules[scope]
 		if len(rules) == 0 {
 			continue
 		}
-		lctx, cancel := Bounded(ctx, a.LimiterTimeout)
-		states, err := a.limiter.Inspect(lctx, Limit{Scope: scope, Key: t.Key, Rules: rules})
+		lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
+		states, err := a.limiter.Inspect(lctx, otp.Limit{Scope: scope, Key: t.Key, Rules: rules})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("otp: admin: inspect %s: %w", scope, err)
@@ -141,7 +143,7 @@ func (a *Admin) ResetLimits(ctx context.Context, t LimitTarget, actor string) er
 		return fmt.Errorf("otp: admin: audit reset: %w", err)
 	}
 	for _, scope := range scopes {
-		lctx, cancel := Bounded(ctx, a.LimiterTimeout)
+		lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
 		err := a.limiter.Reset(lctx, scope, t.Key)
 		cancel()
 		if err != nil {
@@ -150,3 +152,29 @@ func (a *Admin) ResetLimits(ctx context.Context, t LimitTarget, actor string) er
 	}
 	return nil
 }
+
+// AdminService is what the admin console and its JSON API call; *Admin implements it.
+type AdminService interface {
+	// ListSends returns one page of history; see Store.ListSends.
+	ListSends(ctx context.Context, f SendFilter) (rows []SendRow, next *SendCursor, err error)
+	// Send returns one send by id. Errors: otp.ErrNotFound.
+	Send(ctx context.Context, id string) (SendRow, error)
+	// VerificationDetail returns a verification with its sends and attempts. Errors: otp.ErrNotFound.
+	VerificationDetail(ctx context.Context, id string) (VerificationDetail, error)
+	// Stats counts history per bucket, of one app or (appID "") all; see Store.Stats.
+	Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]StatBucket, error)
+	// DeliveryRates counts sends and receipts per channel, country and provider; see DeliveryRater.
+	DeliveryRates(ctx context.Context, since time.Time, appID string) ([]DeliveryRate, error)
+	// Charts returns the last 24 hours per hour and the last 7 days per day, up to now.
+	Charts(ctx context.Context) (hours, days []StatBucket, err error)
+	// Limits reports every configured rule of the target's scopes without recording anything.
+	// Errors wrap otp.ErrUnavailable.
+	Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, error)
+	// ResetLimits forgets what the limiter recorded for the target and audits it.
+	// Errors wrap otp.ErrUnavailable; nothing is reset when the audit entry cannot be written.
+	ResetLimits(ctx context.Context, t LimitTarget, actor string) error
+	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
+	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
+}
+
+var _ AdminService = (*Admin)(nil)

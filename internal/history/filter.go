@@ -1,10 +1,12 @@
-package otp
+package history
 
 import (
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/otp"
 )
 
 // Limits of history queries.
@@ -49,14 +51,14 @@ func (f SendFilter) PageLimit() int {
 }
 
 // Validate checks Status and After, the filter fields a store cannot use as given.
-// Errors: *ErrInvalidRequest naming "status" and "cursor".
+// Errors: *otp.ErrInvalidRequest naming "status" and "cursor".
 func (f SendFilter) Validate() error {
 	fields := map[string]string{}
-	if !ValidHistoryStatus(f.Status) {
-		fields["status"] = "must be one of " + strings.Join(HistoryStatuses(), ", ")
+	if !ValidStatus(f.Status) {
+		fields["status"] = "must be one of " + strings.Join(Statuses(), ", ")
 	}
 	if f.AppID != "" {
-		if _, ok := CanonAppID(f.AppID); !ok || f.AppID == DefaultAppAlias {
+		if _, ok := otp.CanonAppID(f.AppID); !ok || f.AppID == otp.DefaultAppAlias {
 			fields["app"] = "names no app"
 		}
 	}
@@ -66,7 +68,7 @@ func (f SendFilter) Validate() error {
 		}
 	}
 	if len(fields) > 0 {
-		return &ErrInvalidRequest{Fields: fields}
+		return &otp.ErrInvalidRequest{Fields: fields}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package otp_test
+package history_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 )
@@ -38,9 +39,9 @@ func TestAdminChartsAddHoursIntoDays(t *testing.T) {
 		seedSent(t, mem, "+81901111000"+string(rune('0'+i)), now.Add(-back), otp.SendSent)
 	}
 	// Before the first day's midnight: neither chart shows it.
-	seedSent(t, mem, "+819011110009", otp.BucketStart(now.Add(-6*24*time.Hour), 24*time.Hour).Add(-time.Second), otp.SendFailed)
+	seedSent(t, mem, "+819011110009", history.BucketStart(now.Add(-6*24*time.Hour), 24*time.Hour).Add(-time.Second), otp.SendFailed)
 
-	a := otp.NewAdmin(mem, nil, nil)
+	a := history.NewAdmin(mem, nil, nil)
 	a.Now = mem.Now
 	hours, days, err := a.Charts(context.Background())
 	if err != nil {

@@ -1,33 +1,41 @@
-package otp
+// Package history owns the record of past sends and checks as the admin console reads it:
+// the Store interface both stores implement, its rows (SendRow, Attempt,
+// VerificationDetail), filters and cursors, stats buckets and their counter, delivery
+// rates, the audit log (AdminAction), and the admin service (Admin) that answers the
+// console with them and resets a phone's or an IP's limits, audited. It imports the
+// domain (internal/otp) for the vocabulary of verifications; the domain knows nothing of it.
+package history
 
 import (
 	"context"
 	"slices"
 	"time"
+
+	"otpgate/internal/otp"
 )
 
-// HistoryStore answers the admin console's questions about past sends and checks.
+// Store answers the admin console's questions about past sends and checks.
 // Implementations: internal/postgres and internal/inmem.
-type HistoryStore interface {
+type Store interface {
 	// ListSends returns sends newest first, by (Time, ID), and the position after the
 	// last of them when another page follows (nil on the last page). Errors:
-	// *ErrInvalidRequest from SendFilter.Validate.
+	// *otp.ErrInvalidRequest from SendFilter.Validate.
 	ListSends(ctx context.Context, f SendFilter) (rows []SendRow, next *SendCursor, err error)
-	// Send returns one send by id. Errors: ErrNotFound.
+	// Send returns one send by id. Errors: otp.ErrNotFound.
 	Send(ctx context.Context, id string) (SendRow, error)
 	// VerificationDetail returns a verification with its sends and attempts, oldest
 	// first, and without its code hashes; its Status is StatusAt the store's clock.
-	// Errors: ErrNotFound.
+	// Errors: otp.ErrNotFound.
 	VerificationDetail(ctx context.Context, id string) (VerificationDetail, error)
 	// Stats counts sends, blocks and approvals per bucket, from the bucket holding since
 	// up to the one holding now, with empty buckets included (Blocked is never nil).
 	// Buckets start at whole multiples of bucket since the Unix epoch. Errors:
-	// *ErrInvalidRequest naming "bucket" for a bucket shorter than a minute or not of
+	// *otp.ErrInvalidRequest naming "bucket" for a bucket shorter than a minute or not of
 	// whole seconds, and naming "since" for a since in a later bucket than now's or a
 	// range of more than MaxStatBuckets buckets. A non-empty appID counts only that app's.
 	Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]StatBucket, error)
 	// RecordAdminAction appends to the audit log; a zero Time means now.
-	// Errors: *ErrInvalidRequest from AdminAction.Validate.
+	// Errors: *otp.ErrInvalidRequest from AdminAction.Validate.
 	RecordAdminAction(ctx context.Context, a AdminAction) error
 	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
 	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
@@ -38,51 +46,40 @@ type HistoryStore interface {
 // and expired name a send whose verification ended that way; the others are the
 // send's own status.
 const (
-	HistorySending   = "sending"
-	HistorySent      = "sent"
-	HistoryFailed    = "failed"
-	HistoryBlocked   = "blocked"
-	HistoryDuplicate = "duplicate"
-	HistoryApproved  = "approved"
-	HistoryExpired   = "expired"
-	// HistoryUnknown: a send whose outcome was never recorded (SendUnknown).
-	HistoryUnknown = "unknown"
+	StatusSending   = "sending"
+	StatusSent      = "sent"
+	StatusFailed    = "failed"
+	StatusBlocked   = "blocked"
+	StatusDuplicate = "duplicate"
+	StatusApproved  = "approved"
+	StatusExpired   = "expired"
+	// StatusUnknown: a send whose outcome was never recorded (otp.SendUnknown).
+	StatusUnknown = "unknown"
 )
 
-// HistoryStatuses lists the values SendFilter.Status accepts besides "", in the
+// Statuses lists the values SendFilter.Status accepts besides "", in the
 // order the console offers them.
-func HistoryStatuses() []string {
-	return []string{HistorySent, HistorySending, HistoryFailed, HistoryBlocked, HistoryDuplicate, HistoryApproved, HistoryExpired, HistoryUnknown}
+func Statuses() []string {
+	return []string{StatusSent, StatusSending, StatusFailed, StatusBlocked, StatusDuplicate, StatusApproved, StatusExpired, StatusUnknown}
 }
 
-// ValidHistoryStatus reports whether s is a status SendFilter accepts ("" included).
-func ValidHistoryStatus(s string) bool {
-	return s == "" || slices.Contains(HistoryStatuses(), s)
+// ValidStatus reports whether s is a status SendFilter accepts ("" included).
+func ValidStatus(s string) bool {
+	return s == "" || slices.Contains(Statuses(), s)
 }
 
-// StatusAt is the verification's status as of now: a pending verification past its
-// expiry is expired, though it stays pending in storage until a send or check closes it.
-// It is the one statement of that rule; stores that filter on it in their own query
-// language test theirs against this (internal/storetest).
-func (v Verification) StatusAt(now time.Time) Status {
-	if v.Status == StatusPending && !now.Before(v.ExpiresAt) {
-		return StatusExpired
-	}
-	return v.Status
-}
-
-// HistoryStatus is a send's outcome in history: the verification's outcome wins over a
+// StatusOf is a send's outcome in history: the verification's outcome wins over a
 // sent (or still sending, or unknown) send's own status, so support sees how it ended —
 // an approval also proves that an unknown send's code arrived. The verification's status
-// is taken as of now (see Verification.StatusAt).
-func HistoryStatus(send SendStatus, v Status, expiresAt, now time.Time) string {
+// is taken as of now (see otp.Verification.StatusAt).
+func StatusOf(send otp.SendStatus, v otp.Status, expiresAt, now time.Time) string {
 	switch send {
-	case SendSent, SendSending, SendUnknown:
-		switch (Verification{Status: v, ExpiresAt: expiresAt}).StatusAt(now) {
-		case StatusApproved:
-			return HistoryApproved
-		case StatusExpired:
-			return HistoryExpired
+	case otp.SendSent, otp.SendSending, otp.SendUnknown:
+		switch (otp.Verification{Status: v, ExpiresAt: expiresAt}).StatusAt(now) {
+		case otp.StatusApproved:
+			return StatusApproved
+		case otp.StatusExpired:
+			return StatusExpired
 		}
 	}
 	return string(send)
@@ -107,11 +104,11 @@ type SendRow struct {
 	Encoding string
 	Segments int
 	// Attempts are the provider attempts of the send, in order.
-	Attempts []ProviderAttempt
-	// Status is the send's outcome, from HistoryStatus, such as "approved" or "blocked".
+	Attempts []otp.ProviderAttempt
+	// Status is the send's outcome, from StatusOf, such as "approved" or "blocked".
 	Status string
 	// SendStatus is the row's own state.
-	SendStatus SendStatus
+	SendStatus otp.SendStatus
 	// Reason is the refusing rule of a blocked or duplicate send, such as "phone 1/1m".
 	Reason string
 	// Shadow names what shadow fraud rules would have refused, such as "prefix 10/1h:shadow".
@@ -133,7 +130,7 @@ type SendRow struct {
 type Attempt struct {
 	ID             int64
 	VerificationID string
-	Outcome        CheckOutcome
+	Outcome        otp.CheckOutcome
 	ClientIP       string
 	Time           time.Time
 }
@@ -141,7 +138,7 @@ type Attempt struct {
 // VerificationDetail is one verification with everything that happened to it.
 type VerificationDetail struct {
 	// Verification has no CodeHashes.
-	Verification Verification
+	Verification otp.Verification
 	Sends        []SendRow
 	Attempts     []Attempt
 }

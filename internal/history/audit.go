@@ -1,6 +1,10 @@
-package otp
+package history
 
-import "time"
+import (
+	"time"
+
+	"otpgate/internal/otp"
+)
 
 // AdminAction is one entry of the admin audit log.
 type AdminAction struct {
@@ -17,10 +21,10 @@ const (
 	ActionLimitReset = "limit_reset"
 )
 
-// Validate checks an entry before it is recorded. Errors: *ErrInvalidRequest naming "action".
+// Validate checks an entry before it is recorded. Errors: *otp.ErrInvalidRequest naming "action".
 func (a AdminAction) Validate() error {
 	if a.Action == "" {
-		return &ErrInvalidRequest{Fields: map[string]string{"action": "required"}}
+		return &otp.ErrInvalidRequest{Fields: map[string]string{"action": "required"}}
 	}
 	return nil
 }
