@@ -39,9 +39,10 @@ func (r DeliveryRate) Rate() (rate float64, ok bool) {
 
 // SortDeliveryRates orders rates by channel (in the order of otp.Channels), country and provider.
 func SortDeliveryRates(rates []DeliveryRate) {
+	channels := otp.Channels()
 	slices.SortFunc(rates, func(a, b DeliveryRate) int {
 		return cmp.Or(
-			cmp.Compare(slices.Index(otp.Channels, a.Channel), slices.Index(otp.Channels, b.Channel)),
+			cmp.Compare(slices.Index(channels, a.Channel), slices.Index(channels, b.Channel)),
 			cmp.Compare(a.Country, b.Country),
 			cmp.Compare(a.Provider, b.Provider),
 		)

@@ -194,3 +194,18 @@ func TestAppMessageSettings(t *testing.T) {
 		}
 	})
 }
+
+func TestChannelsCannotBeChangedByACaller(t *testing.T) {
+	want := []string{otp.ChannelSMS, otp.ChannelWhatsApp, otp.ChannelVoice, otp.ChannelEmail}
+	got := otp.Channels()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	got[0] = "pigeon"
+	if again := otp.Channels(); !reflect.DeepEqual(again, want) {
+		t.Errorf("after a caller changed its copy: got %v, want %v", again, want)
+	}
+	if (otp.App{}).AcceptsChannel("pigeon") {
+		t.Errorf("AcceptsChannel(%q): got true, want false", "pigeon")
+	}
+}

@@ -36,7 +36,7 @@ func NewLog(log *slog.Logger) *Log {
 func (l *Log) Name() string { return "log" }
 
 // Channels are every channel: in dev mode each works with nothing configured.
-func (l *Log) Channels() []string { return otp.Channels }
+func (l *Log) Channels() []string { return otp.Channels() }
 
 // Send writes one line with the message's channel, id, recipient and body (for email,
 // the plain part). It fails, with
