@@ -113,7 +113,7 @@ func toVerificationResponse(d history.VerificationDetail) verificationResponse {
 	v := d.Verification
 	out := verificationResponse{
 		Verification: adminVerification{
-			ID: v.ID, Phone: v.Phone, Channel: v.Channel, Locale: v.Locale, Status: string(v.Status),
+			ID: v.ID, Phone: v.Address, Channel: v.Channel, Locale: v.Locale, Status: string(v.Status),
 			Sends: v.Sends, Attempts: v.Attempts, MaxAttempts: v.MaxAttempts, AttemptsLeft: v.AttemptsLeft(),
 			ClientIP: v.ClientIP, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
 		},
@@ -257,7 +257,7 @@ func handleVerificationPage(log *slog.Logger, view *adminView, a history.AdminSe
 		data := struct {
 			history.VerificationDetail
 			LimitsURL string
-		}{d, limitTarget{history.LimitTarget{Kind: history.TargetPhone, Key: d.Verification.Phone}}.URL()}
+		}{d, limitTarget{history.LimitTarget{Kind: history.TargetPhone, Key: d.Verification.Address}}.URL()}
 		view.render(w, r, http.StatusOK, "verification", pageData{Title: "Verification", Nav: "history", Data: data})
 	})
 }

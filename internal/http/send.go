@@ -51,10 +51,10 @@ func newSendResponse(res otp.SendResult) sendResponse {
 // addressFields puts a verification's address in the field its kind answers in: an
 // email address in email, a number in phone.
 func addressFields(v otp.Verification) (phone, email string) {
-	if otp.IsEmailAddress(v.Phone) {
-		return "", v.Phone
+	if otp.IsEmailAddress(v.Address) {
+		return "", v.Address
 	}
-	return v.Phone, ""
+	return v.Address, ""
 }
 
 // idempotencyEndpoint names the endpoint of a send's Idempotency-Key: each app has its

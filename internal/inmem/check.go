@@ -40,13 +40,13 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", fmt.Errorf("inmem: check: decide returned status %q, attempts %d, outcome %q",
 			decided.Status, decided.Attempts, outcome)
 	}
-	pk := phoneKey(v.AppID, v.Phone)
+	pk := phoneKey(v.AppID, v.Address)
 	if v.Status == otp.StatusPending && decided.Status != otp.StatusPending {
 		delete(s.pending, pk)
 	}
 	if v.Status != otp.StatusPending && decided.Status == otp.StatusPending {
 		if other, taken := s.pending[pk]; taken && other != v.ID {
-			return otp.Verification{}, "", fmt.Errorf("inmem: check: phone %s already has a pending verification", v.Phone)
+			return otp.Verification{}, "", fmt.Errorf("inmem: check: phone %s already has a pending verification", v.Address)
 		}
 		s.pending[pk] = v.ID
 	}

@@ -235,10 +235,10 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 	}
 	for _, a := range s.attempts {
 		v := s.verifications[a.VerificationID]
-		if a.Outcome != otp.OutcomeApproved || a.Time.Before(from) || v == nil || fraud.Prefix(v.Phone, drop) == "" {
+		if a.Outcome != otp.OutcomeApproved || a.Time.Before(from) || v == nil || fraud.Prefix(v.Address, drop) == "" {
 			continue
 		}
-		at(v.Phone).Approvals++
+		at(v.Address).Approvals++
 	}
 	for k, n := range s.life.conversion {
 		if !k.hour.After(since.Add(-time.Hour)) || !k.hour.Before(s.life.rolledBefore) {

@@ -158,7 +158,7 @@ func (s *Store) rollUpHours(from, to time.Time, drop int) {
 			continue
 		}
 		s.life.stats[statKey{hour: a.Time.Truncate(time.Hour), app: v.AppID, kind: string(otp.OutcomeApproved)}]++
-		conv(a.Time, v.Phone, func(c *convCount) { c.approvals++ })
+		conv(a.Time, v.Address, func(c *convCount) { c.approvals++ })
 	}
 }
 
@@ -229,7 +229,7 @@ func (s *Store) purgeVerifications(before time.Time, limit int) int {
 		if n >= limit || !v.CreatedAt.Before(before) || referred[id] {
 			continue
 		}
-		pk := phoneKey(v.AppID, v.Phone)
+		pk := phoneKey(v.AppID, v.Address)
 		if s.pending[pk] == id {
 			delete(s.pending, pk)
 		}

@@ -48,7 +48,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		s.expire(v, p.Now)
 	}
 	v = &otp.Verification{
-		ID: newID, AppID: p.AppID, Phone: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
+		ID: newID, AppID: p.AppID, Address: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
 		CodeHashes: [][]byte{slices.Clone(p.CodeHash(newID))}, Sends: 1, MaxAttempts: p.MaxAttempts,
 		ClientIP: p.ClientIP, CreatedAt: now, ExpiresAt: ts(p.Now.Add(p.TTL)),
 	}
@@ -102,7 +102,7 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	canceled := p.Created && v.Sends <= 1
 	if canceled {
 		v.Status, v.ClosedAt = otp.StatusCanceled, ts(p.Now)
-		delete(s.pending, phoneKey(v.AppID, v.Phone))
+		delete(s.pending, phoneKey(v.AppID, v.Address))
 	}
 	v.Sends = max(v.Sends-1, 0)
 	if canceled {

@@ -86,7 +86,7 @@ func TestSendByEmail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := res.Verification; v.Phone != "Ana@example.com" || v.Channel != otp.ChannelEmail {
+	if v := res.Verification; v.Address != "Ana@example.com" || v.Channel != otp.ChannelEmail {
 		t.Errorf("got %+v, want an email verification of Ana@example.com", v)
 	}
 	msgs := e.sender.Messages()

@@ -19,12 +19,14 @@ const (
 	StatusCanceled Status = "canceled"
 )
 
-// Verification is one attempt to prove control of a phone number. It may have
-// several sends (each with its own code, all valid until it closes) and several checks.
+// Verification is one attempt to prove control of a phone number or an email
+// address. It may have several sends (each with its own code, all valid until it
+// closes) and several checks.
 type Verification struct {
-	ID      string
-	AppID   string
-	Phone   string // E.164
+	ID    string
+	AppID string
+	// Address is where its codes go: the E.164 number, or the email address of the email channel.
+	Address string
 	Channel string
 	Locale  string
 	Status  Status

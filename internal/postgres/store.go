@@ -112,7 +112,7 @@ func scanVerification(row pgx.Row) (otp.Verification, error) {
 		status string
 		closed *time.Time
 	)
-	err := row.Scan(&v.ID, &v.Phone, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
+	err := row.Scan(&v.ID, &v.Address, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
 		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed, &v.AppID)
 	if err != nil {
 		return otp.Verification{}, err

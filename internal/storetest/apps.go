@@ -47,13 +47,13 @@ func testAppScope(t *testing.T, newStore func(t *testing.T) Stores) {
 		v := e.send(pa).Verification
 		for name, ref := range map[string]otp.CheckRef{
 			"ByIDOfOtherApp":    {AppID: appB, ID: v.ID, Now: base()},
-			"ByPhoneOfOtherApp": {AppID: appB, Phone: v.Phone, Now: base()},
+			"ByPhoneOfOtherApp": {AppID: appB, Phone: v.Address, Now: base()},
 			"ByIDOfDefaultApp":  {ID: v.ID, Now: base()},
 		} {
 			_, _, err := e.Store.Check(e.ctx, ref, decideCode("111111", base()))
 			wantNotFound(t, name, err)
 		}
-		got, oc, err := e.Store.Check(e.ctx, otp.CheckRef{AppID: appA, Phone: v.Phone, Now: base()}, decideCode("111111", base()))
+		got, oc, err := e.Store.Check(e.ctx, otp.CheckRef{AppID: appA, Phone: v.Address, Now: base()}, decideCode("111111", base()))
 		if err != nil || oc != otp.OutcomeApproved || got.ID != v.ID {
 			t.Errorf("by phone in its app: got %s %s %v, want %s approved", got.ID, oc, err, v.ID)
 		}

@@ -57,7 +57,7 @@ func testDelivery(t *testing.T, newStore func(t *testing.T) Stores) {
 		p := params("Ana@example.com", "111111", base())
 		p.Channel = otp.ChannelEmail
 		st := e.send(p)
-		if st.Verification.Phone != "Ana@example.com" || st.Verification.Channel != otp.ChannelEmail {
+		if st.Verification.Address != "Ana@example.com" || st.Verification.Channel != otp.ChannelEmail {
 			t.Errorf("got %+v, want the email verification of Ana@example.com", st.Verification)
 		}
 		v, oc, err := e.Store.Check(e.ctx, otp.CheckRef{Phone: "Ana@example.com", Now: base()}, decideCode("111111", base()))

@@ -23,7 +23,7 @@ func testSend(t *testing.T, newStore func(t *testing.T) Stores) {
 		if !v.ExpiresAt.Equal(base().Add(ttl)) || !v.CreatedAt.Equal(base()) || !v.ClosedAt.IsZero() {
 			t.Errorf("got created %v expires %v closed %v, want %v, %v, zero", v.CreatedAt, v.ExpiresAt, v.ClosedAt, base(), base().Add(ttl))
 		}
-		if v.Phone != p.Phone || v.Channel != "sms" || v.Locale != "en" || v.ClientIP != p.ClientIP || v.MaxAttempts != maxAttempts || v.Attempts != 0 {
+		if v.Address != p.Phone || v.Channel != "sms" || v.Locale != "en" || v.ClientIP != p.ClientIP || v.MaxAttempts != maxAttempts || v.Attempts != 0 {
 			t.Errorf("got %+v, want the fields of %+v", v, p)
 		}
 		if len(v.CodeHashes) != 1 || codeAt(v, "111111") != 0 {
@@ -141,7 +141,7 @@ func equalVerification(a, b otp.Verification) bool {
 			return false
 		}
 	}
-	return a.ID == b.ID && a.Phone == b.Phone && a.Channel == b.Channel && a.Locale == b.Locale &&
+	return a.ID == b.ID && a.Address == b.Address && a.Channel == b.Channel && a.Locale == b.Locale &&
 		a.Status == b.Status && a.Sends == b.Sends && a.Attempts == b.Attempts && a.MaxAttempts == b.MaxAttempts &&
 		a.ClientIP == b.ClientIP && a.CreatedAt.Equal(b.CreatedAt) && a.ExpiresAt.Equal(b.ExpiresAt) && a.ClosedAt.Equal(b.ClosedAt)
 }

@@ -54,7 +54,7 @@ func handleCheck(d Deps) http.Handler {
 		v := res.Verification
 		writeJSON(w, http.StatusOK, verificationCheck{
 			Sid: apps.VerificationSID(v.ID), ServiceSid: apps.ServiceSID(c.app.ID), AccountSid: accountSID(c.app),
-			To: v.Phone, Channel: twilioChannel(v.Channel), Status: status(v), Valid: v.Status == otp.StatusApproved,
+			To: v.Address, Channel: twilioChannel(v.Channel), Status: status(v), Valid: v.Status == otp.StatusApproved,
 			DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, c.app)),
 			SnaAttemptsErrorCodes: []struct{}{},
 		})

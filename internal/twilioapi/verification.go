@@ -77,7 +77,7 @@ func lastChange(v otp.Verification, app otp.App) time.Time {
 func newVerification(r *http.Request, app otp.App, v otp.Verification) verification {
 	sid := apps.VerificationSID(v.ID)
 	out := verification{
-		Sid: sid, ServiceSid: apps.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Phone, Channel: twilioChannel(v.Channel),
+		Sid: sid, ServiceSid: apps.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Address, Channel: twilioChannel(v.Channel),
 		Status: status(v), Valid: v.Status == otp.StatusApproved,
 		DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, app)),
 		URL: baseURL(r) + "/v2/Services/" + apps.ServiceSID(app.ID) + "/Verifications/" + sid,
