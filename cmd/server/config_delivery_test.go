@@ -86,7 +86,7 @@ func TestConfigDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := d.router.Channels(); !slices.Equal(got, otp.Channels) {
+		if got := d.router.Channels(); !slices.Equal(got, otp.Channels()) {
 			t.Errorf("got %v, want every channel", got)
 		}
 		if len(d.readers) != 0 {

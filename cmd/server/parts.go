@@ -12,8 +12,10 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
@@ -24,9 +26,9 @@ import (
 type parts struct {
 	redis   redis.UniversalClient
 	store   otp.Store
-	history otp.HistoryStore
+	history history.Store
 	denied  otp.DeniedRecorder
-	apps    otp.AppStore
+	apps    apps.Store
 	fraud   fraud.Store
 	// receipts records delivery receipts.
 	receipts otp.ReceiptStore

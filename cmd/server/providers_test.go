@@ -65,7 +65,7 @@ func TestDeliveryProviderTable(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("readers: got %v, want %v", got, want)
 		}
-		if got := d.router.Channels(); !slices.Equal(got, otp.Channels) {
+		if got := d.router.Channels(); !slices.Equal(got, otp.Channels()) {
 			t.Errorf("channels: got %v, want every one", got)
 		}
 	})

@@ -33,7 +33,7 @@ func (s *Service) seenPending(appID, address string) (Verification, bool) {
 		return Verification{}, false
 	}
 	v, ok := s.seen.get(id)
-	if !ok || v.Status != StatusPending || v.Phone != address || v.AppID != appID {
+	if !ok || v.Status != StatusPending || v.Address != address || v.AppID != appID {
 		return Verification{}, false
 	}
 	return v, true
@@ -61,7 +61,7 @@ func (s *Service) remember(v Verification) {
 	id := strings.ToLower(v.ID)
 	s.seen.put(id, v)
 	if v.Status == StatusPending {
-		s.pending.put(addressKey{v.AppID, v.Phone}, id)
+		s.pending.put(addressKey{v.AppID, v.Address}, id)
 	}
 }
 

@@ -1,8 +1,6 @@
 package providers
 
 import (
-	"slices"
-
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
@@ -12,7 +10,7 @@ import (
 // mode's provider, which carries every channel with nothing configured. It reads no
 // variable and takes no callbacks.
 func logKind() Kind {
-	return Kind{Name: "log", Channels: slices.Clone(otp.Channels), New: newLog}
+	return Kind{Name: "log", Channels: otp.Channels(), New: newLog}
 }
 
 // newLog builds a log sender; it shows codes in dev mode only.

@@ -46,8 +46,8 @@ func TestKinds(t *testing.T) {
 			if got, ok := providers.Lookup(k.Name); !ok || got.Name != k.Name {
 				t.Errorf("Lookup(%q): got %q, %v", k.Name, got.Name, ok)
 			}
-			if len(k.Channels) == 0 || slices.ContainsFunc(k.Channels, func(c string) bool { return !slices.Contains(otp.Channels, c) }) {
-				t.Errorf("channels: got %v, want some of %v", k.Channels, otp.Channels)
+			if len(k.Channels) == 0 || slices.ContainsFunc(k.Channels, func(c string) bool { return !slices.Contains(otp.Channels(), c) }) {
+				t.Errorf("channels: got %v, want some of %v", k.Channels, otp.Channels())
 			}
 			if k.New == nil {
 				t.Fatal("no constructor")

@@ -148,7 +148,7 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	}
 	dec.Allowed = true
 	logs, guards := p.split()
-	dec.Reservation = otp.Reservation{ID: id, Keys: logs, Counters: guards, At: time.UnixMicro(at).UTC()}
+	dec.Reservation = otp.NewReservation(&reservation{id: id, keys: logs, counters: guards, at: time.UnixMicro(at).UTC()})
 	return dec, nil
 }
 
@@ -178,6 +178,16 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 	return nil
 }
 
+// reservation is what Allow recorded a request under, for Refund: the member id, the
+// sorted sets that hold it and the guard counters it was added to at at. It travels
+// through the domain opaquely, in otp.Reservation.
+type reservation struct {
+	id       string
+	keys     []string
+	counters []string
+	at       time.Time
+}
+
 // Refund removes a reservation from every key that holds it; an unknown or already refunded
 // reservation changes nothing. Errors wrap otp.ErrUnavailable.
 //
@@ -185,25 +195,26 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 // reservation still held it: in the same call where a slot holds both, else after the slots
 // of the sorted sets. A reservation without sorted sets (every rule of its policy off) takes
 // its guard counts back unconditionally, so refunding it twice takes them back twice.
-func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
-	if r.ID == "" || len(r.Keys)+len(r.Counters) == 0 {
-		return nil
+func (l *Limiter) Refund(ctx context.Context, res otp.Reservation) error {
+	r, ok := res.Value().(*reservation)
+	if !ok || r.id == "" || len(r.keys)+len(r.counters) == 0 {
+		return nil // the zero Reservation, or one this limiter did not make
 	}
 	// A reservation names keys only: sorted sets without rules make the script just remove the
 	// id, guards without settings just take the request back.
 	p := &plan{params: &otp.GuardParams{}}
-	for _, k := range r.Keys {
+	for _, k := range r.keys {
 		p.entries = append(p.entries, entry{limit: len(p.limits)})
 		p.limits = append(p.limits, otp.Limit{})
 		p.keys = append(p.keys, k)
 	}
-	for _, k := range r.Counters {
+	for _, k := range r.counters {
 		p.entries = append(p.entries, entry{limit: len(p.limits), guard: true})
 		p.limits = append(p.limits, otp.Limit{Guard: &otp.Guard{}})
 		p.keys = append(p.keys, k)
 	}
-	at := r.At.UnixMicro()
-	held := len(r.Keys) == 0
+	at := r.at.UnixMicro()
+	held := len(r.keys) == 0
 	var later [][]int // slots of guards alone, decided once the sorted sets have answered
 	for _, g := range l.group(p.keys) {
 		logs := false
@@ -214,7 +225,7 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 			later = append(later, g)
 			continue
 		}
-		status, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoIfHeld, at: at})
+		status, _, err := l.run(ctx, modeUndo, r.id, p, g, nil, undo{guards: undoIfHeld, at: at})
 		if err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
@@ -224,7 +235,7 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 		return nil
 	}
 	for _, g := range later {
-		if _, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoAlways, at: at}); err != nil {
+		if _, _, err := l.run(ctx, modeUndo, r.id, p, g, nil, undo{guards: undoAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
 	}

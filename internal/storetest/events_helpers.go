@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -17,7 +18,7 @@ func (e *env) subscribe(app string, types ...string) string {
 	id := newID()
 	err := e.Events.CreateEndpoint(e.ctx, events.Endpoint{
 		ID: id, AppID: app, URL: "http://receiver.test/hook", SecretSealed: []byte("sealed"), Types: types, CreatedAt: base(),
-	}, otp.AdminAction{Action: "webhook_added", Target: id})
+	}, history.AdminAction{Action: "webhook_added", Target: id})
 	if err != nil {
 		e.t.Fatalf("CreateEndpoint: %v", err)
 	}

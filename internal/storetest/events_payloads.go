@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -58,11 +59,11 @@ func testEventPayloads(t *testing.T, newStore func(t *testing.T) Stores) {
 	lifted := fraud.Block{ID: newID(), Scope: "prefix", Target: "+1555010", Mode: fraud.ModeEnforce, Reason: "tripped", StartedAt: at(0), EndsAt: at(time.Hour)}
 	ranOut := fraud.Block{ID: newID(), Scope: "country", Target: "US", Mode: fraud.ModeShadow, Reason: "tripped", StartedAt: at(0), EndsAt: at(time.Minute)}
 	for _, b := range []fraud.Block{lifted, ranOut} {
-		if err := e.Fraud.RecordFraudBlock(e.ctx, b, otp.AdminAction{Action: "fraud_block"}); err != nil {
+		if err := e.Fraud.RecordFraudBlock(e.ctx, b, history.AdminAction{Action: "fraud_block"}); err != nil {
 			t.Fatalf("RecordFraudBlock: %v", err)
 		}
 	}
-	if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, at(10*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+	if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, at(10*time.Second), "console", history.AdminAction{Action: "fraud_lift"}); err != nil {
 		t.Fatalf("LiftFraudBlock: %v", err)
 	}
 	if n, err := e.Events.EndFraudBlocks(e.ctx, at(time.Hour), 10); err != nil || n != 1 {
@@ -115,13 +116,13 @@ func testEventPayloads(t *testing.T, newStore func(t *testing.T) Stores) {
 	} {
 		ev, ok := byType[c.typ][c.v.ID]
 		if !ok {
-			t.Errorf("%s of %s: none", c.typ, c.v.Phone)
+			t.Errorf("%s of %s: none", c.typ, c.v.Address)
 			continue
 		}
 		d := payload[events.VerificationData](t, ev)
-		if d.Status != string(c.status) || d.Reason != c.reason || d.To != c.v.Phone || d.AppID != otp.DefaultAppID ||
+		if d.Status != string(c.status) || d.Reason != c.reason || d.To != c.v.Address || d.AppID != otp.DefaultAppID ||
 			d.Channel != otp.ChannelSMS || d.ExpiresAt != events.Time(c.v.ExpiresAt) {
-			t.Errorf("%s of %s: got %+v, want status %s, reason %q and the verification's fields", c.typ, c.v.Phone, d, c.status, c.reason)
+			t.Errorf("%s of %s: got %+v, want status %s, reason %q and the verification's fields", c.typ, c.v.Address, d, c.status, c.reason)
 		}
 	}
 	if d := payload[events.FraudBlockData](t, byType[events.FraudBlockEnded][ranOut.ID]); d.EndedAt != events.Time(ranOut.EndsAt) ||

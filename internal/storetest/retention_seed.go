@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
@@ -174,9 +175,9 @@ func chartQueries() []statsQuery {
 	}
 }
 
-func (e *env) charts() map[statsQuery][]otp.StatBucket {
+func (e *env) charts() map[statsQuery][]history.StatBucket {
 	e.t.Helper()
-	out := map[statsQuery][]otp.StatBucket{}
+	out := map[statsQuery][]history.StatBucket{}
 	for _, q := range chartQueries() {
 		b, err := e.History.Stats(e.ctx, q.since, q.bucket, q.app)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -24,7 +25,7 @@ func testSettle(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("got %d settled, want 1: only the old send still sending", n)
 		}
 		r := e.sendRow(left.SendID)
-		if r.SendStatus != otp.SendUnknown || r.Status != otp.HistoryUnknown || r.Error != otp.UnknownOutcome || !r.Updated.Equal(at) {
+		if r.SendStatus != otp.SendUnknown || r.Status != history.StatusUnknown || r.Error != otp.UnknownOutcome || !r.Updated.Equal(at) {
 			t.Errorf("got %+v, want unknown with its error, updated at %v", r, at)
 		}
 		if got := e.verification(v.ID); got.Status != otp.StatusPending || got.Sends != 1 {

@@ -16,8 +16,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -25,11 +27,11 @@ import (
 // what every store must, it says by the interfaces it implements (Capabilities).
 type Stores struct {
 	Store   otp.Store
-	History otp.HistoryStore
+	History history.Store
 	Denied  otp.DeniedRecorder
 	// Receipts records delivery receipts on the sends of Store.
 	Receipts otp.ReceiptStore
-	Apps     otp.AppStore
+	Apps     apps.Store
 	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
 	// to History.
 	Flush func(ctx context.Context) error
@@ -186,7 +188,7 @@ func (e *env) verification(id string) otp.Verification {
 	return v
 }
 
-func (e *env) sendRow(id string) otp.SendRow {
+func (e *env) sendRow(id string) history.SendRow {
 	e.t.Helper()
 	r, err := e.History.Send(e.ctx, id)
 	if err != nil {
