@@ -5,26 +5,28 @@ import (
 	"log/slog"
 	"net/http"
 
+	"otpgate/internal/admin"
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps otp.AppAdmin, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps apps.AdminService, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
-	admin := otp.NewAdmin(p.history, limiter, []otp.Limit{
+	console := history.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
 		{Scope: otp.ScopeIP, Rules: cfg.LimitIP},
 		{Scope: otp.ScopeCheckPhone, Rules: cfg.LimitCheckPhone},
 		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
-	admin.LimiterTimeout = cfg.RedisTimeout
-	return otphttp.NewAdminServer(otphttp.AdminDeps{
+	console.LimiterTimeout = cfg.RedisTimeout
+	return admin.NewServer(admin.Deps{
 		Logger:        log,
-		Admin:         admin,
+		Admin:         console,
 		Apps:          apps,
 		Fraud:         fraud,
 		Webhooks:      webhooks,

@@ -1,55 +1,41 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"log/slog"
-	"sync"
+// The phases the background loops stop in, in this order. The loops start once the
+// listeners serve and stop once the listeners have closed and the requests they accepted
+// have finished (or OTP_SHUTDOWN_TIMEOUT ran out), since requests feed most of them: the
+// pools close only after the last phase.
+const (
+	// phaseUses: the apps registry. Requests note the keys they use; its last act writes
+	// those uses.
+	phaseUses phase = iota
+	// phaseDenied: the writer of refused sends. Requests queue them; the end of its context
+	// makes it write what is queued, so it needs no flush.
+	phaseDenied
+	// phaseWrites: the outcome writer flushes the outcomes the requests queued while it still
+	// runs, then stops along with the jobs that write on their own schedule: the sweeper,
+	// history retention and the event expirer.
+	phaseWrites
+	// phaseEvents: the event dispatcher, after every writer, so that the events of the rows
+	// written at shutdown get their first attempt; it lets the deliveries in flight finish.
+	phaseEvents
+	// phaseLast: the fraud reloader, with its subscription to change notifications. It
+	// writes nothing and keeps the fraud snapshot current for as long as anything else runs.
+	phaseLast
 )
 
-// startBackground runs the loops of the parts besides the history writer: the outcome
-// writer and the sweeper (production only), the history retention job, the event
-// dispatcher and the expiry job. The returned stop ends them once no request runs any
-// more: the sweeper, the retention job and the expiry job at once, the outcome writer
-// after writing what is queued (waiting at most until ctx ends), then the dispatcher after
-// the deliveries in flight.
-func (p *parts) startBackground(log *slog.Logger, ev *eventLoops) (stop func(ctx context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	evCtx, stopEvents := context.WithCancel(context.Background())
-	var wg, evWG sync.WaitGroup
-	evWG.Go(func() { _ = ev.dispatcher.Run(evCtx) })
-	wg.Go(func() { _ = ev.expirer.Run(ctx) })
-	if p.outcomes != nil {
-		wg.Go(func() {
-			if err := p.outcomes.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("outcome writer stopped", "err", err)
-			}
-		})
-	}
-	if p.sweeper != nil {
-		wg.Go(func() {
-			if err := p.sweeper.Run(ctx); err != nil {
-				log.Error("sweeper stopped", "err", err)
-			}
-		})
-	}
-	if p.retention != nil {
-		wg.Go(func() {
-			if err := p.retention.Run(ctx); err != nil {
-				log.Error("history retention stopped", "err", err)
-			}
-		})
-	}
-	return func(sctx context.Context) {
-		if p.outcomes != nil {
-			if err := p.outcomes.Close(sctx); err != nil {
-				log.Error("outcome writer flush", "err", err)
-			}
-		}
-		cancel()
-		wg.Wait()
-		// Last, so the events of outcomes written at shutdown get their first attempt.
-		stopEvents()
-		evWG.Wait()
+// loops is the table of the server's background loops, in the order they start; each stops
+// in its phase. A part this setup lacks is nil: its loop is off, and the method values
+// taken from it are never called. Backoff and the metrics of how far behind a loop is stay
+// the loop's own (newServices registers the metrics).
+func (s *services) loops(p *parts) []loop {
+	return []loop{
+		{name: "event dispatcher", run: s.events.dispatcher.Run, stop: phaseEvents},
+		{name: "event expirer", run: s.events.expirer.Run, stop: phaseWrites},
+		{name: "outcome writer", run: p.outcomes.Run, flush: p.outcomes.Close, stop: phaseWrites, off: p.outcomes == nil},
+		{name: "sweeper", run: p.sweeper.Run, stop: phaseWrites, off: p.sweeper == nil},
+		{name: "history retention", run: s.retention.Run, stop: phaseWrites, off: s.retention == nil},
+		{name: "apps registry", run: s.registry.Run, stop: phaseUses},
+		{name: "history writer", run: p.batch.Run, stop: phaseDenied, off: p.batch == nil},
+		{name: "fraud reloader", run: s.fraud.reloader.Run, stop: phaseLast},
 	}
 }

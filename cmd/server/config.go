@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/providers"
 )
 
 // config is every setting of the server, read from the environment once at start.
@@ -220,13 +222,13 @@ func (c *config) checkRedisTLS() error {
 }
 
 // checkSMS validates SMS_PROVIDER, the one SMS instance of a setup without
-// SMS_PROVIDERS; each instance's own variables are checked by parseDelivery.
+// SMS_PROVIDERS: any kind that can carry SMS. Each instance's own variables are checked
+// by parseDelivery.
 func (c *config) checkSMS() error {
-	switch c.SMSProvider {
-	case "log", "webhook", "twilio":
+	if k, ok := providers.Lookup(c.SMSProvider); ok && slices.Contains(k.Channels, otp.ChannelSMS) {
 		return nil
 	}
-	return fmt.Errorf("config: SMS_PROVIDER=%q: must be log, webhook or twilio", c.SMSProvider)
+	return fmt.Errorf("config: SMS_PROVIDER=%q: must be %s", c.SMSProvider, providers.Choices(otp.ChannelSMS))
 }
 
 // serviceConfig is the part of the config the otp service sees.

@@ -10,19 +10,20 @@ import (
 
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
+	"otpgate/internal/providers"
 )
 
 // DeliverySettings are the variables of channels, provider instances, routing, failover,
 // breakers, receipts and the default app's SMS options (docs/delivery.md).
 type DeliverySettings struct {
-	Providers         delivery.Instances `env:"SMS_PROVIDERS"`
-	SMSRoutes         delivery.Routes    `env:"SMS_ROUTES"`
-	WhatsAppRoutes    delivery.Routes    `env:"WHATSAPP_ROUTES"`
-	VoiceRoutes       delivery.Routes    `env:"VOICE_ROUTES"`
-	EmailRoutes       delivery.Routes    `env:"EMAIL_ROUTES"`
-	FailoverOnUnknown bool               `env:"SMS_FAILOVER_ON_UNKNOWN" envDefault:"false"`
-	BreakerFailures   int                `env:"SMS_BREAKER_FAILURES" envDefault:"5"`
-	BreakerCooldown   time.Duration      `env:"SMS_BREAKER_COOLDOWN" envDefault:"30s"`
+	Providers         providers.Instances `env:"SMS_PROVIDERS"`
+	SMSRoutes         delivery.Routes     `env:"SMS_ROUTES"`
+	WhatsAppRoutes    delivery.Routes     `env:"WHATSAPP_ROUTES"`
+	VoiceRoutes       delivery.Routes     `env:"VOICE_ROUTES"`
+	EmailRoutes       delivery.Routes     `env:"EMAIL_ROUTES"`
+	FailoverOnUnknown bool                `env:"SMS_FAILOVER_ON_UNKNOWN" envDefault:"false"`
+	BreakerFailures   int                 `env:"SMS_BREAKER_FAILURES" envDefault:"5"`
+	BreakerCooldown   time.Duration       `env:"SMS_BREAKER_COOLDOWN" envDefault:"30s"`
 	// PublicURL is where providers reach the public listener, for Twilio's status callbacks.
 	PublicURL string `env:"OTP_PUBLIC_URL"`
 	// The email channel's per-address rules, as OTP_LIMIT_PHONE and OTP_LIMIT_CHECK_PHONE.
@@ -32,34 +33,19 @@ type DeliverySettings struct {
 	WebOTPDomain   string `env:"OTP_WEBOTP_DOMAIN"`
 	AndroidAppHash string `env:"OTP_ANDROID_APP_HASH"`
 
-	// Derived by parseDelivery: every provider instance with its settings.
-	instances []instanceSettings
+	// Derived by parseDelivery: every provider instance with its settings, read and
+	// checked by its kind (internal/providers).
+	instances []providers.Settings
 }
-
-// instanceSettings are one provider instance's variables: those of its kind, with the
-// instance's suffix (see delivery.Instance.EnvSuffix).
-type instanceSettings struct {
-	delivery.Instance
-	WebhookURL, WebhookSecret                                     string
-	TwilioAccountSID, TwilioAuthToken, TwilioFrom                 string
-	TwilioMessagingSID, TwilioBaseURL                             string
-	TwilioWhatsAppFrom, TwilioWhatsAppContentSID, TwilioVoiceFrom string
-	SMTPURL, SMTPFrom, SMTPCAFile                                 string
-	// env names a variable of this instance, for errors.
-	env func(name string) string
-}
-
-// defaultTwilioBaseURL is TWILIO_BASE_URL's default, for every instance.
-const defaultTwilioBaseURL = "https://api.twilio.com"
 
 // parseDelivery reads the provider instances and checks the delivery settings. Without
 // SMS_PROVIDERS the instances are SMS_PROVIDER's, plus smtp when SMTP_URL is set.
 func (c *config) parseDelivery(getenv func(string) string) error {
 	list := c.Providers
 	if len(list) == 0 {
-		list = delivery.Instances{{Name: c.SMSProvider, Kind: c.SMSProvider}}
+		list = providers.Instances{{Name: c.SMSProvider, Kind: c.SMSProvider}}
 		if getenv("SMTP_URL") != "" {
-			list = append(list, delivery.Instance{Name: "smtp", Kind: "smtp"})
+			list = append(list, providers.Instance{Name: "smtp", Kind: "smtp"})
 			// The log sender carries every channel; email goes to the SMTP server alone.
 			if c.EmailRoutes == nil {
 				c.EmailRoutes = delivery.Routes{{Providers: []string{"smtp"}}}
@@ -68,9 +54,9 @@ func (c *config) parseDelivery(getenv func(string) string) error {
 	}
 	c.instances = nil
 	for _, in := range list {
-		s, err := readInstance(in, getenv)
+		s, err := providers.Read(in, getenv)
 		if err != nil {
-			return err
+			return fmt.Errorf("config: %w", err)
 		}
 		c.instances = append(c.instances, s)
 	}
@@ -104,46 +90,6 @@ func (c *config) parseDelivery(getenv func(string) string) error {
 	return nil
 }
 
-// readInstance reads one instance's variables and checks the ones its kind needs.
-func readInstance(in delivery.Instance, getenv func(string) string) (instanceSettings, error) {
-	suffix := in.EnvSuffix()
-	get := func(name string) string { return getenv(name + suffix) }
-	s := instanceSettings{Instance: in, env: func(name string) string { return name + suffix }}
-	var required []string
-	switch in.Kind {
-	case "log":
-	case "webhook":
-		s.WebhookURL, s.WebhookSecret = get("SMS_WEBHOOK_URL"), get("SMS_WEBHOOK_SECRET")
-		required = []string{"SMS_WEBHOOK_URL", s.WebhookURL, "SMS_WEBHOOK_SECRET", s.WebhookSecret}
-	case "twilio":
-		s.TwilioAccountSID, s.TwilioAuthToken = get("TWILIO_ACCOUNT_SID"), get("TWILIO_AUTH_TOKEN")
-		s.TwilioFrom, s.TwilioMessagingSID = get("TWILIO_FROM"), get("TWILIO_MESSAGING_SERVICE_SID")
-		s.TwilioWhatsAppFrom, s.TwilioWhatsAppContentSID = get("TWILIO_WHATSAPP_FROM"), get("TWILIO_WHATSAPP_CONTENT_SID")
-		s.TwilioVoiceFrom, s.TwilioBaseURL = get("TWILIO_VOICE_FROM"), cmpOr(get("TWILIO_BASE_URL"), defaultTwilioBaseURL)
-		required = []string{"TWILIO_ACCOUNT_SID", s.TwilioAccountSID, "TWILIO_AUTH_TOKEN", s.TwilioAuthToken}
-		if s.TwilioFrom == "" && s.TwilioMessagingSID == "" && s.TwilioWhatsAppFrom == "" && s.TwilioVoiceFrom == "" {
-			return s, fmt.Errorf("config: %s, %s, %s or %s is required with provider %s (twilio)",
-				s.env("TWILIO_FROM"), s.env("TWILIO_MESSAGING_SERVICE_SID"), s.env("TWILIO_WHATSAPP_FROM"), s.env("TWILIO_VOICE_FROM"), in.Name)
-		}
-	case "smtp":
-		s.SMTPURL, s.SMTPFrom, s.SMTPCAFile = get("SMTP_URL"), get("SMTP_FROM"), get("SMTP_CA_FILE")
-		required = []string{"SMTP_URL", s.SMTPURL, "SMTP_FROM", s.SMTPFrom}
-	}
-	for i := 0; i < len(required); i += 2 {
-		if required[i+1] == "" {
-			return s, fmt.Errorf("config: %s is required with provider %s (%s)", s.env(required[i]), in.Name, in.Kind)
-		}
-	}
-	return s, nil
-}
-
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
 // routeTable is one channel's route table and the variable it comes from.
 type routeTable struct {
 	variable, channel string
@@ -163,13 +109,13 @@ func (c *config) routeTables() []routeTable {
 func (c *config) checkRoutes(variable, channel string, routes delivery.Routes) error {
 	for _, r := range routes {
 		for _, name := range r.Providers {
-			i := slices.IndexFunc(c.instances, func(s instanceSettings) bool { return s.Name == name })
+			i := slices.IndexFunc(c.instances, func(s providers.Settings) bool { return s.Name == name })
 			if i < 0 {
 				return fmt.Errorf("config: %s=%q: no provider instance named %q (SMS_PROVIDERS has %s)",
 					variable, routes.String(), name, strings.Join(c.instanceNames(), ", "))
 			}
-			if kind := c.instances[i].Kind; !slices.Contains(delivery.KindChannels(kind), channel) {
-				return fmt.Errorf("config: %s=%q: provider %s (%s) cannot carry %s", variable, routes.String(), name, kind, channel)
+			if s := c.instances[i]; !s.Carries(channel) {
+				return fmt.Errorf("config: %s=%q: provider %s (%s) cannot carry %s", variable, routes.String(), name, s.Kind, channel)
 			}
 		}
 	}
@@ -196,7 +142,7 @@ func (c *config) deliveryTimeout() time.Duration {
 		if t.routes == nil {
 			n := 0
 			for _, s := range c.instances {
-				if slices.Contains(delivery.KindChannels(s.Kind), t.channel) {
+				if s.Carries(t.channel) {
 					n++
 				}
 			}

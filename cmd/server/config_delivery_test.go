@@ -48,7 +48,7 @@ func TestConfigDelivery(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, s := range cfg.instances {
-			got[s.Name] = s.Kind + " " + s.WebhookURL + s.TwilioAccountSID + s.TwilioFrom + s.TwilioBaseURL + s.SMTPURL
+			got[s.Name] = s.Kind + " " + s.Get("SMS_WEBHOOK_URL") + s.Get("TWILIO_ACCOUNT_SID") + s.Get("TWILIO_FROM") + s.Get("TWILIO_BASE_URL") + s.Get("SMTP_URL")
 		}
 		want := map[string]string{
 			"webhook": "webhook https://a.example/send", "backup": "webhook https://b.example/send",
@@ -86,7 +86,7 @@ func TestConfigDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := d.router.Channels(); !slices.Equal(got, otp.Channels) {
+		if got := d.router.Channels(); !slices.Equal(got, otp.Channels()) {
 			t.Errorf("got %v, want every channel", got)
 		}
 		if len(d.readers) != 0 {

@@ -76,6 +76,11 @@ func TestMetricsInDevMode(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	// Dev mode keeps history in memory until it exits: no retention job runs, whatever
+	// OTP_HISTORY_RETENTION says (90d by default).
+	if got := grep(body, "otpgate_retention_"); got != "" {
+		t.Errorf("dev mode runs no retention, but the metrics show:\n%s", got)
+	}
 }
 
 // grep returns the lines of s that contain sub.

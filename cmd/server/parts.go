@@ -12,8 +12,10 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
@@ -24,9 +26,9 @@ import (
 type parts struct {
 	redis   redis.UniversalClient
 	store   otp.Store
-	history otp.HistoryStore
+	history history.Store
 	denied  otp.DeniedRecorder
-	apps    otp.AppStore
+	apps    apps.Store
 	fraud   fraud.Store
 	// receipts records delivery receipts.
 	receipts otp.ReceiptStore
@@ -43,10 +45,9 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
-	// lifecycle is the store as the retention job sees it; retention is that job, nil while
-	// OTP_HISTORY_RETENTION is off.
+	// lifecycle is the store as the retention job sees it, nil in dev mode, which keeps
+	// history in memory until it exits.
 	lifecycle retention.Store
-	retention *retention.Job
 	// closers run in reverse order at shutdown.
 	closers []func()
 }
@@ -55,6 +56,14 @@ func (p *parts) close() {
 	for i := len(p.closers) - 1; i >= 0; i-- {
 		p.closers[i]()
 	}
+}
+
+// newParts builds the parts of the mode cfg asks for.
+func newParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
+	if cfg.dev {
+		return devParts(cfg)
+	}
+	return prodParts(ctx, cfg, log)
 }
 
 // devParts builds the embedded dev setup: miniredis running the same Lua, an
@@ -71,7 +80,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = mem, mem, mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)

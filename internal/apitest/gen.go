@@ -13,14 +13,10 @@ import (
 // the document cannot tell which phone numbers exist or which code was sent.
 type Hints map[string]*rapid.Generator[any]
 
-// Value generates JSON values (as encoding/json decodes them) for s: mostly values s
+// draw generates a JSON value (as encoding/json decodes them) for s: mostly values s
 // accepts, from its examples, enums, patterns and bounds, and now and then near misses,
 // such as an optional property left out or a string of any runes. Whether the document
 // accepts a generated request is for Doc.Check to say, not for the generator.
-func Value(s *openapi3.Schema, hints Hints) *rapid.Generator[any] {
-	return rapid.Custom(func(t *rapid.T) any { return draw(t, s, hints, "value") })
-}
-
 func draw(t *rapid.T, s *openapi3.Schema, hints Hints, label string) any {
 	if s == nil {
 		return nil

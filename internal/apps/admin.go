@@ -9,17 +9,18 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
 // maxKeyName bounds a key's name.
 const maxKeyName = 64
 
-// Admin implements otp.AppAdmin: every change is validated by otp.App.Validate, written
+// Admin implements AdminService: every change is validated by otp.App.Validate, written
 // with its audit entry in one store transaction, and applied to this instance's
 // registry at once; the other instances follow within their poll interval.
 type Admin struct {
-	store    otp.AppStore
+	store    Store
 	registry *Registry
 
 	// Now is the clock of created, updated and revoked times; tests replace it.
@@ -28,10 +29,10 @@ type Admin struct {
 	NewID func() string
 }
 
-var _ otp.AppAdmin = (*Admin)(nil)
+var _ AdminService = (*Admin)(nil)
 
 // NewAdmin returns the admin service over store, keeping registry current.
-func NewAdmin(store otp.AppStore, registry *Registry) *Admin {
+func NewAdmin(store Store, registry *Registry) *Admin {
 	return &Admin{
 		store: store, registry: registry,
 		Now:   func() time.Time { return time.Now().UTC() },
@@ -39,36 +40,36 @@ func NewAdmin(store otp.AppStore, registry *Registry) *Admin {
 	}
 }
 
-// ListApps implements otp.AppAdmin.
-func (a *Admin) ListApps(ctx context.Context) ([]otp.AppInfo, error) {
+// ListApps implements AdminService.
+func (a *Admin) ListApps(ctx context.Context) ([]Info, error) {
 	set, err := a.store.LoadApps(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("apps: list: %w", err)
 	}
 	all := append([]otp.App{a.registry.DefaultApp()}, set.Apps...)
-	out := make([]otp.AppInfo, len(all))
+	out := make([]Info, len(all))
 	for i, app := range all {
 		keys, err := a.store.AppKeys(ctx, app.ID)
 		if err != nil {
 			return nil, fmt.Errorf("apps: list keys: %w", err)
 		}
-		out[i] = otp.AppInfo{App: app, Keys: keys}
+		out[i] = Info{App: app, Keys: keys}
 	}
 	return out, nil
 }
 
-// GetApp implements otp.AppAdmin; it reads the store, not the snapshot, so the admin
+// GetApp implements AdminService; it reads the store, not the snapshot, so the admin
 // sees a change at once.
-func (a *Admin) GetApp(ctx context.Context, id string) (otp.AppInfo, error) {
+func (a *Admin) GetApp(ctx context.Context, id string) (Info, error) {
 	app, err := a.app(ctx, id)
 	if err != nil {
-		return otp.AppInfo{}, err
+		return Info{}, err
 	}
 	keys, err := a.store.AppKeys(ctx, app.ID)
 	if err != nil {
-		return otp.AppInfo{}, fmt.Errorf("apps: keys: %w", err)
+		return Info{}, fmt.Errorf("apps: keys: %w", err)
 	}
-	return otp.AppInfo{App: app, Keys: keys}, nil
+	return Info{App: app, Keys: keys}, nil
 }
 
 // app finds an app by a URL's reference: the default app, or a stored one.
@@ -87,46 +88,46 @@ func (a *Admin) app(ctx context.Context, ref string) (otp.App, error) {
 	return app, nil
 }
 
-// CreateApp implements otp.AppAdmin: unset fields take the default app's settings,
+// CreateApp implements AdminService: unset fields take the default app's settings,
 // except its name, which a new app must have.
-func (a *Admin) CreateApp(ctx context.Context, p otp.AppPatch, actor string) (otp.AppInfo, error) {
+func (a *Admin) CreateApp(ctx context.Context, p Patch, actor string) (Info, error) {
 	base := a.registry.DefaultApp()
 	base.Name, base.Default = "", false
 	now := a.Now().Truncate(time.Microsecond)
 	base.ID, base.CreatedAt, base.UpdatedAt = a.NewID(), now, now
 	app, err := p.Apply(base)
 	if err != nil {
-		return otp.AppInfo{}, err
+		return Info{}, err
 	}
-	if err := a.store.CreateApp(ctx, app, audit(otp.ActionAppCreate, app.ID, describe(app), actor)); err != nil {
-		return otp.AppInfo{}, fmt.Errorf("apps: create: %w", err)
+	if err := a.store.CreateApp(ctx, app, audit(ActionAppCreate, app.ID, describe(app), actor)); err != nil {
+		return Info{}, fmt.Errorf("apps: create: %w", err)
 	}
 	a.refresh(ctx)
-	return otp.AppInfo{App: app}, nil
+	return Info{App: app}, nil
 }
 
-// UpdateApp implements otp.AppAdmin.
-func (a *Admin) UpdateApp(ctx context.Context, id string, p otp.AppPatch, actor string) (otp.AppInfo, error) {
+// UpdateApp implements AdminService.
+func (a *Admin) UpdateApp(ctx context.Context, id string, p Patch, actor string) (Info, error) {
 	old, err := a.app(ctx, id)
 	if err != nil {
-		return otp.AppInfo{}, err
+		return Info{}, err
 	}
 	if old.Default {
-		return otp.AppInfo{}, errDefaultReadOnly
+		return Info{}, errDefaultReadOnly
 	}
 	old.UpdatedAt = a.Now().Truncate(time.Microsecond)
 	app, err := p.Apply(old)
 	if err != nil {
-		return otp.AppInfo{}, err
+		return Info{}, err
 	}
-	if err := a.store.UpdateApp(ctx, app, audit(otp.ActionAppUpdate, app.ID, describe(app), actor)); err != nil {
-		return otp.AppInfo{}, fmt.Errorf("apps: update: %w", err)
+	if err := a.store.UpdateApp(ctx, app, audit(ActionAppUpdate, app.ID, describe(app), actor)); err != nil {
+		return Info{}, fmt.Errorf("apps: update: %w", err)
 	}
 	a.refresh(ctx)
 	return a.GetApp(ctx, app.ID)
 }
 
-// DeleteApp implements otp.AppAdmin.
+// DeleteApp implements AdminService.
 func (a *Admin) DeleteApp(ctx context.Context, id, actor string) error {
 	app, err := a.app(ctx, id)
 	if err != nil {
@@ -135,40 +136,40 @@ func (a *Admin) DeleteApp(ctx context.Context, id, actor string) error {
 	if app.Default {
 		return errDefaultReadOnly
 	}
-	if err := a.store.DeleteApp(ctx, app.ID, a.Now(), audit(otp.ActionAppDelete, app.ID, "name "+app.Name, actor)); err != nil {
+	if err := a.store.DeleteApp(ctx, app.ID, a.Now(), audit(ActionAppDelete, app.ID, "name "+app.Name, actor)); err != nil {
 		return fmt.Errorf("apps: delete: %w", err)
 	}
 	a.refresh(ctx)
 	return nil
 }
 
-// CreateKey implements otp.AppAdmin.
-func (a *Admin) CreateKey(ctx context.Context, appID string, nk otp.NewKey, actor string) (otp.CreatedKey, error) {
+// CreateKey implements AdminService.
+func (a *Admin) CreateKey(ctx context.Context, appID string, nk NewKey, actor string) (CreatedKey, error) {
 	app, err := a.app(ctx, appID)
 	if err != nil {
-		return otp.CreatedKey{}, err
+		return CreatedKey{}, err
 	}
 	name := strings.TrimSpace(nk.Name)
 	if utf8.RuneCountInString(name) > maxKeyName || strings.ContainsAny(name, "\r\n\t") {
-		return otp.CreatedKey{}, &otp.ErrInvalidRequest{Fields: map[string]string{"name": fmt.Sprintf("must be one line of at most %d characters", maxKeyName)}}
+		return CreatedKey{}, &otp.ErrInvalidRequest{Fields: map[string]string{"name": fmt.Sprintf("must be one line of at most %d characters", maxKeyName)}}
 	}
 	id, secret, hash := newSecret()
-	k := otp.AppKey{ID: id, AppID: app.ID, Name: name, Hash: hash, TrustedClientIP: nk.TrustedClientIP, CreatedAt: a.Now().Truncate(time.Microsecond)}
+	k := Key{ID: id, AppID: app.ID, Name: name, Hash: hash, TrustedClientIP: nk.TrustedClientIP, CreatedAt: a.Now().Truncate(time.Microsecond)}
 	detail := fmt.Sprintf("app %s; name %q; trusted_client_ip %v", app.ID, name, nk.TrustedClientIP)
-	if err := a.store.CreateKey(ctx, k, audit(otp.ActionKeyCreate, "key:"+id, detail, actor)); err != nil {
-		return otp.CreatedKey{}, fmt.Errorf("apps: create key: %w", err)
+	if err := a.store.CreateKey(ctx, k, audit(ActionKeyCreate, "key:"+id, detail, actor)); err != nil {
+		return CreatedKey{}, fmt.Errorf("apps: create key: %w", err)
 	}
 	a.refresh(ctx)
-	return otp.CreatedKey{Key: k, Secret: secret}, nil
+	return CreatedKey{Key: k, Secret: secret}, nil
 }
 
-// RevokeKey implements otp.AppAdmin.
+// RevokeKey implements AdminService.
 func (a *Admin) RevokeKey(ctx context.Context, appID, keyID, actor string) error {
 	app, err := a.app(ctx, appID)
 	if err != nil {
 		return err
 	}
-	if err := a.store.RevokeKey(ctx, app.ID, keyID, a.Now(), audit(otp.ActionKeyRevoke, "key:"+keyID, "app "+app.ID, actor)); err != nil {
+	if err := a.store.RevokeKey(ctx, app.ID, keyID, a.Now(), audit(ActionKeyRevoke, "key:"+keyID, "app "+app.ID, actor)); err != nil {
 		return fmt.Errorf("apps: revoke key: %w", err)
 	}
 	a.refresh(ctx)
@@ -189,15 +190,55 @@ var errDefaultReadOnly = &otp.ErrInvalidRequest{
 	Fields: map[string]string{"id": "is the default app, which cannot be changed or deleted here"},
 }
 
-func audit(action, target, detail, actor string) otp.AdminAction {
+func audit(action, target, detail, actor string) history.AdminAction {
 	if !strings.HasPrefix(target, "key:") {
 		target = "app:" + target
 	}
-	return otp.AdminAction{Action: action, Target: target, Detail: detail + "; by " + actor}
+	return history.AdminAction{Action: action, Target: target, Detail: detail + "; by " + actor}
 }
 
 // describe sums an app's settings up for the audit log.
 func describe(a otp.App) string {
 	return fmt.Sprintf("name %q; code_length %d; code_ttl %s; max_sends %d; max_attempts %d; locales %v; allowed_countries %v; channels %v; send_rules %s; check_rules %s; access %s",
 		a.Name, a.CodeLength, a.CodeTTL, a.MaxSends, a.MaxAttempts, a.Locales, a.AllowedCountries, a.Channels, a.SendRules, a.CheckRules, a.Access)
+}
+
+// Info is an app with its keys, for the admin console and API.
+type Info struct {
+	App  otp.App
+	Keys []Key
+}
+
+// NewKey asks for a key.
+type NewKey struct {
+	Name            string
+	TrustedClientIP bool
+}
+
+// CreatedKey is a key just made, with its secret: the only time the secret is shown.
+type CreatedKey struct {
+	Key    Key
+	Secret string
+}
+
+// AdminService manages apps and keys for the admin console and API; *Admin implements
+// it. actor names who acts, for the audit log.
+type AdminService interface {
+	// ListApps returns every app, the default one first, with its keys.
+	ListApps(ctx context.Context) ([]Info, error)
+	// GetApp returns one app with its keys. Errors: otp.ErrNotFound.
+	GetApp(ctx context.Context, id string) (Info, error)
+	// CreateApp makes an app: the patch over the default app's settings.
+	// Errors: *otp.ErrInvalidRequest.
+	CreateApp(ctx context.Context, p Patch, actor string) (Info, error)
+	// UpdateApp changes an app. Errors: otp.otp.ErrNotFound, *otp.ErrInvalidRequest (also for the
+	// default app, whose settings come from the environment).
+	UpdateApp(ctx context.Context, id string, p Patch, actor string) (Info, error)
+	// DeleteApp deletes an app and revokes its keys. Errors: otp.ErrNotFound,
+	// *otp.ErrInvalidRequest for the default app.
+	DeleteApp(ctx context.Context, id, actor string) error
+	// CreateKey makes a key for an app. Errors: otp.otp.ErrNotFound, *otp.ErrInvalidRequest.
+	CreateKey(ctx context.Context, appID string, k NewKey, actor string) (CreatedKey, error)
+	// RevokeKey revokes a key of an app. Errors: otp.ErrNotFound.
+	RevokeKey(ctx context.Context, appID, keyID, actor string) error
 }

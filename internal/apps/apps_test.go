@@ -33,7 +33,7 @@ func TestRegistry(t *testing.T) {
 
 	t.Run("NewAppTakesTheDefaultAppsSettings", func(t *testing.T) {
 		admin, reg, _ := newAdmin(t)
-		info, err := admin.CreateApp(ctx, otp.AppPatch{Name: ptr("Shop"), CodeLength: ptr(8)}, "test")
+		info, err := admin.CreateApp(ctx, apps.Patch{Name: ptr("Shop"), CodeLength: ptr(8)}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,11 +48,11 @@ func TestRegistry(t *testing.T) {
 
 	t.Run("KeysAuthenticateOnlyWithTheirSecretUntilRevoked", func(t *testing.T) {
 		admin, reg, _ := newAdmin(t)
-		k, err := admin.CreateKey(ctx, otp.DefaultAppAlias, otp.NewKey{Name: "backend"}, "test")
+		k, err := admin.CreateKey(ctx, otp.DefaultAppAlias, apps.NewKey{Name: "backend"}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if id, ok := otp.KeyIDOf(k.Secret); !ok || id != k.Key.ID {
+		if id, ok := apps.KeyIDOf(k.Secret); !ok || id != k.Key.ID {
 			t.Fatalf("KeyIDOf(secret) = %q, %v; want %q", id, ok, k.Key.ID)
 		}
 		if got, err := reg.Authenticate(ctx, k.Key.ID, k.Secret); err != nil || got.AppID != otp.DefaultAppID {
@@ -65,21 +65,21 @@ func TestRegistry(t *testing.T) {
 		for name, try := range map[string][2]string{
 			"WrongSecret": {k.Key.ID, wrong}, "UnknownKey": {"SKnope", k.Secret}, "Empty": {k.Key.ID, ""},
 		} {
-			if _, err := reg.Authenticate(ctx, try[0], try[1]); !errors.Is(err, otp.ErrBadKey) {
+			if _, err := reg.Authenticate(ctx, try[0], try[1]); !errors.Is(err, apps.ErrBadKey) {
 				t.Errorf("%s: got %v, want ErrBadKey", name, err)
 			}
 		}
 		if err := admin.RevokeKey(ctx, otp.DefaultAppAlias, k.Key.ID, "test"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := reg.Authenticate(ctx, k.Key.ID, k.Secret); !errors.Is(err, otp.ErrBadKey) {
+		if _, err := reg.Authenticate(ctx, k.Key.ID, k.Secret); !errors.Is(err, apps.ErrBadKey) {
 			t.Errorf("revoked: got %v, want ErrBadKey", err)
 		}
 	})
 
 	t.Run("KeyUseIsRecordedByRun", func(t *testing.T) {
 		admin, reg, mem := newAdmin(t)
-		k, _ := admin.CreateKey(ctx, otp.DefaultAppAlias, otp.NewKey{}, "test")
+		k, _ := admin.CreateKey(ctx, otp.DefaultAppAlias, apps.NewKey{}, "test")
 		for range 3 {
 			if _, err := reg.Authenticate(ctx, k.Key.ID, k.Secret); err != nil {
 				t.Fatal(err)
@@ -107,7 +107,7 @@ func TestRegistry(t *testing.T) {
 	t.Run("AnotherAdminsChangeArrivesByPolling", func(t *testing.T) {
 		_, reg, mem := newAdmin(t)
 		other := apps.NewRegistry(mem, defaultApp(), slog.New(slog.DiscardHandler))
-		info, err := apps.NewAdmin(mem, other).CreateApp(ctx, otp.AppPatch{Name: ptr("Elsewhere")}, "test")
+		info, err := apps.NewAdmin(mem, other).CreateApp(ctx, apps.Patch{Name: ptr("Elsewhere")}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestRegistry(t *testing.T) {
 	t.Run("DefaultAppIsReadOnly", func(t *testing.T) {
 		admin, _, _ := newAdmin(t)
 		var invalid *otp.ErrInvalidRequest
-		if _, err := admin.UpdateApp(ctx, otp.DefaultAppAlias, otp.AppPatch{Name: ptr("x")}, "test"); !errors.As(err, &invalid) {
+		if _, err := admin.UpdateApp(ctx, otp.DefaultAppAlias, apps.Patch{Name: ptr("x")}, "test"); !errors.As(err, &invalid) {
 			t.Errorf("UpdateApp(default): got %v, want ErrInvalidRequest", err)
 		}
 		if err := admin.DeleteApp(ctx, otp.DefaultAppID, "test"); !errors.As(err, &invalid) {

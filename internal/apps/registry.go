@@ -1,7 +1,10 @@
-// Package apps manages apps and their API keys: the registry that every instance keeps
-// as an immutable snapshot, swapped atomically whenever the stored configuration
-// changes, the key secrets and their hashes, and the audited admin service. It
-// implements otp.AppDirectory and otp.AppAdmin over an otp.AppStore.
+// Package apps owns apps' keys and administration: the key type and its secrets, the
+// authorization of a caller (Authorize), the Directory the public APIs find apps and
+// authenticate keys through, the Store apps and keys are kept in, patches, the audited
+// admin service and the Twilio SID helpers. The registry every instance keeps as an
+// immutable snapshot, swapped atomically whenever the stored configuration changes,
+// implements Directory; Admin implements AdminService over a Store. The app's settings
+// that sends and checks read (otp.App) stay in the domain.
 package apps
 
 import (
@@ -33,13 +36,13 @@ const (
 type snapshot struct {
 	version int64
 	apps    map[string]otp.App
-	keys    map[string]otp.AppKey
+	keys    map[string]Key
 }
 
 // Registry serves apps and authenticates keys from a snapshot of the store, which
-// Reload replaces and Run keeps current. It implements otp.AppDirectory.
+// Reload replaces and Run keeps current. It implements Directory.
 type Registry struct {
-	store      otp.AppStore
+	store      Store
 	defaultApp otp.App
 	log        *slog.Logger
 	snap       atomic.Pointer[snapshot]
@@ -62,17 +65,17 @@ type touch struct {
 	at time.Time
 }
 
-var _ otp.AppDirectory = (*Registry)(nil)
+var _ Directory = (*Registry)(nil)
 
 // NewRegistry returns a registry serving defaultApp (from the environment) and the
 // apps of store; call Reload before serving and Run to keep it current.
-func NewRegistry(store otp.AppStore, defaultApp otp.App, log *slog.Logger) *Registry {
+func NewRegistry(store Store, defaultApp otp.App, log *slog.Logger) *Registry {
 	r := &Registry{
 		store: store, defaultApp: defaultApp, log: log, touches: make(chan touch, touchQueue),
 		PollInterval: DefaultPollInterval, Timeout: 2 * time.Second,
 		Now: func() time.Time { return time.Now().UTC() },
 	}
-	r.snap.Store(&snapshot{version: -1, apps: map[string]otp.App{}, keys: map[string]otp.AppKey{}})
+	r.snap.Store(&snapshot{version: -1, apps: map[string]otp.App{}, keys: map[string]Key{}})
 	return r
 }
 
@@ -94,7 +97,7 @@ func (r *Registry) Reload(ctx context.Context) error {
 	if set.Version <= r.snap.Load().version {
 		return nil
 	}
-	s := &snapshot{version: set.Version, apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]otp.AppKey, len(set.Keys))}
+	s := &snapshot{version: set.Version, apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]Key, len(set.Keys))}
 	for _, a := range set.Apps {
 		s.apps[a.ID] = a
 	}
@@ -105,7 +108,7 @@ func (r *Registry) Reload(ctx context.Context) error {
 	return nil
 }
 
-// App implements otp.AppDirectory.
+// App implements Directory.
 func (r *Registry) App(_ context.Context, id string) (otp.App, error) {
 	id, ok := otp.CanonAppID(id)
 	switch {
@@ -121,11 +124,11 @@ func (r *Registry) App(_ context.Context, id string) (otp.App, error) {
 	return a, nil
 }
 
-// Authenticate implements otp.AppDirectory. The secret is compared by its SHA-256
+// Authenticate implements Directory. The secret is compared by its SHA-256
 // with subtle.ConstantTimeCompare; an unknown key costs the same hash, so timing does
 // not tell unknown ids from wrong secrets either. Each use queues the key's last-used
 // time at most once a minute; Run writes it.
-func (r *Registry) Authenticate(_ context.Context, keyID, secret string) (otp.AppKey, error) {
+func (r *Registry) Authenticate(_ context.Context, keyID, secret string) (Key, error) {
 	sum := sha256.Sum256([]byte(secret))
 	k, found := r.snap.Load().keys[keyID]
 	want := k.Hash
@@ -133,7 +136,7 @@ func (r *Registry) Authenticate(_ context.Context, keyID, secret string) (otp.Ap
 		want = make([]byte, sha256.Size)
 	}
 	if subtle.ConstantTimeCompare(sum[:], want) != 1 || !found || k.Revoked() || secret == "" {
-		return otp.AppKey{}, otp.ErrBadKey
+		return Key{}, ErrBadKey
 	}
 	r.noteUse(k.ID)
 	return k, nil
@@ -213,4 +216,16 @@ func (r *Registry) flushTouches(ctx context.Context) {
 	if err := r.store.TouchKeys(ctx, used); err != nil && !errors.Is(err, context.Canceled) {
 		r.log.Warn("apps: recording key use failed", "keys", len(used), "err", err)
 	}
+}
+
+// Directory finds apps and authenticates their keys for the public APIs, from a
+// snapshot of the configuration that every instance keeps current; *Registry
+// implements it.
+type Directory interface {
+	// App returns the app with the id (see otp.CanonAppID for the ids URLs use).
+	// Errors: otp.ErrNotFound, also for a deleted app.
+	App(ctx context.Context, id string) (otp.App, error)
+	// Authenticate returns the live key with the id whose secret is secret, comparing
+	// in constant time. Errors: ErrBadKey for an unknown, revoked or wrong key.
+	Authenticate(ctx context.Context, keyID, secret string) (Key, error)
 }

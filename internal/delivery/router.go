@@ -82,12 +82,13 @@ func New(cfg Config) (*Router, error) {
 		}
 		r.providers[p.Name] = &provider{Provider: p, breaker: newBreaker(cfg.Breaker, cfg.Now)}
 	}
+	channels := otp.Channels()
 	for ch := range cfg.Routes {
-		if !slices.Contains(otp.Channels, ch) {
+		if !slices.Contains(channels, ch) {
 			return nil, fmt.Errorf("delivery: routes for unknown channel %q", ch)
 		}
 	}
-	for _, ch := range otp.Channels {
+	for _, ch := range channels {
 		routes, ok := cfg.Routes[ch]
 		if !ok {
 			var names []string
@@ -130,7 +131,7 @@ func (r *Router) Name() string {
 // Channels lists the channels that have at least one provider.
 func (r *Router) Channels() []string {
 	var out []string
-	for _, ch := range otp.Channels {
+	for _, ch := range otp.Channels() {
 		if _, ok := r.chains[ch]; ok {
 			out = append(out, ch)
 		}

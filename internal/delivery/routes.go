@@ -7,69 +7,13 @@ import (
 	"strings"
 )
 
-// Kinds of provider instances, and the channels each can carry.
-var kindChannels = map[string][]string{
-	"log":     {"sms", "whatsapp", "voice", "email"},
-	"webhook": {"sms"},
-	"twilio":  {"sms", "whatsapp", "voice"},
-	"smtp":    {"email"},
-}
+// providerName is the shape of a provider instance's name: it becomes part of variable
+// names (TWILIO_AUTH_TOKEN_JP) and of receipt paths.
+var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
-// KindChannels returns the channels a kind of provider carries, or nil for an unknown kind.
-func KindChannels(kind string) []string { return slices.Clone(kindChannels[kind]) }
-
-// Instance is one named provider instance of SMS_PROVIDERS.
-type Instance struct {
-	// Name is what routes, history and metrics call it, such as "twilio" or "backup".
-	Name string
-	// Kind is log, webhook, twilio or smtp.
-	Kind string
-}
-
-// EnvSuffix is what the instance's settings carry after the kind's usual variable names:
-// none for an instance named after its kind (TWILIO_AUTH_TOKEN), "_" and the upper-cased
-// name for any other (TWILIO_AUTH_TOKEN_BACKUP).
-func (i Instance) EnvSuffix() string {
-	if i.Name == i.Kind {
-		return ""
-	}
-	return "_" + strings.ToUpper(i.Name)
-}
-
-// Instances is the SMS_PROVIDERS list, "name:kind,name:kind"; an entry without ":kind"
-// is an instance of that kind named after it ("twilio" is "twilio:twilio").
-type Instances []Instance
-
-var instanceName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-
-// UnmarshalText parses and checks the list: known kinds, names of lower-case letters,
-// digits and underscores (they become parts of variable names), each name once.
-func (l *Instances) UnmarshalText(b []byte) error {
-	var out Instances
-	for entry := range strings.SplitSeq(string(b), ",") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			return fmt.Errorf("empty entry")
-		}
-		name, kind, ok := strings.Cut(entry, ":")
-		name, kind = strings.TrimSpace(name), strings.TrimSpace(kind)
-		if !ok {
-			kind = name
-		}
-		if !instanceName.MatchString(name) {
-			return fmt.Errorf("%q: a name is a lower-case letter, then letters, digits or _ (at most 32)", name)
-		}
-		if _, known := kindChannels[kind]; !known {
-			return fmt.Errorf("%q: kind %q: must be log, webhook, twilio or smtp", entry, kind)
-		}
-		if slices.ContainsFunc(out, func(i Instance) bool { return i.Name == name }) {
-			return fmt.Errorf("%q: name %s given twice", entry, name)
-		}
-		out = append(out, Instance{Name: name, Kind: kind})
-	}
-	*l = out
-	return nil
-}
+// ValidName reports whether s can name a provider instance: a lower-case letter, then
+// lower-case letters, digits or _, at most 32 in all.
+func ValidName(s string) bool { return providerName.MatchString(s) }
 
 // Route is one entry of a channel's route table.
 type Route struct {
@@ -118,7 +62,7 @@ func (rs *Routes) UnmarshalText(b []byte) error {
 		}
 		for p := range strings.SplitSeq(providers, ",") {
 			p = strings.TrimSpace(p)
-			if !instanceName.MatchString(p) {
+			if !ValidName(p) {
 				return fmt.Errorf("%q: %q is not a provider name", entry, p)
 			}
 			if slices.Contains(r.Providers, p) {

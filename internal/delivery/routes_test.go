@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"fmt"
 	"testing"
 
 	"otpgate/internal/delivery"
@@ -23,26 +22,6 @@ func TestRoutesSyntax(t *testing.T) {
 		var r delivery.Routes
 		if err := r.UnmarshalText([]byte(bad)); err == nil {
 			t.Errorf("%q: got %v, want an error", bad, r)
-		}
-	}
-}
-
-func TestInstancesSyntax(t *testing.T) {
-	var l delivery.Instances
-	if err := l.UnmarshalText([]byte("twilio, backup:webhook ,jp_tw:twilio,mail:smtp")); err != nil {
-		t.Fatalf("got %v, want nil", err)
-	}
-	got := fmt.Sprint(l)
-	if got != "[{twilio twilio} {backup webhook} {jp_tw twilio} {mail smtp}]" {
-		t.Errorf("got %s", got)
-	}
-	if l[0].EnvSuffix() != "" || l[2].EnvSuffix() != "_JP_TW" {
-		t.Errorf("suffixes: got %q and %q, want none and _JP_TW", l[0].EnvSuffix(), l[2].EnvSuffix())
-	}
-	for _, bad := range []string{"", "a:fax", "Twilio", "a:twilio,a:webhook", "a,,b", "1a:log", "a-b:log"} {
-		var l delivery.Instances
-		if err := l.UnmarshalText([]byte(bad)); err == nil {
-			t.Errorf("%q: got %v, want an error", bad, l)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -38,10 +40,10 @@ type TestResult struct {
 	Error      string
 }
 
-// AppLookup finds apps, so that endpoints belong to apps that exist; otp.AppAdmin is one.
+// AppLookup finds apps, so that endpoints belong to apps that exist; apps.AdminService is one.
 type AppLookup interface {
 	// GetApp returns one app. Errors: otp.ErrNotFound.
-	GetApp(ctx context.Context, id string) (otp.AppInfo, error)
+	GetApp(ctx context.Context, id string) (apps.Info, error)
 }
 
 // Audit log actions of endpoints.
@@ -96,7 +98,7 @@ func (a *Admin) AddWebhook(ctx context.Context, appID string, in EndpointInput, 
 	}
 	e := Endpoint{ID: NewID(), AppID: app, URL: in.URL, Types: in.Types, CreatedAt: a.opts.Now()}
 	e.SecretSealed = a.sealer.Seal(e.ID, in.Secret)
-	act := otp.AdminAction{Action: ActionWebhookAdded, Target: target(app, e.ID), Detail: fmt.Sprintf("%s by %s", e.URL, actor), Time: e.CreatedAt}
+	act := history.AdminAction{Action: ActionWebhookAdded, Target: target(app, e.ID), Detail: fmt.Sprintf("%s by %s", e.URL, actor), Time: e.CreatedAt}
 	if err := a.store.CreateEndpoint(ctx, e, act); err != nil {
 		return Endpoint{}, "", err
 	}
@@ -111,7 +113,7 @@ func (a *Admin) DeleteWebhook(ctx context.Context, appID, id, actor string) erro
 	if err != nil {
 		return err
 	}
-	return a.store.DeleteEndpoint(ctx, app, id, otp.AdminAction{Action: ActionWebhookDeleted, Target: target(app, id), Detail: "by " + actor, Time: a.opts.Now()})
+	return a.store.DeleteEndpoint(ctx, app, id, history.AdminAction{Action: ActionWebhookDeleted, Target: target(app, id), Detail: "by " + actor, Time: a.opts.Now()})
 }
 
 // Validate checks a deliveries filter. Errors: *otp.ErrInvalidRequest naming "status" or "limit".
@@ -154,7 +156,7 @@ func (a *Admin) Redeliver(ctx context.Context, appID, id, eventID, actor string)
 	}
 	now := a.opts.Now()
 	return a.store.Redeliver(ctx, app, id, eventID, now,
-		otp.AdminAction{Action: ActionWebhookRedelivered, Target: target(app, id), Detail: "event " + eventID + " by " + actor, Time: now})
+		history.AdminAction{Action: ActionWebhookRedelivered, Target: target(app, id), Detail: "event " + eventID + " by " + actor, Time: now})
 }
 
 // TestWebhook implements AdminService.

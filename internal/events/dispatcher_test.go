@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
@@ -85,7 +86,7 @@ func addEndpoint(t *testing.T, store *inmem.Store, sealer *events.Sealer, url st
 	id := events.NewID()
 	err := store.CreateEndpoint(t.Context(), events.Endpoint{
 		ID: id, AppID: otp.DefaultAppID, URL: url, SecretSealed: sealer.Seal(id, secret), Types: events.Types(), CreatedAt: time.Now(),
-	}, otp.AdminAction{Action: "webhook_added"})
+	}, history.AdminAction{Action: "webhook_added"})
 	if err != nil {
 		t.Fatal(err)
 	}

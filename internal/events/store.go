@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
 // Store keeps endpoints and the outbox. Implementations: internal/postgres and
@@ -13,14 +13,14 @@ import (
 // them.
 type Store interface {
 	// CreateEndpoint stores e and the audit entry a in one step.
-	CreateEndpoint(ctx context.Context, e Endpoint, a otp.AdminAction) error
+	CreateEndpoint(ctx context.Context, e Endpoint, a history.AdminAction) error
 	// Endpoints lists the endpoints of an app, oldest first.
 	Endpoints(ctx context.Context, appID string) ([]Endpoint, error)
 	// Endpoint returns one endpoint of an app. Errors: otp.ErrNotFound.
 	Endpoint(ctx context.Context, appID, id string) (Endpoint, error)
 	// DeleteEndpoint removes an endpoint of an app with its undelivered events, and writes
 	// a. Errors: otp.ErrNotFound.
-	DeleteEndpoint(ctx context.Context, appID, id string, a otp.AdminAction) error
+	DeleteEndpoint(ctx context.Context, appID, id string, a history.AdminAction) error
 
 	// ClaimEvents claims at most limit due events, each the earliest undelivered one of its
 	// subject at its endpoint, for lease: a claimed event is claimable again once the lease
@@ -41,7 +41,7 @@ type Store interface {
 	// Redeliver makes a delivered or parked event of the endpoint due again at now, with a
 	// fresh retry window, and writes a. A pending one is left as it is. Errors:
 	// otp.ErrNotFound.
-	Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a otp.AdminAction) (Delivery, error)
+	Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a history.AdminAction) (Delivery, error)
 
 	// ExpireVerifications closes at most limit pending verifications whose expiry is not
 	// after now as expired, writing verification.expired for each in the same step, and

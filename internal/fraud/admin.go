@@ -10,6 +10,7 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -36,9 +37,9 @@ type AdminService interface {
 	// prefix, busiest first.
 	Conversion(ctx context.Context, by ConversionBy, since time.Time) ([]Conversion, error)
 	// ShadowSends returns the newest sends that shadow rules or the shadow guard flagged.
-	ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error)
+	ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error)
 	// Actions returns the newest audit entries of the fraud guard, at most limit.
-	Actions(ctx context.Context, limit int) ([]otp.AdminAction, error)
+	Actions(ctx context.Context, limit int) ([]history.AdminAction, error)
 	// Running is the configuration this instance applies now.
 	Running() *Snapshot
 }
@@ -93,11 +94,11 @@ func (a *Admin) UpdateSettings(ctx context.Context, values map[string]string, ac
 		return Config{}, 0, &otp.ErrInvalidRequest{Detail: "no settings given", Fields: map[string]string{"settings": "give at least one setting"}}
 	}
 	var next Config
-	version, err := a.store.UpdateFraudConfig(ctx, func(stored map[string]string) (map[string]string, otp.AdminAction, error) {
+	version, err := a.store.UpdateFraudConfig(ctx, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
 		current := a.snapshots.configOf(stored)
 		var err error
 		if next, err = current.Apply(values); err != nil {
-			return nil, otp.AdminAction{}, err
+			return nil, history.AdminAction{}, err
 		}
 		before, after := current.Values(), next.Values()
 		var changes []string
@@ -109,7 +110,7 @@ func (a *Admin) UpdateSettings(ctx context.Context, values map[string]string, ac
 		if len(changes) == 0 {
 			changes = []string{"no setting changed"}
 		}
-		return after, otp.AdminAction{Action: ActionConfigChanged, Target: "fraud:config",
+		return after, history.AdminAction{Action: ActionConfigChanged, Target: "fraud:config",
 			Detail: strings.Join(changes, "; ") + "; by " + actor}, nil
 	})
 	if err != nil {
@@ -132,7 +133,7 @@ func (a *Admin) AddListEntry(ctx context.Context, e ListEntry, actor string) (Li
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = a.Now()
 	}
-	out, err := a.store.AddFraudListEntry(ctx, e, otp.AdminAction{
+	out, err := a.store.AddFraudListEntry(ctx, e, history.AdminAction{
 		Action: ActionListAdded, Target: string(e.List) + ":" + e.String(), Detail: noted(e.Note) + "by " + actor,
 	})
 	if err != nil {
@@ -143,7 +144,7 @@ func (a *Admin) AddListEntry(ctx context.Context, e ListEntry, actor string) (Li
 
 // RemoveListEntry implements AdminService.
 func (a *Admin) RemoveListEntry(ctx context.Context, id int64, actor string) (ListEntry, error) {
-	out, err := a.store.DeleteFraudListEntry(ctx, id, otp.AdminAction{Action: ActionListRemoved, Detail: "by " + actor})
+	out, err := a.store.DeleteFraudListEntry(ctx, id, history.AdminAction{Action: ActionListRemoved, Detail: "by " + actor})
 	if err != nil {
 		return ListEntry{}, err
 	}
@@ -159,13 +160,13 @@ func noted(note string) string {
 
 // Blocks implements AdminService.
 func (a *Admin) Blocks(ctx context.Context, all bool) ([]Block, error) {
-	return a.store.FraudBlocks(ctx, BlockFilter{All: all, Now: a.Now(), Limit: otp.MaxListLimit})
+	return a.store.FraudBlocks(ctx, BlockFilter{All: all, Now: a.Now(), Limit: history.MaxListLimit})
 }
 
 // LiftBlock implements AdminService. The row is marked and audited first; the limiter's key
 // goes next, so a failure there leaves a lifted row that a second lift finishes.
 func (a *Admin) LiftBlock(ctx context.Context, id, actor string) (Block, error) {
-	b, err := a.store.LiftFraudBlock(ctx, id, a.Now(), actor, otp.AdminAction{Action: ActionBlockLifted, Detail: "by " + actor})
+	b, err := a.store.LiftFraudBlock(ctx, id, a.Now(), actor, history.AdminAction{Action: ActionBlockLifted, Detail: "by " + actor})
 	if err != nil {
 		return Block{}, err
 	}
@@ -228,7 +229,7 @@ func regionOf(prefix string, drop int) string {
 }
 
 // ShadowSends implements AdminService.
-func (a *Admin) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error) {
+func (a *Admin) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error) {
 	return a.store.ShadowSends(ctx, limit)
 }
 
@@ -236,12 +237,12 @@ func (a *Admin) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, erro
 func (a *Admin) Running() *Snapshot { return a.snapshots.Snapshot() }
 
 // Actions implements AdminService, from the newest audit entries of every kind.
-func (a *Admin) Actions(ctx context.Context, limit int) ([]otp.AdminAction, error) {
-	all, err := a.store.AdminActions(ctx, otp.MaxListLimit)
+func (a *Admin) Actions(ctx context.Context, limit int) ([]history.AdminAction, error) {
+	all, err := a.store.AdminActions(ctx, history.MaxListLimit)
 	if err != nil {
 		return nil, err
 	}
-	var out []otp.AdminAction
+	var out []history.AdminAction
 	for _, act := range all {
 		if strings.HasPrefix(act.Action, "fraud_") && len(out) < limit {
 			out = append(out, act)

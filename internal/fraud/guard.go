@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -67,7 +68,7 @@ func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.Guar
 	if gs.Shadow {
 		b.Mode = ModeShadow
 	}
-	a := otp.AdminAction{
+	a := history.AdminAction{
 		Action: ActionBlockStarted, Target: b.Scope + ":" + b.Target, Time: at,
 		Detail: fmt.Sprintf("%s block until %s: %s", b.Mode, b.EndsAt.UTC().Format(time.RFC3339), b.Reason),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -23,29 +24,29 @@ type Store interface {
 	// UpdateFraudConfig calls update with the stored settings (nil when none) under a lock,
 	// stores what it returns, audits it and bumps the version, which it returns. An error
 	// from update is returned as it is, and nothing changes.
-	UpdateFraudConfig(ctx context.Context, update func(stored map[string]string) (map[string]string, otp.AdminAction, error)) (int64, error)
+	UpdateFraudConfig(ctx context.Context, update func(stored map[string]string) (map[string]string, history.AdminAction, error)) (int64, error)
 	// AddFraudListEntry adds an entry (ID and CreatedAt are set), audits it and bumps the
 	// version. Errors: *otp.ErrInvalidRequest naming "value" when the list has it already.
-	AddFraudListEntry(ctx context.Context, e ListEntry, a otp.AdminAction) (ListEntry, error)
+	AddFraudListEntry(ctx context.Context, e ListEntry, a history.AdminAction) (ListEntry, error)
 	// DeleteFraudListEntry removes an entry, audits it and bumps the version, and returns it.
 	// Errors: otp.ErrNotFound.
-	DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminAction) (ListEntry, error)
+	DeleteFraudListEntry(ctx context.Context, id int64, a history.AdminAction) (ListEntry, error)
 	// RecordFraudBlock stores a block the guard started, with its audit entry.
-	RecordFraudBlock(ctx context.Context, b Block, a otp.AdminAction) error
+	RecordFraudBlock(ctx context.Context, b Block, a history.AdminAction) error
 	// FraudBlocks returns blocks, newest first: those active at f.Now, or all of them.
 	FraudBlocks(ctx context.Context, f BlockFilter) ([]Block, error)
 	// LiftFraudBlock marks a block lifted at at by by, unless it was lifted before, audits
 	// the lift, and returns the block as it then is. Errors: otp.ErrNotFound.
-	LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a otp.AdminAction) (Block, error)
+	LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a history.AdminAction) (Block, error)
 	// FraudConversion counts, per prefix of drop digits less than the number, the sends
 	// since since that went out (sent or sending), those refused as blocked, and the
 	// approvals of verifications created since since.
 	FraudConversion(ctx context.Context, since time.Time, drop int) ([]PrefixCount, error)
 	// ShadowSends returns the newest sends that shadow rules or a shadow guard flagged, at
-	// most otp.AdminActionLimit(limit).
-	ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error)
-	// AdminActions returns the newest audit entries first, as otp.HistoryStore does.
-	AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error)
+	// most history.AdminActionLimit(limit).
+	ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error)
+	// AdminActions returns the newest audit entries first, as history.Store does.
+	AdminActions(ctx context.Context, limit int) ([]history.AdminAction, error)
 }
 
 // State is what a Store holds of the fraud configuration.
@@ -81,7 +82,7 @@ type BlockFilter struct {
 	// All lists ended and lifted blocks too; otherwise only those active at Now.
 	All bool
 	Now time.Time
-	// Limit, when positive, caps the answer at otp.AdminActionLimit(Limit).
+	// Limit, when positive, caps the answer at history.AdminActionLimit(Limit).
 	Limit int
 }
 

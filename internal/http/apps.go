@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -38,7 +39,7 @@ var errClientIPHeader = invalidRequest("Otpgate-Client-Ip must be one IPv4 or IP
 // looked up or spent. A Bearer key is checked for public apps too, when one is sent.
 // When the key may name the end user (trusted_client_ip), Otpgate-Client-Ip becomes
 // the request's client IP; for everyone else that header is ignored.
-func withApp(log *slog.Logger, dir otp.AppDirectory, v6prefix int, next http.Handler) http.Handler {
+func withApp(log *slog.Logger, dir apps.Directory, v6prefix int, next http.Handler) http.Handler {
 	if dir == nil {
 		return next
 	}
@@ -57,7 +58,7 @@ func withApp(log *slog.Logger, dir otp.AppDirectory, v6prefix int, next http.Han
 		}
 		key, err := bearerKey(r, dir)
 		if err == nil {
-			err = otp.Authorize(app, key)
+			err = apps.Authorize(app, key)
 		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="otpgate"`)
@@ -84,17 +85,17 @@ func withApp(log *slog.Logger, dir otp.AppDirectory, v6prefix int, next http.Han
 var errNoSuchApp = otp.Errorf(otp.CodeNotFound, "no such app")
 
 // bearerKey authenticates the request's Bearer secret; no Authorization header is no
-// key (AppKey with an empty ID). Errors: otp.ErrBadKey.
-func bearerKey(r *http.Request, dir otp.AppDirectory) (otp.AppKey, error) {
+// key (apps.Key with an empty ID). Errors: apps.ErrBadKey.
+func bearerKey(r *http.Request, dir apps.Directory) (apps.Key, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		return otp.AppKey{}, nil
+		return apps.Key{}, nil
 	}
 	scheme, secret, _ := strings.Cut(h, " ")
 	secret = strings.TrimSpace(secret)
-	id, ok := otp.KeyIDOf(secret)
+	id, ok := apps.KeyIDOf(secret)
 	if !strings.EqualFold(scheme, "Bearer") || !ok {
-		return otp.AppKey{}, otp.ErrBadKey
+		return apps.Key{}, apps.ErrBadKey
 	}
 	return dir.Authenticate(r.Context(), id, secret)
 }
@@ -104,10 +105,10 @@ func bearerKey(r *http.Request, dir otp.AppDirectory) (otp.AppKey, error) {
 // request does, else the client IP the middleware found. The header's address is
 // keyed as every client address is (IPv6 by its /v6prefix network).
 // Errors: *otp.ErrInvalidRequest for a header that is not one address.
-func CallerIP(r *http.Request, key otp.AppKey, v6prefix int) (string, error) {
+func CallerIP(r *http.Request, key apps.Key, v6prefix int) (string, error) {
 	values := r.Header.Values(clientIPHeader)
 	if !key.TrustedClientIP || key.Revoked() || len(values) == 0 {
-		return clientIPFrom(r.Context()), nil
+		return ClientIPFrom(r.Context()), nil
 	}
 	a, ok := parseHostAddr(values[0])
 	if len(values) > 1 || !ok {
@@ -115,7 +116,3 @@ func CallerIP(r *http.Request, key otp.AppKey, v6prefix int) (string, error) {
 	}
 	return ipKey(a, v6prefix), nil
 }
-
-// ClientIPFrom returns the client IP the middleware found for a request of this
-// server, for handlers mounted from other packages.
-func ClientIPFrom(ctx context.Context) string { return clientIPFrom(ctx) }

@@ -27,26 +27,26 @@ type checkResponse struct {
 // handleCheck serves POST /v1/verifications/check: 200 when the code approves the
 // verification. RateLimit headers are added whenever the check limiter was asked.
 func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
-	requests := newDecoder[checkRequest]()
+	requests := NewDecoder[checkRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		body, err := readJSON(r)
+		body, err := ReadJSON(r)
 		if err != nil {
 			writeProblem(w, r, log, err)
 			return
 		}
-		req, err := requests.decode(body)
+		req, err := requests.Decode(body)
 		if err != nil {
 			writeProblem(w, r, log, err)
 			return
 		}
-		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: clientIPFrom(ctx)})
+		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: ClientIPFrom(ctx)})
 		setRateLimitHeaders(w.Header(), res.Decision)
 		if err != nil {
 			writeProblem(w, r, log, err)
 			return
 		}
 		phone, email := addressFields(res.Verification)
-		_ = encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status)})
+		_ = Encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status)})
 	})
 }

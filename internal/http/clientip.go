@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// defaultIPv6Prefix is the prefix IPv6 clients are limited by: one end site usually gets
+// DefaultIPv6Prefix is the prefix IPv6 clients are limited by: one end site usually gets
 // a whole /64, so a single address says little.
-const defaultIPv6Prefix = 64
+const DefaultIPv6Prefix = 64
 
 // ClientIP returns the client address the limiter keys a request by.
 //
@@ -34,6 +34,17 @@ func ClientIP(peer string, xff []string, trusted []netip.Prefix, v6prefix int) s
 		addr = walkForwardedFor(addr, xff, trusted)
 	}
 	return ipKey(addr, v6prefix)
+}
+
+// IPKey reads an address ("addr", "addr:port" or "[addr]:port") and returns the key the
+// limiter and history know its client by, as ClientIP does for a peer; ok is false when s
+// is no address.
+func IPKey(s string, v6prefix int) (key string, ok bool) {
+	a, ok := parseHostAddr(s)
+	if !ok {
+		return "", false
+	}
+	return ipKey(a, v6prefix), true
 }
 
 // walkForwardedFor finds the right-most untrusted address of the X-Forwarded-For lines
@@ -89,7 +100,7 @@ func ipKey(a netip.Addr, v6prefix int) string {
 		return a.String()
 	}
 	if v6prefix < 1 || v6prefix > 128 {
-		v6prefix = defaultIPv6Prefix
+		v6prefix = DefaultIPv6Prefix
 	}
 	if v6prefix == 128 {
 		return a.String()

@@ -14,17 +14,17 @@ type healthResponse struct {
 	Status string `json:"status"`
 }
 
-// handleHealthz answers while the process serves at all; it checks nothing else, so an
+// Healthz answers while the process serves at all; it checks nothing else, so an
 // orchestrator does not restart servers because Redis blinked.
-func handleHealthz() http.Handler {
+func Healthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = encode(w, http.StatusOK, healthResponse{Status: "ok"})
+		_ = Encode(w, http.StatusOK, healthResponse{Status: "ok"})
 	})
 }
 
-// handleReadyz answers 200 when ready (Redis and Postgres answer) within a short
+// Readyz answers 200 when ready (Redis and Postgres answer) within a short
 // timeout, else a 503 problem, so a load balancer stops sending requests here.
-func handleReadyz(log *slog.Logger, ready func(ctx context.Context) error) http.Handler {
+func Readyz(log *slog.Logger, ready func(ctx context.Context) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ready != nil {
 			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
@@ -35,6 +35,6 @@ func handleReadyz(log *slog.Logger, ready func(ctx context.Context) error) http.
 				return
 			}
 		}
-		_ = encode(w, http.StatusOK, healthResponse{Status: "ok"})
+		_ = Encode(w, http.StatusOK, healthResponse{Status: "ok"})
 	})
 }

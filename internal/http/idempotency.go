@@ -98,7 +98,7 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store o
 			err = store.Release(ctx, claim.Lock)
 		}
 		if err != nil {
-			log.WarnContext(ctx, "idempotency key not finished", "request_id", requestIDFrom(ctx), "err", err)
+			log.WarnContext(ctx, "idempotency key not finished", "request_id", RequestIDFrom(ctx), "err", err)
 		}
 	}()
 	serve(rec)

@@ -14,9 +14,9 @@ import (
 	"unicode/utf8"
 )
 
-// readJSON checks that the request carries JSON and reads its body, which limitBody has
+// ReadJSON checks that the request carries JSON and reads its body, which limitBody has
 // capped. Errors: errUnsupportedMediaType, errTooLarge (naming the cap), *otp.ErrInvalidRequest.
-func readJSON(r *http.Request) ([]byte, error) {
+func ReadJSON(r *http.Request) ([]byte, error) {
 	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !isJSONMediaType(ct[0]) {
 		return nil, errUnsupportedMediaType
 	}
@@ -48,9 +48,9 @@ func isJSONMediaType(ct string) bool {
 	return true
 }
 
-// decoder reads request bodies strictly into a T (a struct of JSON fields). A handler
+// Decoder reads request bodies strictly into a T (a struct of JSON fields). A handler
 // makes one when it is built, so T's field names are looked up once, not per request.
-type decoder[T any] struct {
+type Decoder[T any] struct {
 	// fields are T's top-level JSON names; read-only after newDecoder.
 	fields map[string]bool
 	// flat is true when T is a struct of plain values only: checkJSON, which refuses every
@@ -61,10 +61,10 @@ type decoder[T any] struct {
 	plain map[string]int
 }
 
-// newDecoder returns the decoder of T.
-func newDecoder[T any]() decoder[T] {
+// NewDecoder returns the decoder of T.
+func NewDecoder[T any]() Decoder[T] {
 	t := reflect.TypeFor[T]()
-	return decoder[T]{fields: jsonFieldNames(t), flat: flatStruct(t), plain: plainFields(t)}
+	return Decoder[T]{fields: jsonFieldNames(t), flat: flatStruct(t), plain: plainFields(t)}
 }
 
 // flatStruct reports whether t is a struct whose exported fields are all strings,
@@ -84,13 +84,13 @@ func flatStruct(t reflect.Type) bool {
 	return true
 }
 
-// decode reads body strictly into a T. Beyond encoding/json it refuses, as
+// Decode reads body strictly into a T. Beyond encoding/json it refuses, as
 // *otp.ErrInvalidRequest naming the problem: an empty body, invalid UTF-8 (which encoding/json
 // would silently replace), anything but one object, trailing data, duplicate keys at
 // any depth compared regardless of letter case (encoding/json would keep the last),
 // top-level names that do not match a field exactly (encoding/json matches them
 // case-insensitively), top-level nulls, and wrong types.
-func (d decoder[T]) decode(body []byte) (T, error) {
+func (d Decoder[T]) Decode(body []byte) (T, error) {
 	var v T
 	if d.plain != nil && plainDecode(body, d.plain, reflect.ValueOf(&v).Elem()) {
 		return v, nil
@@ -116,8 +116,8 @@ func (d decoder[T]) decode(body []byte) (T, error) {
 	return v, nil
 }
 
-// encode writes v as JSON with status; a Content-Type set earlier (problem+json) is kept.
-func encode[T any](w http.ResponseWriter, status int, v T) error {
+// Encode writes v as JSON with status; a Content-Type set earlier (problem+json) is kept.
+func Encode[T any](w http.ResponseWriter, status int, v T) error {
 	if w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -127,6 +127,11 @@ func encode[T any](w http.ResponseWriter, status int, v T) error {
 	}
 	return nil
 }
+
+// CheckObject checks that body is one JSON object without the faults encoding/json lets
+// through (see Decode), whatever its member names, for a handler that reads the object
+// itself. Errors: *otp.ErrInvalidRequest.
+func CheckObject(body []byte) error { return checkJSON(body, nil) }
 
 // checkJSON walks body's tokens for the faults encoding/json lets through; fields are
 // the top-level names allowed (nil allows any).

@@ -18,15 +18,15 @@ func TestFlatAndNestedDecodeAlike(t *testing.T) {
 		N     int      `json:"n"`
 		X     struct{} `json:"x"`
 	}
-	f, n := newDecoder[flat](), newDecoder[nested]()
+	f, n := NewDecoder[flat](), NewDecoder[nested]()
 	if !f.flat || n.flat {
 		t.Fatalf("got flat %v and %v, want true and false", f.flat, n.flat)
 	}
 	for _, body := range []string{
 		`{"phone":"+819012345678","n":3}`, `{"phone":3}`, `{"n":"3"}`, `{"n":1.5}`, `{"phone":"a","n":99999999999999999999}`,
 	} {
-		a, errA := f.decode([]byte(body))
-		b, errB := n.decode([]byte(body))
+		a, errA := f.Decode([]byte(body))
+		b, errB := n.Decode([]byte(body))
 		if fmt.Sprint(errA) != fmt.Sprint(errB) || a.Phone != b.Phone || a.N != b.N {
 			t.Errorf("%s: got %+v %v (flat) and %+v %v (nested), want the same", body, a, errA, b, errB)
 		}

@@ -18,9 +18,9 @@ type plainReq struct {
 
 // strictDecode is decode without the plain path.
 func strictDecode(body []byte) (plainReq, error) {
-	d := newDecoder[plainReq]()
+	d := NewDecoder[plainReq]()
 	d.plain = nil
-	return d.decode(body)
+	return d.Decode(body)
 }
 
 // TestPlainDecodeAgreesWithStrict generates bodies near the plain form (other names, cases,

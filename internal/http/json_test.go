@@ -48,10 +48,10 @@ func TestDecodeSend(t *testing.T) {
 		{name: "SingleQuotes", body: `{'phone':'1'}`, wantDetail: "malformed JSON"},
 		{name: "InvalidUTF8", body: "{\"phone\":\"\xff\"}", wantDetail: "UTF-8"},
 	}
-	requests := newDecoder[sendRequest]()
+	requests := NewDecoder[sendRequest]()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := requests.decode([]byte(tt.body))
+			got, err := requests.Decode([]byte(tt.body))
 			if tt.wantDetail == "" {
 				if err != nil {
 					t.Fatalf("got error %v, want none", err)
@@ -174,8 +174,8 @@ func fuzzSeeds(f *testing.F) {
 // refusal a *otp.ErrInvalidRequest (a 400, never a 500), and nothing encoding/json refuses is
 // accepted; what is accepted survives a round trip.
 func checkDecoded[T comparable](t *testing.T, body []byte) {
-	requests := newDecoder[T]()
-	got, err := requests.decode(body)
+	requests := NewDecoder[T]()
+	got, err := requests.Decode(body)
 	if err != nil {
 		var re *otp.ErrInvalidRequest
 		if !errors.As(err, &re) {
@@ -194,7 +194,7 @@ func checkDecoded[T comparable](t *testing.T, body []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := requests.decode(again)
+	back, err := requests.Decode(again)
 	if err != nil || back != got {
 		t.Fatalf("round trip: got %+v, %v, want %+v", back, err, got)
 	}

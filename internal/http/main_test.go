@@ -47,7 +47,7 @@ func (s *stubVerifier) Check(ctx context.Context, in otp.CheckInput) (otp.CheckR
 	s.checks = append(s.checks, in)
 	s.mu.Unlock()
 	if s.check == nil {
-		return otp.CheckResult{Verification: otp.Verification{ID: testID, Phone: testPhone, Status: otp.StatusApproved}}, nil
+		return otp.CheckResult{Verification: otp.Verification{ID: testID, Address: testPhone, Status: otp.StatusApproved}}, nil
 	}
 	return s.check(ctx, in)
 }
@@ -80,7 +80,7 @@ var testNow = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 func pendingResult(created bool) otp.SendResult {
 	return otp.SendResult{
 		Verification: otp.Verification{
-			ID: testID, Phone: testPhone, Channel: "sms", Status: otp.StatusPending,
+			ID: testID, Address: testPhone, Channel: "sms", Status: otp.StatusPending,
 			ExpiresAt: testNow.Add(5 * time.Minute),
 		},
 		Created:      created,
@@ -184,7 +184,7 @@ type problemBody struct {
 	Errors            map[string]string `json:"errors"`
 	AttemptsLeft      *int              `json:"attempts_left"`
 	RetryAfterSeconds *int64            `json:"retry_after_seconds"`
-	Violations        []violation       `json:"violations"`
+	Violations        []Violation       `json:"violations"`
 }
 
 // decodeProblem reads a problem response, failing unless it is well-formed problem+json.

@@ -38,20 +38,35 @@ func requestInfoFrom(ctx context.Context) *requestInfo {
 // maxRequestIDLen bounds an incoming X-Request-Id that is echoed and logged.
 const maxRequestIDLen = 128
 
-// requestIDFrom returns the request's id, or "" outside a request.
-func requestIDFrom(ctx context.Context) string {
+// RequestIDFrom returns the request's id, or "" outside a request.
+func RequestIDFrom(ctx context.Context) string {
 	if ri := requestInfoFrom(ctx); ri != nil {
 		return ri.id
 	}
 	return ""
 }
 
-// clientIPFrom returns the request's client IP as the limiter keys it.
-func clientIPFrom(ctx context.Context) string {
+// ClientIPFrom returns the request's client IP as the limiter keys it.
+func ClientIPFrom(ctx context.Context) string {
 	if ri := requestInfoFrom(ctx); ri != nil {
 		return ri.clientIP
 	}
 	return ""
+}
+
+// Common is the middleware every listener runs, outermost first: the request id and
+// the client IP exist before anything logs; the access log sees the 500 that recovery
+// writes; the body limit covers every handler. trusted are the proxies whose
+// X-Forwarded-For is believed; v6prefix keys IPv6 clients (see ClientIP); maxBody caps
+// request bodies; observe, when set, is called once per request.
+func Common(log *slog.Logger, observe func(route string, status int, d time.Duration), trusted []netip.Prefix, v6prefix int, maxBody int64) []func(http.Handler) http.Handler {
+	return []func(http.Handler) http.Handler{
+		requestID,
+		clientIP(trusted, v6prefix),
+		accessLog(log, observe),
+		recoverPanics(log),
+		limitBody(maxBody),
+	}
 }
 
 // requestID keeps a sane incoming X-Request-Id, so one id follows a request through
@@ -119,8 +134,8 @@ func accessLog(log *slog.Logger, observe func(route string, status int, d time.D
 				slog.Int("status", status),
 				slog.Duration("duration", d),
 				slog.Int64("bytes", sw.bytes),
-				slog.String("client_ip", clientIPFrom(r.Context())),
-				slog.String("request_id", requestIDFrom(r.Context())),
+				slog.String("client_ip", ClientIPFrom(r.Context())),
+				slog.String("request_id", RequestIDFrom(r.Context())),
 			)
 			if observe != nil {
 				observe(route, status, d)
@@ -144,7 +159,7 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 					panic(v)
 				}
 				log.ErrorContext(r.Context(), "panic serving request",
-					"request_id", requestIDFrom(r.Context()), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					"request_id", RequestIDFrom(r.Context()), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				if sw.status == 0 {
 					writeProblem(sw, r, log, fmt.Errorf("panic: %v", v))
 				}

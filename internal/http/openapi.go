@@ -6,10 +6,10 @@ import (
 	"strconv"
 )
 
-// handleDocument serves an OpenAPI document as JSON. The document is converted once,
+// Document serves an OpenAPI document as JSON. The document is converted once,
 // when the routes are built; the embedded YAML is tested, so failing to convert it is a
 // build mistake.
-func handleDocument(convert func() ([]byte, error)) http.Handler {
+func Document(convert func() ([]byte, error)) http.Handler {
 	doc, err := convert()
 	if err != nil {
 		panic(fmt.Sprintf("openapi document: %v", err))

@@ -18,24 +18,6 @@ func TestOpenAPIDocuments(t *testing.T) {
 		}
 		wantDocument(t, w.Header().Get("Content-Type"), w.Body.Bytes(), api.PublicJSON, "otpgate public API")
 	})
-	t.Run("AdminListenerServesTheAdminDocumentWithTheToken", func(t *testing.T) {
-		e := newAdminEnv(t, nil)
-		w := e.call(t, http.MethodGet, "/admin/openapi.json", bearer(testAdminToken), nil)
-		if w.Code != http.StatusOK {
-			t.Fatalf("status: got %v, want %v", w.Code, http.StatusOK)
-		}
-		wantDocument(t, w.Header().Get("Content-Type"), w.Body.Bytes(), api.AdminJSON, "otpgate admin API")
-	})
-	t.Run("AdminDocumentNeedsTheToken", func(t *testing.T) {
-		e := newAdminEnv(t, nil)
-		w := e.call(t, http.MethodGet, "/admin/openapi.json", "", nil)
-		if p := decodeProblem(t, w); w.Code != http.StatusUnauthorized || p.Code != "unauthorized" {
-			t.Errorf("got %v %v, want 401 unauthorized", w.Code, p.Code)
-		}
-		if got := w.Header().Values("WWW-Authenticate"); len(got) != 2 {
-			t.Errorf("WWW-Authenticate: got %q, want the Bearer and Basic challenges", got)
-		}
-	})
 }
 
 // wantDocument checks a served OpenAPI document: JSON, the embedded one, with its title.

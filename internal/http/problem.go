@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -38,8 +39,8 @@ func invalidRequest(detail string, fields map[string]string) *otp.ErrInvalidRequ
 // problemTypePrefix makes a problem's type URI from its code.
 const problemTypePrefix = "urn:otpgate:problem:"
 
-// problem is an RFC 9457 problem details object with otpgate's extensions.
-type problem struct {
+// Problem is an RFC 9457 problem details object with otpgate's extensions.
+type Problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Status int    `json:"status"`
@@ -50,7 +51,7 @@ type problem struct {
 	Errors            map[string]string `json:"errors,omitempty"`
 	AttemptsLeft      *int              `json:"attempts_left,omitempty"`
 	RetryAfterSeconds *int64            `json:"retry_after_seconds,omitempty"`
-	Violations        []violation       `json:"violations,omitempty"`
+	Violations        []Violation       `json:"violations,omitempty"`
 	// Target is the kind of target a fraud refusal or challenge is about (country, prefix,
 	// ip_net): never its key or the figures that decided it.
 	Target string `json:"target,omitempty"`
@@ -72,8 +73,8 @@ func newChallengeBody(c otp.Challenge) *challengeBody {
 	return &challengeBody{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
 }
 
-// violation is one limiter rule that refused a request.
-type violation struct {
+// Violation is one limiter rule that refused a request.
+type Violation struct {
 	Scope             string `json:"scope"`
 	Limit             int    `json:"limit"`
 	WindowSeconds     int64  `json:"window_seconds"`
@@ -81,8 +82,8 @@ type violation struct {
 }
 
 // newProblem fills type and title from the code.
-func newProblem(status int, code, title, detail string) problem {
-	return problem{Type: problemTypePrefix + code, Title: title, Status: status, Detail: detail, Code: code}
+func newProblem(status int, code, title, detail string) Problem {
+	return Problem{Type: problemTypePrefix + code, Title: title, Status: status, Detail: detail, Code: code}
 }
 
 // problemKind is how one otp.Code answers over HTTP.
@@ -148,9 +149,9 @@ func kindOf(c otp.Code) problemKind {
 	return problemKind{http.StatusInternalServerError, "Internal error", "internal error"}
 }
 
-// problemFor is the one mapping from errors to problems, for both listeners: the code
+// ProblemFor is the one mapping from errors to problems, for both listeners: the code
 // comes from otp.ErrorCode, and only the details that a client can act on are added.
-func problemFor(err error) problem {
+func ProblemFor(err error) Problem {
 	code := otp.ErrorCode(err)
 	k := kindOf(code)
 	if k.status == http.StatusInternalServerError {
@@ -171,7 +172,7 @@ func problemFor(err error) problem {
 			out.Detail = "there is no such app"
 		}
 	case otp.CodeUnauthorized:
-		if errors.Is(err, otp.ErrBadKey) {
+		if errors.Is(err, apps.ErrBadKey) {
 			out.Detail = "the app needs one of its API keys as Authorization: Bearer <secret>; the key is missing, wrong or revoked"
 		}
 	case otp.CodeInvalidRequest:
@@ -199,7 +200,7 @@ func problemFor(err error) problem {
 		}
 	case otp.CodeFraudBlocked:
 		if fraud, ok := as[*otp.ErrFraudBlocked](err); ok {
-			secs := max(ceilSeconds(fraud.RetryAfter), 1)
+			secs := max(CeilSeconds(fraud.RetryAfter), 1)
 			out.RetryAfterSeconds = &secs
 			out.Target = fraud.Scope
 			if fraud.Challenge != nil {
@@ -245,72 +246,57 @@ func as[T error](err error) (T, bool) {
 }
 
 // addRateLimited lists every violated rule with its own retry-after.
-func addRateLimited(p *problem, e *otp.ErrRateLimited) {
+func addRateLimited(p *Problem, e *otp.ErrRateLimited) {
 	violations := e.Violations()
-	secs := max(ceilSeconds(e.RetryAfter()), 1)
+	secs := max(CeilSeconds(e.RetryAfter()), 1)
 	p.RetryAfterSeconds = &secs
-	p.Violations = make([]violation, len(violations))
+	p.Violations = make([]Violation, len(violations))
 	for i, v := range violations {
-		p.Violations[i] = violation{
+		p.Violations[i] = Violation{
 			Scope: v.Scope, Limit: v.Rule.Limit,
-			WindowSeconds:     ceilSeconds(v.Rule.Window),
-			RetryAfterSeconds: max(ceilSeconds(v.RetryAfter), 1),
+			WindowSeconds:     CeilSeconds(v.Rule.Window),
+			RetryAfterSeconds: max(CeilSeconds(v.RetryAfter), 1),
 		}
 	}
-}
-
-// adminProblemFor is problemFor on the admin listener, where a missing record is a
-// send or verification rather than the public API's pending verification.
-func adminProblemFor(err error) problem {
-	p := problemFor(err)
-	if errors.Is(err, otp.ErrNotFound) {
-		p.Detail = "there is no such send or verification"
-	}
-	return p
 }
 
 // writeProblem answers with the problem for err.
 func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	sendProblem(w, r, log, problemFor(err), err)
+	SendProblem(w, r, log, ProblemFor(err), err)
 }
 
-// writeAdminProblem answers the admin API with the problem for err.
-func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	sendProblem(w, r, log, adminProblemFor(err), err)
-}
-
-// sendProblem writes p, the problem for err, as problem+json, after logging err as
-// logProblem does.
-func sendProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, p problem, err error) {
-	logProblem(r.Context(), log, err)
+// SendProblem writes p, the problem for err, as problem+json, after logging err as
+// LogProblem does.
+func SendProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, p Problem, err error) {
+	LogProblem(r.Context(), log, err)
 	if p.RetryAfterSeconds != nil {
 		w.Header().Set("Retry-After", strconv.FormatInt(*p.RetryAfterSeconds, 10))
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if err := encode(w, p.Status, p); err != nil {
-		log.DebugContext(r.Context(), "write problem", "request_id", requestIDFrom(r.Context()), "err", err)
+	if err := Encode(w, p.Status, p); err != nil {
+		log.DebugContext(r.Context(), "write problem", "request_id", RequestIDFrom(r.Context()), "err", err)
 	}
 }
 
-// logProblem logs err by the severity of its code: faults at error level with the
+// LogProblem logs err by the severity of its code: faults at error level with the
 // request id, since their detail is withheld from the client, and unavailability as a
 // warning. Other problems are the client's and are not logged; provider errors neither,
 // as their text may quote the provider's reply and the service logs the send's outcome.
-func logProblem(ctx context.Context, log *slog.Logger, err error) {
+func LogProblem(ctx context.Context, log *slog.Logger, err error) {
 	switch otp.ErrorCode(err).Severity() {
 	case otp.SeverityFault:
-		log.ErrorContext(ctx, "internal error", "request_id", requestIDFrom(ctx), "err", err)
+		log.ErrorContext(ctx, "internal error", "request_id", RequestIDFrom(ctx), "err", err)
 	case otp.SeverityDegraded:
 		if ctx.Err() != nil {
 			break // the client hung up; nothing is wrong with the backing services
 		}
-		log.WarnContext(ctx, "backing service unavailable", "request_id", requestIDFrom(ctx), "err", err)
+		log.WarnContext(ctx, "backing service unavailable", "request_id", RequestIDFrom(ctx), "err", err)
 	}
 }
 
-// ceilSeconds rounds a duration up to whole seconds, as Retry-After and the RateLimit
+// CeilSeconds rounds a duration up to whole seconds, as Retry-After and the RateLimit
 // fields require; a client that waits that long is never early.
-func ceilSeconds(d time.Duration) int64 {
+func CeilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}

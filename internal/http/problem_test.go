@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -31,8 +30,6 @@ func TestProblemFor(t *testing.T) {
 		{"UnsupportedMediaType", errUnsupportedMediaType, 415, "unsupported_media_type"},
 		{"RouteNotFound", errRouteNotFound, 404, "not_found"},
 		{"MethodNotAllowed", errMethodNotAllowed, 405, "method_not_allowed"},
-		{"AdminUnauthorized", errUnauthorized, 401, "unauthorized"},
-		{"AdminCSRF", fmt.Errorf("%w: no CSRF cookie", errCSRF), 403, "csrf_failed"},
 		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
 		{"CountryNotAllowed", &otp.ErrCountryNotAllowed{Country: "US"}, 403, "country_not_allowed"},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409, "duplicate_submit"},
@@ -56,7 +53,7 @@ func TestProblemFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := problemFor(tt.err)
+			p := ProblemFor(tt.err)
 			if p.Status != tt.status || p.Code != tt.code {
 				t.Errorf("got %v %v, want %v %v", p.Status, p.Code, tt.status, tt.code)
 			}
@@ -70,8 +67,8 @@ func TestProblemFor(t *testing.T) {
 	}
 
 	t.Run("RateLimitedListsViolations", func(t *testing.T) {
-		p := problemFor(fmt.Errorf("otp: send: %w", limited))
-		want := []violation{
+		p := ProblemFor(fmt.Errorf("otp: send: %w", limited))
+		want := []Violation{
 			{Scope: "phone", Limit: 1, WindowSeconds: 60, RetryAfterSeconds: 42},
 			{Scope: "ip", Limit: 10, WindowSeconds: 3600, RetryAfterSeconds: 90},
 		}
@@ -87,7 +84,7 @@ func TestProblemFor(t *testing.T) {
 			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 1500 * time.Millisecond, Violated: true},
 			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7},
 		}}
-		p := problemFor(&otp.ErrRateLimited{Decision: d})
+		p := ProblemFor(&otp.ErrRateLimited{Decision: d})
 		if len(p.Violations) != 1 || p.Violations[0].Scope != "phone" {
 			t.Errorf("violations: got %+v, want the phone rule only", p.Violations)
 		}
@@ -96,7 +93,7 @@ func TestProblemFor(t *testing.T) {
 		}
 	})
 	t.Run("FraudBlockedSaysWhenToRetryButNotWhat", func(t *testing.T) {
-		p := problemFor(fmt.Errorf("otp: send: %w", &otp.ErrFraudBlocked{Scope: "prefix", Key: "+81901234", RetryAfter: 90*time.Minute + time.Millisecond}))
+		p := ProblemFor(fmt.Errorf("otp: send: %w", &otp.ErrFraudBlocked{Scope: "prefix", Key: "+81901234", RetryAfter: 90*time.Minute + time.Millisecond}))
 		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 5401 {
 			t.Errorf("retry_after_seconds: got %v, want 5401", p.RetryAfterSeconds)
 		}
@@ -105,22 +102,13 @@ func TestProblemFor(t *testing.T) {
 		}
 	})
 	t.Run("InvalidCodeCarriesAttemptsLeftEvenZero", func(t *testing.T) {
-		p := problemFor(&otp.ErrInvalidCode{AttemptsLeft: 0})
+		p := ProblemFor(&otp.ErrInvalidCode{AttemptsLeft: 0})
 		if p.AttemptsLeft == nil || *p.AttemptsLeft != 0 {
 			t.Errorf("attempts_left: got %v, want %v", p.AttemptsLeft, 0)
 		}
 	})
-	t.Run("AdminNotFoundNamesSendOrVerification", func(t *testing.T) {
-		p := adminProblemFor(fmt.Errorf("postgres: send: %w", otp.ErrNotFound))
-		if p.Status != 404 || p.Code != "not_found" || p.Detail != "there is no such send or verification" {
-			t.Errorf("got %v %v %q, want 404 not_found %q", p.Status, p.Code, p.Detail, "there is no such send or verification")
-		}
-		if q := adminProblemFor(errUnauthorized); !reflect.DeepEqual(q, problemFor(errUnauthorized)) {
-			t.Errorf("unauthorized: got %+v, want %+v", q, problemFor(errUnauthorized))
-		}
-	})
 	t.Run("ServiceFieldsBecomeErrors", func(t *testing.T) {
-		p := problemFor(&otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}})
+		p := ProblemFor(&otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}})
 		if p.Errors["locale"] != `must be "en" or "ja"` {
 			t.Errorf("errors: got %v, want the locale problem", p.Errors)
 		}
@@ -192,28 +180,5 @@ func TestUnavailableIsLoggedAsAWarning(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Errorf("logs %s: unavailability must not be logged as an error", logs)
-	}
-}
-
-func TestAdminErrorLogsLikeEveryProblem(t *testing.T) {
-	for name, path := range map[string]string{"API": "/admin/api/sends", "Console": "/admin/"} {
-		t.Run(name, func(t *testing.T) {
-			logs := &syncBuffer{}
-			log := slog.New(slog.NewJSONHandler(logs, nil))
-			view, err := newAdminView(log, newCSRFGuard("admin token of the test"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := httptest.NewRequest("GET", path, nil)
-			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: "req-7"}))
-			w := httptest.NewRecorder()
-			adminError(w, r, log, view, errors.New("disk on fire"))
-			if w.Code != 500 || strings.Contains(w.Body.String(), "disk on fire") {
-				t.Errorf("got %v %s, want a 500 that does not leak the error", w.Code, w.Body)
-			}
-			if got := strings.Count(logs.String(), `"msg":"internal error","request_id":"req-7","err":"disk on fire"`); got != 1 {
-				t.Errorf("internal error logged %v times, want 1: %s", got, logs)
-			}
-		})
 	}
 }

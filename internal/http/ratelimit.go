@@ -28,8 +28,8 @@ func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
 	// The quota comes back when the oldest counted request leaves the window; for a
 	// refused rule that is its retry-after, which can only be later.
 	reset := max(s.ResetAfter, s.RetryAfter)
-	h.Set("RateLimit-Policy", name+";q="+strconv.Itoa(s.Rule.Limit)+";w="+strconv.FormatInt(ceilSeconds(s.Rule.Window), 10))
-	h.Set("RateLimit", name+";r="+strconv.Itoa(max(s.Remaining, 0))+";t="+strconv.FormatInt(ceilSeconds(reset), 10))
+	h.Set("RateLimit-Policy", name+";q="+strconv.Itoa(s.Rule.Limit)+";w="+strconv.FormatInt(CeilSeconds(s.Rule.Window), 10))
+	h.Set("RateLimit", name+";r="+strconv.Itoa(max(s.Remaining, 0))+";t="+strconv.FormatInt(CeilSeconds(reset), 10))
 	return true
 }
 
@@ -43,7 +43,7 @@ func setSendRateLimitHeaders(ctx context.Context, h http.Header, v otp.Verifier,
 	if setRateLimitHeaders(h, d) || errors.Is(err, otp.ErrUnavailable) {
 		return
 	}
-	state, err := v.SendLimitState(ctx, clientIPFrom(ctx))
+	state, err := v.SendLimitState(ctx, ClientIPFrom(ctx))
 	if err != nil {
 		return
 	}

@@ -41,7 +41,7 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 		}
 		if err != nil {
 			if otp.ErrorCode(err) == otp.CodeInvalidSignature {
-				log.Warn("delivery callback refused: bad signature", "source", source, "request_id", requestIDFrom(r.Context()))
+				log.Warn("delivery callback refused: bad signature", "source", source, "request_id", RequestIDFrom(r.Context()))
 			}
 			writeProblem(w, r, log, err)
 			return

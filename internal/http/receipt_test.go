@@ -102,11 +102,11 @@ func TestSendAndCheckByEmail(t *testing.T) {
 				return otp.SendResult{}, &otp.ErrInvalidEmail{Reason: "has no @"}
 			}
 			res := pendingResult(true)
-			res.Verification.Phone, res.Verification.Channel = "ana@example.com", otp.ChannelEmail
+			res.Verification.Address, res.Verification.Channel = "ana@example.com", otp.ChannelEmail
 			return res, nil
 		},
 		check: func(_ context.Context, in otp.CheckInput) (otp.CheckResult, error) {
-			return otp.CheckResult{Verification: otp.Verification{ID: testID, Phone: "ana@example.com", Status: otp.StatusApproved}}, nil
+			return otp.CheckResult{Verification: otp.Verification{ID: testID, Address: "ana@example.com", Status: otp.StatusApproved}}, nil
 		},
 	}
 	h, _ := newTestServer(t, v, nil)

@@ -56,10 +56,10 @@ func newSendResponse(res otp.SendResult) sendResponse {
 // addressFields puts a verification's address in the field its kind answers in: an
 // email address in email, a number in phone.
 func addressFields(v otp.Verification) (phone, email string) {
-	if otp.IsEmailAddress(v.Phone) {
-		return "", v.Phone
+	if otp.IsEmailAddress(v.Address) {
+		return "", v.Address
 	}
-	return v.Phone, ""
+	return v.Address, ""
 }
 
 // idempotencyEndpoint names the endpoint of a send's Idempotency-Key: each app has its
@@ -83,7 +83,7 @@ func ceilTime(t time.Time) time.Time {
 // resend. Every response carries the RateLimit headers, errors included, except a 503
 // from Redis failing before the limiter answered, where Redis is not asked again.
 func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) http.Handler {
-	requests := newDecoder[sendRequest]()
+	requests := NewDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		fail := func(w http.ResponseWriter, err error, d otp.Decision) {
@@ -91,7 +91,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			writeProblem(w, r, log, err)
 		}
 
-		body, err := readJSON(r)
+		body, err := ReadJSON(r)
 		if err != nil {
 			fail(w, err, otp.Decision{})
 			return
@@ -101,7 +101,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			fail(w, err, otp.Decision{})
 			return
 		}
-		req, err := requests.decode(body)
+		req, err := requests.Decode(body)
 		if err != nil {
 			fail(w, err, otp.Decision{})
 			return
@@ -111,7 +111,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			res, err := v.Send(ctx, otp.SendInput{
 				App:   appFrom(ctx),
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
-				ClientIP: clientIPFrom(ctx), Fingerprint: r.UserAgent(),
+				ClientIP: ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
 				Solution: otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
 			})
 			if err != nil {
@@ -123,7 +123,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			if res.Created {
 				status = http.StatusCreated
 			}
-			_ = encode(w, status, newSendResponse(res))
+			_ = Encode(w, status, newSendResponse(res))
 		}
 		if key == "" || idem == nil {
 			send(w)

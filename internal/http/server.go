@@ -1,6 +1,10 @@
-// Package http serves otpgate over HTTP: the public REST API (routing, middleware,
-// strict JSON decoding, problem+json errors, rate-limit headers, Idempotency-Key
-// replays) and the admin console with its JSON API on the admin listener.
+// Package http serves otpgate's public REST API (routing, middleware, strict JSON
+// decoding, problem+json errors, rate-limit headers, Idempotency-Key replays) and holds
+// the kit the admin listener (internal/admin) shares with it, exported for that use
+// only: the middleware (Common, RequestIDFrom, ClientIPFrom, IPKey), the mapping of
+// errors to problem+json (ProblemFor, SendProblem, LogProblem, NotFound,
+// MethodNotAllowed), strict JSON (ReadJSON, NewDecoder, CheckObject, Encode), the probes
+// (Healthz, Readyz) and the OpenAPI document handler (Document).
 // It is named after the dependency it wraps; callers that also use net/http import
 // it as otphttp.
 package http
@@ -14,6 +18,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -25,7 +30,7 @@ type Deps struct {
 	Verifier otp.Verifier
 	// Apps finds apps and authenticates their keys; nil serves only the default app,
 	// without keys.
-	Apps otp.AppDirectory
+	Apps apps.Directory
 	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
 	Twilio http.Handler
 	// Receipts takes providers' delivery callbacks; nil answers them 404.
@@ -54,15 +59,7 @@ func NewServer(d Deps) http.Handler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := chi.NewRouter()
-	// Outermost first: the id and client IP exist before anything logs; the access log
-	// sees the 500 that recovery writes; the body limit covers every handler.
-	r.Use(
-		requestID,
-		clientIP(d.TrustedProxies, d.IPv6Prefix),
-		accessLog(d.Logger, d.Observe),
-		recoverPanics(d.Logger),
-		limitBody(maxBodyBytes),
-	)
+	r.Use(Common(d.Logger, d.Observe, d.TrustedProxies, d.IPv6Prefix, maxBodyBytes)...)
 	addRoutes(r, d)
 	return r
 }

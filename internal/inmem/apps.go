@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -16,20 +18,20 @@ import (
 type appState struct {
 	apps    map[string]otp.App
 	deleted map[string]bool
-	keys    map[string]otp.AppKey
+	keys    map[string]apps.Key
 	version int64
 }
 
-var _ otp.AppStore = (*Store)(nil)
+var _ apps.Store = (*Store)(nil)
 
-// LoadApps implements otp.AppStore.
-func (s *Store) LoadApps(ctx context.Context) (otp.AppSet, error) {
+// LoadApps implements apps.Store.
+func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 	if err := alive("load apps", ctx); err != nil {
-		return otp.AppSet{}, err
+		return apps.Set{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := otp.AppSet{Version: s.apps.version}
+	set := apps.Set{Version: s.apps.version}
 	for _, id := range slices.Sorted(maps.Keys(s.apps.apps)) {
 		if !s.apps.deleted[id] {
 			set.Apps = append(set.Apps, cloneApp(s.apps.apps[id]))
@@ -43,7 +45,7 @@ func (s *Store) LoadApps(ctx context.Context) (otp.AppSet, error) {
 	return set, nil
 }
 
-// AppsVersion implements otp.AppStore.
+// AppsVersion implements apps.Store.
 func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
 	if err := alive("apps version", ctx); err != nil {
 		return 0, err
@@ -53,7 +55,7 @@ func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
 	return s.apps.version, nil
 }
 
-// AppByID implements otp.AppStore.
+// AppByID implements apps.Store.
 func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
 	if err := alive("app", ctx); err != nil {
 		return otp.App{}, err
@@ -68,8 +70,8 @@ func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
 	return cloneApp(a), nil
 }
 
-// AppKeys implements otp.AppStore.
-func (s *Store) AppKeys(ctx context.Context, appID string) ([]otp.AppKey, error) {
+// AppKeys implements apps.Store.
+func (s *Store) AppKeys(ctx context.Context, appID string) ([]apps.Key, error) {
 	if err := alive("app keys", ctx); err != nil {
 		return nil, err
 	}
@@ -79,15 +81,15 @@ func (s *Store) AppKeys(ctx context.Context, appID string) ([]otp.AppKey, error)
 }
 
 // sortedKeys lists the keys of one app (or of all, for ""), oldest first.
-func (s *Store) sortedKeys(appID string) []otp.AppKey {
-	var out []otp.AppKey
+func (s *Store) sortedKeys(appID string) []apps.Key {
+	var out []apps.Key
 	for _, k := range s.apps.keys {
 		if appID == "" || k.AppID == appID {
 			k.Hash = slices.Clone(k.Hash)
 			out = append(out, k)
 		}
 	}
-	slices.SortFunc(out, func(a, b otp.AppKey) int {
+	slices.SortFunc(out, func(a, b apps.Key) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -96,8 +98,8 @@ func (s *Store) sortedKeys(appID string) []otp.AppKey {
 	return out
 }
 
-// CreateApp implements otp.AppStore.
-func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+// CreateApp implements apps.Store.
+func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	return s.changeApps(ctx, "create app", audit, func() error {
 		a, err := a.Validate()
 		if err != nil {
@@ -111,8 +113,8 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 	})
 }
 
-// UpdateApp implements otp.AppStore.
-func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+// UpdateApp implements apps.Store.
+func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	return s.changeApps(ctx, "update app", audit, func() error {
 		a, err := a.Validate()
 		if err != nil {
@@ -128,8 +130,8 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 	})
 }
 
-// DeleteApp implements otp.AppStore.
-func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error {
+// DeleteApp implements apps.Store.
+func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "delete app", audit, func() error {
 		id = strings.ToLower(id)
 		if _, ok := s.apps.apps[id]; !ok || s.apps.deleted[id] {
@@ -147,8 +149,8 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit ot
 	})
 }
 
-// CreateKey implements otp.AppStore.
-func (s *Store) CreateKey(ctx context.Context, k otp.AppKey, audit otp.AdminAction) error {
+// CreateKey implements apps.Store.
+func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAction) error {
 	return s.changeApps(ctx, "create key", audit, func() error {
 		if _, taken := s.apps.keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
 			return fmt.Errorf("key %q exists or is incomplete", k.ID)
@@ -159,8 +161,8 @@ func (s *Store) CreateKey(ctx context.Context, k otp.AppKey, audit otp.AdminActi
 	})
 }
 
-// RevokeKey implements otp.AppStore.
-func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error {
+// RevokeKey implements apps.Store.
+func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "revoke key", audit, func() error {
 		k, ok := s.apps.keys[keyID]
 		if !ok || k.AppID != strings.ToLower(appID) || k.Revoked() {
@@ -172,7 +174,7 @@ func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time
 	})
 }
 
-// TouchKeys implements otp.AppStore.
+// TouchKeys implements apps.Store.
 func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error {
 	if err := alive("touch keys", ctx); err != nil {
 		return err
@@ -190,7 +192,7 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 
 // changeApps runs one change with its audit entry under the lock, as one transaction:
 // when change fails, neither it nor the entry is kept.
-func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction, change func() error) error {
+func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAction, change func() error) error {
 	if err := alive(op, ctx); err != nil {
 		return err
 	}
@@ -203,7 +205,7 @@ func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.apps.apps == nil {
-		s.apps = appState{apps: map[string]otp.App{}, deleted: map[string]bool{}, keys: map[string]otp.AppKey{}}
+		s.apps = appState{apps: map[string]otp.App{}, deleted: map[string]bool{}, keys: map[string]apps.Key{}}
 	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -39,13 +40,13 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		return otp.Verification{}, "", fmt.Errorf("inmem: check: decide returned status %q, attempts %d, outcome %q",
 			decided.Status, decided.Attempts, outcome)
 	}
-	pk := phoneKey(v.AppID, v.Phone)
+	pk := phoneKey(v.AppID, v.Address)
 	if v.Status == otp.StatusPending && decided.Status != otp.StatusPending {
 		delete(s.pending, pk)
 	}
 	if v.Status != otp.StatusPending && decided.Status == otp.StatusPending {
 		if other, taken := s.pending[pk]; taken && other != v.ID {
-			return otp.Verification{}, "", fmt.Errorf("inmem: check: phone %s already has a pending verification", v.Phone)
+			return otp.Verification{}, "", fmt.Errorf("inmem: check: phone %s already has a pending verification", v.Address)
 		}
 		s.pending[pk] = v.ID
 	}
@@ -64,7 +65,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 			s.emitVerification(events.VerificationFailed, v, v.ID, d, ref.Now)
 		}
 	}
-	s.attempts = append(s.attempts, otp.Attempt{
+	s.attempts = append(s.attempts, history.Attempt{
 		ID: s.attemptSeq, VerificationID: v.ID, Outcome: outcome, ClientIP: ref.ClientIP, Time: ts(ref.Now),
 	})
 	return clone(v), outcome, nil

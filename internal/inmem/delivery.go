@@ -4,18 +4,19 @@ import (
 	"context"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
-// DeliveryRates implements otp.DeliveryRater.
-func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string) ([]otp.DeliveryRate, error) {
+// DeliveryRates implements history.DeliveryRater.
+func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string) ([]history.DeliveryRate, error) {
 	if err := alive("delivery rates", ctx); err != nil {
 		return nil, err
 	}
 	type key struct{ channel, country, provider string }
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	by := map[key]*otp.DeliveryRate{}
+	by := map[key]*history.DeliveryRate{}
 	for _, r := range s.sends {
 		if r.VerificationID == "" || r.Time.Before(since) || (appID != "" && r.AppID != appID) {
 			continue
@@ -23,7 +24,7 @@ func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string
 		k := key{r.Channel, r.Country, r.Provider}
 		d := by[k]
 		if d == nil {
-			d = &otp.DeliveryRate{Channel: k.channel, Country: k.country, Provider: k.provider}
+			d = &history.DeliveryRate{Channel: k.channel, Country: k.country, Provider: k.provider}
 			by[k] = d
 		}
 		d.Sends++
@@ -38,10 +39,10 @@ func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string
 			d.Undelivered++
 		}
 	}
-	out := make([]otp.DeliveryRate, 0, len(by))
+	out := make([]history.DeliveryRate, 0, len(by))
 	for _, d := range by {
 		out = append(out, *d)
 	}
-	otp.SortDeliveryRates(out)
+	history.SortDeliveryRates(out)
 	return out, nil
 }

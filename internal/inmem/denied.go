@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -29,7 +30,7 @@ func (s *Store) RecordDenied(d otp.DeniedSend) {
 		return
 	}
 	t := ts(d.Time)
-	s.sends[id] = &otp.SendRow{
+	s.sends[id] = &history.SendRow{
 		ID: id, AppID: otp.StoredAppID(d.AppID), Time: t, Phone: d.Phone, Channel: channelOr(d.Channel), ClientIP: d.ClientIP, SendStatus: d.Status, Reason: d.Reason,
 		Shadow: d.Shadow, Updated: t,
 	}

@@ -10,6 +10,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -73,7 +74,7 @@ func (s *Store) emit(appID, typ, key, subject string, data any, at time.Time) {
 // verificationData is the payload of a verification event about v.
 func verificationData(v *otp.Verification) events.VerificationData {
 	return events.VerificationData{
-		VerificationID: v.ID, AppID: otp.StoredAppID(v.AppID), Channel: v.Channel, To: v.Phone, Status: string(v.Status),
+		VerificationID: v.ID, AppID: otp.StoredAppID(v.AppID), Channel: v.Channel, To: v.Address, Status: string(v.Status),
 		Sends: v.Sends, Attempts: v.Attempts, ExpiresAt: events.Time(v.ExpiresAt),
 	}
 }
@@ -84,7 +85,7 @@ func (s *Store) emitVerification(typ string, v *otp.Verification, key string, d 
 }
 
 // CreateEndpoint implements events.Store.
-func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a otp.AdminAction) error {
+func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history.AdminAction) error {
 	if err := alive("create endpoint", ctx); err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *Store) Endpoint(ctx context.Context, appID, id string) (events.Endpoint
 }
 
 // DeleteEndpoint implements events.Store.
-func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a otp.AdminAction) error {
+func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.AdminAction) error {
 	if err := alive("delete endpoint", ctx); err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func (s *Store) ExpireVerifications(ctx context.Context, now time.Time, limit in
 // expire closes the pending v as expired and reports it; the caller holds the lock.
 func (s *Store) expire(v *otp.Verification, now time.Time) {
 	v.Status, v.ClosedAt = otp.StatusExpired, ts(now)
-	delete(s.pending, phoneKey(v.AppID, v.Phone))
+	delete(s.pending, phoneKey(v.AppID, v.Address))
 	s.emitVerification(events.VerificationExpired, v, v.ID, verificationData(v), now)
 }
 

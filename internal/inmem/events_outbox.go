@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -156,7 +157,7 @@ func (s *Store) Deliveries(ctx context.Context, appID, endpointID string, f even
 }
 
 // Redeliver implements events.Store.
-func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a otp.AdminAction) (events.Delivery, error) {
+func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a history.AdminAction) (events.Delivery, error) {
 	if err := alive("redeliver", ctx); err != nil {
 		return events.Delivery{}, err
 	}

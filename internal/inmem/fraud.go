@@ -12,6 +12,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -27,7 +28,7 @@ type fraudState struct {
 }
 
 // audit appends an admin action; the caller holds the lock.
-func (s *Store) audit(a otp.AdminAction) {
+func (s *Store) audit(a history.AdminAction) {
 	if a.Time.IsZero() {
 		a.Time = s.Now()
 	}
@@ -70,7 +71,7 @@ func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (
 }
 
 // UpdateFraudConfig implements fraud.Store.
-func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, otp.AdminAction, error)) (int64, error) {
+func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, history.AdminAction, error)) (int64, error) {
 	if err := alive("update fraud config", ctx); err != nil {
 		return 0, err
 	}
@@ -90,7 +91,7 @@ func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]st
 }
 
 // AddFraudListEntry implements fraud.Store.
-func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a otp.AdminAction) (fraud.ListEntry, error) {
+func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a history.AdminAction) (fraud.ListEntry, error) {
 	if err := alive("add fraud list entry", ctx); err != nil {
 		return fraud.ListEntry{}, err
 	}
@@ -114,7 +115,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a otp.
 }
 
 // DeleteFraudListEntry implements fraud.Store.
-func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminAction) (fraud.ListEntry, error) {
+func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.AdminAction) (fraud.ListEntry, error) {
 	if err := alive("delete fraud list entry", ctx); err != nil {
 		return fraud.ListEntry{}, err
 	}
@@ -133,7 +134,7 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminA
 }
 
 // RecordFraudBlock implements fraud.Store.
-func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.AdminAction) error {
+func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.AdminAction) error {
 	if err := alive("record fraud block", ctx); err != nil {
 		return err
 	}
@@ -168,14 +169,14 @@ func (s *Store) FraudBlocks(ctx context.Context, f fraud.BlockFilter) ([]fraud.B
 		}
 		return strings.Compare(y.ID, x.ID)
 	})
-	if f.Limit > 0 && len(out) > otp.AdminActionLimit(f.Limit) {
-		out = out[:otp.AdminActionLimit(f.Limit)]
+	if f.Limit > 0 && len(out) > history.AdminActionLimit(f.Limit) {
+		out = out[:history.AdminActionLimit(f.Limit)]
 	}
 	return out, nil
 }
 
 // LiftFraudBlock implements fraud.Store.
-func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a otp.AdminAction) (fraud.Block, error) {
+func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a history.AdminAction) (fraud.Block, error) {
 	if err := alive("lift fraud block", ctx); err != nil {
 		return fraud.Block{}, err
 	}
@@ -216,13 +217,9 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 		}
 		return counts[p]
 	}
-	// Raw rows from the rolled-up boundary on, the hourly rollups before it.
-	from := since
-	if s.life.rolledBefore.After(from) {
-		from = s.life.rolledBefore
-	}
+	// Dev mode purges nothing, so every row is still there to count.
 	for _, r := range s.sends {
-		if r.Time.Before(from) || fraud.Prefix(r.Phone, drop) == "" {
+		if r.Time.Before(since) || fraud.Prefix(r.Phone, drop) == "" {
 			continue
 		}
 		switch r.SendStatus {
@@ -234,27 +231,10 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 	}
 	for _, a := range s.attempts {
 		v := s.verifications[a.VerificationID]
-		if a.Outcome != otp.OutcomeApproved || a.Time.Before(from) || v == nil || fraud.Prefix(v.Phone, drop) == "" {
+		if a.Outcome != otp.OutcomeApproved || a.Time.Before(since) || v == nil || fraud.Prefix(v.Address, drop) == "" {
 			continue
 		}
-		at(v.Phone).Approvals++
-	}
-	for k, n := range s.life.conversion {
-		if !k.hour.After(since.Add(-time.Hour)) || !k.hour.Before(s.life.rolledBefore) {
-			continue
-		}
-		p := k.prefix
-		if n.drop <= drop {
-			if p = fraud.Prefix(p, drop-n.drop); p == "" {
-				continue
-			}
-		}
-		c := counts[p]
-		if c == nil {
-			c = &fraud.PrefixCount{Prefix: p}
-			counts[p] = c
-		}
-		c.Sends, c.Blocked, c.Approvals = c.Sends+n.sends, c.Blocked+n.blocked, c.Approvals+n.approvals
+		at(v.Address).Approvals++
 	}
 	out := make([]fraud.PrefixCount, 0, len(counts))
 	for _, c := range counts {
@@ -265,26 +245,26 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 }
 
 // ShadowSends implements fraud.Store.
-func (s *Store) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error) {
+func (s *Store) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error) {
 	if err := alive("shadow sends", ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.Now()
-	var out []otp.SendRow
+	var out []history.SendRow
 	for _, r := range s.sends {
 		if r.Shadow != "" {
 			out = append(out, s.label(r, now))
 		}
 	}
-	slices.SortFunc(out, func(a, b otp.SendRow) int {
+	slices.SortFunc(out, func(a, b history.SendRow) int {
 		if newer(a.Time, a.ID, b.Time, b.ID) {
 			return -1
 		}
 		return 1
 	})
-	if n := otp.AdminActionLimit(limit); len(out) > n {
+	if n := history.AdminActionLimit(limit); len(out) > n {
 		out = out[:n]
 	}
 	return out, nil

@@ -6,11 +6,12 @@ import (
 	"slices"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
-// ListSends implements otp.HistoryStore by scanning every send.
-func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, *otp.SendCursor, error) {
+// ListSends implements history.Store by scanning every send.
+func (s *Store) ListSends(ctx context.Context, f history.SendFilter) ([]history.SendRow, *history.SendCursor, error) {
 	if err := alive("list sends", ctx); err != nil {
 		return nil, nil, err
 	}
@@ -20,7 +21,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.Now()
-	var out []otp.SendRow
+	var out []history.SendRow
 	for _, r := range s.sends {
 		row := s.label(r, now)
 		switch {
@@ -35,7 +36,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 		}
 		out = append(out, row)
 	}
-	slices.SortFunc(out, func(a, b otp.SendRow) int {
+	slices.SortFunc(out, func(a, b history.SendRow) int {
 		if newer(a.Time, a.ID, b.Time, b.ID) {
 			return -1
 		}
@@ -46,7 +47,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 }
 
 // label copies a send with its history status, which depends on its verification.
-func (s *Store) label(r *otp.SendRow, now time.Time) otp.SendRow {
+func (s *Store) label(r *history.SendRow, now time.Time) history.SendRow {
 	row := *r
 	row.Attempts = slices.Clone(r.Attempts)
 	var (
@@ -56,46 +57,46 @@ func (s *Store) label(r *otp.SendRow, now time.Time) otp.SendRow {
 	if v := s.verifications[r.VerificationID]; v != nil {
 		vs, expires = v.Status, v.ExpiresAt
 	}
-	row.Status = otp.HistoryStatus(r.SendStatus, vs, expires, now)
+	row.Status = history.StatusOf(r.SendStatus, vs, expires, now)
 	return row
 }
 
-// Send implements otp.HistoryStore.
-func (s *Store) Send(ctx context.Context, id string) (otp.SendRow, error) {
+// Send implements history.Store.
+func (s *Store) Send(ctx context.Context, id string) (history.SendRow, error) {
 	if err := alive("send", ctx); err != nil {
-		return otp.SendRow{}, err
+		return history.SendRow{}, err
 	}
 	id, _ = canonID(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.sends[id]
 	if r == nil {
-		return otp.SendRow{}, fmt.Errorf("inmem: send: %w", otp.ErrNotFound)
+		return history.SendRow{}, fmt.Errorf("inmem: send: %w", otp.ErrNotFound)
 	}
 	return s.label(r, s.Now()), nil
 }
 
-// VerificationDetail implements otp.HistoryStore.
-func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.VerificationDetail, error) {
+// VerificationDetail implements history.Store.
+func (s *Store) VerificationDetail(ctx context.Context, id string) (history.VerificationDetail, error) {
 	if err := alive("verification detail", ctx); err != nil {
-		return otp.VerificationDetail{}, err
+		return history.VerificationDetail{}, err
 	}
 	id, _ = canonID(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := s.verifications[id]
 	if v == nil {
-		return otp.VerificationDetail{}, fmt.Errorf("inmem: verification detail: %w", otp.ErrNotFound)
+		return history.VerificationDetail{}, fmt.Errorf("inmem: verification detail: %w", otp.ErrNotFound)
 	}
 	now := s.Now()
-	d := otp.VerificationDetail{Verification: *v}
+	d := history.VerificationDetail{Verification: *v}
 	d.Verification.CodeHashes, d.Verification.Status = nil, v.StatusAt(now)
 	for _, r := range s.sends {
 		if r.VerificationID == id {
 			d.Sends = append(d.Sends, s.label(r, now))
 		}
 	}
-	slices.SortFunc(d.Sends, func(a, b otp.SendRow) int {
+	slices.SortFunc(d.Sends, func(a, b history.SendRow) int {
 		if newer(b.Time, b.ID, a.Time, a.ID) {
 			return -1
 		}
@@ -106,6 +107,6 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.Verifica
 			d.Attempts = append(d.Attempts, a)
 		}
 	}
-	slices.SortStableFunc(d.Attempts, func(a, b otp.Attempt) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(d.Attempts, func(a, b history.Attempt) int { return a.Time.Compare(b.Time) })
 	return d, nil
 }

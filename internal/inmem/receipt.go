@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -34,15 +35,15 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
 }
 
 // matching returns the sends a receipt names: by provider message id, else by send id.
-func (s *Store) matching(r otp.Receipt) []*otp.SendRow {
+func (s *Store) matching(r otp.Receipt) []*history.SendRow {
 	if r.ProviderID == "" {
 		id, ok := canonID(r.SendID)
 		if row := s.sends[id]; ok && row != nil {
-			return []*otp.SendRow{row}
+			return []*history.SendRow{row}
 		}
 		return nil
 	}
-	var out []*otp.SendRow
+	var out []*history.SendRow
 	for _, row := range s.sends {
 		if row.ProviderMessageID == r.ProviderID {
 			out = append(out, row)

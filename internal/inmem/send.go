@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -47,7 +48,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		s.expire(v, p.Now)
 	}
 	v = &otp.Verification{
-		ID: newID, AppID: p.AppID, Phone: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
+		ID: newID, AppID: p.AppID, Address: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
 		CodeHashes: [][]byte{slices.Clone(p.CodeHash(newID))}, Sends: 1, MaxAttempts: p.MaxAttempts,
 		ClientIP: p.ClientIP, CreatedAt: now, ExpiresAt: ts(p.Now.Add(p.TTL)),
 	}
@@ -62,7 +63,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 }
 
 func (s *Store) addSend(id, verificationID string, p otp.BeginSend, now time.Time) {
-	s.sends[id] = &otp.SendRow{
+	s.sends[id] = &history.SendRow{
 		ID: id, AppID: p.AppID, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
 		Channel: channelOr(p.Channel), Country: p.Country, Encoding: p.Encoding, Segments: p.Segments,
 		SendStatus: otp.SendSending, Provider: p.Provider, Shadow: p.Shadow, Updated: now,
@@ -101,7 +102,7 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	canceled := p.Created && v.Sends <= 1
 	if canceled {
 		v.Status, v.ClosedAt = otp.StatusCanceled, ts(p.Now)
-		delete(s.pending, phoneKey(v.AppID, v.Phone))
+		delete(s.pending, phoneKey(v.AppID, v.Address))
 	}
 	v.Sends = max(v.Sends-1, 0)
 	if canceled {
@@ -111,32 +112,6 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 		s.emitVerification(events.VerificationFailed, v, v.ID, d, p.Now)
 	}
 	return nil
-}
-
-// SettleSends marks at most limit sends that are still sending and were begun before
-// before as otp.SendUnknown, oldest first, and returns how many it marked, as
-// postgres.Store.SettleSends does. Dev mode keeps nothing across a restart, so nothing
-// there calls it; it keeps both stores answering the behaviour suite alike.
-func (s *Store) SettleSends(ctx context.Context, before, now time.Time, limit int) (int, error) {
-	if err := alive("settle sends", ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var stale []*otp.SendRow
-	for _, r := range s.sends {
-		if r.SendStatus == otp.SendSending && r.Time.Before(before) {
-			stale = append(stale, r)
-		}
-	}
-	slices.SortFunc(stale, func(a, b *otp.SendRow) int { return a.Time.Compare(b.Time) })
-	if len(stale) > limit {
-		stale = stale[:max(limit, 0)]
-	}
-	for _, r := range stale {
-		r.SendStatus, r.Error, r.Updated = otp.SendUnknown, otp.UnknownOutcome, ts(now)
-	}
-	return len(stale), nil
 }
 
 // channelOr is the channel a send is stored with: sms when none is named, as the

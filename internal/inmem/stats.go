@@ -6,46 +6,37 @@ import (
 	"slices"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
-// Stats implements otp.HistoryStore by feeding every send and approval to otp.StatCounter.
-func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]otp.StatBucket, error) {
+// Stats implements history.Store by feeding every send and approval to history.StatCounter.
+func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]history.StatBucket, error) {
 	if err := alive("stats", ctx); err != nil {
 		return nil, err
 	}
-	c, err := otp.NewStatCounter(since, s.Now(), bucket)
+	c, err := history.NewStatCounter(since, s.Now(), bucket)
 	if err != nil {
 		return nil, fmt.Errorf("inmem: stats: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Raw rows from the rolled-up boundary on, the hourly rollups before it.
-	rolled := s.life.rolledBefore
+	// Dev mode purges nothing, so every row is still there to count.
 	for _, r := range s.sends {
-		if (appID == "" || r.AppID == appID) && !r.Time.Before(rolled) {
+		if appID == "" || r.AppID == appID {
 			c.AddSends(r.Time, r.SendStatus, r.Reason, 1)
 		}
 	}
 	for _, a := range s.attempts {
-		if a.Outcome == otp.OutcomeApproved && !a.Time.Before(rolled) && (appID == "" || s.verifications[a.VerificationID].AppID == appID) {
+		if a.Outcome == otp.OutcomeApproved && (appID == "" || s.verifications[a.VerificationID].AppID == appID) {
 			c.AddApprovals(a.Time, 1)
-		}
-	}
-	for k, n := range s.life.stats {
-		switch {
-		case !k.hour.Before(rolled) || appID != "" && k.app != appID:
-		case k.kind == string(otp.OutcomeApproved):
-			c.AddApprovals(k.hour, n)
-		default:
-			c.AddSends(k.hour, otp.SendStatus(k.kind), k.reason, n)
 		}
 	}
 	return c.Buckets(), nil
 }
 
-// RecordAdminAction implements otp.HistoryStore.
-func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error {
+// RecordAdminAction implements history.Store.
+func (s *Store) RecordAdminAction(ctx context.Context, a history.AdminAction) error {
 	if err := alive("record admin action", ctx); err != nil {
 		return err
 	}
@@ -62,16 +53,16 @@ func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error 
 	return nil
 }
 
-// AdminActions implements otp.HistoryStore.
-func (s *Store) AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error) {
+// AdminActions implements history.Store.
+func (s *Store) AdminActions(ctx context.Context, limit int) ([]history.AdminAction, error) {
 	if err := alive("admin actions", ctx); err != nil {
 		return nil, err
 	}
-	limit = otp.AdminActionLimit(limit)
+	limit = history.AdminActionLimit(limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.admin)
-	slices.SortFunc(out, func(a, b otp.AdminAction) int {
+	slices.SortFunc(out, func(a, b history.AdminAction) int {
 		if c := b.Time.Compare(a.Time); c != 0 {
 			return c
 		}

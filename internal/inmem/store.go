@@ -1,6 +1,8 @@
-// Package inmem keeps verifications, sends and attempts in memory for dev mode.
-// It behaves like internal/postgres in everything internal/storetest checks;
-// it forgets everything when the process ends.
+// Package inmem keeps verifications, sends and attempts in memory for dev mode, and
+// implements what dev mode runs, no more: it forgets everything when the process ends, so
+// it has no history retention (rollups, purges) and no sends left sending by a stopped
+// server to settle. In every case of internal/storetest it runs, it behaves like
+// internal/postgres; the cases of what it lacks are skipped.
 package inmem
 
 import (
@@ -13,24 +15,24 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
-// Store implements otp.Store, otp.HistoryStore and otp.DeniedRecorder. One mutex
+// Store implements otp.Store, history.Store and otp.DeniedRecorder. One mutex
 // serialises every operation, which gives each the atomicity of a transaction.
 type Store struct {
 	mu            sync.Mutex
 	verifications map[string]*otp.Verification
 	byPhone       map[string][]string // app|phone → its verification ids
 	pending       map[string]string   // app|phone → id of its pending verification
-	sends         map[string]*otp.SendRow
-	attempts      []otp.Attempt
+	sends         map[string]*history.SendRow
+	attempts      []history.Attempt
 	attemptSeq    int64
-	admin         []otp.AdminAction
+	admin         []history.AdminAction
 	apps          appState
 	fraud         fraudState
 	ev            eventState
-	life          lifecycle
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 
@@ -40,7 +42,7 @@ type Store struct {
 
 var (
 	_ otp.Store          = (*Store)(nil)
-	_ otp.HistoryStore   = (*Store)(nil)
+	_ history.Store      = (*Store)(nil)
 	_ otp.DeniedRecorder = (*Store)(nil)
 )
 
@@ -50,7 +52,7 @@ func New() *Store {
 		verifications: map[string]*otp.Verification{},
 		byPhone:       map[string][]string{},
 		pending:       map[string]string{},
-		sends:         map[string]*otp.SendRow{},
+		sends:         map[string]*history.SendRow{},
 		Now:           func() time.Time { return time.Now().UTC() },
 	}
 }

@@ -118,7 +118,7 @@ func (c *Catalog) Render(p otp.MessageParams) (otp.MessageContent, error) {
 	case otp.ChannelEmail:
 		out, err = l.email(d)
 	default:
-		return out, &otp.ErrInvalidRequest{Fields: map[string]string{"channel": "must be one of " + strings.Join(otp.Channels, ", ")}}
+		return out, &otp.ErrInvalidRequest{Fields: map[string]string{"channel": "must be one of " + strings.Join(otp.Channels(), ", ")}}
 	}
 	return out, err
 }

@@ -39,7 +39,7 @@ func TestBuiltInLocales(t *testing.T) {
 
 	t.Run("EveryTemplateRendersWithTheCodeInEveryLocale", func(t *testing.T) {
 		for _, l := range locales {
-			for _, ch := range otp.Channels {
+			for _, ch := range otp.Channels() {
 				for _, app := range []string{"", "Example"} {
 					out := render(t, c, otp.MessageParams{Channel: ch, Locale: l, Code: "483920", App: app, TTL: 5 * time.Minute})
 					code := "483920"

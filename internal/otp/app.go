@@ -81,9 +81,6 @@ type App struct {
 	UpdatedAt time.Time
 }
 
-// KnownChannels lists the channels an app may accept, for forms and errors.
-func KnownChannels() []string { return slices.Clone(Channels) }
-
 // Validate checks every setting and returns the app normalised: names trimmed, lists
 // sorted without repeats, country codes upper-cased. Errors: *ErrInvalidRequest naming
 // each bad field by its API name (name, code_length, code_ttl_seconds, max_sends,
@@ -125,7 +122,7 @@ func (a App) Validate() (App, error) {
 	if a.Locales, err = knownSubset(a.Locales, locales, canonLocaleOrSelf); err != "" {
 		f["locales"] = err
 	}
-	if a.Channels, err = knownSubset(a.Channels, Channels, strings.ToLower); err != "" {
+	if a.Channels, err = knownSubset(a.Channels, channels[:], strings.ToLower); err != "" {
 		f["channels"] = err
 	}
 	a.validateMessages(f)
@@ -191,7 +188,7 @@ func (a App) AcceptsLocale(l string) bool {
 
 // AcceptsChannel reports whether the app sends codes over channel ch.
 func (a App) AcceptsChannel(ch string) bool {
-	return slices.Contains(Channels, ch) && (len(a.Channels) == 0 || slices.Contains(a.Channels, ch))
+	return slices.Contains(channels[:], ch) && (len(a.Channels) == 0 || slices.Contains(a.Channels, ch))
 }
 
 // AllowsCountry applies AllowedCountries; an empty list allows all.
@@ -218,26 +215,6 @@ func CanonAppID(ref string) (string, bool) {
 	}
 	u, err := uuid.Parse(ref)
 	if err != nil || len(ref) != 36 {
-		return "", false
-	}
-	return u.String(), true
-}
-
-// ServiceSID is an app id in Twilio's form: "VA" and the UUID's 32 hex digits.
-func ServiceSID(appID string) string { return "VA" + strings.ReplaceAll(appID, "-", "") }
-
-// VerificationSID is a verification id in Twilio's form: "VE" and the UUID's 32 hex digits.
-func VerificationSID(id string) string { return "VE" + strings.ReplaceAll(id, "-", "") }
-
-// IDFromSID reads a Twilio sid with the given two-letter prefix back into the UUID it
-// stands for; ok is false for anything else.
-func IDFromSID(sid, prefix string) (string, bool) {
-	hex, found := strings.CutPrefix(sid, prefix)
-	if !found || len(hex) != 32 {
-		return "", false
-	}
-	u, err := uuid.Parse(hex)
-	if err != nil {
 		return "", false
 	}
 	return u.String(), true

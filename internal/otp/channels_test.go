@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -57,7 +58,7 @@ func TestSendRecordsEveryProviderAttempt(t *testing.T) {
 			if err != nil && (!errors.As(err, &provider) || provider.Provider != "second" || provider.Definite != tc.refunded) {
 				t.Errorf("got %v, want a provider error of second, definite %v", err, tc.refunded)
 			}
-			rows, _, _ := e.store.ListSends(context.Background(), otp.SendFilter{})
+			rows, _, _ := e.store.ListSends(context.Background(), history.SendFilter{})
 			if len(rows) != 1 {
 				t.Fatalf("got %d rows, want 1", len(rows))
 			}
@@ -85,7 +86,7 @@ func TestSendByEmail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := res.Verification; v.Phone != "Ana@example.com" || v.Channel != otp.ChannelEmail {
+	if v := res.Verification; v.Address != "Ana@example.com" || v.Channel != otp.ChannelEmail {
 		t.Errorf("got %+v, want an email verification of Ana@example.com", v)
 	}
 	msgs := e.sender.Messages()
@@ -192,4 +193,19 @@ func TestAppMessageSettings(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestChannelsCannotBeChangedByACaller(t *testing.T) {
+	want := []string{otp.ChannelSMS, otp.ChannelWhatsApp, otp.ChannelVoice, otp.ChannelEmail}
+	got := otp.Channels()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	got[0] = "pigeon"
+	if again := otp.Channels(); !reflect.DeepEqual(again, want) {
+		t.Errorf("after a caller changed its copy: got %v, want %v", again, want)
+	}
+	if (otp.App{}).AcceptsChannel("pigeon") {
+		t.Errorf("AcceptsChannel(%q): got true, want false", "pigeon")
+	}
 }

@@ -45,7 +45,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 		case err != nil:
 			return res, fmt.Errorf("otp: check: find verification: %w", err)
 		default:
-			phone, ref.Seen = v.Phone, &v
+			phone, ref.Seen = v.Address, &v
 		}
 	}
 

@@ -116,7 +116,7 @@ func TestSendTarget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &Service{channels: tt.carried}
 			if s.channels == nil {
-				s.channels = Channels
+				s.channels = Channels()
 			}
 			got, err := s.sendTarget(tt.in, Config{}.DefaultApp())
 			if fields := invalidFields(err); !reflect.DeepEqual(fields, tt.want) {

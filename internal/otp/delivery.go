@@ -3,6 +3,7 @@ package otp
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -14,8 +15,13 @@ const (
 	ChannelEmail    = "email"
 )
 
-// Channels lists every channel, in the order documentation and errors name them.
-var Channels = []string{ChannelSMS, ChannelWhatsApp, ChannelVoice, ChannelEmail}
+// channels are every channel, in the order documentation and errors name them. An
+// array, so no caller can change the list: Channels hands out copies.
+var channels = [...]string{ChannelSMS, ChannelWhatsApp, ChannelVoice, ChannelEmail}
+
+// Channels lists every channel, in the order documentation and errors name them. The
+// slice is a fresh copy, the caller's to keep or change.
+func Channels() []string { return slices.Clone(channels[:]) }
 
 // ChannelOf is m's channel: sms when unset, so senders written before channels
 // existed keep their meaning.

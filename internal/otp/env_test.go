@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 )
@@ -108,7 +109,7 @@ func (e *env) verification(t *testing.T, id string) otp.Verification {
 }
 
 // sendRow is the history row of a send, by its id (which is also its message's).
-func (e *env) sendRow(t *testing.T, id string) otp.SendRow {
+func (e *env) sendRow(t *testing.T, id string) history.SendRow {
 	t.Helper()
 	r, err := e.store.Send(context.Background(), id)
 	if err != nil {

@@ -42,9 +42,10 @@ func (l *fakeLimiter) Allow(_ context.Context, limits []otp.Limit) (otp.Decision
 		l.given = append(l.given, d)
 		return d, nil
 	}
-	d := otp.Decision{Allowed: true, Reservation: otp.Reservation{ID: fmt.Sprintf("reservation-%d", len(l.allows))}}
+	res := &fakeReservation{id: fmt.Sprintf("reservation-%d", len(l.allows))}
+	d := otp.Decision{Allowed: true, Reservation: otp.NewReservation(res)}
 	for _, lim := range limits {
-		d.Reservation.Keys = append(d.Reservation.Keys, lim.Scope+":"+lim.Key)
+		res.keys = append(res.keys, lim.Scope+":"+lim.Key)
 		for _, r := range lim.Rules {
 			s := otp.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Used: 1, Remaining: max(r.Limit-1, 0), ResetAfter: r.Window}
 			if s.Remaining == 0 {
@@ -55,6 +56,12 @@ func (l *fakeLimiter) Allow(_ context.Context, limits []otp.Limit) (otp.Decision
 	}
 	l.given = append(l.given, d)
 	return d, nil
+}
+
+// fakeReservation is what the fake limiter carries in an otp.Reservation.
+type fakeReservation struct {
+	id   string
+	keys []string
 }
 
 // Refund records the reservation.
@@ -133,7 +140,7 @@ func (s *fakeSender) Send(ctx context.Context, m otp.Message) (string, error) {
 func (s *fakeSender) Name() string { return "fake" }
 
 // Channels says the fake carries every channel.
-func (s *fakeSender) Channels() []string { return otp.Channels }
+func (s *fakeSender) Channels() []string { return otp.Channels() }
 
 // mustRenderer is the built-in message catalog.
 func mustRenderer(t testing.TB) otp.Renderer {
@@ -163,6 +170,8 @@ type faultyStore struct {
 	AfterBeginSend func()
 	// LastCheck is the reference of the latest Check call.
 	LastCheck otp.CheckRef
+	// LastBegin is what the latest BeginSend call was given.
+	LastBegin otp.BeginSend
 
 	calls map[string]int
 }
@@ -187,6 +196,9 @@ func (s *faultyStore) Calls(method string) int {
 }
 
 func (s *faultyStore) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
+	s.mu.Lock()
+	s.LastBegin = p
+	s.mu.Unlock()
 	if err := s.called("BeginSend", s.BeginSendErr); err != nil {
 		return otp.SendStart{}, err
 	}
@@ -219,6 +231,13 @@ func (s *faultyStore) Check(ctx context.Context, p otp.CheckRef, decide func(otp
 		return otp.Verification{}, "", err
 	}
 	return s.Store.Check(ctx, p, decide)
+}
+
+// SeenAtBegin is the verification the latest BeginSend call named as seen, or nil.
+func (s *faultyStore) SeenAtBegin() *otp.Verification {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.LastBegin.Seen
 }
 
 // fakeDenied records refused sends.

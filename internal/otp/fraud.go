@@ -100,14 +100,14 @@ func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duratio
 	if s.fraud == nil {
 		return
 	}
-	_, region, err := NormalizePhone(v.Phone, "")
+	_, region, err := NormalizePhone(v.Address, "")
 	if err != nil {
 		return // stored numbers are E.164; nothing to count for one that is not
 	}
 	actx, cancel := Bounded(context.WithoutCancel(ctx), s.cfg.LimiterTimeout)
 	defer cancel()
 	a := Approval{SentAt: v.ExpiresAt.Add(-ttl), At: at, ClientIP: checkIP}
-	if err := s.fraud.Approved(actx, FraudTarget{Phone: v.Phone, Region: region, ClientIP: v.ClientIP}, a); err != nil {
+	if err := s.fraud.Approved(actx, FraudTarget{Phone: v.Address, Region: region, ClientIP: v.ClientIP}, a); err != nil {
 		s.log.Warn("counting an approval for the fraud guard failed", "err", err)
 	}
 }

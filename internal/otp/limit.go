@@ -127,24 +127,21 @@ func (d Decision) Closest() (s RuleState, ok bool) {
 	return s, ok
 }
 
-// Reservation identifies one recorded request so that it can be refunded.
+// Reservation identifies one recorded request so that the limiter that recorded it can
+// refund it. The domain only carries it from Allow to Refund: what it holds (the keys,
+// the member) is the limiter's, which makes it with NewReservation and reads it with
+// Value. The zero Reservation holds nothing; refunding it changes nothing.
 type Reservation struct {
-	// ID is the member the request was recorded under in every key.
-	ID string
-	// Keys are the storage keys that hold it.
-	Keys []string
-	// Counters are the guard counters it was added to, at At, for Refund to take back.
-	Counters []string
-	At       time.Time
-	// Budgets are the budget windows it reserved its cost in, for Refund to give back.
-	Budgets []ReservedBudget
+	v any
 }
 
-// ReservedBudget is one budget window a request reserved its cost in.
-type ReservedBudget struct {
-	Key  string
-	Cost int64
-}
+// NewReservation wraps what a limiter needs to refund one request. v should be a pointer
+// to the limiter's own type, so that Reservations compare as values do.
+func NewReservation(v any) Reservation { return Reservation{v: v} }
+
+// Value is what NewReservation wrapped, for the limiter that made it; nil for the zero
+// Reservation.
+func (r Reservation) Value() any { return r.v }
 
 // Limiter decides, records and refunds requests against policies of several limits.
 type Limiter interface {

@@ -18,6 +18,10 @@ const seenSize = 4096
 // unchanged, and otherwise decides again on the stored row (Store.Check). A check by
 // phone uses only a remembered pending verification: while it is unchanged it is the
 // phone's newest, since the next one can only be created after it closed.
+// A resend needs the id of the phone's pending verification, to which its code's hash is
+// tied: a remembered pending one lets the store count the resend in one statement, and a
+// stale one costs no more than none, since the store counts on the pending verification it
+// holds (Store.BeginSend).
 
 // addressKey names the pending verification of one address (phone or email) of one app.
 type addressKey struct{ app, address string }
@@ -29,7 +33,7 @@ func (s *Service) seenPending(appID, address string) (Verification, bool) {
 		return Verification{}, false
 	}
 	v, ok := s.seen.get(id)
-	if !ok || v.Status != StatusPending || v.Phone != address || v.AppID != appID {
+	if !ok || v.Status != StatusPending || v.Address != address || v.AppID != appID {
 		return Verification{}, false
 	}
 	return v, true
@@ -57,7 +61,7 @@ func (s *Service) remember(v Verification) {
 	id := strings.ToLower(v.ID)
 	s.seen.put(id, v)
 	if v.Status == StatusPending {
-		s.pending.put(addressKey{v.AppID, v.Phone}, id)
+		s.pending.put(addressKey{v.AppID, v.Address}, id)
 	}
 }
 

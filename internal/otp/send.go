@@ -60,6 +60,10 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return res, fmt.Errorf("otp: send: render: %w", err)
 	}
 	sendID := s.NewID()
+	var seen *Verification
+	if v, ok := s.seenPending(app.ID, t.address); ok {
+		seen = &v
+	}
 	bctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 	start, err := s.store.BeginSend(bctx, BeginSend{
 		AppID: app.ID, Phone: t.address, Channel: t.channel, Locale: t.locale, ClientIP: in.ClientIP,
@@ -69,6 +73,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		NewVerificationID: s.NewID(), SendID: sendID,
 		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
 		Shadow:   dec.ShadowReport(),
+		Seen:     seen,
 	})
 	cancel()
 	if err != nil {
@@ -78,6 +83,10 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 			limited := budgetSpent(budget, app.CodeTTL, now, dec)
 			res.Decision = limited.Decision
 			return res, limited
+		}
+		if seen != nil {
+			// The send may have been counted on it after all: read it again when needed.
+			s.forget(seen.ID)
 		}
 		return res, fmt.Errorf("otp: send: begin: %w", err)
 	}

@@ -80,10 +80,10 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 }
 
 // acceptedChannels are the channels an app takes that a provider carries, in the order
-// of Channels.
+// of channels.
 func (s *Service) acceptedChannels(app App) []string {
 	var out []string
-	for _, ch := range Channels {
+	for _, ch := range channels {
 		if app.AcceptsChannel(ch) && slices.Contains(s.channels, ch) {
 			out = append(out, ch)
 		}

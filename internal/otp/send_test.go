@@ -21,8 +21,8 @@ func TestSendCreatesThenResends(t *testing.T) {
 
 	t.Run("FirstSendCreates", func(t *testing.T) {
 		v := first.Verification
-		if !first.Created || v.Status != otp.StatusPending || v.Phone != testPhone || v.Sends != 1 {
-			t.Errorf("got created %v %s %s sends=%d, want created pending %s sends=1", first.Created, v.Status, v.Phone, v.Sends, testPhone)
+		if !first.Created || v.Status != otp.StatusPending || v.Address != testPhone || v.Sends != 1 {
+			t.Errorf("got created %v %s %s sends=%d, want created pending %s sends=1", first.Created, v.Status, v.Address, v.Sends, testPhone)
 		}
 		if want := t0.Add(5 * time.Minute); !v.ExpiresAt.Equal(want) {
 			t.Errorf("expires at: got %v, want %v", v.ExpiresAt, want)

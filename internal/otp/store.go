@@ -13,6 +13,7 @@ type Store interface {
 	// unexpired verification of the app and phone (extending its expiry to Now+TTL) or closes an
 	// expired one and creates a new one with ID NewVerificationID; it appends
 	// CodeHash(verification id) to its codes and writes a send row with status sending.
+	// What it counts on is what it holds, whatever BeginSend.Seen says.
 	// Errors: *ErrSendBudget when the pending verification already had MaxSends sends.
 	BeginSend(ctx context.Context, p BeginSend) (SendStart, error)
 	// FinishSend records how a begun send ended. With Undo, what BeginSend counted is
@@ -62,6 +63,11 @@ type BeginSend struct {
 	CodeHash func(verificationID string) []byte
 	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
 	Shadow string
+	// Seen, when set, is the pending verification of the app and address as the caller saw
+	// it earlier: a store may hash the code for its id up front and count the send in one
+	// step while it is still the pending one, and must otherwise decide on what it holds
+	// (it may have been checked, closed, expired or replaced since).
+	Seen *Verification
 }
 
 // SendStart is the outcome of Store.BeginSend.

@@ -19,12 +19,14 @@ const (
 	StatusCanceled Status = "canceled"
 )
 
-// Verification is one attempt to prove control of a phone number. It may have
-// several sends (each with its own code, all valid until it closes) and several checks.
+// Verification is one attempt to prove control of a phone number or an email
+// address. It may have several sends (each with its own code, all valid until it
+// closes) and several checks.
 type Verification struct {
-	ID      string
-	AppID   string
-	Phone   string // E.164
+	ID    string
+	AppID string
+	// Address is where its codes go: the E.164 number, or the email address of the email channel.
+	Address string
 	Channel string
 	Locale  string
 	Status  Status
@@ -101,4 +103,15 @@ func (v Verification) SettledClosedAt(now time.Time) time.Time {
 		return now
 	}
 	return v.ClosedAt
+}
+
+// StatusAt is the verification's status as of now: a pending verification past its
+// expiry is expired, though it stays pending in storage until a send or check closes it.
+// It is the one statement of that rule; stores that filter on it in their own query
+// language test theirs against this (internal/storetest).
+func (v Verification) StatusAt(now time.Time) Status {
+	if v.Status == StatusPending && !now.Before(v.ExpiresAt) {
+		return StatusExpired
+	}
+	return v.Status
 }

@@ -6,11 +6,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
-// RecordAdminAction implements otp.HistoryStore.
-func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error {
+// RecordAdminAction implements history.Store.
+func (s *Store) RecordAdminAction(ctx context.Context, a history.AdminAction) error {
 	if err := a.Validate(); err != nil {
 		return fmt.Errorf("postgres: record admin action: %w", err)
 	}
@@ -22,12 +22,12 @@ func (s *Store) RecordAdminAction(ctx context.Context, a otp.AdminAction) error 
 	return wrap("record admin action", err)
 }
 
-// AdminActions implements otp.HistoryStore.
-func (s *Store) AdminActions(ctx context.Context, limit int) ([]otp.AdminAction, error) {
+// AdminActions implements history.Store.
+func (s *Store) AdminActions(ctx context.Context, limit int) ([]history.AdminAction, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT id, action, target, detail, created_at FROM admin_actions
-		ORDER BY created_at DESC, id DESC LIMIT $1`, otp.AdminActionLimit(limit))
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AdminAction, error) {
-		var a otp.AdminAction
+		ORDER BY created_at DESC, id DESC LIMIT $1`, history.AdminActionLimit(limit))
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.AdminAction, error) {
+		var a history.AdminAction
 		err := r.Scan(&a.ID, &a.Action, &a.Target, &a.Detail, &a.Time)
 		a.Time = a.Time.UTC()
 		return a, err

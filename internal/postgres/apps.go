@@ -10,10 +10,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
-var _ otp.AppStore = (*Store)(nil)
+var _ apps.Store = (*Store)(nil)
 
 // appCols are read by scanApp, in this order.
 const appCols = `id, name, code_length, code_ttl_ms, max_sends, max_attempts, locales,
@@ -52,13 +54,13 @@ func scanApp(row pgx.Row) (otp.App, error) {
 	return a, nil
 }
 
-func scanKey(row pgx.Row) (otp.AppKey, error) {
+func scanKey(row pgx.Row) (apps.Key, error) {
 	var (
-		k             otp.AppKey
+		k             apps.Key
 		used, revoked *time.Time
 	)
 	if err := row.Scan(&k.ID, &k.AppID, &k.Name, &k.Hash, &k.TrustedClientIP, &k.CreatedAt, &used, &revoked); err != nil {
-		return otp.AppKey{}, err
+		return apps.Key{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	if used != nil {
@@ -78,9 +80,9 @@ func rulesText(r otp.Rules) string {
 	return r.String()
 }
 
-// LoadApps implements otp.AppStore with one snapshot of the three tables.
-func (s *Store) LoadApps(ctx context.Context) (otp.AppSet, error) {
-	var set otp.AppSet
+// LoadApps implements apps.Store with one snapshot of the three tables.
+func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
+	var set apps.Set
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT version FROM apps_version WHERE id = 1`).Scan(&set.Version); err != nil {
 			return err
@@ -91,23 +93,23 @@ func (s *Store) LoadApps(ctx context.Context) (otp.AppSet, error) {
 			return err
 		}
 		rows, _ = tx.Query(ctx, `SELECT `+keyCols+` FROM app_keys WHERE revoked_at IS NULL ORDER BY created_at, id`)
-		set.Keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AppKey, error) { return scanKey(r) })
+		set.Keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (apps.Key, error) { return scanKey(r) })
 		return err
 	})
 	if err != nil {
-		return otp.AppSet{}, wrap("load apps", err)
+		return apps.Set{}, wrap("load apps", err)
 	}
 	return set, nil
 }
 
-// AppsVersion implements otp.AppStore.
+// AppsVersion implements apps.Store.
 func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
 	var v int64
 	err := s.pool.QueryRow(ctx, `SELECT version FROM apps_version WHERE id = 1`).Scan(&v)
 	return v, wrap("apps version", err)
 }
 
-// AppByID implements otp.AppStore.
+// AppByID implements apps.Store.
 func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
 	if !validID(id) {
 		return otp.App{}, fmt.Errorf("postgres: app: %w", otp.ErrNotFound)
@@ -119,18 +121,18 @@ func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
 	return a, wrap("app", err)
 }
 
-// AppKeys implements otp.AppStore.
-func (s *Store) AppKeys(ctx context.Context, appID string) ([]otp.AppKey, error) {
+// AppKeys implements apps.Store.
+func (s *Store) AppKeys(ctx context.Context, appID string) ([]apps.Key, error) {
 	if !validID(appID) {
 		return nil, nil
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT `+keyCols+` FROM app_keys WHERE app_id = $1 ORDER BY created_at, id`, appID)
-	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.AppKey, error) { return scanKey(r) })
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (apps.Key, error) { return scanKey(r) })
 	return keys, wrap("app keys", err)
 }
 
-// CreateApp implements otp.AppStore.
-func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+// CreateApp implements apps.Store.
+func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	a, err := a.Validate()
 	if err != nil || a.ID == "" {
 		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
@@ -142,8 +144,8 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit otp.AdminAction)
 	})
 }
 
-// UpdateApp implements otp.AppStore.
-func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit otp.AdminAction) error {
+// UpdateApp implements apps.Store.
+func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	a, err := a.Validate()
 	if err != nil {
 		return fmt.Errorf("postgres: update app: %w", err)
@@ -174,8 +176,8 @@ func appArgs(a otp.App) []any {
 		templatesJSON(a.Templates), a.WebOTPDomain, a.AndroidAppHash}
 }
 
-// DeleteApp implements otp.AppStore.
-func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit otp.AdminAction) error {
+// DeleteApp implements apps.Store.
+func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error {
 	if !validID(id) {
 		return fmt.Errorf("postgres: delete app: %w", otp.ErrNotFound)
 	}
@@ -194,8 +196,8 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit ot
 	})
 }
 
-// CreateKey implements otp.AppStore.
-func (s *Store) CreateKey(ctx context.Context, k otp.AppKey, audit otp.AdminAction) error {
+// CreateKey implements apps.Store.
+func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAction) error {
 	if !validID(k.AppID) || k.ID == "" {
 		return fmt.Errorf("postgres: create key: %w: key without id or app", errBug)
 	}
@@ -206,8 +208,8 @@ func (s *Store) CreateKey(ctx context.Context, k otp.AppKey, audit otp.AdminActi
 	})
 }
 
-// RevokeKey implements otp.AppStore.
-func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit otp.AdminAction) error {
+// RevokeKey implements apps.Store.
+func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error {
 	if !validID(appID) {
 		return fmt.Errorf("postgres: revoke key: %w", otp.ErrNotFound)
 	}
@@ -217,7 +219,7 @@ func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time
 	})
 }
 
-// TouchKeys implements otp.AppStore with one statement; it never moves a time back.
+// TouchKeys implements apps.Store with one statement; it never moves a time back.
 func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error {
 	if len(used) == 0 {
 		return nil
@@ -233,7 +235,7 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 
 // changeApps runs one change, its audit entry and the version bump in one transaction.
 // change reports how many rows it changed: none is otp.ErrNotFound, and nothing is kept.
-func (s *Store) changeApps(ctx context.Context, op string, audit otp.AdminAction, change func(pgx.Tx) (int64, error)) error {
+func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAction, change func(pgx.Tx) (int64, error)) error {
 	if err := audit.Validate(); err != nil {
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}

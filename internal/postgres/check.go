@@ -100,7 +100,7 @@ func usableSeen(ref otp.CheckRef, seen *otp.Verification, appID string) bool {
 	case ref.ID != "":
 		return strings.EqualFold(seen.ID, ref.ID)
 	}
-	return seen.Status == otp.StatusPending && seen.Phone == ref.Phone
+	return seen.Status == otp.StatusPending && seen.Address == ref.Phone
 }
 
 // errChanged means the verification changed after it was read.

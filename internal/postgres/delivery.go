@@ -6,12 +6,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
-// DeliveryRates implements otp.DeliveryRater with one grouped scan of the range's sends
+// DeliveryRates implements history.DeliveryRater with one grouped scan of the range's sends
 // (an index range of sends_created_idx, or sends_app_created_idx for one app).
-func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string) ([]otp.DeliveryRate, error) {
+func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string) ([]history.DeliveryRate, error) {
 	q := `SELECT channel, country, provider, count(*),
 			count(*) FILTER (WHERE status = 'sent'),
 			count(*) FILTER (WHERE delivery = 'delivered'),
@@ -27,14 +27,14 @@ func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string
 		args = append(args, appID)
 	}
 	rows, _ := s.pool.Query(ctx, q+` GROUP BY channel, country, provider`, args...)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.DeliveryRate, error) {
-		var d otp.DeliveryRate
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.DeliveryRate, error) {
+		var d history.DeliveryRate
 		err := r.Scan(&d.Channel, &d.Country, &d.Provider, &d.Sends, &d.Sent, &d.Delivered, &d.Undelivered, &d.Segments)
 		return d, err
 	})
 	if err != nil {
 		return nil, wrap("delivery rates", err)
 	}
-	otp.SortDeliveryRates(out)
+	history.SortDeliveryRates(out)
 	return out, nil
 }

@@ -75,3 +75,10 @@ func validID(s string) bool {
 	_, err := uuid.Parse(s)
 	return err == nil
 }
+
+// canonicalID reports whether s is a uuid as PostgreSQL prints it, the form of the ids a
+// code hash is tied to.
+func canonicalID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
+}

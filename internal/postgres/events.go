@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -26,7 +27,7 @@ func scanEndpoint(r pgx.CollectableRow) (events.Endpoint, error) {
 }
 
 // CreateEndpoint implements events.Store.
-func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a otp.AdminAction) error {
+func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history.AdminAction) error {
 	e.AppID = otp.StoredAppID(e.AppID)
 	if !validID(e.ID) || !validID(e.AppID) {
 		return fmt.Errorf("postgres: create endpoint: %w: ids must be uuids", errBug)
@@ -69,7 +70,7 @@ func (s *Store) Endpoint(ctx context.Context, appID, id string) (events.Endpoint
 }
 
 // DeleteEndpoint implements events.Store; its outbox rows go with it (ON DELETE CASCADE).
-func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a otp.AdminAction) error {
+func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.AdminAction) error {
 	appID = otp.StoredAppID(appID)
 	if !validID(appID) || !validID(id) {
 		return fmt.Errorf("postgres: delete endpoint: %w", otp.ErrNotFound)
@@ -215,7 +216,7 @@ func (s *Store) Deliveries(ctx context.Context, appID, endpointID string, f even
 }
 
 // Redeliver implements events.Store.
-func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a otp.AdminAction) (events.Delivery, error) {
+func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a history.AdminAction) (events.Delivery, error) {
 	appID = otp.StoredAppID(appID)
 	if !validID(appID) || !validID(endpointID) || !validID(eventID) {
 		return events.Delivery{}, fmt.Errorf("postgres: redeliver: %w", otp.ErrNotFound)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 )
@@ -28,7 +29,7 @@ func BenchmarkSendWrites(b *testing.B) {
 			if c.app != "" {
 				id := events.NewID()
 				err := s.CreateEndpoint(ctx, events.Endpoint{ID: id, AppID: c.app, URL: "http://receiver.test/", SecretSealed: []byte("x"),
-					Types: events.Types(), CreatedAt: time.Now()}, otp.AdminAction{Action: "webhook_added"})
+					Types: events.Types(), CreatedAt: time.Now()}, history.AdminAction{Action: "webhook_added"})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 	"otpgate/internal/testenv"
 )
 
@@ -39,27 +39,27 @@ func seedLarge(tb testing.TB) *pgxpool.Pool {
 }
 
 // middleCursor points at the middle of the seeded history.
-func middleCursor() *otp.SendCursor {
-	return &otp.SendCursor{Time: seedBase().Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"}
+func middleCursor() *history.SendCursor {
+	return &history.SendCursor{Time: seedBase().Add(25_000 * time.Second), ID: "80000000-0000-7000-8000-000000000000"}
 }
 
-func listFilters() map[string]otp.SendFilter {
-	return map[string]otp.SendFilter{
+func listFilters() map[string]history.SendFilter {
+	return map[string]history.SendFilter{
 		"FirstPage":       {},
 		"DeepPage":        {After: middleCursor()},
 		"Phone":           {Phone: "+819012341234"},
 		"PhoneDeepPage":   {Phone: "+819012341234", After: middleCursor()},
 		"IP":              {ClientIP: "10.1.42.2"},
-		"StatusBlocked":   {Status: otp.HistoryBlocked},
-		"StatusSent":      {Status: otp.HistorySent},
-		"StatusApproved":  {Status: otp.HistoryApproved},
-		"StatusExpired":   {Status: otp.HistoryExpired, After: middleCursor()},
+		"StatusBlocked":   {Status: history.StatusBlocked},
+		"StatusSent":      {Status: history.StatusSent},
+		"StatusApproved":  {Status: history.StatusApproved},
+		"StatusExpired":   {Status: history.StatusExpired, After: middleCursor()},
 		"TimeRange":       {From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
 		"IPAndTimeRange":  {ClientIP: "10.1.42.2", From: seedBase().Add(10_000 * time.Second), To: seedBase().Add(20_000 * time.Second)},
-		"PhoneAndBlocked": {Phone: "+819012341231", Status: otp.HistoryBlocked},
+		"PhoneAndBlocked": {Phone: "+819012341231", Status: history.StatusBlocked},
 		"HotPhone":        {Phone: "+819099999999"},
 		"HotPhoneDeep":    {Phone: "+819099999999", After: middleCursor()},
-		"HotPhoneBlocked": {Phone: "+819099999999", Status: otp.HistoryBlocked, After: middleCursor()},
+		"HotPhoneBlocked": {Phone: "+819099999999", Status: history.StatusBlocked, After: middleCursor()},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -66,7 +67,7 @@ func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (
 }
 
 // UpdateFraudConfig implements fraud.Store.
-func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, otp.AdminAction, error)) (int64, error) {
+func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, history.AdminAction, error)) (int64, error) {
 	var version int64
 	var refused error
 	err := s.inTx(ctx, "update fraud config", func(tx pgx.Tx) error {
@@ -102,7 +103,7 @@ func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]st
 }
 
 // auditTx writes an admin action in tx; a zero Time means now.
-func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a otp.AdminAction) error {
+func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a history.AdminAction) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func errDuplicateEntry(list fraud.List) error {
 }
 
 // AddFraudListEntry implements fraud.Store.
-func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a otp.AdminAction) (fraud.ListEntry, error) {
+func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a history.AdminAction) (fraud.ListEntry, error) {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.Now()
 	}
@@ -155,7 +156,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a otp.
 }
 
 // DeleteFraudListEntry implements fraud.Store.
-func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a otp.AdminAction) (fraud.ListEntry, error) {
+func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.AdminAction) (fraud.ListEntry, error) {
 	var e fraud.ListEntry
 	err := s.inTx(ctx, "delete fraud list entry", func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `DELETE FROM fraud_list_entries WHERE id = $1 RETURNING id, list, kind, value, note, created_at`, id)
@@ -194,7 +195,7 @@ func scanBlock(r pgx.CollectableRow) (fraud.Block, error) {
 }
 
 // RecordFraudBlock implements fraud.Store.
-func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.AdminAction) error {
+func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.AdminAction) error {
 	if !validID(b.ID) {
 		return fmt.Errorf("postgres: record fraud block: %w: id must be a uuid", errBug)
 	}
@@ -214,7 +215,7 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a otp.Admin
 func (s *Store) FraudBlocks(ctx context.Context, f fraud.BlockFilter) ([]fraud.Block, error) {
 	var limit *int
 	if f.Limit > 0 {
-		n := otp.AdminActionLimit(f.Limit)
+		n := history.AdminActionLimit(f.Limit)
 		limit = &n
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT `+blockCols+` FROM fraud_blocks
@@ -228,7 +229,7 @@ func (s *Store) FraudBlocks(ctx context.Context, f fraud.BlockFilter) ([]fraud.B
 }
 
 // LiftFraudBlock implements fraud.Store.
-func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a otp.AdminAction) (fraud.Block, error) {
+func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by string, a history.AdminAction) (fraud.Block, error) {
 	if !validID(id) {
 		return fraud.Block{}, fmt.Errorf("postgres: lift fraud block: %w", otp.ErrNotFound)
 	}
@@ -273,11 +274,11 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 }
 
 // ShadowSends implements fraud.Store.
-func (s *Store) ShadowSends(ctx context.Context, limit int) ([]otp.SendRow, error) {
+func (s *Store) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error) {
 	now := s.Now()
 	rows, _ := s.pool.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.shadow <> ''
-		ORDER BY s.created_at DESC, s.id DESC LIMIT $1`, otp.AdminActionLimit(limit))
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
+		ORDER BY s.created_at DESC, s.id DESC LIMIT $1`, history.AdminActionLimit(limit))
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
 	if err != nil {
 		return nil, wrap("shadow sends", err)
 	}

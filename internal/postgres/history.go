@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -21,9 +22,9 @@ const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.p
 
 const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
 
-func scanSend(row pgx.Row, now time.Time) (otp.SendRow, error) {
+func scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
 	var (
-		r               otp.SendRow
+		r               history.SendRow
 		status, vStatus string
 		expires         time.Time
 		attempts        []byte
@@ -33,23 +34,23 @@ func scanSend(row pgx.Row, now time.Time) (otp.SendRow, error) {
 		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID, &r.Shadow,
 		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt)
 	if err != nil {
-		return otp.SendRow{}, err
+		return history.SendRow{}, err
 	}
 	if r.Attempts, err = parseAttempts(attempts); err != nil {
-		return otp.SendRow{}, err
+		return history.SendRow{}, err
 	}
 	if deliveredAt != nil {
 		r.DeliveredAt = deliveredAt.UTC()
 	}
 	r.Time, r.Updated = r.Time.UTC(), r.Updated.UTC()
 	r.SendStatus = otp.SendStatus(status)
-	r.Status = otp.HistoryStatus(r.SendStatus, otp.Status(vStatus), expires, now)
+	r.Status = history.StatusOf(r.SendStatus, otp.Status(vStatus), expires, now)
 	return r, nil
 }
 
-// ListSends implements otp.HistoryStore. Every filter and the cursor are
+// ListSends implements history.Store. Every filter and the cursor are
 // conditions on one of the (…, created_at, id) indexes, so a page is an index range scan.
-func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow, *otp.SendCursor, error) {
+func (s *Store) ListSends(ctx context.Context, f history.SendFilter) ([]history.SendRow, *history.SendCursor, error) {
 	now := s.Now()
 	q, args, err := listQuery(f, now)
 	if err != nil {
@@ -62,7 +63,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 	if err != nil {
 		return nil, nil, wrap("list sends", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
 	if err != nil {
 		return nil, nil, wrap("list sends", err)
 	}
@@ -72,7 +73,7 @@ func (s *Store) ListSends(ctx context.Context, f otp.SendFilter) ([]otp.SendRow,
 
 // listQuery builds the query of one page: one row more than the page, to tell
 // whether another page follows.
-func listQuery(f otp.SendFilter, now time.Time) (string, []any, error) {
+func listQuery(f history.SendFilter, now time.Time) (string, []any, error) {
 	if err := f.Validate(); err != nil {
 		return "", nil, err
 	}
@@ -122,7 +123,7 @@ func ceilMicro(t time.Time) time.Time {
 }
 
 // statusCond is the condition for one SendFilter.Status; it matches exactly the
-// rows otp.HistoryStatus labels that way. now adds the clock as an argument.
+// rows history.StatusOf labels that way. now adds the clock as an argument.
 func statusCond(status string, now func() string) string {
 	const outcome = `s.status IN ('sent', 'sending', 'unknown') AND `
 	// otp.Verification.StatusAt in SQL: a pending verification past its expiry is expired.
@@ -130,20 +131,20 @@ func statusCond(status string, now func() string) string {
 		return `(v.status = 'expired' OR (v.status = 'pending' AND v.expires_at <= ` + now() + `))`
 	}
 	switch status {
-	case otp.HistoryApproved:
+	case history.StatusApproved:
 		return outcome + `v.status = 'approved'`
-	case otp.HistoryExpired:
+	case history.StatusExpired:
 		return outcome + expired()
-	case otp.HistorySent, otp.HistorySending, otp.HistoryUnknown:
+	case history.StatusSent, history.StatusSending, history.StatusUnknown:
 		return `s.status = '` + status + `' AND coalesce(v.status, '') <> 'approved' AND NOT coalesce(` + expired() + `, false)`
 	}
 	return `s.status = '` + status + `'` // failed, blocked, duplicate: checked by SendFilter.Validate
 }
 
-// Send implements otp.HistoryStore.
-func (s *Store) Send(ctx context.Context, id string) (otp.SendRow, error) {
+// Send implements history.Store.
+func (s *Store) Send(ctx context.Context, id string) (history.SendRow, error) {
 	if !validID(id) {
-		return otp.SendRow{}, fmt.Errorf("postgres: send: %w", otp.ErrNotFound)
+		return history.SendRow{}, fmt.Errorf("postgres: send: %w", otp.ErrNotFound)
 	}
 	r, err := scanSend(s.pool.QueryRow(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.id = $1`, id), s.Now())
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -152,13 +153,13 @@ func (s *Store) Send(ctx context.Context, id string) (otp.SendRow, error) {
 	return r, wrap("send", err)
 }
 
-// VerificationDetail implements otp.HistoryStore, reading all three parts from one snapshot.
-func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.VerificationDetail, error) {
+// VerificationDetail implements history.Store, reading all three parts from one snapshot.
+func (s *Store) VerificationDetail(ctx context.Context, id string) (history.VerificationDetail, error) {
 	if !validID(id) {
-		return otp.VerificationDetail{}, fmt.Errorf("postgres: verification detail: %w", otp.ErrNotFound)
+		return history.VerificationDetail{}, fmt.Errorf("postgres: verification detail: %w", otp.ErrNotFound)
 	}
 	now := s.Now()
-	var d otp.VerificationDetail
+	var d history.VerificationDetail
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		v, err := scanVerification(tx.QueryRow(ctx, `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -170,7 +171,7 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.Verifica
 		v.CodeHashes, v.Status = nil, v.StatusAt(now)
 		d.Verification = v
 		rows, _ := tx.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.verification_id = $1 ORDER BY s.created_at, s.id`, id)
-		d.Sends, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.SendRow, error) { return scanSend(r, now) })
+		d.Sends, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
 		if err != nil {
 			return err
 		}
@@ -180,18 +181,18 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (otp.Verifica
 		return err
 	})
 	if err != nil {
-		return otp.VerificationDetail{}, wrap("verification detail", err)
+		return history.VerificationDetail{}, wrap("verification detail", err)
 	}
 	return d, nil
 }
 
-func scanAttempt(row pgx.CollectableRow) (otp.Attempt, error) {
+func scanAttempt(row pgx.CollectableRow) (history.Attempt, error) {
 	var (
-		a       otp.Attempt
+		a       history.Attempt
 		outcome string
 	)
 	if err := row.Scan(&a.ID, &a.VerificationID, &outcome, &a.ClientIP, &a.Time); err != nil {
-		return otp.Attempt{}, err
+		return history.Attempt{}, err
 	}
 	a.Outcome, a.Time = otp.CheckOutcome(outcome), a.Time.UTC()
 	return a, nil

@@ -73,20 +73,24 @@ func startOutcomes(tb testing.TB, pool *pgxpool.Pool, opts postgres.BatchOptions
 }
 
 // TestStore runs the behaviour suite on the store as the server runs it: outcomes written
-// in batches by an outcome writer, refused sends by the batch writer.
+// in batches by an outcome writer, refused sends by the batch writer. Production needs every
+// capability, so it runs every case.
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		pool := mustOpen(t)
 		s := postgres.New(pool)
 		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
 		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
-		return storetest.Stores{
-			Store: s, History: s, Denied: w, Receipts: s, Apps: s, Fraud: s, Lifecycle: s, Events: s,
+		st := storetest.Stores{
+			Store: s, History: s, Denied: w, Receipts: s, Apps: s, Fraud: s, Events: s,
 			Flush: func(ctx context.Context) error {
 				return errors.Join(s.Outcomes.Flush(ctx), w.Flush(ctx))
 			},
-			Settle:   s.SettleSends,
 			SetClock: func(now func() time.Time) { s.Now = now },
 		}
+		if missing := storetest.Missing(st); len(missing) > 0 {
+			t.Fatalf("the production store lacks %v: it must run every case of the suite", missing)
+		}
+		return st
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
@@ -222,16 +223,16 @@ func sampleLockWaits(ctx context.Context, db *pgxpool.Pool, most *atomic.Int64) 
 	}
 }
 
-// history is what the charts and the conversion figures said of the seeded days.
-type history struct {
-	stats      []otp.StatBucket
+// figures are what the charts and the conversion figures said of the seeded days.
+type figures struct {
+	stats      []history.StatBucket
 	conversion string
 }
 
 // statsAndConversion reads the day charts and the conversion figures from 101 days before
 // now, and keeps what the test's writes do not change: the days up to three days ago, the
 // seeded numbers.
-func statsAndConversion(t *testing.T, s *postgres.Store, now time.Time) history {
+func statsAndConversion(t *testing.T, s *postgres.Store, now time.Time) figures {
 	t.Helper()
 	since := now.Add(-101 * 24 * time.Hour).Truncate(time.Hour)
 	b, err := s.Stats(t.Context(), since, 24*time.Hour, "")
@@ -244,11 +245,11 @@ func statsAndConversion(t *testing.T, s *postgres.Store, now time.Time) history 
 	}
 	// The writes go to +8170…; the seeded numbers are +8190….
 	c = slices.DeleteFunc(c, func(p fraud.PrefixCount) bool { return strings.HasPrefix(p.Prefix, "+8170") })
-	b = slices.DeleteFunc(b, func(b otp.StatBucket) bool { return !b.Start.Before(now.Add(-72 * time.Hour)) })
-	return history{stats: b, conversion: fmt.Sprint(c)}
+	b = slices.DeleteFunc(b, func(b history.StatBucket) bool { return !b.Start.Before(now.Add(-72 * time.Hour)) })
+	return figures{stats: b, conversion: fmt.Sprint(c)}
 }
 
-func wantSame(t *testing.T, before, after history) {
+func wantSame(t *testing.T, before, after figures) {
 	t.Helper()
 	if fmt.Sprint(after.stats) != fmt.Sprint(before.stats) {
 		t.Errorf("day charts changed across the purge:\n got %v\nwant %v", after.stats, before.stats)

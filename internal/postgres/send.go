@@ -12,9 +12,12 @@ import (
 )
 
 // BeginSend implements otp.Store in one statement, in autocommit: otpgate_begin_send
-// (migrations/00008) counts the send on the phone's pending verification, or creates one,
-// and writes the send row. The code hash is tied to the verification's id, which only the
-// database knows for a resend, so a resend takes a second call that brings the hash for it.
+// (migrations/00010) counts the send on the phone's pending verification, or creates one,
+// and writes the send row. The code hash is tied to the verification's id: with p.Seen the
+// first call brings the hash for its id, and the function counts the resend with it if it
+// is still the phone's pending verification; otherwise (nothing seen, or the pending one is
+// another by now) it answers "hash" with the id it holds, without writing, and a second
+// call brings the hash for that one.
 func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
 	if !validID(p.NewVerificationID) || !validID(p.SendID) {
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: ids must be uuids", errBug)
@@ -29,6 +32,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		knownID   *string
 		knownHash []byte
 	)
+	if p.Seen != nil && canonicalID(p.Seen.ID) {
+		knownID, knownHash = &p.Seen.ID, p.CodeHash(p.Seen.ID)
+	}
 	for range 3 {
 		var outcome string
 		v, err := scanVerification(outcomeRow{s.pool.QueryRow(ctx, `SELECT * FROM otpgate_begin_send(

@@ -7,16 +7,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
-// Stats implements otp.HistoryStore with two grouped scans of the time range, whose
-// rows otp.StatCounter sorts into buckets: each reads the hourly rollups before the
+// Stats implements history.Store with two grouped scans of the time range, whose
+// rows history.StatCounter sorts into buckets: each reads the hourly rollups before the
 // rolled-up boundary and raw rows from it on, both in one statement's snapshot, so an
 // answer is the same before, during and after a purge. An hour's rollup lands in the
 // bucket holding the hour's start (buckets shorter than an hour see it whole there).
-func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]otp.StatBucket, error) {
-	c, err := otp.NewStatCounter(since, s.Now(), bucket)
+func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration, appID string) ([]history.StatBucket, error) {
+	c, err := history.NewStatCounter(since, s.Now(), bucket)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: stats: %w", err)
 	}
@@ -30,7 +31,7 @@ func (s *Store) Stats(ctx context.Context, since time.Time, bucket time.Duration
 		app = &appID
 	}
 
-	// date_bin from the epoch starts buckets where otp.BucketStart does. The
+	// date_bin from the epoch starts buckets where history.BucketStart does. The
 	// statements are planned for this range, not cached as generic ones.
 	rows, err := s.pool.Query(ctx, `SELECT date_bin(make_interval(secs => $3::bigint), created_at, 'epoch'), status, reason, count(*)
 		FROM sends WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND created_at < $2::timestamptz

@@ -1,5 +1,5 @@
 // Package postgres keeps verifications, sends and check attempts in PostgreSQL
-// through pgxpool: the production otp.Store, otp.HistoryStore and otp.DeniedRecorder.
+// through pgxpool: the production otp.Store, history.Store and otp.DeniedRecorder.
 package postgres
 
 import (
@@ -14,11 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/migrations"
 )
 
-// Store implements otp.Store and otp.HistoryStore over a pgx pool.
+// Store implements otp.Store and history.Store over a pgx pool.
 type Store struct {
 	pool *pgxpool.Pool
 
@@ -31,8 +32,8 @@ type Store struct {
 }
 
 var (
-	_ otp.Store        = (*Store)(nil)
-	_ otp.HistoryStore = (*Store)(nil)
+	_ otp.Store     = (*Store)(nil)
+	_ history.Store = (*Store)(nil)
 )
 
 // New returns a store over pool; the caller closes the pool.
@@ -111,7 +112,7 @@ func scanVerification(row pgx.Row) (otp.Verification, error) {
 		status string
 		closed *time.Time
 	)
-	err := row.Scan(&v.ID, &v.Phone, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
+	err := row.Scan(&v.ID, &v.Address, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
 		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed, &v.AppID)
 	if err != nil {
 		return otp.Verification{}, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/testenv"
@@ -51,11 +52,11 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 			return err
 		},
 		"Verification":       func() error { _, err := s.Verification(ctx, vid); return err },
-		"ListSends":          func() error { _, _, err := s.ListSends(ctx, otp.SendFilter{}); return err },
+		"ListSends":          func() error { _, _, err := s.ListSends(ctx, history.SendFilter{}); return err },
 		"Send":               func() error { _, err := s.Send(ctx, id()); return err },
 		"VerificationDetail": func() error { _, err := s.VerificationDetail(ctx, vid); return err },
 		"Stats":              func() error { _, err := s.Stats(ctx, now.Add(-time.Hour), time.Hour, ""); return err },
-		"RecordAdminAction":  func() error { return s.RecordAdminAction(ctx, otp.AdminAction{Action: "limit_reset"}) },
+		"RecordAdminAction":  func() error { return s.RecordAdminAction(ctx, history.AdminAction{Action: "limit_reset"}) },
 		"AdminActions":       func() error { _, err := s.AdminActions(ctx, 10); return err },
 		"Ping":               func() error { return s.Ping(ctx) },
 		"Open":               func() error { _, err := postgres.Open(ctx, proxy.Via(dsn)); return err },

@@ -151,7 +151,7 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	}
 	dec.Allowed = true
 	logs, guards, budgets := p.split(dec)
-	dec.Reservation = otp.Reservation{ID: id, Keys: logs, Counters: guards, Budgets: budgets, At: time.UnixMicro(at).UTC()}
+	dec.Reservation = otp.NewReservation(&reservation{id: id, keys: logs, counters: guards, budgets: budgets, at: time.UnixMicro(at).UTC()})
 	return dec, nil
 }
 
@@ -181,6 +181,23 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 	return nil
 }
 
+// reservation is what Allow recorded a request under, for Refund: the member id, the
+// sorted sets that hold it, the guard counters it was added to at at and the budget windows
+// it reserved its cost in. It travels through the domain opaquely, in otp.Reservation.
+type reservation struct {
+	id       string
+	keys     []string
+	counters []string
+	budgets  []reservedBudget
+	at       time.Time
+}
+
+// reservedBudget is one budget window a request reserved its cost in.
+type reservedBudget struct {
+	key  string
+	cost int64
+}
+
 // Refund removes a reservation from every key that holds it; an unknown or already refunded
 // reservation changes nothing. Errors wrap otp.ErrUnavailable.
 //
@@ -188,30 +205,31 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 // reservation still held it: in the same call where a slot holds both, else after the slots
 // of the sorted sets. A reservation without sorted sets (every rule of its policy off) takes
 // its guard counts back unconditionally, so refunding it twice takes them back twice.
-func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
-	if r.ID == "" || len(r.Keys)+len(r.Counters)+len(r.Budgets) == 0 {
-		return nil
+func (l *Limiter) Refund(ctx context.Context, res otp.Reservation) error {
+	r, ok := res.Value().(*reservation)
+	if !ok || r.id == "" || len(r.keys)+len(r.counters)+len(r.budgets) == 0 {
+		return nil // the zero Reservation, or one this limiter did not make
 	}
 	// A reservation names keys only: sorted sets without rules make the script just remove the
 	// id, guards without settings just take the request back.
 	p := &plan{params: &otp.GuardParams{}}
-	for _, k := range r.Keys {
+	for _, k := range r.keys {
 		p.entries = append(p.entries, entry{limit: len(p.limits)})
 		p.limits = append(p.limits, otp.Limit{})
 		p.keys = append(p.keys, k)
 	}
-	for _, k := range r.Counters {
+	for _, k := range r.counters {
 		p.entries = append(p.entries, entry{limit: len(p.limits), guard: true})
 		p.limits = append(p.limits, otp.Limit{Guard: &otp.Guard{}})
 		p.keys = append(p.keys, k)
 	}
-	for _, b := range r.Budgets {
+	for _, b := range r.budgets {
 		p.entries = append(p.entries, entry{limit: len(p.limits), budget: true})
-		p.limits = append(p.limits, otp.Limit{Budget: &otp.Budget{Mode: otp.BudgetEnforce, Cost: b.Cost, TTL: time.Second}})
-		p.keys = append(p.keys, b.Key)
+		p.limits = append(p.limits, otp.Limit{Budget: &otp.Budget{Mode: otp.BudgetEnforce, Cost: b.cost, TTL: time.Second}})
+		p.keys = append(p.keys, b.key)
 	}
-	at := r.At.UnixMicro()
-	held := len(r.Keys) == 0
+	at := r.at.UnixMicro()
+	held := len(r.keys) == 0
 	var later [][]int // slots of guards alone, decided once the sorted sets have answered
 	for _, g := range l.group(p.keys) {
 		logs := false
@@ -222,7 +240,7 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 			later = append(later, g)
 			continue
 		}
-		status, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoIfHeld, budgets: budgetIfHeld, at: at})
+		status, _, err := l.run(ctx, modeUndo, r.id, p, g, nil, undo{guards: undoIfHeld, budgets: budgetIfHeld, at: at})
 		if err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
@@ -232,7 +250,7 @@ func (l *Limiter) Refund(ctx context.Context, r otp.Reservation) error {
 		return nil
 	}
 	for _, g := range later {
-		if _, _, err := l.run(ctx, modeUndo, r.ID, p, g, nil, undo{guards: undoAlways, budgets: budgetAlways, at: at}); err != nil {
+		if _, _, err := l.run(ctx, modeUndo, r.id, p, g, nil, undo{guards: undoAlways, budgets: budgetAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: refund: %w: %w", otp.ErrUnavailable, err)
 		}
 	}

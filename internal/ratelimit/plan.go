@@ -199,7 +199,7 @@ func (p *plan) budgetStates() []otp.BudgetState {
 
 // split returns the plan's sorted set keys, the keys of the guards that counted the
 // decision (the young countries' pool only when a young country used it) and its budgets.
-func (p *plan) split(dec otp.Decision) (logs, guards []string, budgets []otp.ReservedBudget) {
+func (p *plan) split(dec otp.Decision) (logs, guards []string, budgets []reservedBudget) {
 	for i, e := range p.entries {
 		switch {
 		case e.guard:
@@ -208,7 +208,7 @@ func (p *plan) split(dec otp.Decision) (logs, guards []string, budgets []otp.Res
 			}
 			guards = append(guards, p.keys[i])
 		case e.budget:
-			budgets = append(budgets, otp.ReservedBudget{Key: p.keys[i], Cost: p.limits[e.limit].Budget.Cost})
+			budgets = append(budgets, reservedBudget{key: p.keys[i], cost: p.limits[e.limit].Budget.Cost})
 		default:
 			logs = append(logs, p.keys[i])
 		}

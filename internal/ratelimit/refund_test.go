@@ -63,8 +63,10 @@ func testRefund(t *testing.T, newLimiter backend) {
 				t.Fatalf("Refund %d: %v", i+1, err)
 			}
 		}
-		unknown := otp.Reservation{ID: "not-an-id00", Keys: d.Reservation.Keys}
-		for _, r := range []otp.Reservation{unknown, {}, {ID: d.Reservation.ID}} {
+		unknown := otp.NewReservation(&reservation{id: "not-an-id00", keys: reservationOf(d).keys})
+		foreign := otp.NewReservation("a reservation of another limiter")
+		idOnly := otp.NewReservation(&reservation{id: reservationOf(d).id})
+		for _, r := range []otp.Reservation{unknown, {}, foreign, idOnly} {
 			if err := l.Refund(ctx, r); err != nil {
 				t.Fatalf("Refund(%+v): %v", r, err)
 			}

@@ -145,7 +145,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		score, err := rdb.ZScore(ctx, l.Key(lim.Scope, lim.Key), d.Reservation.ID).Result()
+		score, err := rdb.ZScore(ctx, l.Key(lim.Scope, lim.Key), reservationOf(d).id).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,37 +3,14 @@ package retention_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
-	"otpgate/internal/inmem"
-	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
-
-// oldStore is a dev-mode store holding n sends made 100 days ago, each with its verification.
-func oldStore(t *testing.T, n int) *inmem.Store {
-	t.Helper()
-	s := inmem.New()
-	at := time.Now().UTC().Add(-100 * 24 * time.Hour)
-	for i := range n {
-		_, err := s.BeginSend(t.Context(), otp.BeginSend{
-			Phone: fmt.Sprintf("+8190%08d", i), Channel: "sms", Locale: "en", Provider: "test", Now: at,
-			TTL: time.Minute, MaxSends: 1, MaxAttempts: 1,
-			NewVerificationID: uuid.NewString(), SendID: uuid.NewString(), CodeHash: func(string) []byte { return []byte("h") },
-		})
-		if err != nil {
-			t.Fatalf("BeginSend: %v", err)
-		}
-	}
-	return s
-}
 
 // faulty is a store whose calls can be made to fail or to be watched.
 type faulty struct {
@@ -77,7 +54,7 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestJob(t *testing.T) {
 	t.Run("RunPassesUntilItsContextEnds", func(t *testing.T) {
 		t.Parallel()
-		j := retention.New(oldStore(t, 3), discard(), retention.Options{Retention: 90 * 24 * time.Hour, Interval: 20 * time.Millisecond})
+		j := retention.New(oldStore(3), discard(), retention.Options{Retention: 90 * 24 * time.Hour, Interval: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- j.Run(ctx) }()
@@ -102,7 +79,7 @@ func TestJob(t *testing.T) {
 
 	t.Run("AFailedPassIsTriedAgain", func(t *testing.T) {
 		t.Parallel()
-		f := &faulty{Store: oldStore(t, 2), purgeFails: 2}
+		f := &faulty{Store: oldStore(2), purgeFails: 2}
 		j := retention.New(f, discard(), retention.Options{Retention: 90 * 24 * time.Hour, Interval: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -120,7 +97,7 @@ func TestJob(t *testing.T) {
 
 	t.Run("BatchesAreAtMostMaxBatch", func(t *testing.T) {
 		t.Parallel()
-		f := &faulty{Store: oldStore(t, 1)}
+		f := &faulty{Store: oldStore(1)}
 		if _, err := retention.New(f, discard(), retention.Options{Retention: 24 * time.Hour, Batch: 20000}).Pass(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +110,7 @@ func TestJob(t *testing.T) {
 
 	t.Run("RollupsAreKept400DaysUnlessSaidOtherwise", func(t *testing.T) {
 		t.Parallel()
-		f := &faulty{Store: oldStore(t, 1)}
+		f := &faulty{Store: oldStore(1)}
 		j := retention.New(f, discard(), retention.Options{Retention: 24 * time.Hour})
 		now := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
 		j.Now = func() time.Time { return now }
@@ -147,7 +124,7 @@ func TestJob(t *testing.T) {
 
 	t.Run("NoRetentionPurgesNothing", func(t *testing.T) {
 		t.Parallel()
-		f := &faulty{Store: oldStore(t, 1)}
+		f := &faulty{Store: oldStore(1)}
 		if _, err := retention.New(f, discard(), retention.Options{}).Pass(t.Context()); err == nil || f.limits != nil || f.rollUpFroms != nil {
 			t.Errorf("got %v after %d purges and %d roll-ups, want an error and neither", err, len(f.limits), len(f.rollUpFroms))
 		}
@@ -155,7 +132,7 @@ func TestJob(t *testing.T) {
 
 	t.Run("ABoundaryThatDoesNotMoveIsAnError", func(t *testing.T) {
 		t.Parallel()
-		f := &faulty{Store: oldStore(t, 1), stuck: true}
+		f := &faulty{Store: oldStore(1), stuck: true}
 		_, err := retention.New(f, discard(), retention.Options{Retention: 24 * time.Hour}).Pass(t.Context())
 		if err == nil || !strings.Contains(err.Error(), "boundary stays") {
 			t.Errorf("got %v, want an error saying the boundary stays", err)

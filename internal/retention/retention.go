@@ -4,7 +4,8 @@
 // than their own horizon. One instance at a time does it, in short statements.
 //
 // The package owns the job (when, in what order, how much at a time, how far behind);
-// stores own the statements (internal/postgres, internal/inmem), behind Store.
+// the store owns the statements (internal/postgres), behind Store. Dev mode, which keeps
+// history in memory until it exits, runs no retention.
 package retention
 
 import (
@@ -42,9 +43,8 @@ type Target struct {
 	Keep Keep
 }
 
-// Store is what the job needs of the history store. Implementations: internal/postgres
-// (production) and internal/inmem (dev mode); internal/storetest holds the behaviour both
-// must share.
+// Store is what the job needs of the history store. Implementation: internal/postgres;
+// internal/storetest holds the behaviour every store that implements it must show.
 type Store interface {
 	// TryLifecycleLock takes the lock that lets one instance at a time roll up and purge,
 	// unless another holds it: ok is false then. release lets it go; call it once.

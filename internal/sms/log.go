@@ -35,9 +35,6 @@ func NewLog(log *slog.Logger) *Log {
 // Name is "log".
 func (l *Log) Name() string { return "log" }
 
-// Channels are every channel: in dev mode each works with nothing configured.
-func (l *Log) Channels() []string { return otp.Channels }
-
 // Send writes one line with the message's channel, id, recipient and body (for email,
 // the plain part). It fails, with
 // otp.ErrNotDelivered, only when ctx is already done.

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/history"
 )
 
 func testAdmin(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("ActionsAreListedNewestFirst", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		for i, target := range []string{"phone:+819012345678", "ip:192.0.2.1", "ip:2001:db8::/64"} {
-			a := otp.AdminAction{Action: "limit_reset", Target: target, Detail: "by console", Time: base().Add(time.Duration(i) * time.Minute)}
+			a := history.AdminAction{Action: "limit_reset", Target: target, Detail: "by console", Time: base().Add(time.Duration(i) * time.Minute)}
 			if err := e.History.RecordAdminAction(e.ctx, a); err != nil {
 				t.Fatalf("RecordAdminAction: %v", err)
 			}
@@ -28,7 +28,7 @@ func testAdmin(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("UndatedActionTakesTheClock", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		if err := e.History.RecordAdminAction(e.ctx, otp.AdminAction{Action: "limit_reset"}); err != nil {
+		if err := e.History.RecordAdminAction(e.ctx, history.AdminAction{Action: "limit_reset"}); err != nil {
 			t.Fatalf("RecordAdminAction: %v", err)
 		}
 		got, err := e.History.AdminActions(e.ctx, 0)
@@ -39,7 +39,7 @@ func testAdmin(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("ActionIsRequired", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		err := e.History.RecordAdminAction(e.ctx, otp.AdminAction{Target: "ip:192.0.2.1"})
+		err := e.History.RecordAdminAction(e.ctx, history.AdminAction{Target: "ip:192.0.2.1"})
 		wantInvalid(t, "RecordAdminAction", err, "action")
 	})
 }

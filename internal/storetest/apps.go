@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -45,13 +47,13 @@ func testAppScope(t *testing.T, newStore func(t *testing.T) Stores) {
 		v := e.send(pa).Verification
 		for name, ref := range map[string]otp.CheckRef{
 			"ByIDOfOtherApp":    {AppID: appB, ID: v.ID, Now: base()},
-			"ByPhoneOfOtherApp": {AppID: appB, Phone: v.Phone, Now: base()},
+			"ByPhoneOfOtherApp": {AppID: appB, Phone: v.Address, Now: base()},
 			"ByIDOfDefaultApp":  {ID: v.ID, Now: base()},
 		} {
 			_, _, err := e.Store.Check(e.ctx, ref, decideCode("111111", base()))
 			wantNotFound(t, name, err)
 		}
-		got, oc, err := e.Store.Check(e.ctx, otp.CheckRef{AppID: appA, Phone: v.Phone, Now: base()}, decideCode("111111", base()))
+		got, oc, err := e.Store.Check(e.ctx, otp.CheckRef{AppID: appA, Phone: v.Address, Now: base()}, decideCode("111111", base()))
 		if err != nil || oc != otp.OutcomeApproved || got.ID != v.ID {
 			t.Errorf("by phone in its app: got %s %s %v, want %s approved", got.ID, oc, err, v.ID)
 		}
@@ -77,7 +79,7 @@ func testAppScope(t *testing.T, newStore func(t *testing.T) Stores) {
 		e.send(params("+819012345679", "222222", base()))
 		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), AppID: appA, Phone: "+819012345670", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: base()})
 		e.flush()
-		rows, _, err := e.History.ListSends(e.ctx, otp.SendFilter{AppID: appA})
+		rows, _, err := e.History.ListSends(e.ctx, history.SendFilter{AppID: appA})
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("ListSends(app A): got %d rows, err %v, want 2", len(rows), err)
 		}
@@ -110,7 +112,9 @@ func newApp(id string) otp.App {
 	}
 }
 
-func audit(action string) otp.AdminAction { return otp.AdminAction{Action: action, Target: "app:test"} }
+func audit(action string) history.AdminAction {
+	return history.AdminAction{Action: action, Target: "app:test"}
+}
 
 func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("CreatedAppIsLoadedAndVersionGrows", func(t *testing.T) {
@@ -119,7 +123,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(otp.ActionAppCreate)); err != nil {
+		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(apps.ActionAppCreate)); err != nil {
 			t.Fatalf("CreateApp: %v", err)
 		}
 		set, err := e.Apps.LoadApps(e.ctx)
@@ -139,7 +143,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("AppsVersion: got %d, want %d", v, set.Version)
 		}
 		actions, _ := e.History.AdminActions(e.ctx, 10)
-		if len(actions) != 1 || actions[0].Action != otp.ActionAppCreate {
+		if len(actions) != 1 || actions[0].Action != apps.ActionAppCreate {
 			t.Errorf("got audit %+v, want one app_create", actions)
 		}
 	})
@@ -152,7 +156,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 			"en": {EmailSubject: "Your {{.App}} code", EmailHTML: "<p>{{.Code}}</p>"},
 		}
 		a.WebOTPDomain, a.AndroidAppHash = "login.example.com", "FA+9qCX9VSu"
-		if err := e.Apps.CreateApp(e.ctx, a, audit(otp.ActionAppCreate)); err != nil {
+		if err := e.Apps.CreateApp(e.ctx, a, audit(apps.ActionAppCreate)); err != nil {
 			t.Fatalf("CreateApp: %v", err)
 		}
 		got, err := e.Apps.AppByID(e.ctx, appA)
@@ -165,7 +169,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 		bad := got
 		bad.Templates = map[string]otp.MessageTemplates{"en": {SMS: "{{.Nope}}"}}
-		err = e.Apps.UpdateApp(e.ctx, bad, audit(otp.ActionAppUpdate))
+		err = e.Apps.UpdateApp(e.ctx, bad, audit(apps.ActionAppUpdate))
 		wantInvalid(t, "UpdateApp", err, "templates.en.sms")
 		if again, _ := e.Apps.AppByID(e.ctx, appA); !reflect.DeepEqual(again.Templates, a.Templates) {
 			t.Errorf("after a refused update: got %+v, want %+v", again.Templates, a.Templates)
@@ -176,7 +180,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		bad := newApp(appA)
 		bad.CodeLength = 3
-		err := e.Apps.CreateApp(e.ctx, bad, audit(otp.ActionAppCreate))
+		err := e.Apps.CreateApp(e.ctx, bad, audit(apps.ActionAppCreate))
 		wantInvalid(t, "CreateApp", err, "code_length")
 		if set, _ := e.Apps.LoadApps(e.ctx); len(set.Apps) != 0 {
 			t.Errorf("got %d apps, want none", len(set.Apps))
@@ -188,28 +192,28 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("UpdateAndDelete", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(otp.ActionAppCreate)); err != nil {
+		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(apps.ActionAppCreate)); err != nil {
 			t.Fatal(err)
 		}
-		k := otp.AppKey{ID: "SK0001", AppID: appA, Hash: hash("s1"), CreatedAt: base()}
-		if err := e.Apps.CreateKey(e.ctx, k, audit(otp.ActionKeyCreate)); err != nil {
+		k := apps.Key{ID: "SK0001", AppID: appA, Hash: hash("s1"), CreatedAt: base()}
+		if err := e.Apps.CreateKey(e.ctx, k, audit(apps.ActionKeyCreate)); err != nil {
 			t.Fatal(err)
 		}
 		up := newApp(appA)
 		up.Name, up.Access = "Shop 2", otp.AccessPublic
-		if err := e.Apps.UpdateApp(e.ctx, up, audit(otp.ActionAppUpdate)); err != nil {
+		if err := e.Apps.UpdateApp(e.ctx, up, audit(apps.ActionAppUpdate)); err != nil {
 			t.Fatalf("UpdateApp: %v", err)
 		}
 		if a, err := e.Apps.AppByID(e.ctx, appA); err != nil || a.Name != "Shop 2" || a.Access != otp.AccessPublic {
 			t.Errorf("AppByID: got %+v, %v, want the update", a, err)
 		}
-		wantNotFound(t, "UpdateApp(unknown)", e.Apps.UpdateApp(e.ctx, newApp(appB), audit(otp.ActionAppUpdate)))
-		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)); err != nil {
+		wantNotFound(t, "UpdateApp(unknown)", e.Apps.UpdateApp(e.ctx, newApp(appB), audit(apps.ActionAppUpdate)))
+		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(apps.ActionAppDelete)); err != nil {
 			t.Fatalf("DeleteApp: %v", err)
 		}
 		_, err := e.Apps.AppByID(e.ctx, appA)
 		wantNotFound(t, "AppByID(deleted)", err)
-		wantNotFound(t, "DeleteApp(again)", e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)))
+		wantNotFound(t, "DeleteApp(again)", e.Apps.DeleteApp(e.ctx, appA, base(), audit(apps.ActionAppDelete)))
 		set, _ := e.Apps.LoadApps(e.ctx)
 		if len(set.Apps) != 0 || len(set.Keys) != 0 {
 			t.Errorf("after delete: got %d apps %d keys, want none: its keys are revoked", len(set.Apps), len(set.Keys))
@@ -222,8 +226,8 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("KeysAreRevokedAndTouched", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		k := otp.AppKey{ID: "SK0002", AppID: otp.DefaultAppID, Name: "backend", Hash: hash("s2"), TrustedClientIP: true, CreatedAt: base()}
-		if err := e.Apps.CreateKey(e.ctx, k, audit(otp.ActionKeyCreate)); err != nil {
+		k := apps.Key{ID: "SK0002", AppID: otp.DefaultAppID, Name: "backend", Hash: hash("s2"), TrustedClientIP: true, CreatedAt: base()}
+		if err := e.Apps.CreateKey(e.ctx, k, audit(apps.ActionKeyCreate)); err != nil {
 			t.Fatal(err)
 		}
 		used := base().Add(time.Minute)
@@ -238,12 +242,12 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 		if got.ID != k.ID || !bytes.Equal(got.Hash, k.Hash) || !got.TrustedClientIP || got.Name != "backend" || !got.LastUsedAt.Equal(used) {
 			t.Errorf("got %+v, want %+v last used %v", got, k, used)
 		}
-		err := e.Apps.RevokeKey(e.ctx, appA, k.ID, base(), audit(otp.ActionKeyRevoke))
+		err := e.Apps.RevokeKey(e.ctx, appA, k.ID, base(), audit(apps.ActionKeyRevoke))
 		wantNotFound(t, "RevokeKey(other app)", err)
-		if err := e.Apps.RevokeKey(e.ctx, otp.DefaultAppID, k.ID, base(), audit(otp.ActionKeyRevoke)); err != nil {
+		if err := e.Apps.RevokeKey(e.ctx, otp.DefaultAppID, k.ID, base(), audit(apps.ActionKeyRevoke)); err != nil {
 			t.Fatalf("RevokeKey: %v", err)
 		}
-		if !errors.Is(e.Apps.RevokeKey(e.ctx, otp.DefaultAppID, k.ID, base(), audit(otp.ActionKeyRevoke)), otp.ErrNotFound) {
+		if !errors.Is(e.Apps.RevokeKey(e.ctx, otp.DefaultAppID, k.ID, base(), audit(apps.ActionKeyRevoke)), otp.ErrNotFound) {
 			t.Errorf("RevokeKey(again): want ErrNotFound")
 		}
 		if set, _ := e.Apps.LoadApps(e.ctx); len(set.Keys) != 0 {

@@ -159,7 +159,7 @@ func testCheck(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		want := e.send(params("+819012345678", "111111", base())).Verification
 		_, _, err := e.Store.Check(e.ctx, otp.CheckRef{ID: want.ID, Now: base()}, func(v otp.Verification) (otp.Verification, otp.CheckOutcome) {
-			v.Phone, v.Sends, v.MaxAttempts, v.CodeHashes, v.ExpiresAt = "+10000000000", 99, 99, nil, time.Time{}
+			v.Address, v.Sends, v.MaxAttempts, v.CodeHashes, v.ExpiresAt = "+10000000000", 99, 99, nil, time.Time{}
 			v.Attempts = 3
 			return v, otp.OutcomeInvalidCode
 		})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -56,14 +57,14 @@ func testDelivery(t *testing.T, newStore func(t *testing.T) Stores) {
 		p := params("Ana@example.com", "111111", base())
 		p.Channel = otp.ChannelEmail
 		st := e.send(p)
-		if st.Verification.Phone != "Ana@example.com" || st.Verification.Channel != otp.ChannelEmail {
+		if st.Verification.Address != "Ana@example.com" || st.Verification.Channel != otp.ChannelEmail {
 			t.Errorf("got %+v, want the email verification of Ana@example.com", st.Verification)
 		}
 		v, oc, err := e.Store.Check(e.ctx, otp.CheckRef{Phone: "Ana@example.com", Now: base()}, decideCode("111111", base()))
 		if err != nil || oc != otp.OutcomeApproved || v.ID != st.Verification.ID {
 			t.Errorf("check by address: got %s, %v, want %s approved", oc, err, st.Verification.ID)
 		}
-		rows, _, err := e.History.ListSends(e.ctx, otp.SendFilter{Phone: "Ana@example.com"})
+		rows, _, err := e.History.ListSends(e.ctx, history.SendFilter{Phone: "Ana@example.com"})
 		if err != nil || len(rows) != 1 || rows[0].Channel != otp.ChannelEmail || rows[0].Country != "" {
 			t.Errorf("history by address: got %+v, %v, want the one email send", rows, err)
 		}
@@ -113,7 +114,7 @@ func testDelivery(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil {
 			t.Fatalf("DeliveryRates: %v", err)
 		}
-		want := []otp.DeliveryRate{
+		want := []history.DeliveryRate{
 			{Channel: "sms", Country: "JP", Provider: "backup", Sends: 1, Sent: 1, Delivered: 1, Segments: 1},
 			{Channel: "sms", Country: "JP", Provider: "twilio", Sends: 3, Sent: 2, Delivered: 1, Undelivered: 1, Segments: 3},
 			{Channel: "voice", Country: "US", Provider: "twilio", Sends: 1, Sent: 1},

@@ -1,13 +1,14 @@
 package storetest
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 	"time"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -122,7 +123,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			all[1].Status != events.Delivered || all[1].DeliveredAt.IsZero() {
 			t.Errorf("all deliveries, newest written first: got %v", deliveryTypes(all))
 		}
-		d, err := e.Events.Redeliver(e.ctx, otp.DefaultAppID, ep, first[0].Event.ID, now.Add(3*time.Minute), otp.AdminAction{Action: "webhook_redelivered"})
+		d, err := e.Events.Redeliver(e.ctx, otp.DefaultAppID, ep, first[0].Event.ID, now.Add(3*time.Minute), history.AdminAction{Action: "webhook_redelivered"})
 		if err != nil || d.Status != events.Pending || d.Attempts != 0 {
 			t.Fatalf("Redeliver: got %+v, %v; want pending with no attempts", d, err)
 		}
@@ -130,7 +131,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		if len(re) != 1 || re[0].Event.ID != first[0].Event.ID || !re[0].WindowStart.Equal(now.Add(3*time.Minute)) {
 			t.Fatalf("after Redeliver: got %+v, want it due with a new window", re)
 		}
-		if _, err := e.Events.Redeliver(e.ctx, otherApp, ep, first[0].Event.ID, now, otp.AdminAction{Action: "webhook_redelivered"}); err == nil {
+		if _, err := e.Events.Redeliver(e.ctx, otherApp, ep, first[0].Event.ID, now, history.AdminAction{Action: "webhook_redelivered"}); err == nil {
 			t.Error("Redeliver through another app: got nil, want not found")
 		}
 		if _, err := e.Events.Deliveries(e.ctx, otherApp, ep, events.DeliveryFilter{}); err == nil {
@@ -153,9 +154,8 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		if want := []string{events.SendBlocked, events.VerificationCreated, events.VerificationFailed}; !slices.Equal(types(got), want) {
 			t.Fatalf("got %v, want %v (no event for a duplicate)", types(got), want)
 		}
-		var b events.BlockedData
-		if err := json.Unmarshal(got[0].Data, &b); err != nil || b.SendID != blocked || b.Reason != "phone 1/1m" || b.To != "+15550100004" {
-			t.Errorf("blocked: got %+v, %v", b, err)
+		if b := payload[events.BlockedData](t, got[0]); b.SendID != blocked || b.Reason != "phone 1/1m" || b.To != "+15550100004" {
+			t.Errorf("blocked: got %+v", b)
 		}
 		if f := verificationPayload(t, got[2]); f.Reason != "not_delivered" || f.Status != "canceled" {
 			t.Errorf("failed: got %+v, want not_delivered, canceled", f)
@@ -223,14 +223,14 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		lifted := fraud.Block{ID: newID(), Scope: "prefix", Target: "+8190123", Mode: fraud.ModeEnforce, Reason: "tripped", StartedAt: base(), EndsAt: base().Add(time.Hour)}
 		ranOut := fraud.Block{ID: newID(), Scope: "country", Target: "JP", Mode: fraud.ModeShadow, StartedAt: base(), EndsAt: base().Add(time.Minute)}
 		for _, b := range []fraud.Block{lifted, ranOut} {
-			if err := e.Fraud.RecordFraudBlock(e.ctx, b, otp.AdminAction{Action: "fraud_block"}); err != nil {
+			if err := e.Fraud.RecordFraudBlock(e.ctx, b, history.AdminAction{Action: "fraud_block"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(10*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(10*time.Second), "console", history.AdminAction{Action: "fraud_lift"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(20*time.Second), "console", otp.AdminAction{Action: "fraud_lift"}); err != nil {
+		if _, err := e.Fraud.LiftFraudBlock(e.ctx, lifted.ID, base().Add(20*time.Second), "console", history.AdminAction{Action: "fraud_lift"}); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := e.Events.EndFraudBlocks(e.ctx, base().Add(time.Minute), 10); err != nil || n != 1 {
@@ -245,10 +245,7 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		for _, ev := range got {
 			count[ev.Type]++
 			if ev.Type == events.FraudBlockEnded {
-				var d events.FraudBlockData
-				if err := json.Unmarshal(ev.Data, &d); err != nil {
-					t.Fatal(err)
-				}
+				d := payload[events.FraudBlockData](t, ev)
 				ends[d.BlockID] = d
 			}
 		}
@@ -263,17 +260,19 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("EveryPayloadDecodesStrictlyIntoItsType", func(t *testing.T) { testEventPayloads(t, newStore) })
+
 	t.Run("DeliveredAndParkedEventsArePurgedPendingOnesStay", func(t *testing.T) { testEventRetention(t, newStore) })
 
 	t.Run("DeletingAnAppDeletesItsEndpointsOnly", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		app := newApp(appA)
-		if err := e.Apps.CreateApp(e.ctx, app, audit(otp.ActionAppCreate)); err != nil {
+		if err := e.Apps.CreateApp(e.ctx, app, audit(apps.ActionAppCreate)); err != nil {
 			t.Fatalf("CreateApp: %v", err)
 		}
 		e.subscribe(appA, events.VerificationCreated)
 		kept := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
-		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(otp.ActionAppDelete)); err != nil {
+		if err := e.Apps.DeleteApp(e.ctx, appA, base(), audit(apps.ActionAppDelete)); err != nil {
 			t.Fatalf("DeleteApp: %v", err)
 		}
 		if list, err := e.Events.Endpoints(e.ctx, appA); err != nil || len(list) != 0 {
@@ -293,10 +292,10 @@ func testEvents(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("Endpoints: got %+v, %v", list, err)
 		}
 		e.send(params("+15550100008", "777777", base()))
-		if err := e.Events.DeleteEndpoint(e.ctx, otherApp, ep, otp.AdminAction{Action: "webhook_deleted"}); err == nil {
+		if err := e.Events.DeleteEndpoint(e.ctx, otherApp, ep, history.AdminAction{Action: "webhook_deleted"}); err == nil {
 			t.Error("DeleteEndpoint through another app: got nil, want not found")
 		}
-		if err := e.Events.DeleteEndpoint(e.ctx, otp.DefaultAppID, ep, otp.AdminAction{Action: "webhook_deleted"}); err != nil {
+		if err := e.Events.DeleteEndpoint(e.ctx, otp.DefaultAppID, ep, history.AdminAction{Action: "webhook_deleted"}); err != nil {
 			t.Fatalf("DeleteEndpoint: %v", err)
 		}
 		if _, err := e.Events.Endpoint(e.ctx, otp.DefaultAppID, ep); err == nil {

@@ -1,11 +1,11 @@
 package storetest
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
 	"otpgate/internal/events"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -18,19 +18,25 @@ func (e *env) subscribe(app string, types ...string) string {
 	id := newID()
 	err := e.Events.CreateEndpoint(e.ctx, events.Endpoint{
 		ID: id, AppID: app, URL: "http://receiver.test/hook", SecretSealed: []byte("sealed"), Types: types, CreatedAt: base(),
-	}, otp.AdminAction{Action: "webhook_added", Target: id})
+	}, history.AdminAction{Action: "webhook_added", Target: id})
 	if err != nil {
 		e.t.Fatalf("CreateEndpoint: %v", err)
 	}
 	return id
 }
 
-// claim claims what is due at now, with a one-minute lease.
+// claim claims what is due at now, with a one-minute lease, and decodes every payload
+// strictly.
 func (e *env) claim(now time.Time) []events.Claim {
 	e.t.Helper()
 	c, err := e.Events.ClaimEvents(e.ctx, now, 100, time.Minute)
 	if err != nil {
 		e.t.Fatalf("ClaimEvents: %v", err)
+	}
+	for _, x := range c {
+		if _, err := decodePayload(x.Event); err != nil {
+			e.t.Errorf("claimed event %s: %v", x.Event.ID, err)
+		}
 	}
 	return c
 }
@@ -77,19 +83,31 @@ func types(evs []events.Event) []string {
 	return out
 }
 
+// payload decodes ev's payload strictly into its Go type T.
+func payload[T any](t *testing.T, ev events.Event) T {
+	t.Helper()
+	v, err := decodePayload(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := v.(*T)
+	if !ok {
+		var want T
+		t.Fatalf("%s payload: got a %T, want a %T", ev.Type, v, want)
+	}
+	return *d
+}
+
 func verificationPayload(t *testing.T, ev events.Event) events.VerificationData {
 	t.Helper()
-	var d events.VerificationData
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
-		t.Fatalf("%s data %s: %v", ev.Type, ev.Data, err)
-	}
-	return d
+	return payload[events.VerificationData](t, ev)
 }
 
 // testEventRetention is part of testEvents: the history retention purges delivered and
 // parked events, never pending ones.
 func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	e := newEnv(t, newStore)
+	e.need(Retention)
 	ep := e.subscribe(otp.DefaultAppID, events.VerificationCreated)
 	for _, phone := range []string{"+15550100011", "+15550100012", "+15550100013"} {
 		e.send(params(phone, "123456", base()))
@@ -101,10 +119,10 @@ func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	e.settleEvents(c[:1], events.Delivered, base(), time.Time{})
 	e.settleEvents(c[1:2], events.Parked, base(), time.Time{})
 	e.settleEvents(c[2:], events.Pending, base(), base().Add(time.Hour))
-	if oldest, err := e.Lifecycle.Oldest(e.ctx, "event_outbox"); err != nil || !oldest.Equal(base()) {
+	if oldest, err := e.lifecycle().Oldest(e.ctx, "event_outbox"); err != nil || !oldest.Equal(base()) {
 		t.Errorf("Oldest: got %v, %v; want %v", oldest, err, base())
 	}
-	n, err := e.Lifecycle.Purge(e.ctx, "event_outbox", base().Add(time.Second), 1000)
+	n, err := e.lifecycle().Purge(e.ctx, "event_outbox", base().Add(time.Second), 1000)
 	if err != nil || n != 2 {
 		t.Fatalf("Purge: got %d, %v; want the delivered and the parked event", n, err)
 	}
@@ -112,7 +130,7 @@ func testEventRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	if len(left) != 1 || left[0].Event.ID != c[2].Event.ID || left[0].Status != events.Pending {
 		t.Errorf("left: got %v, want the pending event", deliveryTypes(left))
 	}
-	if oldest, err := e.Lifecycle.Oldest(e.ctx, "event_outbox"); err != nil || !oldest.IsZero() {
+	if oldest, err := e.lifecycle().Oldest(e.ctx, "event_outbox"); err != nil || !oldest.IsZero() {
 		t.Errorf("Oldest after: got %v, %v; want none", oldest, err)
 	}
 }

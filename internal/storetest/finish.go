@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -33,7 +34,7 @@ func testFinish(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("FinishSend: %v", err)
 		}
 		e.flush()
-		if r := e.sendRow(p.SendID); r.SendStatus != otp.SendFailed || r.Error != "timeout" || r.Status != otp.HistoryFailed {
+		if r := e.sendRow(p.SendID); r.SendStatus != otp.SendFailed || r.Error != "timeout" || r.Status != history.StatusFailed {
 			t.Errorf("got %+v, want failed with its error", r)
 		}
 		if v := e.verification(st.Verification.ID); v.Status != otp.StatusPending || v.Sends != 1 {

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
 func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
-	action := func(name string) otp.AdminAction { return otp.AdminAction{Action: name, Detail: "by test"} }
-	lastAction := func(e *env) otp.AdminAction {
+	action := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
+	lastAction := func(e *env) history.AdminAction {
 		e.t.Helper()
 		got, err := e.History.AdminActions(e.ctx, 1)
 		if err != nil || len(got) != 1 {
@@ -45,7 +46,7 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 		if _, err := e.Fraud.SeedFraudConfig(e.ctx, map[string]string{"fraud_guard": "enforce"}); err != nil {
 			t.Fatal(err)
 		}
-		v, err := e.Fraud.UpdateFraudConfig(e.ctx, func(stored map[string]string) (map[string]string, otp.AdminAction, error) {
+		v, err := e.Fraud.UpdateFraudConfig(e.ctx, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
 			if stored["fraud_guard"] != "enforce" {
 				t.Errorf("update saw %v, want the stored settings", stored)
 			}
@@ -61,8 +62,8 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("audit: got %+v, want the change at %v", a, base())
 		}
 		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"fraud_ratio": "bad"}}
-		_, err = e.Fraud.UpdateFraudConfig(e.ctx, func(map[string]string) (map[string]string, otp.AdminAction, error) {
-			return nil, otp.AdminAction{}, refusal
+		_, err = e.Fraud.UpdateFraudConfig(e.ctx, func(map[string]string) (map[string]string, history.AdminAction, error) {
+			return nil, history.AdminAction{}, refusal
 		})
 		if !errors.Is(err, refusal) {
 			t.Errorf("refused update: got %v, want the refusal as it is", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -38,7 +39,7 @@ func seedDenied(e *env, n int, from time.Time) []string {
 }
 
 // pageAll follows cursors from the first page to the last.
-func (e *env) pageAll(f otp.SendFilter, during func()) []string {
+func (e *env) pageAll(f history.SendFilter, during func()) []string {
 	e.t.Helper()
 	var out []string
 	for pages := 0; ; pages++ {
@@ -61,10 +62,10 @@ func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("PagesCoverEveryRowOnceInOrder", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		want := seedDenied(e, 25, base())
-		if got := e.pageAll(otp.SendFilter{Limit: 7}, nil); !slices.Equal(got, want) {
+		if got := e.pageAll(history.SendFilter{Limit: 7}, nil); !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
 		}
-		rows, next := e.list(otp.SendFilter{Limit: 25})
+		rows, next := e.list(history.SendFilter{Limit: 25})
 		if len(rows) != 25 || next != nil {
 			t.Errorf("exact page: got %d rows, next %v; want 25 and no next page", len(rows), next)
 		}
@@ -79,19 +80,19 @@ func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
 				want = append(want, id)
 			}
 		}
-		if got := e.pageAll(otp.SendFilter{Phone: "+819000000003", Status: otp.HistoryBlocked, Limit: 2}, nil); !slices.Equal(got, want) {
+		if got := e.pageAll(history.SendFilter{Phone: "+819000000003", Status: history.StatusBlocked, Limit: 2}, nil); !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
 		}
 	})
 
 	t.Run("LimitDefaultsAndIsCapped", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		seedDenied(e, otp.MaxListLimit+10, base())
-		if rows, next := e.list(otp.SendFilter{}); len(rows) != otp.DefaultListLimit || next == nil {
-			t.Errorf("no limit: got %d rows, next %v; want %d and a next page", len(rows), next, otp.DefaultListLimit)
+		seedDenied(e, history.MaxListLimit+10, base())
+		if rows, next := e.list(history.SendFilter{}); len(rows) != history.DefaultListLimit || next == nil {
+			t.Errorf("no limit: got %d rows, next %v; want %d and a next page", len(rows), next, history.DefaultListLimit)
 		}
-		if rows, next := e.list(otp.SendFilter{Limit: 10_000}); len(rows) != otp.MaxListLimit || next == nil {
-			t.Errorf("huge limit: got %d rows, next %v; want %d and a next page", len(rows), next, otp.MaxListLimit)
+		if rows, next := e.list(history.SendFilter{Limit: 10_000}); len(rows) != history.MaxListLimit || next == nil {
+			t.Errorf("huge limit: got %d rows, next %v; want %d and a next page", len(rows), next, history.MaxListLimit)
 		}
 	})
 
@@ -118,8 +119,8 @@ func testPagination(t *testing.T, newStore func(t *testing.T) Stores) {
 				}
 			}
 		})
-		got := e.pageAll(otp.SendFilter{ClientIP: "192.0.2.9", Limit: 10}, func() { time.Sleep(time.Millisecond) })
-		all := e.pageAll(otp.SendFilter{Limit: 13}, nil)
+		got := e.pageAll(history.SendFilter{ClientIP: "192.0.2.9", Limit: 10}, func() { time.Sleep(time.Millisecond) })
+		all := e.pageAll(history.SendFilter{Limit: 13}, nil)
 		close(stop)
 		wg.Wait()
 		if !slices.Equal(got, want) {

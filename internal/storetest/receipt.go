@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -77,7 +78,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		id := sent(e, "+819012345678", "SM1")
 		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), Phone: "+819012345678", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: base()})
 		e.flush()
-		blocked, _, err := e.History.ListSends(e.ctx, otp.SendFilter{Status: otp.HistoryBlocked, Limit: 10})
+		blocked, _, err := e.History.ListSends(e.ctx, history.SendFilter{Status: history.StatusBlocked, Limit: 10})
 		if err != nil || len(blocked) != 1 {
 			t.Fatalf("ListSends: got %d rows, %v, want the blocked one", len(blocked), err)
 		}

@@ -14,6 +14,7 @@ import (
 func testRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("RowsPastRetentionGoAndNewerOnesStay", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Retention)
 		s := seedLifecycle(e)
 		r := e.pass(e.job(retention.Options{}))
 		if !r.Horizon.Equal(horizon()) || r.Rolled == 0 {
@@ -44,6 +45,7 @@ func testRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("ChartsAndConversionAreTheSameAfterThePurge", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Retention)
 		seedLifecycle(e)
 		charts, conv := e.charts(), e.conversion()
 		j := e.job(retention.Options{})
@@ -74,18 +76,19 @@ func testRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("NothingIsPurgedBeforeItIsRolledUp", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Retention)
 		s := seedLifecycle(e)
 		for _, target := range []string{"attempts", "sends", "verifications"} {
-			if n, err := e.Lifecycle.Purge(e.ctx, target, base(), 1000); err != nil || n != 0 {
+			if n, err := e.lifecycle().Purge(e.ctx, target, base(), 1000); err != nil || n != 0 {
 				t.Errorf("Purge(%s) before any roll-up: got %d, %v; want 0", target, n, err)
 			}
 		}
 		// Rolled up to a day before the horizon, the purge stops there, whatever it is asked.
-		at, _, err := e.Lifecycle.RollUp(e.ctx, base().Add(-400*24*time.Hour), horizon().Add(-24*time.Hour), 4)
+		at, _, err := e.lifecycle().RollUp(e.ctx, base().Add(-400*24*time.Hour), horizon().Add(-24*time.Hour), 4)
 		if err != nil || !at.Equal(horizon().Add(-24*time.Hour)) {
 			t.Fatalf("RollUp: got %v, %v; want the boundary at %v", at, err, horizon().Add(-24*time.Hour))
 		}
-		if _, err := e.Lifecycle.Purge(e.ctx, "sends", base(), 1000); err != nil {
+		if _, err := e.lifecycle().Purge(e.ctx, "sends", base(), 1000); err != nil {
 			t.Fatalf("Purge: %v", err)
 		}
 		for id, sent := range s.sendTimes {
@@ -96,19 +99,20 @@ func testRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 				t.Errorf("send of %v: %v, want it kept", sent, err)
 			}
 		}
-		if oldest, err := e.Lifecycle.Oldest(e.ctx, "sends"); err != nil || oldest.Before(at) {
+		if oldest, err := e.lifecycle().Oldest(e.ctx, "sends"); err != nil || oldest.Before(at) {
 			t.Errorf("oldest send: got %v, %v; want none before %v", oldest, err, at)
 		}
 	})
 
 	t.Run("RollupsPastTheirRetentionGo", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Retention)
 		seedLifecycle(e)
 		e.pass(e.job(retention.Options{}))
 		j := e.job(retention.Options{Rollups: 60 * time.Hour})
 		e.pass(j)
 		for _, target := range []string{"stats_hourly", "conversion_hourly"} {
-			oldest, err := e.Lifecycle.Oldest(e.ctx, target)
+			oldest, err := e.lifecycle().Oldest(e.ctx, target)
 			if err != nil || oldest.Before(base().Add(-60*time.Hour)) || oldest.After(horizon()) {
 				t.Errorf("%s: got the oldest at %v, %v; want it between %v and %v", target, oldest, err, base().Add(-60*time.Hour), horizon())
 			}
@@ -120,18 +124,19 @@ func testRetention(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("OnePassAtATime", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		release, ok, err := e.Lifecycle.TryLifecycleLock(e.ctx)
+		e.need(Retention)
+		release, ok, err := e.lifecycle().TryLifecycleLock(e.ctx)
 		if err != nil || !ok {
 			t.Fatalf("first lock: got %v, %v; want it taken", ok, err)
 		}
-		if _, again, err := e.Lifecycle.TryLifecycleLock(e.ctx); err != nil || again {
+		if _, again, err := e.lifecycle().TryLifecycleLock(e.ctx); err != nil || again {
 			t.Errorf("second lock while the first is held: got %v, %v; want it refused", again, err)
 		}
 		if r, err := e.job(retention.Options{}).Pass(e.ctx); err != nil || !r.Skipped {
 			t.Errorf("pass while the lock is held: got %+v, %v; want it skipped", r, err)
 		}
 		release()
-		release, ok, err = e.Lifecycle.TryLifecycleLock(e.ctx)
+		release, ok, err = e.lifecycle().TryLifecycleLock(e.ctx)
 		if err != nil || !ok {
 			t.Fatalf("lock after release: got %v, %v; want it taken", ok, err)
 		}

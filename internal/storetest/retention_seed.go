@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/retention"
 )
@@ -136,7 +137,7 @@ func (e *env) job(opts retention.Options) *retention.Job {
 		opts.Retention = keep
 	}
 	opts.Batch = 7
-	j := retention.New(e.Lifecycle, slog.New(slog.DiscardHandler), opts)
+	j := retention.New(e.lifecycle(), slog.New(slog.DiscardHandler), opts)
 	j.Now = base
 	return j
 }
@@ -174,9 +175,9 @@ func chartQueries() []statsQuery {
 	}
 }
 
-func (e *env) charts() map[statsQuery][]otp.StatBucket {
+func (e *env) charts() map[statsQuery][]history.StatBucket {
 	e.t.Helper()
-	out := map[statsQuery][]otp.StatBucket{}
+	out := map[statsQuery][]history.StatBucket{}
 	for _, q := range chartQueries() {
 		b, err := e.History.Stats(e.ctx, q.since, q.bucket, q.app)
 		if err != nil {

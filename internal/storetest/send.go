@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -22,7 +23,7 @@ func testSend(t *testing.T, newStore func(t *testing.T) Stores) {
 		if !v.ExpiresAt.Equal(base().Add(ttl)) || !v.CreatedAt.Equal(base()) || !v.ClosedAt.IsZero() {
 			t.Errorf("got created %v expires %v closed %v, want %v, %v, zero", v.CreatedAt, v.ExpiresAt, v.ClosedAt, base(), base().Add(ttl))
 		}
-		if v.Phone != p.Phone || v.Channel != "sms" || v.Locale != "en" || v.ClientIP != p.ClientIP || v.MaxAttempts != maxAttempts || v.Attempts != 0 {
+		if v.Address != p.Phone || v.Channel != "sms" || v.Locale != "en" || v.ClientIP != p.ClientIP || v.MaxAttempts != maxAttempts || v.Attempts != 0 {
 			t.Errorf("got %+v, want the fields of %+v", v, p)
 		}
 		if len(v.CodeHashes) != 1 || codeAt(v, "111111") != 0 {
@@ -38,7 +39,7 @@ func testSend(t *testing.T, newStore func(t *testing.T) Stores) {
 		p := params("+819012345678", "111111", base())
 		st := e.send(p)
 		r := e.sendRow(p.SendID)
-		if r.SendStatus != otp.SendSending || r.Status != otp.HistorySending || r.VerificationID != st.Verification.ID ||
+		if r.SendStatus != otp.SendSending || r.Status != history.StatusSending || r.VerificationID != st.Verification.ID ||
 			r.Phone != p.Phone || r.ClientIP != p.ClientIP || r.Provider != "test" || !r.Time.Equal(base()) {
 			t.Errorf("got %+v, want a sending row of verification %s at %v", r, st.Verification.ID, base())
 		}
@@ -140,7 +141,7 @@ func equalVerification(a, b otp.Verification) bool {
 			return false
 		}
 	}
-	return a.ID == b.ID && a.Phone == b.Phone && a.Channel == b.Channel && a.Locale == b.Locale &&
+	return a.ID == b.ID && a.Address == b.Address && a.Channel == b.Channel && a.Locale == b.Locale &&
 		a.Status == b.Status && a.Sends == b.Sends && a.Attempts == b.Attempts && a.MaxAttempts == b.MaxAttempts &&
 		a.ClientIP == b.ClientIP && a.CreatedAt.Equal(b.CreatedAt) && a.ExpiresAt.Equal(b.ExpiresAt) && a.ClosedAt.Equal(b.ClosedAt)
 }

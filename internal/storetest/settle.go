@@ -4,12 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
 func testSettle(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("SendLeftSendingBecomesUnknown", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Settling)
 		left := params("+819012345678", "111111", base())
 		v := e.send(left).Verification
 		finished := params("+819087654321", "222222", base().Add(time.Second))
@@ -23,7 +25,7 @@ func testSettle(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("got %d settled, want 1: only the old send still sending", n)
 		}
 		r := e.sendRow(left.SendID)
-		if r.SendStatus != otp.SendUnknown || r.Status != otp.HistoryUnknown || r.Error != otp.UnknownOutcome || !r.Updated.Equal(at) {
+		if r.SendStatus != otp.SendUnknown || r.Status != history.StatusUnknown || r.Error != otp.UnknownOutcome || !r.Updated.Equal(at) {
 			t.Errorf("got %+v, want unknown with its error, updated at %v", r, at)
 		}
 		if got := e.verification(v.ID); got.Status != otp.StatusPending || got.Sends != 1 {
@@ -42,6 +44,7 @@ func testSettle(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("OldestFirstAtMostLimit", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Settling)
 		var sends []otp.BeginSend
 		for i := range 3 {
 			p := params("+81901234567"+string(rune('0'+i)), "111111", base().Add(time.Duration(i)*time.Second))
@@ -60,6 +63,7 @@ func testSettle(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("LateOutcomeWins", func(t *testing.T) {
 		e := newEnv(t, newStore)
+		e.need(Settling)
 		p := params("+819012345678", "111111", base())
 		v := e.send(p).Verification
 		e.settle(base().Add(time.Minute), base().Add(time.Minute), 100)
@@ -73,7 +77,7 @@ func testSettle(t *testing.T, newStore func(t *testing.T) Stores) {
 // settle runs Settle and fails the test on error.
 func (e *env) settle(before, now time.Time, limit int) int {
 	e.t.Helper()
-	n, err := e.Settle(e.ctx, before, now, limit)
+	n, err := e.settler().SettleSends(e.ctx, before, now, limit)
 	if err != nil {
 		e.t.Fatalf("Settle: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -17,7 +18,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil {
 			t.Fatalf("Stats: %v", err)
 		}
-		want := []otp.StatBucket{
+		want := []history.StatBucket{
 			{Start: base(), Sends: 2, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2}, Duplicates: 1, Approvals: 1, ApprovalRatio: 0.5},
 			{Start: base().Add(time.Hour), Sends: 1, Blocked: map[string]int{"ip 10/1h": 1}},
 			{Start: base().Add(2 * time.Hour), Sends: 1, Blocked: map[string]int{}, Approvals: 1, ApprovalRatio: 1},
@@ -34,7 +35,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("Stats: %v", err)
 		}
 		midnight := time.Date(2030, 3, 4, 0, 0, 0, 0, time.UTC)
-		WantBuckets(t, got, []otp.StatBucket{{
+		WantBuckets(t, got, []history.StatBucket{{
 			Start: midnight, Sends: 5, Failed: 1, Duplicates: 1, Approvals: 2, ApprovalRatio: 0.4,
 			Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
 		}})
@@ -46,7 +47,7 @@ func testStats(t *testing.T, newStore func(t *testing.T) Stores) {
 			_, err := e.History.Stats(e.ctx, base(), b, "")
 			wantInvalid(t, "bucket "+b.String(), err, "bucket")
 		}
-		_, err := e.History.Stats(e.ctx, base().Add(-(otp.MaxStatBuckets+1)*time.Hour), time.Hour, "")
+		_, err := e.History.Stats(e.ctx, base().Add(-(history.MaxStatBuckets+1)*time.Hour), time.Hour, "")
 		wantInvalid(t, "too many buckets", err, "since")
 		_, err = e.History.Stats(e.ctx, base().Add(2*time.Hour), time.Hour, "")
 		wantInvalid(t, "since after now", err, "since")
@@ -90,8 +91,8 @@ func seedStats(e *env) {
 }
 
 // WantBuckets fails t unless got are the buckets of want: starts as instants, every count
-// and ratio equal, and Blocked equal and never nil, as otp.HistoryStore.Stats promises.
-func WantBuckets(t testing.TB, got, want []otp.StatBucket) {
+// and ratio equal, and Blocked equal and never nil, as history.Store.Stats promises.
+func WantBuckets(t testing.TB, got, want []history.StatBucket) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d buckets %+v, want %d %+v", len(got), got, len(want), want)

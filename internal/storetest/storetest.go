@@ -1,6 +1,7 @@
 // Package storetest is the behaviour every otp.Store must show, as one suite that
 // internal/postgres and internal/inmem both run, so that dev mode and production
-// cannot drift apart.
+// cannot drift apart in what both do. What only some stores do (Capabilities) runs for
+// those that do it.
 package storetest
 
 import (
@@ -15,39 +16,38 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
-	"otpgate/internal/retention"
 )
 
-// Stores is one implementation under test, fresh and empty.
+// Stores is one implementation under test, fresh and empty. What Store can do beyond
+// what every store must, it says by the interfaces it implements (Capabilities).
 type Stores struct {
 	Store   otp.Store
-	History otp.HistoryStore
+	History history.Store
 	Denied  otp.DeniedRecorder
 	// Receipts records delivery receipts on the sends of Store.
 	Receipts otp.ReceiptStore
+	Apps     apps.Store
 	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
 	// to History.
-	Apps  otp.AppStore
 	Flush func(ctx context.Context) error
-	// Settle marks at most limit sends still sending that were begun before before as
-	// unknown, oldest first, and returns how many (the stores' SettleSends).
-	Settle func(ctx context.Context, before, now time.Time, limit int) (int, error)
 	// SetClock replaces the clock History reads (expiry labels, the end of Stats).
 	SetClock func(now func() time.Time)
 	// Fraud is the same store as a fraud.Store.
 	Fraud fraud.Store
 	// Events is the same store as an events.Store.
 	Events events.Store
-	// Lifecycle is the same store as a retention.Store.
-	Lifecycle retention.Store
 }
 
-// Run runs the whole suite; newStore is called once per subtest.
+// Run runs the whole suite; newStore is called once per subtest. The cases of a capability
+// the store lacks are skipped, each naming it.
 func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Send", func(t *testing.T) { testSend(t, newStore) })
+	t.Run("Resend", func(t *testing.T) { testResend(t, newStore) })
 	t.Run("FinishSend", func(t *testing.T) { testFinish(t, newStore) })
 	t.Run("Settle", func(t *testing.T) { testSettle(t, newStore) })
 	t.Run("Check", func(t *testing.T) { testCheck(t, newStore) })
@@ -188,7 +188,7 @@ func (e *env) verification(id string) otp.Verification {
 	return v
 }
 
-func (e *env) sendRow(id string) otp.SendRow {
+func (e *env) sendRow(id string) history.SendRow {
 	e.t.Helper()
 	r, err := e.History.Send(e.ctx, id)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -37,7 +38,7 @@ func handleCheck(d Deps) http.Handler {
 		in := otp.CheckInput{App: &c.app, Code: strings.TrimSpace(r.PostForm.Get("Code")), ClientIP: c.clientIP}
 		in.Phone, in.Email = address(r.PostForm.Get("To"))
 		if sid := r.PostForm.Get("VerificationSid"); sid != "" {
-			id, ok := otp.IDFromSID(sid, "VE")
+			id, ok := apps.IDFromSID(sid, "VE")
 			if !ok {
 				writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: map[string]string{"id": "must be a verification sid (VE and 32 hex digits)"}})
 				return
@@ -52,8 +53,8 @@ func handleCheck(d Deps) http.Handler {
 		}
 		v := res.Verification
 		writeJSON(w, http.StatusOK, verificationCheck{
-			Sid: otp.VerificationSID(v.ID), ServiceSid: otp.ServiceSID(c.app.ID), AccountSid: accountSID(c.app),
-			To: v.Phone, Channel: twilioChannel(v.Channel), Status: status(v), Valid: v.Status == otp.StatusApproved,
+			Sid: apps.VerificationSID(v.ID), ServiceSid: apps.ServiceSID(c.app.ID), AccountSid: accountSID(c.app),
+			To: v.Address, Channel: twilioChannel(v.Channel), Status: status(v), Valid: v.Status == otp.StatusApproved,
 			DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, c.app)),
 			SnaAttemptsErrorCodes: []struct{}{},
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -26,10 +27,10 @@ type Deps struct {
 	// Manager fetches and closes verifications by id; required.
 	Manager otp.VerificationManager
 	// Apps finds the app a ServiceSid names and authenticates keys; required.
-	Apps otp.AppDirectory
+	Apps apps.Directory
 	// ClientIP is the client IP the call is limited by, given the key it came with
 	// (a trusted_client_ip key may name the end user's). Errors: *otp.ErrInvalidRequest.
-	ClientIP func(r *http.Request, key otp.AppKey) (string, error)
+	ClientIP func(r *http.Request, key apps.Key) (string, error)
 }
 
 // NewHandler returns the API, to be mounted at /v2 of the public listener.
@@ -75,7 +76,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 			user, pass, ok := r.BasicAuth()
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Basic realm="otpgate"`)
-				writeError(w, r, d.Logger, otp.ErrBadKey)
+				writeError(w, r, d.Logger, apps.ErrBadKey)
 				return
 			}
 			key, err := d.Apps.Authenticate(r.Context(), user, pass)
@@ -84,12 +85,12 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 				writeError(w, r, d.Logger, err)
 				return
 			}
-			id, ok := otp.IDFromSID(chi.URLParam(r, "ServiceSid"), "VA")
+			id, ok := apps.IDFromSID(chi.URLParam(r, "ServiceSid"), "VA")
 			var app otp.App
 			if ok {
 				app, err = d.Apps.App(r.Context(), id)
 			}
-			if !ok || err != nil || otp.Authorize(app, key) != nil {
+			if !ok || err != nil || apps.Authorize(app, key) != nil {
 				writeError(w, r, d.Logger, errNoService)
 				return
 			}

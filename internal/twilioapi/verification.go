@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 )
 
@@ -63,7 +64,7 @@ func status(v otp.Verification) string {
 }
 
 // accountSID is the account the answers name: otpgate has none, so it is the app's hex in an AC sid.
-func accountSID(app otp.App) string { return "AC" + strings.TrimPrefix(otp.ServiceSID(app.ID), "VA") }
+func accountSID(app otp.App) string { return "AC" + strings.TrimPrefix(apps.ServiceSID(app.ID), "VA") }
 
 // lastChange is when the verification last changed: its closing, else its latest send.
 func lastChange(v otp.Verification, app otp.App) time.Time {
@@ -74,12 +75,12 @@ func lastChange(v otp.Verification, app otp.App) time.Time {
 }
 
 func newVerification(r *http.Request, app otp.App, v otp.Verification) verification {
-	sid := otp.VerificationSID(v.ID)
+	sid := apps.VerificationSID(v.ID)
 	out := verification{
-		Sid: sid, ServiceSid: otp.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Phone, Channel: twilioChannel(v.Channel),
+		Sid: sid, ServiceSid: apps.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Address, Channel: twilioChannel(v.Channel),
 		Status: status(v), Valid: v.Status == otp.StatusApproved,
 		DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, app)),
-		URL: baseURL(r) + "/v2/Services/" + otp.ServiceSID(app.ID) + "/Verifications/" + sid,
+		URL: baseURL(r) + "/v2/Services/" + apps.ServiceSID(app.ID) + "/Verifications/" + sid,
 	}
 	// The store keeps the count of sends, not each one's time: the first is the
 	// verification's creation, every later one is shown at the latest send.
@@ -179,7 +180,7 @@ func address(to string) (phone, email string) {
 
 // verificationID reads a VE sid from the URL; anything else names no verification.
 func verificationID(r *http.Request) (string, error) {
-	id, ok := otp.IDFromSID(chi.URLParam(r, "Sid"), "VE")
+	id, ok := apps.IDFromSID(chi.URLParam(r, "Sid"), "VE")
 	if !ok {
 		return "", errNoResource
 	}

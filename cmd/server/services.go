@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"otpgate/internal/apps"
+	"otpgate/internal/events"
+	otphttp "otpgate/internal/http"
+	"otpgate/internal/idempotency"
+	"otpgate/internal/metrics"
+	"otpgate/internal/otp"
+	"otpgate/internal/ratelimit"
+	"otpgate/internal/retention"
+	"otpgate/internal/twilioapi"
+)
+
+// services are what the listeners serve and the background loops keep current, built
+// over the parts.
+type services struct {
+	// public and admin are the handlers of the two listeners.
+	public, admin http.Handler
+	// draining fails readiness on both listeners once the server is stopping.
+	draining  atomic.Bool
+	registry  *apps.Registry
+	fraud     *fraudParts
+	events    *eventLoops
+	retention *retention.Job // nil while OTP_HISTORY_RETENTION is off
+}
+
+// newServices builds the service and everything around it over p: metrics decorating what
+// it uses, the apps registry and the fraud guard loaded from the store, the retention job,
+// the event loops and the handlers of both listeners. It runs nothing yet.
+func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*services, error) {
+	s := &services{}
+	// Metrics: decorators around what the service uses, served on the admin listener.
+	mx := metrics.New()
+	if h, ok := p.denied.(interface {
+		QueueDepth() int
+		Dropped() uint64
+		Written() uint64
+	}); ok {
+		mx.History(h.QueueDepth, h.Dropped, h.Written)
+	}
+	if p.outcomes != nil {
+		mx.Outcomes(p.outcomes.QueueDepth, p.outcomes.Lost, p.outcomes.Written, p.sweeper.Lag, p.sweeper.Settled)
+	}
+	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout))
+	limiter := mx.Limiter(rl)
+	dp, err := newDelivery(cfg, log, mx)
+	if err != nil {
+		return nil, err
+	}
+	svcCfg := cfg.serviceConfig(p.secret)
+	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, dp.router, dp.renderer, p.denied, log)
+	receipts := otp.NewReceipts(mx.Receipts(p.receipts), dp.readers)
+	receipts.Timeout = cfg.DBTimeout
+	s.registry = apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
+	s.registry.Timeout = cfg.DBTimeout
+	if err := s.registry.Reload(ctx); err != nil {
+		return nil, err
+	}
+	if s.fraud, err = newFraud(ctx, cfg, p, rl, mx, log); err != nil {
+		return nil, err
+	}
+	svc.UseFraud(s.fraud.guard)
+	challenger, err := cfg.newChallenger(p.secret, nil)
+	if err != nil {
+		return nil, err
+	}
+	svc.UseChallenger(challenger)
+	if keep := time.Duration(cfg.HistoryRetention); keep > 0 && p.lifecycle != nil {
+		s.retention = retention.New(p.lifecycle, log.With("component", "retention"), retention.Options{
+			Retention: keep, Interval: cfg.RetentionInterval,
+			PrefixDrop: func() int { return s.fraud.reloader.Snapshot().Config.PrefixDrop },
+		})
+		mx.Retention(s.retention.Targets(), s.retention.Purged, s.retention.Behind, s.retention.RolledHours, s.retention.LastPass)
+	}
+	if s.events, err = newEventLoops(cfg, p, log, mx); err != nil {
+		return nil, err
+	}
+
+	ready := s.readiness(p)
+	verifier := mx.Verifier(svc)
+	s.public = otphttp.NewServer(otphttp.Deps{
+		Logger:   log,
+		Verifier: verifier,
+		Apps:     s.registry,
+		Twilio: twilioapi.NewHandler(twilioapi.Deps{
+			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
+			ClientIP: func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+		}),
+		Idempotency:    newIdempotency(cfg, p),
+		Receipts:       receipts,
+		TrustedProxies: cfg.TrustedProxies,
+		IPv6Prefix:     cfg.IPv6Prefix,
+		Ready:          ready,
+		Observe:        mx.ObserveHTTP,
+	})
+	appAdmin := apps.NewAdmin(p.apps, s.registry)
+	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
+	s.admin = newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, webhooks, ready, mx.Handler())
+	return s, nil
+}
+
+// readiness is /readyz of both listeners: failing from the stop on, else Redis and the
+// store must answer.
+func (s *services) readiness(p *parts) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if s.draining.Load() {
+			return errors.New("shutting down")
+		}
+		if err := p.redis.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		if err := p.pingStore(ctx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		return nil
+	}
+}
+
+// newIdempotency is the Idempotency-Key store of the public API.
+func newIdempotency(cfg config, p *parts) *idempotency.Store {
+	idem := idempotency.New(p.redis, cfg.RedisPrefix+"idem:", cfg.IdempotencyTTL)
+	// A request holds its key while it runs; the key must outlive the slowest send, or a
+	// retry could send a second SMS while the first is still on its way.
+	idem.Timeout = cfg.RedisTimeout
+	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.deliveryTimeout()+2*cfg.DBTimeout+2*cfg.RedisTimeout))
+	return idem
+}

@@ -1,0 +1,224 @@
+package admin
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"otpgate/internal/apps"
+	otphttp "otpgate/internal/http"
+	"otpgate/internal/otp"
+)
+
+// appRequest is the body of POST /admin/api/apps and PATCH /admin/api/apps/{id}:
+// absent fields keep their value (for POST, the default app's).
+type appRequest struct {
+	Name             *string   `json:"name"`
+	CodeLength       *int      `json:"code_length"`
+	CodeTTLSeconds   *int      `json:"code_ttl_seconds"`
+	MaxSends         *int      `json:"max_sends"`
+	MaxAttempts      *int      `json:"max_attempts"`
+	Locales          *[]string `json:"locales"`
+	AllowedCountries *[]string `json:"allowed_countries"`
+	Channels         *[]string `json:"channels"`
+	SendRules        *string   `json:"send_rules"`
+	CheckRules       *string   `json:"check_rules"`
+	Access           *string   `json:"access"`
+	// Templates replaces the app's templates, every locale at once; {} restores the built-in ones.
+	Templates      *map[string]appTemplates `json:"templates"`
+	WebOTPDomain   *string                  `json:"webotp_domain"`
+	AndroidAppHash *string                  `json:"android_app_hash"`
+}
+
+// appTemplates are one locale's templates in the admin API; absent ones are built in.
+type appTemplates struct {
+	SMS          string `json:"sms,omitempty"`
+	Voice        string `json:"voice,omitempty"`
+	EmailSubject string `json:"email_subject,omitempty"`
+	EmailText    string `json:"email_text,omitempty"`
+	EmailHTML    string `json:"email_html,omitempty"`
+}
+
+// patch turns the request into an apps.Patch, which validates it.
+func (q appRequest) patch() apps.Patch {
+	p := apps.Patch{
+		Name: q.Name, CodeLength: q.CodeLength, MaxSends: q.MaxSends, MaxAttempts: q.MaxAttempts,
+		Locales: q.Locales, AllowedCountries: q.AllowedCountries, Channels: q.Channels,
+		SendRules: q.SendRules, CheckRules: q.CheckRules, WebOTPDomain: q.WebOTPDomain, AndroidAppHash: q.AndroidAppHash,
+	}
+	if q.Templates != nil {
+		m := make(map[string]otp.MessageTemplates, len(*q.Templates))
+		for l, t := range *q.Templates {
+			m[l] = otp.MessageTemplates(t)
+		}
+		p.Templates = &m
+	}
+	if q.CodeTTLSeconds != nil {
+		d := time.Duration(*q.CodeTTLSeconds) * time.Second
+		if *q.CodeTTLSeconds < 0 || *q.CodeTTLSeconds > int(otp.MaxCodeTTL/time.Second) {
+			d = -1 // out of range, also of time.Duration: the validator names it
+		}
+		p.CodeTTL = &d
+	}
+	if q.Access != nil {
+		a := otp.Access(*q.Access)
+		p.Access = &a
+	}
+	return p
+}
+
+// adminApp is one app as the admin API shows it, with its keys (never their secrets).
+type adminApp struct {
+	ID               string   `json:"id"`
+	ServiceSID       string   `json:"service_sid"`
+	Name             string   `json:"name"`
+	Default          bool     `json:"default"`
+	CodeLength       int      `json:"code_length"`
+	CodeTTLSeconds   int64    `json:"code_ttl_seconds"`
+	MaxSends         int      `json:"max_sends"`
+	MaxAttempts      int      `json:"max_attempts"`
+	Locales          []string `json:"locales"`
+	AllowedCountries []string `json:"allowed_countries"`
+	Channels         []string `json:"channels"`
+	SendRules        string   `json:"send_rules"`
+	CheckRules       string   `json:"check_rules"`
+	Access           string   `json:"access"`
+	// Templates are the app's own templates per locale; {} when it uses the built-in ones.
+	Templates      map[string]appTemplates `json:"templates"`
+	WebOTPDomain   string                  `json:"webotp_domain"`
+	AndroidAppHash string                  `json:"android_app_hash"`
+	CreatedAt      *time.Time              `json:"created_at,omitempty"`
+	UpdatedAt      *time.Time              `json:"updated_at,omitempty"`
+	Keys           []adminKey              `json:"keys"`
+}
+
+func toAdminApp(info apps.Info) adminApp {
+	a := info.App
+	out := adminApp{
+		ID: a.ID, ServiceSID: apps.ServiceSID(a.ID), Name: a.Name, Default: a.Default,
+		CodeLength: a.CodeLength, CodeTTLSeconds: otphttp.CeilSeconds(a.CodeTTL), MaxSends: a.MaxSends, MaxAttempts: a.MaxAttempts,
+		Locales: nonNil(a.Locales), AllowedCountries: nonNil(a.AllowedCountries), Channels: nonNil(a.Channels),
+		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(), Access: string(a.Access),
+		CreatedAt: timeOrNil(a.CreatedAt), UpdatedAt: timeOrNil(a.UpdatedAt), Keys: make([]adminKey, len(info.Keys)),
+		Templates: make(map[string]appTemplates, len(a.Templates)), WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
+	}
+	for l, t := range a.Templates {
+		out.Templates[l] = appTemplates(t)
+	}
+	for i, k := range info.Keys {
+		out.Keys[i] = toAdminKey(k)
+	}
+	return out
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// appsResponse is GET /admin/api/apps.
+type appsResponse struct {
+	Apps []adminApp `json:"apps"`
+}
+
+// appForm holds an app's settings as the console's form shows them.
+type appForm struct {
+	Name, Access, CodeLength, CodeTTL, MaxSends, MaxAttempts string
+	Locales, Countries, Channels, SendRules, CheckRules      string
+	WebOTPDomain, AndroidAppHash                             string
+}
+
+func newAppForm(a otp.App) appForm {
+	return appForm{
+		Name: a.Name, Access: string(a.Access), CodeLength: strconv.Itoa(a.CodeLength),
+		CodeTTL: strconv.FormatInt(otphttp.CeilSeconds(a.CodeTTL), 10), MaxSends: strconv.Itoa(a.MaxSends),
+		MaxAttempts: strconv.Itoa(a.MaxAttempts), Locales: strings.Join(a.Locales, ","),
+		Countries: strings.Join(a.AllowedCountries, ","), Channels: strings.Join(a.Channels, ","),
+		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(),
+		WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
+	}
+}
+
+// formOf keeps what was typed, for a form shown again with its problems.
+func formOf(q url.Values) appForm {
+	return appForm{
+		Name: q.Get("name"), Access: q.Get("access"), CodeLength: q.Get("code_length"), CodeTTL: q.Get("code_ttl_seconds"),
+		MaxSends: q.Get("max_sends"), MaxAttempts: q.Get("max_attempts"), Locales: q.Get("locales"),
+		Countries: q.Get("allowed_countries"), Channels: q.Get("channels"), SendRules: q.Get("send_rules"), CheckRules: q.Get("check_rules"),
+		WebOTPDomain: q.Get("webotp_domain"), AndroidAppHash: q.Get("android_app_hash"),
+	}
+}
+
+// patchOf reads the form into a patch; empty fields are left as they are, and a
+// number that is not one is named among the problems.
+func patchOf(q url.Values) (apps.Patch, map[string]string) {
+	var p appRequest
+	problems := map[string]string{}
+	text := func(name string) *string {
+		if !q.Has(name) {
+			return nil
+		}
+		v := strings.TrimSpace(q.Get(name))
+		return &v
+	}
+	num := func(name string) *int {
+		v := strings.TrimSpace(q.Get(name))
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			problems[name] = "must be a whole number"
+			return nil
+		}
+		return &n
+	}
+	list := func(name string) *[]string {
+		v := text(name)
+		if v == nil {
+			return nil
+		}
+		out := []string{}
+		for _, s := range strings.Split(*v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return &out
+	}
+	p.Name, p.Access, p.SendRules, p.CheckRules = text("name"), text("access"), text("send_rules"), text("check_rules")
+	p.CodeLength, p.CodeTTLSeconds, p.MaxSends, p.MaxAttempts = num("code_length"), num("code_ttl_seconds"), num("max_sends"), num("max_attempts")
+	p.Locales, p.AllowedCountries, p.Channels = list("locales"), list("allowed_countries"), list("channels")
+	p.WebOTPDomain, p.AndroidAppHash = text("webotp_domain"), text("android_app_hash")
+	return p.patch(), problems
+}
+
+// appsPage is the data of apps.html.
+type appsPage struct {
+	Apps     []apps.Info
+	Form     appForm
+	Problems []fieldProblem
+}
+
+// appPage is the data of app.html.
+type appPage struct {
+	Info       apps.Info
+	ServiceSID string
+	Form       appForm
+	Problems   []fieldProblem
+	// Secret is the key just made, shown once.
+	Secret *apps.CreatedKey
+	// Hooks are the app's webhook endpoints and what the page says about them; nil when
+	// the console has no webhooks.
+	Hooks *hooksSection
+}

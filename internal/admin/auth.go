@@ -1,0 +1,219 @@
+package admin
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+
+	otphttp "otpgate/internal/http"
+	"otpgate/internal/otp"
+)
+
+// Errors of the admin listener's access control.
+var (
+	errUnauthorized = otp.Errorf(otp.CodeUnauthorized, "admin token missing or wrong")
+	errCSRF         = otp.Errorf(otp.CodeCSRFFailed, "csrf check failed")
+)
+
+// adminAuth is how a request proved that it knows the admin token.
+type adminAuth int
+
+const (
+	authNone adminAuth = iota
+	// authBasic is the browser's HTTP Basic login: the browser resends it on its own,
+	// so state changes made with it need a CSRF token too.
+	authBasic
+	// authBearer is an API client's token, which no browser attaches by itself.
+	authBearer
+)
+
+// adminCtxKey keys what requireAdmin hands to handlers.
+type adminCtxKey int
+
+const adminActorKey adminCtxKey = 0
+
+// Names of the CSRF token's carriers.
+const (
+	csrfCookie = "otpgate_admin_csrf"
+	csrfField  = "csrf"
+	csrfHeader = "X-CSRF-Token"
+)
+
+// maxActorName bounds the Basic user name written to the audit log.
+const maxActorName = 64
+
+// requireAdmin refuses requests without the admin token (401, with a challenge the
+// client understands) and state changes made with a browser's Basic login that do not
+// carry a valid CSRF token (403). The Authorization header is never logged.
+func requireAdmin(log *slog.Logger, view *adminView, token string, csrf csrfGuard) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth, user := authenticate(r, token)
+			if auth == authNone {
+				if isAdminAPI(r) {
+					w.Header().Add("WWW-Authenticate", `Bearer realm="otpgate admin"`)
+				}
+				w.Header().Add("WWW-Authenticate", `Basic realm="otpgate admin", charset="UTF-8"`)
+				adminError(w, r, log, view, errUnauthorized)
+				return
+			}
+			if auth == authBasic && !safeMethod(r.Method) {
+				if err := csrf.verify(r); err != nil {
+					log.WarnContext(r.Context(), "admin change refused", "request_id", otphttp.RequestIDFrom(r.Context()), "reason", err.Error())
+					adminError(w, r, log, view, err)
+					return
+				}
+			}
+			actor := "api token"
+			if auth == authBasic {
+				actor = "console user " + actorName(user)
+			}
+			actor += " from " + otphttp.ClientIPFrom(r.Context())
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), adminActorKey, actor)))
+		})
+	}
+}
+
+// actorFrom describes who made the request, for the audit log.
+func actorFrom(ctx context.Context) string {
+	a, _ := ctx.Value(adminActorKey).(string)
+	return a
+}
+
+// authenticate checks the Authorization header against token in constant time.
+func authenticate(r *http.Request, token string) (adminAuth, string) {
+	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		if tokenMatches(strings.TrimSpace(cred), token) {
+			return authBearer, ""
+		}
+	case strings.EqualFold(scheme, "Basic"):
+		if user, pass, ok := r.BasicAuth(); ok && tokenMatches(pass, token) {
+			return authBasic, user
+		}
+	}
+	return authNone, ""
+}
+
+// tokenMatches compares hashes, so neither the content nor the length of the token
+// leaks through timing. An empty token matches nothing.
+func tokenMatches(got, want string) bool {
+	if want == "" {
+		return false
+	}
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+// safeMethod reports whether the method changes nothing.
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// isAdminAPI reports whether the request is for a machine rather than a page: the JSON
+// API, its OpenAPI document, or the runtime profiles.
+func isAdminAPI(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/admin/api/") || r.URL.Path == "/admin/openapi.json" ||
+		strings.HasPrefix(r.URL.Path, "/debug/pprof/")
+}
+
+// actorName keeps a user-chosen Basic name short and printable for the audit log.
+func actorName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, name)
+	if len([]rune(name)) > maxActorName {
+		name = string([]rune(name)[:maxActorName])
+	}
+	if name == "" {
+		return "(no name)"
+	}
+	return `"` + name + `"`
+}
+
+// csrfGuard issues and checks CSRF tokens: the browser holds a random nonce in a
+// SameSite=Strict cookie, and forms carry HMAC(key, nonce). Another site can neither
+// read the cookie nor compute the token, and a cookie planted by a neighbouring host is
+// useless without the key, which derives from the admin token.
+type csrfGuard struct {
+	key []byte
+}
+
+// newCSRFGuard derives the guard's key, so rotating ADMIN_TOKEN voids every token.
+func newCSRFGuard(token string) csrfGuard {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("otpgate admin csrf key"))
+	return csrfGuard{key: mac.Sum(nil)}
+}
+
+// tokenFor is the form token that belongs to a nonce.
+func (g csrfGuard) tokenFor(nonce string) string {
+	mac := hmac.New(sha256.New, g.key)
+	mac.Write([]byte("csrf|" + nonce))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// issue returns the token for the browser's nonce, giving the browser a nonce first
+// when it has none.
+func (g csrfGuard) issue(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && validNonce(c.Value) {
+		return g.tokenFor(c.Value)
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	nonce := base64.RawURLEncoding.EncodeToString(b[:])
+	http.SetCookie(w, &http.Cookie{
+		Name: csrfCookie, Value: nonce, Path: "/admin/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
+	return g.tokenFor(nonce)
+}
+
+// verify checks a state-changing request: a browser that says the request comes from
+// another site (Sec-Fetch-Site, or an Origin other than this host) is refused outright;
+// otherwise the token in the form field or the X-CSRF-Token header must belong to the
+// cookie's nonce. Errors wrap errCSRF.
+func (g csrfGuard) verify(r *http.Request) error {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return fmt.Errorf("%w: Sec-Fetch-Site %s", errCSRF, site)
+	}
+	// The console's Referrer-Policy no-referrer makes browsers send "Origin: null" with
+	// its own form posts, so only a real origin can be compared with this host.
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
+		u, err := url.Parse(origin)
+		if err != nil || u.Host != r.Host {
+			return fmt.Errorf("%w: origin is not this host", errCSRF)
+		}
+	}
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || !validNonce(c.Value) {
+		return fmt.Errorf("%w: no CSRF cookie", errCSRF)
+	}
+	sent := r.Header.Get(csrfHeader)
+	if sent == "" {
+		sent = r.PostFormValue(csrfField)
+	}
+	if subtle.ConstantTimeCompare([]byte(sent), []byte(g.tokenFor(c.Value))) != 1 {
+		return fmt.Errorf("%w: token missing or wrong", errCSRF)
+	}
+	return nil
+}
+
+// validNonce accepts what issue makes: 16 bytes in unpadded base64url.
+func validNonce(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == 16
+}

@@ -1,0 +1,96 @@
+package admin
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	otphttp "otpgate/internal/http"
+	"otpgate/internal/otp"
+)
+
+// The admin listener renders errors its own way: problem+json for the API (isAdminAPI),
+// an error page for the console, and a missing record named as a send or verification
+// rather than as the public API's pending verification.
+
+// adminProblemFor is otphttp.ProblemFor on the admin listener, where a missing record is
+// a send or verification.
+func adminProblemFor(err error) otphttp.Problem {
+	p := otphttp.ProblemFor(err)
+	if errors.Is(err, otp.ErrNotFound) {
+		p.Detail = "there is no such send or verification"
+	}
+	return p
+}
+
+// writeAdminProblem answers the admin API with the problem for err.
+func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	otphttp.SendProblem(w, r, log, adminProblemFor(err), err)
+}
+
+// adminError answers err as problem+json for the API and as an error page for the
+// console, logging it as every problem is logged.
+func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, err error) {
+	p := adminProblemFor(err)
+	if isAdminAPI(r) {
+		otphttp.SendProblem(w, r, log, p, err)
+		return
+	}
+	ctx := r.Context()
+	otphttp.LogProblem(ctx, log, err)
+	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: otphttp.RequestIDFrom(ctx)}
+	switch p.Status {
+	case http.StatusUnauthorized:
+		page.Message = "Log in with any user name and the admin token (ADMIN_TOKEN) as the password."
+	case http.StatusForbidden:
+		page.Message = "This form is out of date or was sent from another site. Go back, reload the page and try again."
+	case http.StatusBadRequest:
+		page.Message = "Some values are not valid."
+		page.Problems = sortedProblems(p.Errors)
+	case http.StatusServiceUnavailable:
+		page.Message = "Redis or PostgreSQL did not answer in time. Try again in a moment."
+	case http.StatusInternalServerError:
+		page.Message = "Something went wrong. The request id below is in the server log."
+	}
+	view.render(w, r, p.Status, "error", pageData{Title: p.Title, Data: page})
+}
+
+// invalidFields returns the field problems of a store's *otp.ErrInvalidRequest.
+func invalidFields(err error) (map[string]string, bool) {
+	var invalid *otp.ErrInvalidRequest
+	if errors.As(err, &invalid) {
+		return invalid.Fields, true
+	}
+	return nil, false
+}
+
+// handleAdminNotFound answers unknown admin paths: a problem for the API, a page otherwise.
+func handleAdminNotFound(log *slog.Logger, view *adminView) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isAdminAPI(r) {
+			otphttp.NotFound(log).ServeHTTP(w, r)
+			return
+		}
+		view.fail(w, r, http.StatusNotFound, "There is no such page.")
+	})
+}
+
+// writeFraudProblem answers err, naming what was not found when it is otp.ErrNotFound.
+func writeFraudProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, notFound string) {
+	p := adminProblemFor(err)
+	if notFound != "" && errors.Is(err, otp.ErrNotFound) {
+		p.Detail = notFound
+	}
+	otphttp.SendProblem(w, r, log, p, err)
+}
+
+// invalidParams turns parameter problems into the error the API answers 400 for.
+func invalidParams(problems map[string]string) error {
+	return invalidRequest("invalid query parameters", problems)
+}
+
+// invalidRequest is a request refused before any service saw it: a detail, and per-field
+// problems.
+func invalidRequest(detail string, fields map[string]string) *otp.ErrInvalidRequest {
+	return &otp.ErrInvalidRequest{Detail: detail, Fields: fields}
+}

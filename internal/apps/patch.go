@@ -1,0 +1,74 @@
+package apps
+
+import (
+	"errors"
+	"maps"
+	"time"
+
+	"otpgate/internal/otp"
+)
+
+// Patch changes some settings of an app; nil fields stay as they are.
+type Patch struct {
+	Name             *string
+	CodeLength       *int
+	CodeTTL          *time.Duration
+	MaxSends         *int
+	MaxAttempts      *int
+	Locales          *[]string
+	AllowedCountries *[]string
+	Channels         *[]string
+	// SendRules and CheckRules are rule lists as the environment writes them, such as "1/1m,10/1h".
+	SendRules  *string
+	CheckRules *string
+	Access     *otp.Access
+	// Templates replaces the app's templates, all locales at once.
+	Templates      *map[string]otp.MessageTemplates
+	WebOTPDomain   *string
+	AndroidAppHash *string
+}
+
+// Apply returns a with the patch's fields set and validated by otp.App.Validate. Errors:
+// *otp.ErrInvalidRequest naming every bad field, send_rules and check_rules included.
+func (p Patch) Apply(a otp.App) (otp.App, error) {
+	fields := map[string]string{}
+	for name, f := range map[string]struct {
+		raw *string
+		dst *otp.Rules
+	}{"send_rules": {p.SendRules, &a.SendRules}, "check_rules": {p.CheckRules, &a.CheckRules}} {
+		if f.raw != nil {
+			if err := f.dst.UnmarshalText([]byte(*f.raw)); err != nil {
+				fields[name] = err.Error()
+			}
+		}
+	}
+	set(&a.Name, p.Name)
+	set(&a.CodeLength, p.CodeLength)
+	set(&a.CodeTTL, p.CodeTTL)
+	set(&a.MaxSends, p.MaxSends)
+	set(&a.MaxAttempts, p.MaxAttempts)
+	set(&a.Locales, p.Locales)
+	set(&a.AllowedCountries, p.AllowedCountries)
+	set(&a.Channels, p.Channels)
+	set(&a.Access, p.Access)
+	set(&a.Templates, p.Templates)
+	set(&a.WebOTPDomain, p.WebOTPDomain)
+	set(&a.AndroidAppHash, p.AndroidAppHash)
+	a, err := a.Validate()
+	var invalid *otp.ErrInvalidRequest
+	if errors.As(err, &invalid) {
+		maps.Copy(fields, invalid.Fields)
+	} else if err != nil {
+		return a, err
+	}
+	if len(fields) > 0 {
+		return a, &otp.ErrInvalidRequest{Fields: fields}
+	}
+	return a, nil
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}

@@ -1,0 +1,55 @@
+package apps
+
+import (
+	"context"
+	"time"
+
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+)
+
+// Set is every live app and key, as one consistent read of the store.
+type Set struct {
+	// Version grows with every change; a reloader compares it to its own.
+	Version int64
+	Apps    []otp.App
+	Keys    []Key
+}
+
+// Store keeps apps and their keys. Every change is audited in the same
+// transaction, so nothing is half-written. Implementations: internal/postgres and
+// internal/inmem; internal/storetest holds the behaviour both must share.
+type Store interface {
+	// LoadApps reads every app that is not deleted and every key that is not revoked.
+	LoadApps(ctx context.Context) (Set, error)
+	// AppsVersion is the version LoadApps would return now: cheap, for polling.
+	AppsVersion(ctx context.Context) (int64, error)
+	// AppByID returns one app that is not deleted. Errors: otp.ErrNotFound.
+	AppByID(ctx context.Context, id string) (otp.App, error)
+	// AppKeys lists an app's keys, revoked ones included, oldest first.
+	AppKeys(ctx context.Context, appID string) ([]Key, error)
+	// CreateApp stores a new app. Errors: *otp.ErrInvalidRequest from otp.App.Validate.
+	CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error
+	// UpdateApp replaces the settings of an app that is not deleted.
+	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest from otp.App.Validate.
+	UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error
+	// DeleteApp marks an app deleted, revokes its keys and deletes its webhook endpoints with
+	// their deliveries; its history stays.
+	// Errors: otp.ErrNotFound.
+	DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error
+	// CreateKey stores a new key of an app.
+	CreateKey(ctx context.Context, k Key, audit history.AdminAction) error
+	// RevokeKey revokes a live key of the app. Errors: otp.ErrNotFound.
+	RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error
+	// TouchKeys records when keys were last used; it changes no version. Unknown keys are skipped.
+	TouchKeys(ctx context.Context, used map[string]time.Time) error
+}
+
+// Audit log actions of apps and keys.
+const (
+	ActionAppCreate = "app_create"
+	ActionAppUpdate = "app_update"
+	ActionAppDelete = "app_delete"
+	ActionKeyCreate = "key_create"
+	ActionKeyRevoke = "key_revoke"
+)

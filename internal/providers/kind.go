@@ -1,0 +1,83 @@
+// Package providers is the registry of provider kinds. Each kind (log, webhook, twilio,
+// smtp) is one file that declares the channels it can carry, the variables an instance of
+// it reads, how an instance is built and whether it takes delivery callbacks; Kinds lists
+// them. The config checks, the building of instances and the router's table of providers
+// are all read from that one table.
+//
+// The registry sits between the wiring (cmd/server) and the packages it draws on: it
+// imports the senders (internal/sms, internal/email) and hands the router
+// (internal/delivery) plain delivery.Provider values, so the router knows providers by
+// name and channels only, never by kind.
+package providers
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"otpgate/internal/delivery"
+	"otpgate/internal/otp"
+)
+
+// Kind is one kind of provider instance.
+type Kind struct {
+	// Name is the kind as SMS_PROVIDERS spells it, and the {kind} of its receipt route.
+	Name string
+	// Channels are the channels an instance of the kind can carry; one may be set up for
+	// fewer (a Twilio account without a WhatsApp number), see Built.
+	Channels []string
+	// Settings are the variables an instance reads, named without the instance's suffix.
+	Settings []Setting
+	// Check refuses settings that no single variable's rule catches, before the required
+	// variables are checked; nil checks nothing more.
+	Check func(Settings) error
+	// Receipts says that an instance may take delivery callbacks at
+	// /v1/receipts/<kind>/<instance>; New then returns its reader.
+	Receipts bool
+	// New builds an instance from settings that Read has checked. Errors name the
+	// variable at fault.
+	New func(s Settings, o Options) (Built, error)
+}
+
+// Setting is one variable of a kind.
+type Setting struct {
+	// Name is the variable without the instance's suffix, such as SMS_WEBHOOK_URL.
+	Name string
+	// Required stops start-up, naming the variable, when it is empty.
+	Required bool
+	// Default is the value of an empty variable.
+	Default string
+	// Example is a well-formed value; the registry's tests build every kind from them.
+	Example string
+}
+
+// Options are what every instance is built with beyond its own settings.
+type Options struct {
+	// Log is where the log sender writes.
+	Log *slog.Logger
+	// ShowCodes lets the log sender write codes as they are: for dev mode only.
+	ShowCodes bool
+	// Timeout is SMS_TIMEOUT, the backstop of a sender's own HTTP client.
+	Timeout time.Duration
+	// PublicURL is OTP_PUBLIC_URL, where providers reach otpgate; empty asks providers
+	// that report by callback for none.
+	PublicURL string
+}
+
+// callbackURL is where a provider posts the delivery callbacks of one instance, or ""
+// without a public URL.
+func (o Options) callbackURL(kind, instance string) string {
+	if o.PublicURL == "" {
+		return ""
+	}
+	return strings.TrimRight(o.PublicURL, "/") + "/v1/receipts/" + kind + "/" + instance
+}
+
+// Built is one instance made ready: the router's entry for it, and its receipt reader.
+type Built struct {
+	// Provider is what the router knows of the instance. Build sets its Name; Channels
+	// left nil are every channel of the kind.
+	delivery.Provider
+	// Receipts reads the instance's delivery callbacks; nil when it takes none.
+	Receipts otp.ReceiptReader
+}

@@ -1,0 +1,49 @@
+package providers
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Settings are one instance's variables, read with its suffix.
+type Settings struct {
+	Instance
+	kind   Kind
+	values map[string]string
+}
+
+// Read reads the variables of an instance's kind with the instance's suffix and checks
+// them. Errors name the variable as the instance reads it
+// ("SMS_WEBHOOK_URL_BACKUP is required with provider backup (webhook)").
+func Read(in Instance, getenv func(string) string) (Settings, error) {
+	k, ok := Lookup(in.Kind)
+	if !ok {
+		return Settings{}, fmt.Errorf("provider %s: unknown kind %q", in.Name, in.Kind)
+	}
+	s := Settings{Instance: in, kind: k, values: make(map[string]string, len(k.Settings))}
+	for _, v := range k.Settings {
+		s.values[v.Name] = cmp.Or(getenv(s.Var(v.Name)), v.Default)
+	}
+	if k.Check != nil {
+		if err := k.Check(s); err != nil {
+			return s, err
+		}
+	}
+	for _, v := range k.Settings {
+		if v.Required && s.values[v.Name] == "" {
+			return s, fmt.Errorf("%s is required with provider %s (%s)", s.Var(v.Name), in.Name, in.Kind)
+		}
+	}
+	return s, nil
+}
+
+// Get is the value of one of the kind's variables, named without the suffix; "" for a
+// variable the kind does not read.
+func (s Settings) Get(name string) string { return s.values[name] }
+
+// Var is a variable's name as this instance reads it, for messages: TWILIO_FROM_JP.
+func (s Settings) Var(name string) string { return name + s.EnvSuffix() }
+
+// Carries reports whether the instance's kind can carry channel.
+func (s Settings) Carries(channel string) bool { return slices.Contains(s.kind.Channels, channel) }
