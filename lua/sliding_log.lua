@@ -301,7 +301,7 @@ for i = 1, #KEYS do
     if bs < 0 then bs = 0 end
     if ba < 0 then ba = 0 end
     local cb = (ba + gprior) / (bs + gweight)
-    local passable = not g.shadow and gpass > 0 and s1 - g.as < gpass * g.floor
+    local passable = not g.shadow and gpass > 0 and s1 - g.as + 0.01 < gpass * g.floor
     if blocked and (g.shadow or g.m == 'e') then
       state, retry = 1, g.b - now
       -- A replay was admitted before the block began: it reports the block, refusing nothing.

@@ -1355,6 +1355,9 @@ type FraudConfig struct {
 	// FraudCountriesPerNetwork Distinct countries a network may ask for over the long horizon without converting before it needs a challenge (0 turns the signal off).
 	FraudCountriesPerNetwork int `json:"fraud_countries_per_network"`
 
+	// FraudFastApprovalWeight What an approval sooner than `fraud_min_approval_delay` after its send weighs.
+	FraudFastApprovalWeight float32 `json:"fraud_fast_approval_weight"`
+
 	// FraudFloorCountry Unapproved recent sends below which a country cannot trip.
 	FraudFloorCountry int `json:"fraud_floor_country"`
 	FraudFloorIpNet   int `json:"fraud_floor_ip_net"`
@@ -1372,7 +1375,7 @@ type FraudConfig struct {
 	// FraudLongHorizon The time constant of its baseline counts, such as `7d`; at least the short horizon.
 	FraudLongHorizon string `json:"fraud_long_horizon"`
 
-	// FraudMinApprovalDelay An approval that came sooner than this after its send counts nothing, such as `1s`.
+	// FraudMinApprovalDelay An approval that came sooner than this after its send is implausibly fast and weighs `fraud_fast_approval_weight`, such as `800ms`.
 	FraudMinApprovalDelay string `json:"fraud_min_approval_delay"`
 
 	// FraudPriorRate The conversion assumed before a target has history.
@@ -1425,6 +1428,9 @@ type FraudConfigUpdate struct {
 
 	// FraudCountriesPerNetwork A whole number, as a JSON number or as a string.
 	FraudCountriesPerNetwork *FraudInteger `json:"fraud_countries_per_network,omitempty"`
+
+	// FraudFastApprovalWeight A number, as a JSON number or as a string.
+	FraudFastApprovalWeight *FraudNumber `json:"fraud_fast_approval_weight,omitempty"`
 
 	// FraudFloorCountry A whole number, as a JSON number or as a string.
 	FraudFloorCountry *FraudInteger `json:"fraud_floor_country,omitempty"`

@@ -40,6 +40,7 @@ type FraudSettings struct {
 	FraudCountriesPerNetwork   int        `env:"OTP_FRAUD_COUNTRIES_PER_NETWORK" envDefault:"3"`
 	FraudBlockPass             int        `env:"OTP_FRAUD_BLOCK_PASS" envDefault:"2"`
 	FraudMinApprovalDelay      fraud.Span `env:"OTP_FRAUD_MIN_APPROVAL_DELAY" envDefault:"800ms"`
+	FraudFastApprovalWeight    float64    `env:"OTP_FRAUD_FAST_APPROVAL_WEIGHT" envDefault:"0.25"`
 	FraudForeignApprovalWeight float64    `env:"OTP_FRAUD_FOREIGN_APPROVAL_WEIGHT" envDefault:"0.5"`
 }
 
@@ -53,7 +54,7 @@ func (s FraudSettings) fraudDefaults() fraud.Config {
 		Surge: s.FraudSurge, VolumeFloor: s.FraudVolumeFloor, CountriesPerNetwork: s.FraudCountriesPerNetwork,
 		FloorYoungCountries: s.FraudFloorYoungCountries,
 		BlockPass:           s.FraudBlockPass, MinApprovalDelay: s.FraudMinApprovalDelay,
-		ForeignApprovalWeight: s.FraudForeignApprovalWeight,
+		FastApprovalWeight: s.FraudFastApprovalWeight, ForeignApprovalWeight: s.FraudForeignApprovalWeight,
 	}
 }
 

@@ -95,6 +95,7 @@ type Config struct {
 	CountriesPerNetwork   int
 	BlockPass             int
 	MinApprovalDelay      Span
+	FastApprovalWeight    float64
 	ForeignApprovalWeight float64
 }
 
@@ -107,7 +108,7 @@ func Defaults() Config {
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20,
 		FloorCountry: 100, FloorPrefix: 10, FloorIPNet: 10,
 		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2, FloorYoungCountries: 20,
-		MinApprovalDelay: Span(800 * time.Millisecond), ForeignApprovalWeight: 0.5,
+		MinApprovalDelay: Span(800 * time.Millisecond), FastApprovalWeight: 0.25, ForeignApprovalWeight: 0.5,
 	}
 }
 
@@ -185,6 +186,12 @@ func fields() []field {
 		{"fraud_countries_per_network", func(c *Config) any { return &c.CountriesPerNetwork }, between(func(c *Config) int { return c.CountriesPerNetwork }, 0, 250)},
 		{"fraud_block_pass", func(c *Config) any { return &c.BlockPass }, between(func(c *Config) int { return c.BlockPass }, 0, 100)},
 		{"fraud_min_approval_delay", func(c *Config) any { return &c.MinApprovalDelay }, span(func(c *Config) Span { return c.MinApprovalDelay }, time.Millisecond, time.Minute)},
+		{"fraud_fast_approval_weight", func(c *Config) any { return &c.FastApprovalWeight }, func(c *Config) string {
+			if !(c.FastApprovalWeight >= 0 && c.FastApprovalWeight <= 1) {
+				return "must be between 0 and 1"
+			}
+			return ""
+		}},
 		{"fraud_foreign_approval_weight", func(c *Config) any { return &c.ForeignApprovalWeight }, func(c *Config) string {
 			if !(c.ForeignApprovalWeight >= 0 && c.ForeignApprovalWeight <= 1) {
 				return "must be between 0 and 1"

@@ -45,17 +45,18 @@ func (g *Guard) Approved(ctx context.Context, t otp.FraudTarget, a otp.Approval)
 	return g.counter.Approve(ctx, targets, snap.Config.ApprovalWeight(t, a))
 }
 
-// ApprovalWeight is what an approval weighs for the guard: nothing when it came faster after
-// its send than a person reads a message (MinApprovalDelay), ForeignApprovalWeight when it
-// came from another network than the send's, else one.
+// ApprovalWeight is what an approval weighs for the guard: FastApprovalWeight when it came
+// faster after its send than a person reads a message (MinApprovalDelay), times
+// ForeignApprovalWeight when it came from another network than the send's.
 func (c Config) ApprovalWeight(t otp.FraudTarget, a otp.Approval) float64 {
+	w := 1.0
 	if a.At.Sub(a.SentAt) < time.Duration(c.MinApprovalDelay) {
-		return 0
+		w *= c.FastApprovalWeight
 	}
 	if a.ClientIP != "" && Network(a.ClientIP) != Network(t.ClientIP) {
-		return c.ForeignApprovalWeight
+		w *= c.ForeignApprovalWeight
 	}
-	return 1
+	return w
 }
 
 // BlockStarted implements otp.Fraud: the block's row and its audit entry.

@@ -137,15 +137,21 @@ func (s *Service) challengeDenied(t target, ip string, dec Decision, now time.Ti
 	if !ok {
 		return "", nil
 	}
-	reason = ReasonChallenge + " " + g.Scope + " " + g.Key
+	scope, key := g.Scope, g.Key
+	if scope == ScopeYoungCountries {
+		// The pool is about the number's country, young among many: that is what the
+		// client hears.
+		scope, key = ScopeCountry, t.region
+	}
+	reason = ReasonChallenge + " " + scope + " " + key
 	if s.challenger == nil {
-		return reason, &ErrFraudBlocked{Scope: g.Scope, Key: g.Key, RetryAfter: time.Second}
+		return reason, &ErrFraudBlocked{Scope: scope, Key: key, RetryAfter: time.Second}
 	}
 	c, err := s.challenger.Issue(level, ChallengeBinding{Address: t.address, ClientIP: ip}, now)
 	if err != nil {
 		return reason, fmt.Errorf("otp: send: challenge: %w", err)
 	}
-	return reason, &ErrChallengeRequired{Scope: g.Scope, Key: g.Key, Level: level, Challenge: c}
+	return reason, &ErrChallengeRequired{Scope: scope, Key: key, Level: level, Challenge: c}
 }
 
 // UseChallenger lets the fraud guard ask for challenges; without it, a send that would

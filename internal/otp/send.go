@@ -129,13 +129,18 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 func (s *Service) denied(appID string, t target, ip string, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
 	blocked, fraudErr := s.fraudDenied(t, ip, dec, now)
-	if violations := dec.Violations(); len(violations) > 0 && fraudErr == nil {
+	violations := dec.Violations()
+	for _, v := range violations {
+		// A spent solution is the request's own mistake, whatever else refused it.
+		if v.Scope == ScopeChallenge && fraudErr == nil {
+			blocked, fraudErr = "", &ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
+			reason = v.Scope + " " + v.Rule.String()
+		}
+	}
+	if len(violations) > 0 && fraudErr == nil {
 		first := violations[0]
-		switch first.Scope {
-		case ScopeDuplicate:
+		if first.Scope == ScopeDuplicate {
 			status = SendDuplicate
-		case ScopeChallenge:
-			fraudErr = &ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
 		}
 		reason = first.Scope + " " + first.Rule.String()
 	}
