@@ -73,7 +73,10 @@
 --   state   of a guard: 0 clear; 1 blocked, refusing; 2 tripped by this request, refusing;
 --           3 blocked in shadow mode (would refuse); 4 tripped in shadow mode; 5 needs a
 --           challenge of the level given, refusing; 6 would need one (shadow); 7 blocked,
---           admitted by a solved challenge; 8 needed a challenge, admitted by a solved one.
+--           admitted by a solved challenge; 8 needed a challenge, admitted by a solved one;
+--           9 the young-countries pool tripped by this request: from now on until its block
+--           ends (retry) every send to a young country needs a challenge, this one too
+--           unless it solved one; 10 the same in shadow mode.
 --   state   of a budget: 0 within; 1 over its cap, refusing; 2 over, in shadow mode (would
 --           refuse); 3 over, in alert mode (admitted).
 --   spent   of a budget, what its window spent after this request (before it, when refused).
@@ -253,10 +256,11 @@ end
 -- under gpass floors: the block's legitimate users can still get a code, the attacker's
 -- solved sends add up to a block that admits none.
 -- The young-countries pool counts the sends to countries without approved history together:
--- an attack spread over many new countries (each under its own floors) fills it, and while
--- its recent or long unapproved sends are past its floor and its conversion below the
--- ratio of its prior, every send to a young country needs a challenge (signal 5). Legitimate
--- traffic to established countries never touches it.
+-- an attack spread over many new countries (each under its own floors) fills it. It trips
+-- as a guard does (recent unapproved sends against its baseline, or long ones against the
+-- prior) and then stays hot for a block's length: every send to a young country needs a
+-- challenge meanwhile (signal 5); nothing is blocked. Legitimate traffic to established
+-- countries never touches it.
 local trip, young = {}, false
 n = 2
 for i = 1, #KEYS do
@@ -272,12 +276,11 @@ for i = 1, #KEYS do
   if g and g.role == 'y' and not g.read then
     n = n + 10
   elseif g and g.role == 'y' then
-    local state, signal, level = 0, 0, 0
+    local state, retry, signal, level = 0, 0, 0, 0
     if mode == 'allow' and status ~= 2 then
-      local s1, l1 = g.ss + 1, g.sl + 1
-      if (s1 - g.as + 0.01 >= g.floor and g.as / s1 < gratio * gprior / gweight) or
-        (l1 - g.al + 0.01 >= g.floor and g.al / l1 < gratio * (g.al + gprior) / (g.sl + gweight)) then
-        signal, level = 5, 1
+      if g.b > now and (g.shadow or g.m == 'e') then
+        -- Hot: since the pool tripped, every send to a young country needs a challenge.
+        signal, level, retry = 5, 1, g.b - now
         if g.shadow then
           state = 6
         elseif gsolved >= level then
@@ -286,11 +289,26 @@ for i = 1, #KEYS do
           state = 5
           if status == 1 then status = 0 end
         end
+      else
+        local s1, l1 = g.ss + 1, g.sl + 1
+        local bs, ba = g.sl - g.ss, g.al - g.as
+        if bs < 0 then bs = 0 end
+        if ba < 0 then ba = 0 end
+        if (s1 - g.as + 0.01 >= g.floor and g.as / s1 < gratio * (ba + gprior) / (bs + gweight)) or
+          (l1 - g.al + 0.01 >= g.floor and g.al / l1 < gratio * (g.al + gprior) / (g.sl + gweight)) then
+          trip[i], g.b, retry = true, now + gblock, gblock
+          signal, level, state = 5, 1, 9
+          if g.shadow then
+            state = 10
+          elseif gsolved < level and status == 1 then
+            status = 0
+          end
+        end
       end
     end
     local u = math.floor(g.ss - g.as + 0.5)
     if u < 0 then u = 0 end
-    reply[n + 1], reply[n + 3], reply[n + 4], reply[n + 5] = state, u, signal, level
+    reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
     n = n + 10
   elseif g then
     if g.role == 'c' and g.al < gweight then young = true end

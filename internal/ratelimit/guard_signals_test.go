@@ -213,3 +213,65 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		}
 	})
 }
+
+func TestYoungCountriesPool(t *testing.T) { onBackends(t, testYoungCountriesPool) }
+
+func testYoungCountriesPool(t *testing.T, newLimiter backend) {
+	ctx := context.Background()
+	l, _ := newLimiter(t)
+	c := newClock()
+	l.Clock = c.Now
+	g := testGuard(100, false)
+	g.Params.ShortHorizon, g.Params.LongHorizon = 30*time.Second, 10*time.Minute
+	policy := func(country, prefix string) []otp.Limit {
+		cg, pg, pool := *g, *g, *g
+		cg.Role, pg.Floor, pool.Role, pool.Floor = otp.RoleCountry, 10, otp.RolePool, 3
+		return []otp.Limit{
+			{Scope: otp.ScopeCountry, Key: country, Guard: &cg},
+			{Scope: otp.ScopePrefix, Key: prefix, Guard: &pg},
+			{Scope: otp.ScopeYoungCountries, Key: otp.KeyPool, Guard: &pool},
+		}
+	}
+	allow := func(country, prefix string) otp.Decision {
+		d, err := l.Allow(ctx, policy(country, prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for i, cc := range []string{"UZ", "KG"} {
+		if d := allow(cc, "+99890"+cc); !d.Allowed {
+			t.Fatalf("send %d: got %+v, want allowed", i+1, d.Guards)
+		}
+	}
+	d := allow("TJ", "+99291")
+	if gs := d.Guards[2]; d.Allowed || !gs.Tripped || gs.Signal != otp.SignalYoungCountries || gs.Challenge != otp.ChallengeElevated {
+		t.Fatalf("third young country: got allowed %v pool %+v, want the pool tripped, asking a level-1 challenge", d.Allowed, gs)
+	}
+	if len(d.Trips()) != 1 || d.Trips()[0].Blocked {
+		t.Errorf("Trips: got %+v, want the pool's trip, which blocks nothing", d.Trips())
+	}
+	for range 12 {
+		c.Add(15 * time.Second)
+		if d := allow("AZ", "+99440"); d.Allowed {
+			t.Fatalf("three minutes on: got allowed, want the pool to hold: %+v", d.Guards[2])
+		}
+	}
+	// Its users solve the challenge while the country is young; once it has an approved
+	// history, its sends no longer touch the pool.
+	jp := policy("JP", "+8190")
+	for _, lim := range jp {
+		lim.Guard.Solved = otp.ChallengeElevated
+	}
+	for i := range 25 {
+		if d, err := l.Allow(ctx, jp); err != nil || !d.Allowed {
+			t.Fatalf("solved send %d: got %+v %v, want admitted", i+1, d.Guards, err)
+		}
+		if err := l.Approve(ctx, jp, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := allow("JP", "+8190"); !d.Allowed {
+		t.Errorf("an established country: got %+v, want allowed", d.Guards)
+	}
+}

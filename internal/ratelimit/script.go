@@ -45,6 +45,8 @@ const (
 	guardShadowChallenge
 	guardBlockedPassed
 	guardChallengePassed
+	guardPoolTripped
+	guardShadowPoolTripped
 )
 
 // guardReply is how many integers the script answers per guard: state, retry, unapproved,
@@ -193,6 +195,11 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 		gs.Blocked, gs.Passed, gs.Shadow = true, true, false
 	case guardChallengePassed:
 		gs.Challenged, gs.Passed, gs.Shadow = true, true, false
+	case guardPoolTripped:
+		gs.Challenged, gs.Tripped, gs.Shadow = true, true, false
+		gs.Passed = lim.Guard.Solved >= gs.Challenge
+	case guardShadowPoolTripped:
+		gs.Challenged, gs.Tripped, gs.Shadow = true, true, true
 	default:
 		return otp.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
 	}
