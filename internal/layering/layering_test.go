@@ -52,6 +52,8 @@ func forbidden() map[string][]string {
 		// apps manages configuration through the domain's interfaces only.
 		"otpgate/internal/apps": append(drivers, "github.com/go-chi/chi", "net/http",
 			"otpgate/internal/http", "otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit"),
+		// The outbound address policy is a small library that the events and the providers use.
+		"otpgate/internal/outbound": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/"),
 	}
 }
 
