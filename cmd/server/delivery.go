@@ -30,7 +30,7 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryPa
 		return nil, err
 	}
 	d := &deliveryParts{renderer: mx.Renderer(catalog), readers: map[string]otp.ReceiptReader{}}
-	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL}
+	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL, Outbound: cfg.outbound}
 	var table []delivery.Provider
 	for _, s := range cfg.instances {
 		b, err := providers.Build(s, opts)

@@ -19,6 +19,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/outbound"
 	"otpgate/internal/sms"
 )
 
@@ -143,7 +144,8 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 func fastOptions() events.Options {
-	return events.Options{Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Poll: 5 * time.Millisecond, Timeout: time.Second}
+	return events.Options{Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Poll: 5 * time.Millisecond, Timeout: time.Second,
+		Outbound: outbound.New(outbound.Loopback())} // the receivers are httptest servers on loopback
 }
 
 func TestDispatcher(t *testing.T) {
