@@ -88,7 +88,8 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Apps:     s.registry,
 		Twilio: twilioapi.NewHandler(twilioapi.Deps{
 			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
-			ClientIP: func(r *http.Request, k otp.AppKey) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+			ClientIP:  func(r *http.Request, k otp.AppKey) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+			PublicURL: cfg.PublicURL,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
 		Receipts:       receipts,
