@@ -92,7 +92,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			PublicURL: cfg.PublicURL,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
-		Receipts:       receipts,
+		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,

@@ -143,6 +143,8 @@ func problemFor(err error) problem {
 			out.Detail = "there is no such resource"
 		} else if errors.Is(err, errNoSuchApp) {
 			out.Detail = "there is no such app"
+		} else if errors.Is(err, errNoSuchReceiver) {
+			out.Detail = errNoSuchReceiver.Message
 		}
 	case otp.CodeUnauthorized:
 		if errors.Is(err, otp.ErrBadKey) {
