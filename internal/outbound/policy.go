@@ -45,9 +45,6 @@ func Loopback() []netip.Prefix {
 	return []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 }
 
-// Allowed is the allow-list the policy was made with.
-func (p Policy) Allowed() []netip.Prefix { return append([]netip.Prefix(nil), p.allow...) }
-
 // RefusedError is an address the policy refuses.
 type RefusedError struct {
 	// Host is the name that led to Addr; empty when Addr was given as such.
