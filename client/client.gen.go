@@ -2213,6 +2213,7 @@ type ClientInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2229,6 +2230,7 @@ type ClientInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2245,6 +2247,7 @@ type ClientInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -2491,6 +2494,7 @@ func (c *Client) CheckAppVerification(ctx context.Context, appId AppID, params *
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2517,6 +2521,7 @@ func (c *Client) DeliveryReceiptWithBody(ctx context.Context, kind DeliveryRecei
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2543,6 +2548,7 @@ func (c *Client) DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParams
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -3246,6 +3252,7 @@ type ClientWithResponsesInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3262,6 +3269,7 @@ type ClientWithResponsesInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3278,6 +3286,7 @@ type ClientWithResponsesInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4520,6 +4529,7 @@ func (c *ClientWithResponses) CheckAppVerificationWithResponse(ctx context.Conte
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4542,6 +4552,7 @@ func (c *ClientWithResponses) DeliveryReceiptWithBodyWithResponse(ctx context.Co
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4564,6 +4575,7 @@ func (c *ClientWithResponses) DeliveryReceiptWithResponse(ctx context.Context, k
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
