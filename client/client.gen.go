@@ -3074,6 +3074,7 @@ type ClientInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3090,6 +3091,7 @@ type ClientInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3106,6 +3108,7 @@ type ClientInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -3352,6 +3355,7 @@ func (c *Client) CheckAppVerification(ctx context.Context, appId AppID, params *
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3378,6 +3382,7 @@ func (c *Client) DeliveryReceiptWithBody(ctx context.Context, kind DeliveryRecei
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3404,6 +3409,7 @@ func (c *Client) DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParams
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -4107,6 +4113,7 @@ type ClientWithResponsesInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4123,6 +4130,7 @@ type ClientWithResponsesInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4139,6 +4147,7 @@ type ClientWithResponsesInterface interface {
 	// webhook secret). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+	// A callback for an instance that does not exist or takes none is `404`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5411,6 +5420,7 @@ func (c *ClientWithResponses) CheckAppVerificationWithResponse(ctx context.Conte
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5433,6 +5443,7 @@ func (c *ClientWithResponses) DeliveryReceiptWithBodyWithResponse(ctx context.Co
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5455,6 +5466,7 @@ func (c *ClientWithResponses) DeliveryReceiptWithResponse(ctx context.Context, k
 // webhook secret). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
+// A callback for an instance that does not exist or takes none is `404`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //

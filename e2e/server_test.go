@@ -186,6 +186,9 @@ func prodEnv(t testing.TB, redisURL, databaseURL string, p *smstest.Provider, ex
 		// These clients never approve their codes, which the fraud guard rightly takes for
 		// pumping; its own proof is cmd/loadgen's pumping scenario.
 		"OTP_FRAUD_GUARD": "off",
+		// The fake provider and webhook receivers listen on loopback, which production
+		// refuses unless it is allow-listed.
+		"OTP_OUTBOUND_ALLOW": "127.0.0.0/8,::1/128",
 		// Only a fault test's own fault may time out: on a small machine running the load,
 		// several servers, Redis and Postgres at once, the default 200ms would also,
 		// correctly, fail some requests closed. The fault tests set their own bound.

@@ -1659,7 +1659,7 @@ type NewWebhook struct {
 	// Secret 16 to 256 printable ASCII characters without spaces; generated when absent or empty.
 	Secret *string `json:"secret,omitempty"`
 
-	// Url An absolute http or https URL without credentials or fragment, at most 2048 characters.
+	// Url An absolute http or https URL without credentials or fragment, at most 2048 characters, that does not lead to a loopback, private, link-local or other special address (a literal one, or a name that resolves to one) unless OTP_OUTBOUND_ALLOW allow-lists it.
 	Url string `json:"url"`
 }
 
@@ -2856,7 +2856,8 @@ type ClientInterface interface {
 	//
 	// The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
 	// neither queued, retried nor listed among the deliveries. A receiver that is down
-	// or refuses it is still a `200`, with `delivered: false`.
+	// or refuses it is still a `200`, with `delivered: false`; so is an address the
+	// outbound policy refuses, to which no connection is opened.
 	//
 	// Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/test (the `TestWebhook` operationId).
 	TestWebhook(ctx context.Context, id AppID, wid WebhookID, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3324,7 +3325,8 @@ func (c *Client) RedeliverEvent(ctx context.Context, id AppID, wid WebhookID, ei
 //
 // The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
 // neither queued, retried nor listed among the deliveries. A receiver that is down
-// or refuses it is still a `200`, with `delivered: false`.
+// or refuses it is still a `200`, with `delivered: false`; so is an address the
+// outbound policy refuses, to which no connection is opened.
 //
 // Corresponds with POST /admin/api/apps/{id}/webhooks/{wid}/test (the `TestWebhook` operationId).
 func (c *Client) TestWebhook(ctx context.Context, id AppID, wid WebhookID, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5621,7 +5623,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
 	// neither queued, retried nor listed among the deliveries. A receiver that is down
-	// or refuses it is still a `200`, with `delivered: false`.
+	// or refuses it is still a `200`, with `delivered: false`; so is an address the
+	// outbound policy refuses, to which no connection is opened.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8600,7 +8603,8 @@ func (c *ClientWithResponses) RedeliverEventWithResponse(ctx context.Context, id
 //
 // The event is signed like every other, posted once within `OTP_EVENTS_TIMEOUT`, and
 // neither queued, retried nor listed among the deliveries. A receiver that is down
-// or refuses it is still a `200`, with `delivered: false`.
+// or refuses it is still a `200`, with `delivered: false`; so is an address the
+// outbound policy refuses, to which no connection is opened.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -140,6 +140,8 @@ func serverEnv(redisURL, dsn, prefix string, p *smstest.Provider) map[string]str
 		"OTP_SECRET": randomHex(32), "ADMIN_TOKEN": randomHex(16),
 		"SMS_PROVIDER": "webhook", "SMS_WEBHOOK_URL": p.URL, "SMS_WEBHOOK_SECRET": p.Secret,
 		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_LOG_LEVEL": "error",
+		// The fake provider listens on loopback, which production refuses unless allow-listed.
+		"OTP_OUTBOUND_ALLOW":   "127.0.0.0/8,::1/128",
 		"OTP_DUPLICATE_WINDOW": windowEnv(refDuplicate[0].window),
 		"OTP_LIMIT_PHONE":      rulesEnv(refPerKey), "OTP_LIMIT_IP": rulesEnv(refPerKey),
 		// The send scenarios never approve, from a few networks: the fraud guard would rightly

@@ -58,6 +58,18 @@ func (s ChallengeSettings) newChallenger(secret []byte, client *http.Client) (*c
 	return challenge.New(o), nil
 }
 
+// captchaClient is the CAPTCHA provider's client: through the outbound address policy, as
+// every outbound HTTP call, within the provider's time.
+func captchaClient(cfg config) *http.Client {
+	c := cfg.outbound.Client()
+	c.Timeout = captchaTimeout
+	return c
+}
+
+// captchaTimeout bounds one siteverify call; a provider slower than this fails the send
+// closed (503), as any backing service does.
+const captchaTimeout = 5 * time.Second
+
 // numberTypes is a comma-separated list of number types (otp.PhoneType's names); "none"
 // or nothing is the empty list.
 type numberTypes []string

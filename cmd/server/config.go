@@ -10,6 +10,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/outbound"
 	"otpgate/internal/providers"
 )
 
@@ -59,6 +60,9 @@ type config struct {
 	// RetentionInterval.
 	HistoryRetention  retentionSpan `env:"OTP_HISTORY_RETENTION" envDefault:"90d"`
 	RetentionInterval time.Duration `env:"OTP_RETENTION_INTERVAL" envDefault:"15m"`
+	// OutboundAllow lets webhooks and HTTP providers reach these special addresses
+	// (loopback, private, …), which the outbound policy otherwise refuses.
+	OutboundAllow prefixes `env:"OTP_OUTBOUND_ALLOW"`
 	FraudSettings
 	ChallengeSettings
 	DeliverySettings
@@ -66,6 +70,9 @@ type config struct {
 
 	// Derived by parse.
 	dev bool
+	// outbound is the address policy of webhooks and HTTP providers: OTP_OUTBOUND_ALLOW,
+	// and loopback in dev mode.
+	outbound outbound.Policy
 }
 
 // loadConfig reads and validates the environment. Every error names the variable and
@@ -124,6 +131,11 @@ func (c *config) parse(getenv func(string) string) error {
 	if err := c.checkChallenge(); err != nil {
 		return err
 	}
+	allow := c.OutboundAllow
+	if c.dev {
+		allow = append(outbound.Loopback(), allow...)
+	}
+	c.outbound = outbound.New(allow)
 	// Dev mode may leave SMS_PROVIDER unset; production was required to set it above.
 	if c.SMSProvider == "" {
 		c.SMSProvider = "log"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -57,6 +58,9 @@ func (c *config) parseDelivery(getenv func(string) string) error {
 		s, err := providers.Read(in, getenv)
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
+		}
+		if err := s.CheckOutbound(context.Background(), c.outbound); err != nil {
+			return fmt.Errorf("config: %w (OTP_OUTBOUND_ALLOW)", err)
 		}
 		c.instances = append(c.instances, s)
 	}

@@ -39,6 +39,6 @@ func (c *config) checkEvents() error {
 func (c *config) eventOptions() events.Options {
 	return events.Options{
 		RetryFor: c.EventsRetryFor, Backoff: c.EventsBackoff, MaxBackoff: c.EventsBackoffMax,
-		Timeout: c.EventsTimeout, Poll: c.EventsPoll,
+		Timeout: c.EventsTimeout, Poll: c.EventsPoll, Outbound: c.outbound,
 	}
 }

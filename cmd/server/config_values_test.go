@@ -78,6 +78,7 @@ func TestConfigBadValues(t *testing.T) {
 		{"OTP_ALLOWED_COUNTRIES", "JP,,US", `config: OTP_ALLOWED_COUNTRIES="JP,,US": entry 2 "": empty: want codes like JP,US`},
 		{"OTP_TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal", `config: OTP_TRUSTED_PROXIES="10.0.0.0/8,proxy.internal": entry 2 "proxy.internal": ` + notCIDR},
 		{"OTP_TRUSTED_PROXIES", "10.0.0.0/33", `config: OTP_TRUSTED_PROXIES="10.0.0.0/33": entry 1 "10.0.0.0/33": ` + notCIDR},
+		{"OTP_OUTBOUND_ALLOW", "127.0.0.0/8,localhost", `config: OTP_OUTBOUND_ALLOW="127.0.0.0/8,localhost": entry 2 "localhost": ` + notCIDR},
 		{"OTP_LOG_LEVEL", "verbose", `config: OTP_LOG_LEVEL="verbose": must be debug, info, warn or error`},
 		{"OTP_LOG_LEVEL", "warn+2", `config: OTP_LOG_LEVEL="warn+2": must be debug, info, warn or error`},
 		{"OTP_MIGRATE", "maybe", `config: OTP_MIGRATE="maybe": must be true or false`},

@@ -19,6 +19,8 @@ type deliveryParts struct {
 	router   *delivery.Router
 	renderer otp.Renderer
 	readers  map[string]otp.ReceiptReader
+	// receiptKinds are the kinds that take delivery callbacks, whose refusals are counted.
+	receiptKinds []string
 }
 
 // newDelivery builds each provider instance as its kind says (internal/providers), with
@@ -30,7 +32,12 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryPa
 		return nil, err
 	}
 	d := &deliveryParts{renderer: mx.Renderer(catalog), readers: map[string]otp.ReceiptReader{}}
-	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL}
+	for _, k := range providers.Kinds() {
+		if k.Receipts {
+			d.receiptKinds = append(d.receiptKinds, k.Name)
+		}
+	}
+	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL, Outbound: cfg.outbound}
 	var table []delivery.Provider
 	for _, s := range cfg.instances {
 		b, err := providers.Build(s, opts)

@@ -116,6 +116,9 @@ func prodEnv(t testing.TB, p *smstest.Provider, extra map[string]string) map[str
 		// Every test sends from the loopback network and seldom checks its codes, which the
 		// fraud guard rightly takes for pumping; the fraud tests turn it on.
 		"OTP_FRAUD_GUARD": "off",
+		// The fake providers and webhook receivers listen on loopback, which production
+		// refuses unless it is allow-listed.
+		"OTP_OUTBOUND_ALLOW": "127.0.0.0/8,::1/128",
 	}
 	for k, v := range extra {
 		env[k] = v

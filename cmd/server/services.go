@@ -69,7 +69,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svc.UseFraud(s.fraud.guard)
-	challenger, err := cfg.newChallenger(p.secret, nil)
+	challenger, err := cfg.newChallenger(p.secret, captchaClient(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -93,10 +93,11 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Apps:     s.registry,
 		Twilio: twilioapi.NewHandler(twilioapi.Deps{
 			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
-			ClientIP: func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+			ClientIP:  func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+			PublicURL: cfg.PublicURL,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
-		Receipts:       receipts,
+		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,

@@ -17,7 +17,8 @@ type AdminService interface {
 	// Webhooks lists an app's endpoints. Errors: otp.ErrNotFound for an unknown app.
 	Webhooks(ctx context.Context, appID string) ([]Endpoint, error)
 	// AddWebhook adds an endpoint to an app and returns it with its secret, which is never
-	// shown again. Errors: *otp.ErrInvalidRequest (nothing is stored), otp.ErrNotFound.
+	// shown again. Errors: *otp.ErrInvalidRequest (nothing is stored), also for a URL that
+	// leads where the outbound policy refuses, otp.ErrNotFound.
 	AddWebhook(ctx context.Context, appID string, in EndpointInput, actor string) (Endpoint, string, error)
 	// DeleteWebhook removes an endpoint and its undelivered events. Errors: otp.ErrNotFound.
 	DeleteWebhook(ctx context.Context, appID, id, actor string) error
@@ -91,6 +92,11 @@ func (a *Admin) AddWebhook(ctx context.Context, appID string, in EndpointInput, 
 	in, err := in.Validate()
 	if err != nil {
 		return Endpoint{}, "", err
+	}
+	// The dialer refuses such addresses anyway; refused here, nobody stores an endpoint
+	// that could never be reached, nor learns from its failures what answers inside.
+	if err := a.opts.Outbound.CheckURL(ctx, in.URL); err != nil {
+		return Endpoint{}, "", &otp.ErrInvalidRequest{Fields: map[string]string{"url": err.Error()}}
 	}
 	app, err := a.app(ctx, appID)
 	if err != nil {

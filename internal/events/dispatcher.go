@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"otpgate/internal/outbound"
 )
 
 // Options tune the Dispatcher; zero values take the defaults.
@@ -24,8 +26,12 @@ type Options struct {
 	Poll time.Duration
 	// Batch is how many events one round claims and posts at once.
 	Batch int
-	// Client posts the events; its Timeout is not used (Timeout is). Nil: a client that
-	// follows no redirects.
+	// Outbound is the address policy of the endpoints: their URLs are checked against it
+	// when they are added, and the default client connects only where it allows. The
+	// zero value refuses loopback, private, link-local and other special addresses.
+	Outbound outbound.Policy
+	// Client posts the events; its Timeout is not used (Timeout is). Nil: Outbound's
+	// client, which follows no redirects.
 	Client *http.Client
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -57,7 +63,7 @@ func (o Options) withDefaults() Options {
 		o.Batch = DefaultBatch
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		o.Client = o.Outbound.Client()
 	}
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().UTC() }

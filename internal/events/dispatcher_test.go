@@ -20,6 +20,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/outbound"
 	"otpgate/internal/sms"
 )
 
@@ -144,7 +145,8 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 func fastOptions() events.Options {
-	return events.Options{Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Poll: 5 * time.Millisecond, Timeout: time.Second}
+	return events.Options{Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Poll: 5 * time.Millisecond, Timeout: time.Second,
+		Outbound: outbound.New(outbound.Loopback())} // the receivers are httptest servers on loopback
 }
 
 func TestDispatcher(t *testing.T) {

@@ -170,6 +170,8 @@ func ProblemFor(err error) Problem {
 			out.Detail = "there is no such resource"
 		} else if errors.Is(err, errNoSuchApp) {
 			out.Detail = "there is no such app"
+		} else if errors.Is(err, errNoSuchReceiver) {
+			out.Detail = errNoSuchReceiver.Message
 		}
 	case otp.CodeUnauthorized:
 		if errors.Is(err, apps.ErrBadKey) {

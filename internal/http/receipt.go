@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"regexp"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -17,12 +18,18 @@ import (
 // callback, Twilio's status callbacks (kind twilio) or the webhook receiver's receipts
 // (kind webhook), each checked against its instance's signature. 204 for a genuine
 // callback, whether or not it changed a send; 403 invalid_signature for a forged or
-// stale one, which changes nothing.
+// stale one, which changes nothing and is logged at most once a minute (the metrics
+// count each); 404 for an instance that takes none.
 func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler {
+	forged := newLogLimiter(time.Minute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, instance := chi.URLParam(r, "kind"), chi.URLParam(r, "instance")
-		if receipts == nil || (kind != "twilio" && kind != "webhook") || !instanceName.MatchString(instance) {
+		if kind != "twilio" && kind != "webhook" {
 			writeProblem(w, r, log, errRouteNotFound)
+			return
+		}
+		if receipts == nil || !instanceName.MatchString(instance) {
+			writeProblem(w, r, log, errNoSuchReceiver)
 			return
 		}
 		body, err := io.ReadAll(r.Body)
@@ -41,7 +48,10 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 		}
 		if err != nil {
 			if otp.ErrorCode(err) == otp.CodeInvalidSignature {
-				log.Warn("delivery callback refused: bad signature", "source", source, "request_id", RequestIDFrom(r.Context()))
+				if ok, held := forged.allow(); ok {
+					log.Warn("delivery callback refused: bad signature", "source", source, "request_id", RequestIDFrom(r.Context()),
+						"held_back", held)
+				}
 			}
 			writeProblem(w, r, log, err)
 			return
@@ -54,5 +64,5 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 // path names no receiver, whatever its body.
 var instanceName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
-// errNoSuchReceiver is a callback for a provider instance that takes none.
-var errNoSuchReceiver = otp.Errorf(otp.CodeNotFound, "no provider instance takes callbacks here")
+// errNoSuchReceiver is a callback for a provider instance that does not exist or takes none.
+var errNoSuchReceiver = otp.Errorf(otp.CodeNotFound, "there is no such provider instance, or it takes no delivery callbacks")

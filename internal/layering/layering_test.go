@@ -64,6 +64,8 @@ func forbidden() map[string][]string {
 		// Both speak the domain's vocabulary and know nothing else of otpgate (see allowed).
 		"otpgate/internal/apps":    append(drivers, "github.com/go-chi/chi", "net/http", "otpgate/internal/"),
 		"otpgate/internal/history": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "net/http", "otpgate/internal/"),
+		// The outbound address policy is a small library that the events and the providers use.
+		"otpgate/internal/outbound": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/"),
 	}
 }
 

@@ -101,6 +101,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	s.remember(start.Verification)
 	res.Verification = start.Verification
 	res.Created = start.Created
+	res.Channel = t.channel
 	res.SendsLeft = max(app.MaxSends-start.Verification.Sends, 0)
 	res.NextResendAt = now.Add(dec.RetryAfterNext())
 	return res, nil

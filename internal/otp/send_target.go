@@ -51,6 +51,9 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	case t.channel != ChannelEmail && strings.TrimSpace(in.Phone) == "":
 		fields["phone"] = "is required"
 	}
+	if problem := checkFriendlyName(in.FriendlyName); problem != "" {
+		fields["friendly_name"] = problem
+	}
 	if len(fields) > 0 {
 		return t, &ErrInvalidRequest{Fields: fields}
 	}

@@ -82,6 +82,7 @@ func TestSendEveryCodeOfAVerificationApproves(t *testing.T) {
 }
 
 func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
+	const noBreaks = "must not hold line breaks, control or formatting characters"
 	tests := []struct {
 		name       string
 		in         otp.SendInput
@@ -93,6 +94,14 @@ func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 		{"EmailForSMS", otp.SendInput{Phone: testPhone, Email: "a@example.com"}, map[string]string{"email": `is only for the email channel; give "phone" for "sms"`}},
 		{"EveryFieldWrong", otp.SendInput{Channel: "x", Locale: "x"}, map[string]string{
 			"phone": "is required", "channel": `must be "sms", "whatsapp", "voice" or "email"`, "locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}},
+		{"FriendlyNameTooLong", otp.SendInput{Phone: testPhone, FriendlyName: strings.Repeat("あ", 31)}, map[string]string{"friendly_name": "must be at most 30 characters"}},
+		{"FriendlyNameOnTwoLines", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\nCall +15550100"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithNUL", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\x00"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithABidiOverride", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\u202eknaB"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithALineSeparator", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\u2028Bank"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithALink", otp.SendInput{Phone: testPhone, FriendlyName: "See https://acme.evil"}, map[string]string{"friendly_name": "must not be or hold a link"}},
+		{"FriendlyNameWithAWebAddress", otp.SendInput{Phone: testPhone, FriendlyName: "WWW.acme-login.example"}, map[string]string{"friendly_name": "must not be or hold a link"}},
+		{"FriendlyNameNotUTF8", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\xff"}, map[string]string{"friendly_name": "must be valid UTF-8"}},
 		{"PhoneWithLetters", otp.SendInput{Phone: "+81 90 1234 ABCD"}, nil},
 		{"PhoneWithoutCountry", otp.SendInput{Phone: "090 1234 5678"}, nil},
 		{"NotAValidNumber", otp.SendInput{Phone: "+81 1"}, nil},
@@ -289,5 +298,19 @@ func TestSendMessage(t *testing.T) {
 				t.Errorf("verification: got locale %q channel %q, want %q sms", v.Locale, v.Channel, tt.wantLocale)
 			}
 		})
+	}
+}
+
+func TestSendReportsItsOwnChannel(t *testing.T) {
+	e := newEnv(t)
+	first := e.send(t)
+	e.clock.Set(e.clock.Now().Add(time.Minute))
+	res, err := e.svc.Send(context.Background(), otp.SendInput{Phone: testPhone, Channel: otp.ChannelVoice, ClientIP: testIP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Channel != otp.ChannelSMS || res.Created || res.Channel != otp.ChannelVoice || res.Verification.Channel != otp.ChannelSMS {
+		t.Errorf("got %s then %s (verification %s), want sms then voice on the verification of the first send, sms",
+			first.Channel, res.Channel, res.Verification.Channel)
 	}
 }

@@ -105,7 +105,8 @@ type SendInput struct {
 	ClientIP string
 	// Fingerprint tells one client from another for the duplicate window, with ClientIP.
 	Fingerprint string
-	// FriendlyName, when set, names the app in the message instead of its name.
+	// FriendlyName, when set, names the app in the message instead of its name: at most
+	// 30 characters, one line, no link.
 	FriendlyName string
 	// Solution answers a challenge the fraud guard asked of an earlier send.
 	Solution ChallengeSolution
@@ -117,6 +118,9 @@ type SendResult struct {
 	Verification Verification
 	// Created is true for a new verification, false for a resend.
 	Created bool
+	// Channel is the channel this send went out on: a resend may take another one than
+	// the verification's first send, which Verification.Channel is.
+	Channel string
 	// NextResendAt is the earliest time every rule of the send policy (duplicate, phone,
 	// IP and global) admits another send.
 	NextResendAt time.Time

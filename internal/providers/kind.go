@@ -17,6 +17,7 @@ import (
 
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
+	"otpgate/internal/outbound"
 )
 
 // Kind is one kind of provider instance.
@@ -49,6 +50,9 @@ type Setting struct {
 	Default string
 	// Example is a well-formed value; the registry's tests build every kind from them.
 	Example string
+	// Outbound marks a URL otpgate connects to: CheckOutbound holds it to the outbound
+	// address policy at start-up, and the instance's client at every connection.
+	Outbound bool
 }
 
 // Options are what every instance is built with beyond its own settings.
@@ -62,6 +66,9 @@ type Options struct {
 	// PublicURL is OTP_PUBLIC_URL, where providers reach otpgate; empty asks providers
 	// that report by callback for none.
 	PublicURL string
+	// Outbound is the address policy the HTTP kinds' clients connect under; the zero
+	// value refuses loopback, private, link-local and other special addresses.
+	Outbound outbound.Policy
 }
 
 // callbackURL is where a provider posts the delivery callbacks of one instance, or ""

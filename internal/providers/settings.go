@@ -2,8 +2,11 @@ package providers
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
+
+	"otpgate/internal/outbound"
 )
 
 // Settings are one instance's variables, read with its suffix.
@@ -47,3 +50,18 @@ func (s Settings) Var(name string) string { return name + s.EnvSuffix() }
 
 // Carries reports whether the instance's kind can carry channel.
 func (s Settings) Carries(channel string) bool { return slices.Contains(s.kind.Channels, channel) }
+
+// CheckOutbound refuses an instance whose URLs (the settings marked Outbound) lead where
+// the policy refuses: to an address it refuses, or to a name that resolves to one.
+// Errors name the variable and the host, never the whole URL, which may carry a token.
+func (s Settings) CheckOutbound(ctx context.Context, p outbound.Policy) error {
+	for _, v := range s.kind.Settings {
+		if !v.Outbound || s.values[v.Name] == "" {
+			continue
+		}
+		if err := p.CheckURL(ctx, s.values[v.Name]); err != nil {
+			return fmt.Errorf("%s: %w", s.Var(v.Name), err)
+		}
+	}
+	return nil
+}

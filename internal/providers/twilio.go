@@ -35,7 +35,7 @@ func twilioKind() Kind {
 			{Name: twilioWhatsAppFrom, Example: "+15005550006"},
 			{Name: twilioWhatsAppContentSID},
 			{Name: twilioVoiceFrom},
-			{Name: twilioBaseURL, Default: sms.DefaultTwilioBaseURL},
+			{Name: twilioBaseURL, Default: sms.DefaultTwilioBaseURL, Outbound: true},
 		},
 		Check:    checkTwilioNumbers,
 		Receipts: true,
@@ -59,7 +59,7 @@ func newTwilio(s Settings, o Options) (Built, error) {
 		Name: s.Name, AccountSID: s.Get(twilioAccountSID), AuthToken: s.Get(twilioAuthToken),
 		From: s.Get(twilioFrom), MessagingServiceSID: s.Get(twilioMessagingSID),
 		WhatsAppFrom: s.Get(twilioWhatsAppFrom), WhatsAppContentSID: s.Get(twilioWhatsAppContentSID), VoiceFrom: s.Get(twilioVoiceFrom),
-		StatusCallback: callback, BaseURL: s.Get(twilioBaseURL), Timeout: o.Timeout,
+		StatusCallback: callback, BaseURL: s.Get(twilioBaseURL), Timeout: o.Timeout, HTTPClient: o.Outbound.Client(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)

@@ -21,7 +21,7 @@ func webhookKind() Kind {
 		Name:     "webhook",
 		Channels: []string{otp.ChannelSMS},
 		Settings: []Setting{
-			{Name: webhookURL, Required: true, Example: "https://sms.example.com/send"},
+			{Name: webhookURL, Required: true, Example: "https://sms.example.com/send", Outbound: true},
 			{Name: webhookSecret, Required: true, Example: "webhook-secret"},
 		},
 		Receipts: true,
@@ -31,7 +31,9 @@ func webhookKind() Kind {
 
 // newWebhook builds a webhook sender, which also reads the receiver's receipts.
 func newWebhook(s Settings, o Options) (Built, error) {
-	w, err := sms.NewWebhook(sms.WebhookConfig{URL: s.Get(webhookURL), Secret: s.Get(webhookSecret), Name: s.Name, Timeout: o.Timeout})
+	w, err := sms.NewWebhook(sms.WebhookConfig{
+		URL: s.Get(webhookURL), Secret: s.Get(webhookSecret), Name: s.Name, Timeout: o.Timeout, HTTPClient: o.Outbound.Client(),
+	})
 	if err != nil {
 		return Built{}, fmt.Errorf("%s: %w", s.Var(webhookURL), err)
 	}

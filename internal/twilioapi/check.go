@@ -25,6 +25,11 @@ type verificationCheck struct {
 	SnaAttemptsErrorCodes []struct{} `json:"sna_attempts_error_codes"`
 }
 
+// unsupportedCheck are the check's parameters that otpgate does not offer: PSD2's
+// amount and payee, which Twilio binds into the code. Ignored, a caller would believe
+// the transaction was confirmed.
+var unsupportedCheck = []string{"Amount", "Payee"}
+
 // handleCheck serves POST /v2/Services/{ServiceSid}/VerificationCheck: Code with To or
 // VerificationSid. A wrong code is an answer, not an error, as in Twilio: 200 with the
 // verification's status and valid false; once the wrong guesses are spent, 60202.
@@ -33,6 +38,10 @@ func handleCheck(d Deps) http.Handler {
 		c := callFrom(r.Context())
 		if err := form(r); err != nil {
 			writeError(w, r, d.Logger, err)
+			return
+		}
+		if fields := refused(r, unsupportedCheck); len(fields) > 0 {
+			writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: fields})
 			return
 		}
 		in := otp.CheckInput{App: &c.app, Code: strings.TrimSpace(r.PostForm.Get("Code")), ClientIP: c.clientIP}

@@ -31,6 +31,10 @@ type Deps struct {
 	// ClientIP is the client IP the call is limited by, given the key it came with
 	// (a trusted_client_ip key may name the end user's). Errors: *otp.ErrInvalidRequest.
 	ClientIP func(r *http.Request, key apps.Key) (string, error)
+	// PublicURL is where clients reach the public listener (OTP_PUBLIC_URL): the url
+	// fields of answers start with it. Empty leaves them paths from the listener's root.
+	// The request's Host header is never used, since the client writes it.
+	PublicURL string
 }
 
 // NewHandler returns the API, to be mounted at /v2 of the public listener.
@@ -38,6 +42,7 @@ func NewHandler(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
 	r := chi.NewRouter()
 	r.Route("/Services/{ServiceSid}", func(r chi.Router) {
 		r.Use(authenticate(d))

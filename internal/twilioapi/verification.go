@@ -19,6 +19,17 @@ var unsupported = []string{
 	"TemplateCustomSubstitutions", "RateLimits", "ChannelConfiguration", "AppHash",
 }
 
+// refused names each of the parameters that the request holds.
+func refused(r *http.Request, params []string) map[string]string {
+	fields := map[string]string{}
+	for _, p := range params {
+		if r.PostForm.Has(p) {
+			fields[p] = "is not supported by otpgate"
+		}
+	}
+	return fields
+}
+
 // verification is Twilio's Verification resource.
 type verification struct {
 	Sid              string        `json:"sid"`
@@ -74,13 +85,14 @@ func lastChange(v otp.Verification, app otp.App) time.Time {
 	return v.LastSentAt(app.CodeTTL)
 }
 
-func newVerification(r *http.Request, app otp.App, v otp.Verification) verification {
+// newVerification renders v; base is the public URL its url starts with.
+func newVerification(base string, app otp.App, v otp.Verification) verification {
 	sid := apps.VerificationSID(v.ID)
 	out := verification{
 		Sid: sid, ServiceSid: apps.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Address, Channel: twilioChannel(v.Channel),
 		Status: status(v), Valid: v.Status == otp.StatusApproved,
 		DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, app)),
-		URL: baseURL(r) + "/v2/Services/" + apps.ServiceSID(app.ID) + "/Verifications/" + sid,
+		URL: base + "/v2/Services/" + apps.ServiceSID(app.ID) + "/Verifications/" + sid,
 	}
 	// The store keeps the count of sends, not each one's time: the first is the
 	// verification's creation, every later one is shown at the latest send.
@@ -104,18 +116,19 @@ func twoHex(i int) string {
 	return string([]byte{digits[(i>>4)&15], digits[i&15]})
 }
 
-// baseURL is the scheme and host the client called, for the resources' url fields.
-func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+// sentOn makes the answer to a send show that send's channel: the verification's own is
+// its first send's, and a resend may take another.
+func (out *verification) sentOn(channel string) {
+	if channel == "" || len(out.SendCodeAttempts) == 0 {
+		return
 	}
-	return scheme + "://" + r.Host
+	out.Channel = twilioChannel(channel)
+	out.SendCodeAttempts[len(out.SendCodeAttempts)-1].Channel = out.Channel
 }
 
 // handleCreate serves POST /v2/Services/{ServiceSid}/Verifications: To, Channel,
 // Locale and CustomFriendlyName. A resend of a pending verification answers 201, as
-// Twilio does.
+// Twilio does, with the channel it went out on.
 func handleCreate(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callFrom(r.Context())
@@ -123,12 +136,7 @@ func handleCreate(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		fields := map[string]string{}
-		for _, p := range unsupported {
-			if r.PostForm.Has(p) {
-				fields[p] = "is not supported by otpgate"
-			}
-		}
+		fields := refused(r, unsupported)
 		if strings.TrimSpace(r.PostForm.Get("To")) == "" {
 			fields["phone"] = "is required"
 		}
@@ -147,7 +155,9 @@ func handleCreate(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, newVerification(r, c.app, res.Verification))
+		out := newVerification(d.PublicURL, c.app, res.Verification)
+		out.sentOn(res.Channel)
+		writeJSON(w, http.StatusCreated, out)
 	})
 }
 
@@ -201,7 +211,7 @@ func handleFetch(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, newVerification(r, c.app, v))
+		writeJSON(w, http.StatusOK, newVerification(d.PublicURL, c.app, v))
 	})
 }
 
@@ -223,6 +233,6 @@ func handleUpdate(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, newVerification(r, c.app, v))
+		writeJSON(w, http.StatusOK, newVerification(d.PublicURL, c.app, v))
 	})
 }

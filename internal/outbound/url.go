@@ -1,0 +1,72 @@
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Resolver looks a host name up; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// lookupTimeout bounds the name lookup of CheckURL, so that a slow DNS server cannot hold
+// up a registration or the start of the server.
+const lookupTimeout = 3 * time.Second
+
+// CheckURL refuses a URL whose host is an address the policy refuses, or a name that
+// resolves to one. A name that does not resolve now is not refused: the dialer checks
+// the address each connection opens, whenever the name does resolve. Errors:
+// *RefusedError, or an error saying what is wrong with the host.
+func (p Policy) CheckURL(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("is not a URL")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return errors.New("has no host")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return p.Check(a)
+	}
+	if numeric(host) {
+		return fmt.Errorf("host %q is an IP address in a form resolvers read differently; write it as a.b.c.d or name the host", host)
+	}
+	r := p.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if r := p.refused(a); r != nil {
+			r.Host = host
+			return r
+		}
+	}
+	return nil
+}
+
+// numeric reports whether a host that is not a plain IP address is still a number, such
+// as 127.1, 2130706433 or 0x7f.0.0.1: some resolvers read those as IPv4 addresses, and no
+// top-level domain is a number.
+func numeric(host string) bool {
+	last := host[strings.LastIndexByte(strings.TrimSuffix(host, "."), '.')+1:]
+	last = strings.TrimSuffix(last, ".")
+	if l := strings.ToLower(last); strings.HasPrefix(l, "0x") {
+		last = l[2:]
+		return last == "" || strings.Trim(last, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
+}

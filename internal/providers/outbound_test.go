@@ -1,0 +1,89 @@
+package providers_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/otp"
+	"otpgate/internal/outbound"
+	"otpgate/internal/providers"
+	"otpgate/internal/sms/smstest"
+)
+
+// TestProvidersConnectOnlyWhereTheOutboundPolicyAllows builds the HTTP kinds against fake
+// providers on loopback, which the default policy refuses: nothing reaches them, and the
+// failure is definite (nothing can have been sent).
+func TestProvidersConnectOnlyWhereTheOutboundPolicyAllows(t *testing.T) {
+	const sid, token = "AC00000000000000000000000000000abc", "auth-token"
+	hook := smstest.New(t, "webhook-secret")
+	tw := smstest.NewTwilio(t, sid, token)
+	env := map[string]string{
+		"SMS_WEBHOOK_URL": hook.URL, "SMS_WEBHOOK_SECRET": hook.Secret,
+		"TWILIO_ACCOUNT_SID": sid, "TWILIO_AUTH_TOKEN": token, "TWILIO_FROM": "+15005550006", "TWILIO_BASE_URL": tw.URL,
+	}
+	for _, kind := range []string{"webhook", "twilio"} {
+		t.Run(kind, func(t *testing.T) {
+			s, err := providers.Read(providers.Instance{Name: kind, Kind: kind}, func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := providers.Build(s, providers.Options{Log: slog.New(slog.DiscardHandler), Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = b.Sender.Send(context.Background(), otp.Message{ID: "s1", Channel: otp.ChannelSMS, To: "+15551234567", Body: "code 123456", Locale: "en"})
+			if err == nil || !errors.Is(err, otp.ErrNotDelivered) || !strings.Contains(err.Error(), "loopback") {
+				t.Errorf("got %v, want a definite failure naming the loopback address", err)
+			}
+			if n := hook.Calls() + len(tw.Received()); n != 0 {
+				t.Errorf("the fake providers got %d requests, want none", n)
+			}
+		})
+	}
+}
+
+func TestCheckOutbound(t *testing.T) {
+	env := map[string]string{
+		"SMS_WEBHOOK_URL_ALT": "http://127.0.0.1:8081/send?token=secret", "SMS_WEBHOOK_SECRET_ALT": "s",
+		"TWILIO_ACCOUNT_SID_ALT": "AC1", "TWILIO_AUTH_TOKEN_ALT": "t", "TWILIO_FROM_ALT": "+15005550006", "TWILIO_BASE_URL_ALT": "http://[::ffff:169.254.169.254]/",
+	}
+	for kind, want := range map[string]string{
+		"webhook": "SMS_WEBHOOK_URL_ALT: 127.0.0.1 is a loopback address",
+		"twilio":  "TWILIO_BASE_URL_ALT: 169.254.169.254 is a link-local address",
+	} {
+		s, err := providers.Read(providers.Instance{Name: "alt", Kind: kind}, func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.CheckOutbound(t.Context(), outbound.Policy{})
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: got %v, want %q… without the URL's query", kind, err, want)
+		}
+		allowed := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.169.254/32")})
+		if err := s.CheckOutbound(t.Context(), allowed); err != nil {
+			t.Errorf("%s allow-listed: got %v, want nil", kind, err)
+		}
+	}
+}
+
+func TestAllowListedProvidersAreReached(t *testing.T) {
+	hook := smstest.New(t, "webhook-secret")
+	s, err := providers.Read(providers.Instance{Name: "webhook", Kind: "webhook"}, func(k string) string {
+		return map[string]string{"SMS_WEBHOOK_URL": hook.URL, "SMS_WEBHOOK_SECRET": hook.Secret}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := providers.Build(s, providers.Options{Timeout: time.Second, Outbound: outbound.New(outbound.Loopback())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Sender.Send(context.Background(), otp.Message{ID: "s1", Channel: otp.ChannelSMS, To: "+15551234567", Body: "code 123456", Locale: "en"}); err != nil || hook.Calls() != 1 {
+		t.Errorf("got %v and %d requests, want delivered once", err, hook.Calls())
+	}
+}
