@@ -80,6 +80,14 @@ func errorFor(err error) restError {
 		e = restError{Code: codeCountryBlocked, Status: http.StatusForbidden, Message: "Delivery to this country is not allowed for this service"}
 	case otp.Code("fraud_blocked"), otp.Code("blocked"):
 		e = restError{Code: codeFraudBlocked, Status: http.StatusForbidden, Message: "Verification delivery attempt blocked"}
+	case otp.CodeChallengeRequired:
+		// A Twilio request has no field for a solution: the native API carries challenges.
+		e = restError{Code: codeFraudBlocked, Status: http.StatusForbidden,
+			Message: "Verification delivery attempt blocked: the fraud guard asks for a challenge, which only the native API (POST /v1/verifications) carries"}
+	case otp.CodeChallengeInvalid:
+		e = restError{Code: codeInvalidParameter, Status: http.StatusBadRequest, Message: "Invalid parameter: the challenge solution was refused"}
+	case otp.CodeNumberTypeNotAllowed:
+		e = restError{Code: codeInvalidParameter, Status: http.StatusBadRequest, Message: "Invalid parameter `To`: codes are not sent to numbers of this type"}
 	case otp.CodeRateLimited:
 		e = restError{Code: codeTooManyRequests, Status: http.StatusTooManyRequests, Message: "Too many requests"}
 		if errors.As(err, &limited) && budgetSpent(limited) {
