@@ -21,7 +21,7 @@ func (l decided) Allow(context.Context, []otp.Limit) (otp.Decision, error) { ret
 // step is a fraud step that does nothing.
 type step struct{}
 
-func (step) Screen(otp.FraudTarget) otp.Screening            { return otp.Screening{} }
+func (step) Screen(otp.FraudTarget) otp.Screening                          { return otp.Screening{} }
 func (step) Approved(context.Context, otp.FraudTarget, otp.Approval) error { return nil }
 func (step) BlockStarted(context.Context, otp.FraudTarget, otp.GuardState, time.Time) error {
 	return nil
