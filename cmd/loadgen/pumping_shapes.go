@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	mathrand "math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -104,7 +103,6 @@ func (a *addresses) fresh24() string {
 // a little more than once a minute (the per-IP rule's pace) and entering nine in ten of
 // them: a team testing an app, with a normal conversion.
 type office struct {
-	mu     sync.Mutex
 	phones []string
 	ips    []string
 }
