@@ -9,8 +9,8 @@
 -- ARGV[2]     now in microseconds, or "" for the server clock (TIME); only tests set it.
 -- ARGV[3]     for "approve", the approval's weight in [0, 1]: one that came implausibly fast
 --             after its send, or from another network than the send's, counts for less.
--- ARGV[4]     for "approve", the prior weight: a country with fewer approvals over the long
---             horizon is young.
+-- ARGV[4]     for "approve", how many approvals over the long horizon make a country
+--             established: a country with fewer is young.
 -- ARGV[5..]   for "approve", each key's role, as sliding_log.lua's: "" none, "c" a country,
 --             "y" the young-countries pool, which counts the approval only when the
 --             country of the call (an earlier key) is young.
@@ -22,7 +22,7 @@
 -- Reply: how many hashes changed.
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
-local mode, nowstr, weight, prior = ARGV[1], ARGV[2], tonumber(ARGV[3]) or 1, tonumber(ARGV[4]) or 0
+local mode, nowstr, weight, youngapprovals = ARGV[1], ARGV[2], tonumber(ARGV[3]) or 1, tonumber(ARGV[4]) or 0
 if nowstr == '' then
   local t = call('TIME')
   nowstr = t[1] .. ('00000' .. t[2]):sub(-6)
@@ -42,7 +42,7 @@ for i = 1, #KEYS do
     local fs, fl = exp(-dt / tonumber(h[6])), exp(-dt / tonumber(h[7]))
     local ss, as, sl, al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
     local nc = (tonumber(h[8]) or 0) * fl
-    if role == 'c' and al < prior then young = true end
+    if role == 'c' and al < youngapprovals then young = true end
     if mode == 'approve' then
       as, al = as + weight, al + weight
     else

@@ -25,7 +25,7 @@
 -- ARGV[2]     the request id. "allow" answers "replayed" without recording when a key already
 --             holds it: a client retry of a call that reached Redis must not count twice.
 -- ARGV[3]     now in microseconds, or "" for the server clock (TIME); only tests set it.
--- ARGV[4]     how many guard settings follow: 0, or 12 when KEYS hold guard hashes:
+-- ARGV[4]     how many guard settings follow: 0, or 13 when KEYS hold guard hashes:
 -- ARGV[5..12] the short and the long horizon in ms, the ratio, the prior rate, the prior
 --             weight, the block in ms; for "undo", the request's time in µs and "always" or
 --             "held" (take it back only when a sorted set of this call held the request);
@@ -33,7 +33,9 @@
 --             before its volume counts against it), the challenge level this request solved
 --             (0 for none), how many times its floor of unapproved sends a blocked target
 --             admits through solved challenges (0: a block admits nothing), and how many
---             distinct countries a network may ask for before it needs a challenge.
+--             distinct countries a network may ask for before it needs a challenge;
+-- ARGV[17]    how many approvals over the long horizon make a country established rather
+--             than young (the young-countries pool).
 -- ARGV[...]   per key, in KEYS order, either a sorted set: its rule count r; the rank of the
 --             oldest entry to read, as a negative index (Go picks -(largest limit + 1),
 --             capped, so that one entry beyond any full window is seen); then r pairs of
@@ -48,7 +50,7 @@
 --             factor of its baseline conversion below which volume counts (-1: whatever the
 --             conversion); the request's country for a network's distinct countries ("": none);
 --             its role: "" none, "c" a country whose youth (fewer approvals over the long
---             horizon than the prior weighs) sends the request to the young-countries pool,
+--             horizon than ARGV[17]) sends the request to the young-countries pool,
 --             "y" that pool: a guard read only when a country of the call is young, whose
 --             trips ask for a challenge instead of blocking.
 --
@@ -96,15 +98,20 @@ if nowstr == '' then
 end
 local now = tonumber(nowstr)
 
+-- The time constant, in µs, of the young-countries pool's count of sends still in flight: a
+-- person's code arrives and is typed within seconds, whatever the horizons.
+local pending = 3000000
+
 -- The guard's settings, in µs where they are times.
 local ng = tonumber(ARGV[4])
-local gshort, glong, gratio, gprior, gweight, gblock, gttl, gsurge, gsolved, gpass, gcountries
+local gshort, glong, gratio, gprior, gweight, gblock, gttl, gsurge, gsolved, gpass, gcountries, gyoung
 if ng > 0 then
   gshort, glong = tonumber(ARGV[5]) * 1000, tonumber(ARGV[6]) * 1000
   gratio, gweight = tonumber(ARGV[7]), tonumber(ARGV[9])
   gprior, gblock = tonumber(ARGV[8]) * gweight, tonumber(ARGV[10]) * 1000
   gsurge, gsolved = tonumber(ARGV[13]) or 0, tonumber(ARGV[14]) or 0
   gpass, gcountries = tonumber(ARGV[15]) or 0, tonumber(ARGV[16]) or 0
+  gyoung = tonumber(ARGV[17]) or 0
   -- A hash lives two long horizons (its counts are then below 14%), or as long as a block.
   gttl = fmt('%d', math.max(2 * tonumber(ARGV[6]), tonumber(ARGV[10])))
 end
@@ -120,8 +127,8 @@ end
 -- readguard reads a guard's hash into g, its counts decayed to now.
 local function readguard(key, g)
   local cc = g.cc
-  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f')
-  g.ss, g.as, g.sl, g.al, g.nc, g.newc, g.read = 0, 0, 0, 0, 0, cc ~= nil, true
+  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f', 'p')
+  g.ss, g.as, g.sl, g.al, g.nc, g.p, g.newc, g.read = 0, 0, 0, 0, 0, 0, cc ~= nil, true
   g.b, g.m, g.id, g.x, g.t, g.f = tonumber(h[8]) or 0, h[9], h[10], tonumber(h[11]), tonumber(h[5]), tonumber(h[13])
   if g.t then
     local dt = now - g.t
@@ -130,6 +137,7 @@ local function readguard(key, g)
     local fs, fl = exp(-dt / g.hs), exp(-dt / g.hl)
     g.ss, g.as, g.sl, g.al = tonumber(h[1]) * fs, tonumber(h[2]) * fs, tonumber(h[3]) * fl, tonumber(h[4]) * fl
     g.nc = (tonumber(h[12]) or 0) * fl
+    g.p = (tonumber(h[15]) or 0) * exp(-dt / pending)
     -- A country the network asked for within a long horizon is not new.
     if cc and h[14] and now - tonumber(h[14]) < g.hl then g.newc = false end
   end
@@ -290,7 +298,11 @@ for i = 1, #KEYS do
           if status == 1 then status = 0 end
         end
       else
-        local s1, l1 = g.ss + 1, g.sl + 1
+        -- Sends of the last seconds have had no time to be approved: they are left out, so
+        -- that a new country's first users do not look like an attack.
+        local s1, l1 = g.ss + 1 - g.p, g.sl + 1 - g.p
+        if s1 < 1 then s1 = 1 end
+        if l1 < 1 then l1 = 1 end
         local bs, ba = g.sl - g.ss, g.al - g.as
         if bs < 0 then bs = 0 end
         if ba < 0 then ba = 0 end
@@ -311,7 +323,7 @@ for i = 1, #KEYS do
     reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
     n = n + 10
   elseif g then
-    if g.role == 'c' and g.al < gweight then young = true end
+    if g.role == 'c' and g.al < gyoung then young = true end
     local state, retry, signal, level = 0, 0, 0, 0
     local blocked = g.b > now
     local s1 = g.ss + 1
@@ -444,6 +456,7 @@ if mode == 'allow' then
         fields = {'ss', fmt('%.9g', g.ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', g.sl),
           'al', fmt('%.9g', g.al), 't', nowstr, 'hs', shorts, 'hl', longs, 'i', id}
         if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
+        if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', fmt('%.9g', g.p + 1) end
         if g.cc then
           if g.newc then g.nc = g.nc + 1 end
           fields[#fields + 1], fields[#fields + 2] = 'nc', fmt('%.9g', g.nc)

@@ -275,9 +275,10 @@ func (e FraudBlockMode) Valid() bool {
 
 // Defines values for FraudBlockScope.
 const (
-	FraudBlockScopeCountry FraudBlockScope = "country"
-	FraudBlockScopeIpNet   FraudBlockScope = "ip_net"
-	FraudBlockScopePrefix  FraudBlockScope = "prefix"
+	FraudBlockScopeCountry        FraudBlockScope = "country"
+	FraudBlockScopeIpNet          FraudBlockScope = "ip_net"
+	FraudBlockScopePrefix         FraudBlockScope = "prefix"
+	FraudBlockScopeYoungCountries FraudBlockScope = "young_countries"
 )
 
 // Valid indicates whether the value is a known member of the FraudBlockScope enum.
@@ -288,6 +289,8 @@ func (e FraudBlockScope) Valid() bool {
 	case FraudBlockScopeIpNet:
 		return true
 	case FraudBlockScopePrefix:
+		return true
+	case FraudBlockScopeYoungCountries:
 		return true
 	default:
 		return false
@@ -1320,18 +1323,22 @@ type FraudBlock struct {
 	Reason string `json:"reason"`
 
 	// RetryAfterSeconds How long an active block still lasts; 0 otherwise.
-	RetryAfterSeconds int             `json:"retry_after_seconds"`
-	Scope             FraudBlockScope `json:"scope"`
-	StartedAt         time.Time       `json:"started_at"`
+	RetryAfterSeconds int `json:"retry_after_seconds"`
 
-	// Target The blocked country, prefix or client network, such as `+81901234`.
+	// Scope `young_countries` is the young countries' pool: while it is active, every send to
+	// a country without approved history needs a challenge (nothing is blocked).
+	Scope     FraudBlockScope `json:"scope"`
+	StartedAt time.Time       `json:"started_at"`
+
+	// Target The blocked country, prefix or client network, such as `+81901234` (`all` for the pool).
 	Target string `json:"target"`
 }
 
 // FraudBlockMode `shadow`: the block only reported what it would have refused.
 type FraudBlockMode string
 
-// FraudBlockScope defines model for FraudBlock.Scope.
+// FraudBlockScope `young_countries` is the young countries' pool: while it is active, every send to
+// a country without approved history needs a challenge (nothing is blocked).
 type FraudBlockScope string
 
 // FraudBlocks defines model for FraudBlocks.
@@ -1395,6 +1402,9 @@ type FraudConfig struct {
 
 	// FraudVolumeFloor Recent sends beyond that allowance that make a target need a challenge (0 turns the signal off).
 	FraudVolumeFloor int `json:"fraud_volume_floor"`
+
+	// FraudYoungApprovals Approvals over the long horizon that make a country established; a country with fewer is young, and its sends go to the young countries' pool.
+	FraudYoungApprovals int `json:"fraud_young_approvals"`
 
 	// LimitCountry Static rules per country, such as `NG:10/1h,*:500/1h` (`*` for every country without its own; a rule ending `:shadow` only reports), or `off`.
 	LimitCountry string `json:"limit_country"`
@@ -1465,9 +1475,12 @@ type FraudConfigUpdate struct {
 
 	// FraudVolumeFloor A whole number, as a JSON number or as a string.
 	FraudVolumeFloor *FraudInteger `json:"fraud_volume_floor,omitempty"`
-	LimitCountry     *string       `json:"limit_country,omitempty"`
-	LimitIpNet       *string       `json:"limit_ip_net,omitempty"`
-	LimitPrefix      *string       `json:"limit_prefix,omitempty"`
+
+	// FraudYoungApprovals A whole number, as a JSON number or as a string.
+	FraudYoungApprovals *FraudInteger `json:"fraud_young_approvals,omitempty"`
+	LimitCountry        *string       `json:"limit_country,omitempty"`
+	LimitIpNet          *string       `json:"limit_ip_net,omitempty"`
+	LimitPrefix         *string       `json:"limit_prefix,omitempty"`
 
 	// PrefixDrop A whole number, as a JSON number or as a string.
 	PrefixDrop *FraudInteger `json:"prefix_drop,omitempty"`

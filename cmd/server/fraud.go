@@ -37,6 +37,7 @@ type FraudSettings struct {
 	FraudSurge                 float64    `env:"OTP_FRAUD_SURGE" envDefault:"10"`
 	FraudVolumeFloor           int        `env:"OTP_FRAUD_VOLUME_FLOOR" envDefault:"30"`
 	FraudFloorYoungCountries   int        `env:"OTP_FRAUD_FLOOR_YOUNG_COUNTRIES" envDefault:"20"`
+	FraudYoungApprovals        int        `env:"OTP_FRAUD_YOUNG_APPROVALS" envDefault:"5"`
 	FraudCountriesPerNetwork   int        `env:"OTP_FRAUD_COUNTRIES_PER_NETWORK" envDefault:"3"`
 	FraudBlockPass             int        `env:"OTP_FRAUD_BLOCK_PASS" envDefault:"2"`
 	FraudMinApprovalDelay      fraud.Span `env:"OTP_FRAUD_MIN_APPROVAL_DELAY" envDefault:"800ms"`
@@ -52,8 +53,8 @@ func (s FraudSettings) fraudDefaults() fraud.Config {
 		Ratio: s.FraudRatio, PriorRate: s.FraudPriorRate, PriorWeight: s.FraudPriorWeight,
 		FloorCountry: s.FraudFloorCountry, FloorPrefix: s.FraudFloorPrefix, FloorIPNet: s.FraudFloorIPNet,
 		Surge: s.FraudSurge, VolumeFloor: s.FraudVolumeFloor, CountriesPerNetwork: s.FraudCountriesPerNetwork,
-		FloorYoungCountries: s.FraudFloorYoungCountries,
-		BlockPass:           s.FraudBlockPass, MinApprovalDelay: s.FraudMinApprovalDelay,
+		FloorYoungCountries: s.FraudFloorYoungCountries, YoungApprovals: s.FraudYoungApprovals,
+		BlockPass: s.FraudBlockPass, MinApprovalDelay: s.FraudMinApprovalDelay,
 		FastApprovalWeight: s.FraudFastApprovalWeight, ForeignApprovalWeight: s.FraudForeignApprovalWeight,
 	}
 }

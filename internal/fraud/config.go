@@ -91,6 +91,7 @@ type Config struct {
 	// or from another network than the one that asked.
 	Surge                 float64
 	FloorYoungCountries   int
+	YoungApprovals        int
 	VolumeFloor           int
 	CountriesPerNetwork   int
 	BlockPass             int
@@ -107,7 +108,7 @@ func Defaults() Config {
 		ShortHorizon: Span(10 * time.Minute), LongHorizon: Span(7 * 24 * time.Hour),
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20,
 		FloorCountry: 100, FloorPrefix: 10, FloorIPNet: 10,
-		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2, FloorYoungCountries: 20,
+		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2, FloorYoungCountries: 20, YoungApprovals: 5,
 		MinApprovalDelay: Span(800 * time.Millisecond), FastApprovalWeight: 0.25, ForeignApprovalWeight: 0.5,
 	}
 }
@@ -183,6 +184,7 @@ func fields() []field {
 		}},
 		{"fraud_volume_floor", func(c *Config) any { return &c.VolumeFloor }, between(func(c *Config) int { return c.VolumeFloor }, 0, 1_000_000)},
 		{"fraud_floor_young_countries", func(c *Config) any { return &c.FloorYoungCountries }, between(func(c *Config) int { return c.FloorYoungCountries }, 0, 1_000_000)},
+		{"fraud_young_approvals", func(c *Config) any { return &c.YoungApprovals }, between(func(c *Config) int { return c.YoungApprovals }, 1, 1_000_000)},
 		{"fraud_countries_per_network", func(c *Config) any { return &c.CountriesPerNetwork }, between(func(c *Config) int { return c.CountriesPerNetwork }, 0, 250)},
 		{"fraud_block_pass", func(c *Config) any { return &c.BlockPass }, between(func(c *Config) int { return c.BlockPass }, 0, 100)},
 		{"fraud_min_approval_delay", func(c *Config) any { return &c.MinApprovalDelay }, span(func(c *Config) Span { return c.MinApprovalDelay }, time.Millisecond, time.Minute)},
@@ -325,7 +327,7 @@ func (c Config) GuardParams() otp.GuardParams {
 	return otp.GuardParams{
 		ShortHorizon: time.Duration(c.ShortHorizon), LongHorizon: time.Duration(c.LongHorizon),
 		Ratio: c.Ratio, PriorRate: c.PriorRate, PriorWeight: c.PriorWeight, Block: time.Duration(c.Block),
-		Surge: c.Surge, PassFloors: c.BlockPass, Countries: c.CountriesPerNetwork,
+		Surge: c.Surge, PassFloors: c.BlockPass, Countries: c.CountriesPerNetwork, YoungApprovals: c.YoungApprovals,
 	}
 }
 

@@ -80,6 +80,9 @@ type GuardParams struct {
 	// Countries is how many distinct countries a network may ask for over the long horizon
 	// without converting before it needs a challenge; 0 turns the signal off.
 	Countries int
+	// YoungApprovals is how many approvals over the long horizon make a country
+	// established: a country with fewer is young, and its sends go to the pool.
+	YoungApprovals int
 }
 
 // Roles of guards (Guard.Role).

@@ -37,17 +37,17 @@ func (l *Limiter) Lift(ctx context.Context, scope, key string) error {
 }
 
 // guardCall runs lua/guard.lua in mode over the targets' guard hashes, with an approval's
-// weight, the prior weight and the guards' roles.
+// weight, the approvals that make a country established and the guards' roles.
 func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limit, weight string) error {
 	if len(targets) == 0 {
 		return nil
 	}
 	keys := make([]string, len(targets))
-	prior := ""
+	young := ""
 	for i, t := range targets {
 		keys[i] = l.guardKey(l.Key(t.Scope, t.Key))
-		if t.Guard != nil && prior == "" {
-			prior = formatFloat(t.Guard.Params.PriorWeight)
+		if t.Guard != nil && young == "" {
+			young = strconv.Itoa(t.Guard.Params.YoungApprovals)
 		}
 	}
 	now := ""
@@ -59,7 +59,7 @@ func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limi
 		for i, k := range g {
 			ks[i] = keys[k]
 		}
-		args := []any{mode, now, weight, prior}
+		args := []any{mode, now, weight, young}
 		for _, k := range g {
 			role := ""
 			if t := targets[k]; t.Guard != nil {

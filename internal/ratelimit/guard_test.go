@@ -16,7 +16,7 @@ import (
 func testGuard(floor int, shadow bool) *otp.Guard {
 	return &otp.Guard{Floor: floor, Shadow: shadow, Params: otp.GuardParams{
 		ShortHorizon: 10 * time.Minute, LongHorizon: 7 * 24 * time.Hour,
-		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20, Block: 12 * time.Hour,
+		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20, Block: 12 * time.Hour, YoungApprovals: 5,
 	}}
 }
 

@@ -226,9 +226,9 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		if mode == modeUndo {
 			at = strconv.FormatInt(u.at, 10)
 		}
-		args = append(args, "12", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
+		args = append(args, "13", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
 			formatFloat(ps.PriorRate), formatFloat(ps.PriorWeight), millis(ps.Block), at, u.guards,
-			formatFloat(ps.Surge), p.solved, ps.PassFloors, ps.Countries)
+			formatFloat(ps.Surge), p.solved, ps.PassFloors, ps.Countries, ps.YoungApprovals)
 	} else {
 		args = append(args, "0")
 	}
