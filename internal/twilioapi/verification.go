@@ -144,7 +144,7 @@ func handleCreate(d Deps) http.Handler {
 		in.Phone, in.Email = address(r.PostForm.Get("To"))
 		res, err := d.Verifier.Send(r.Context(), in)
 		if err != nil {
-			writeError(w, r, d.Logger, err)
+			writeError(w, r, d.Logger, withRetryAfter(err, res.Decision.RetryAfter()))
 			return
 		}
 		writeJSON(w, http.StatusCreated, newVerification(r, c.app, res.Verification))
