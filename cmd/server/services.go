@@ -82,6 +82,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
+	appAdmin := apps.NewAdmin(p.apps, s.registry)
 	s.public = otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,
@@ -89,6 +90,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Twilio: twilioapi.NewHandler(twilioapi.Deps{
 			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
 			ClientIP: func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
+			Admin:    appAdmin, AccountToken: p.accountToken,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
 		Receipts:       receipts,
@@ -97,7 +99,6 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	appAdmin := apps.NewAdmin(p.apps, s.registry)
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
 	s.admin = newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, webhooks, ready, mx.Handler())
 	return s, nil

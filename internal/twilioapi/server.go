@@ -31,6 +31,11 @@ type Deps struct {
 	// ClientIP is the client IP the call is limited by, given the key it came with
 	// (a trusted_client_ip key may name the end user's). Errors: *otp.ErrInvalidRequest.
 	ClientIP func(r *http.Request, key apps.Key) (string, error)
+	// Admin creates, changes and deletes apps for the Services resource; required.
+	Admin apps.AdminService
+	// AccountToken is the password of the account credential (OTP_ACCOUNT_TOKEN, see
+	// account.go); empty refuses it.
+	AccountToken string
 }
 
 // NewHandler returns the API, to be mounted at /v2 of the public listener.
@@ -39,8 +44,10 @@ func NewHandler(d Deps) http.Handler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := chi.NewRouter()
+	accountRoutes(r, d)
 	r.Route("/Services/{ServiceSid}", func(r chi.Router) {
 		r.Use(authenticate(d))
+		serviceRoutes(r, d)
 		r.Method(http.MethodPost, "/Verifications", handleCreate(d))
 		r.Method(http.MethodGet, "/Verifications/{Sid}", handleFetch(d))
 		r.Method(http.MethodPost, "/Verifications/{Sid}", handleUpdate(d))
@@ -60,6 +67,8 @@ const callKey callCtxKey = 0
 type call struct {
 	app      otp.App
 	clientIP string
+	// key is the caller's app key, or the account credential (isAccount).
+	key apps.Key
 }
 
 func callFrom(ctx context.Context) call {
@@ -67,9 +76,9 @@ func callFrom(ctx context.Context) call {
 	return c
 }
 
-// authenticate checks HTTP Basic (key id and secret) first, as Twilio does, then finds
-// the app the ServiceSid names: a key of another app finds nothing (20404), as a
-// Twilio resource of another account does.
+// authenticate checks HTTP Basic (key id and secret, or the account credential) first, as
+// Twilio does, then finds the app the ServiceSid names: a key of another app finds
+// nothing (20404), as a Twilio resource of another account does.
 func authenticate(d Deps) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +88,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 				writeError(w, r, d.Logger, apps.ErrBadKey)
 				return
 			}
-			key, err := d.Apps.Authenticate(r.Context(), user, pass)
+			key, err := caller(r.Context(), d, user, pass)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Basic realm="otpgate"`)
 				writeError(w, r, d.Logger, err)
@@ -90,7 +99,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 			if ok {
 				app, err = d.Apps.App(r.Context(), id)
 			}
-			if !ok || err != nil || apps.Authorize(app, key) != nil {
+			if !ok || err != nil || !mayCall(app, key) {
 				writeError(w, r, d.Logger, errNoService)
 				return
 			}
@@ -99,7 +108,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 				writeError(w, r, d.Logger, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey, call{app: app, clientIP: ip})))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey, call{app: app, clientIP: ip, key: key})))
 		})
 	}
 }

@@ -94,6 +94,22 @@ async function wantError(name, code, status, fn) {
     want(`wrong check ${i} of 5: not valid`, k.valid === false, k);
   }
   await wantError("sixth wrong check", 60202, 429, () => service().verificationChecks.create({ to: p4, code: bad }));
+  // The Services resource with the account credential (any account SID, OTP_ACCOUNT_TOKEN).
+  const account = twilio(env("OTPGATE_ACCOUNT_SID"), env("OTPGATE_ACCOUNT_TOKEN"), { httpClient: new OtpgateClient() });
+  const created = await account.verify.v2.services.create({ friendlyName: "Node conformance", codeLength: 7 });
+  want("service create", /^VA[0-9a-f]{32}$/.test(created.sid) && created.friendlyName === "Node conformance" &&
+    created.codeLength === 7 && created.lookupEnabled === false, created);
+  const fetched = await account.verify.v2.services(created.sid).fetch();
+  want("service fetch", fetched.sid === created.sid && fetched.codeLength === 7, fetched);
+  const updated = await account.verify.v2.services(created.sid).update({ codeLength: 8 });
+  want("service update", updated.codeLength === 8 && updated.friendlyName === "Node conformance", updated);
+  const listed = (await account.verify.v2.services.list({ pageSize: 1 })).map((x) => x.sid);
+  want("service list, one per page", listed.includes(created.sid) && listed.includes(serviceSid) && new Set(listed).size === listed.length, listed);
+  await wantError("service LookupEnabled=true", 60200, 400, () =>
+    account.verify.v2.services.create({ friendlyName: "x", lookupEnabled: true }));
+  await wantError("service create with an app key", 20003, 401, () => client.verify.v2.services.create({ friendlyName: "x" }));
+  want("service delete", (await account.verify.v2.services(created.sid).remove()) === true, created.sid);
+  await wantError("service fetch after delete", 20404, 404, () => account.verify.v2.services(created.sid).fetch());
   console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
 })().catch((e) => {
   console.error("FAIL unexpected error:", e);

@@ -101,4 +101,20 @@ for i in range(1, 6):
     k = service().verification_checks.create(to=P4, code=bad)
     want(f"wrong check {i} of 5: not valid", k.valid is False, k.__dict__)
 want_error("sixth wrong check", 60202, 429, lambda: service().verification_checks.create(to=P4, code=bad))
+# The Services resource with the account credential (any account SID, OTP_ACCOUNT_TOKEN).
+account = Client(os.environ["OTPGATE_ACCOUNT_SID"], os.environ["OTPGATE_ACCOUNT_TOKEN"], http_client=OtpgateHttpClient())
+created = account.verify.v2.services.create(friendly_name="Python conformance", code_length=7)
+want("service create", re.fullmatch(r"VA[0-9a-f]{32}", created.sid) and created.friendly_name == "Python conformance"
+     and created.code_length == 7 and created.lookup_enabled is False, created.__dict__)
+fetched = account.verify.v2.services(created.sid).fetch()
+want("service fetch", fetched.sid == created.sid and fetched.code_length == 7, fetched.__dict__)
+updated = account.verify.v2.services(created.sid).update(code_length=8)
+want("service update", updated.code_length == 8 and updated.friendly_name == "Python conformance", updated.__dict__)
+listed = [s.sid for s in account.verify.v2.services.list(page_size=1)]
+want("service list, one per page", created.sid in listed and SERVICE in listed and len(listed) == len(set(listed)), listed)
+want_error("service LookupEnabled=true", 60200, 400,
+           lambda: account.verify.v2.services.create(friendly_name="x", lookup_enabled=True))
+want_error("service create with an app key", 20003, 401, lambda: client.verify.v2.services.create(friendly_name="x"))
+want("service delete", account.verify.v2.services(created.sid).delete() is True, created.sid)
+want_error("service fetch after delete", 20404, 404, lambda: account.verify.v2.services(created.sid).fetch())
 print(f"twilio-python {twilio.__version__}: all flows passed")

@@ -1,0 +1,87 @@
+package twilioapi
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Twilio's paging: PageSize (1–1000, default 50) and Page (from 0) select a slice of a
+// list, and meta names the URLs of the first, previous and next pages, which the
+// helper libraries follow. otpgate hands out no PageToken (a page is its number), so
+// one sent is refused with the other bad parameters.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 1000
+	// maxPage bounds the page number, so that offsets stay small.
+	maxPage = 1_000_000
+)
+
+// pageReq is the page a list call asks for.
+type pageReq struct{ size, number int }
+
+// offset is the index of the page's first item.
+func (p pageReq) offset() int { return p.size * p.number }
+
+// pagingParams are the query parameters of every list.
+var pagingParams = []string{"PageSize", "Page"}
+
+// readPage reads PageSize and Page.
+func readPage(p *params) pageReq {
+	pr := pageReq{size: defaultPageSize}
+	if n, ok := p.integer("PageSize", 1, maxPageSize); ok {
+		pr.size = n
+	}
+	if n, ok := p.integer("Page", 0, maxPage); ok {
+		pr.number = n
+	}
+	return pr
+}
+
+// meta is Twilio's paging block of a list answer.
+type meta struct {
+	Page            int     `json:"page"`
+	PageSize        int     `json:"page_size"`
+	FirstPageURL    string  `json:"first_page_url"`
+	PreviousPageURL *string `json:"previous_page_url"`
+	URL             string  `json:"url"`
+	NextPageURL     *string `json:"next_page_url"`
+	Key             string  `json:"key"`
+}
+
+// newMeta describes page pr of the list at path (whose other query parameters, the
+// filters, are kept in every URL); more says whether a next page has items.
+func newMeta(r *http.Request, path, key string, pr pageReq, more bool) meta {
+	at := func(n int) string {
+		q := url.Values{}
+		for k, v := range r.URL.Query() {
+			if k != "Page" && k != "PageSize" {
+				q[k] = v
+			}
+		}
+		q.Set("PageSize", strconv.Itoa(pr.size))
+		q.Set("Page", strconv.Itoa(n))
+		return resourceURL(r, path) + "?" + q.Encode()
+	}
+	m := meta{Page: pr.number, PageSize: pr.size, FirstPageURL: at(0), URL: at(pr.number), Key: key}
+	if pr.number > 0 {
+		prev := at(pr.number - 1)
+		m.PreviousPageURL = &prev
+	}
+	if more {
+		next := at(pr.number + 1)
+		m.NextPageURL = &next
+	}
+	return m
+}
+
+// pageOf is the slice of items that page pr holds, and whether items remain after it.
+func pageOf[T any](items []T, pr pageReq) ([]T, bool) {
+	from := min(pr.offset(), len(items))
+	to := min(from+pr.size, len(items))
+	return items[from:to], to < len(items)
+}
+
+// resourceURL is the absolute URL of a resource of this API, for the url fields and the
+// paging links of answers.
+func resourceURL(r *http.Request, path string) string { return baseURL(r) + "/v2" + path }
