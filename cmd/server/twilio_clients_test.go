@@ -59,10 +59,11 @@ func newTwilioSetup(t *testing.T) *twilioSetup {
 // env is the environment the Python and Node scripts read.
 func (s *twilioSetup) env() []string {
 	phones := []string{newPhone(), newPhone(), newPhone(), newPhone()}
+	more := []string{newPhone(), newPhone(), newPhone(), newPhone()}
 	return append(os.Environ(),
 		"OTPGATE_BASE="+s.in.api, "OTPGATE_KEY_ID="+s.keyID, "OTPGATE_SECRET="+s.secret,
 		"OTPGATE_SERVICE_SID="+s.serviceSID, "OTPGATE_CODE_URL="+s.codeURL, "OTPGATE_PHONES="+strings.Join(phones, ","),
-		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken)
+		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken, "OTPGATE_MORE_PHONES="+strings.Join(more, ","))
 }
 
 // missing skips a client library that is not installed, or fails under CI=true, where
@@ -95,6 +96,7 @@ func TestTwilioHelperLibraries(t *testing.T) {
 
 	t.Run("Go", func(t *testing.T) { twilioGoFlows(t, s) })
 	t.Run("GoServices", func(t *testing.T) { twilioGoServiceFlows(t, s) })
+	t.Run("GoAttempts", func(t *testing.T) { twilioGoAttemptFlows(t, s) })
 
 	t.Run("Python", func(t *testing.T) {
 		// Debian's python3-twilio lives in the system interpreter.

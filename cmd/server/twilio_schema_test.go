@@ -124,4 +124,12 @@ func TestTwilioAnswersHaveTwilioShapes(t *testing.T) {
 		"verify.v2.service.verification", "", "")
 	raw = account(http.MethodPost, "/Services/"+svc.Sid+"/VerificationCheck", url.Values{"To": {phone}, "Code": {lastCode(t, s.provider, phone)}})
 	wantTwilioShape(t, "VerificationCheck", raw, "verify.v2.service.verification_check", "", "")
+
+	raw = account(http.MethodGet, "/Attempts?VerifyServiceSid="+svc.Sid, nil)
+	wantTwilioShape(t, "Attempt list", raw, "ListVerificationAttemptResponse", "attempts", "verify.v2.verification_attempt")
+	var attempts struct{ Attempts []struct{ Sid string } }
+	_ = json.Unmarshal(raw, &attempts)
+	wantTwilioShape(t, "Attempt", account(http.MethodGet, "/Attempts/"+attempts.Attempts[0].Sid, nil), "verify.v2.verification_attempt", "", "")
+	wantTwilioShape(t, "Attempts summary", account(http.MethodGet, "/Attempts/Summary?VerifyServiceSid="+svc.Sid, nil),
+		"verify.v2.verification_attempts_summary", "", "")
 }

@@ -8,8 +8,9 @@ import (
 
 // Twilio's paging: PageSize (1–1000, default 50) and Page (from 0) select a slice of a
 // list, and meta names the URLs of the first, previous and next pages, which the
-// helper libraries follow. otpgate hands out no PageToken (a page is its number), so
-// one sent is refused with the other bad parameters.
+// helper libraries follow. A short list (Services) is paged by number and takes no
+// PageToken; a long one (Attempts) hands out a PageToken for the position its next page
+// starts at, and takes back only the tokens it made.
 const (
 	defaultPageSize = 50
 	maxPageSize     = 1000
@@ -50,26 +51,31 @@ type meta struct {
 }
 
 // newMeta describes page pr of the list at path (whose other query parameters, the
-// filters, are kept in every URL); more says whether a next page has items.
-func newMeta(r *http.Request, path, key string, pr pageReq, more bool) meta {
-	at := func(n int) string {
+// filters, are kept in every URL); more says whether a next page has items. A list paged
+// by position (token, the next page's PageToken) links forward only: its previous page is
+// null but on the first.
+func newMeta(r *http.Request, path, key string, pr pageReq, more bool, token string) meta {
+	at := func(n int, token string) string {
 		q := url.Values{}
 		for k, v := range r.URL.Query() {
-			if k != "Page" && k != "PageSize" {
+			if k != "Page" && k != "PageSize" && k != "PageToken" {
 				q[k] = v
 			}
 		}
 		q.Set("PageSize", strconv.Itoa(pr.size))
 		q.Set("Page", strconv.Itoa(n))
+		if token != "" {
+			q.Set("PageToken", token)
+		}
 		return resourceURL(r, path) + "?" + q.Encode()
 	}
-	m := meta{Page: pr.number, PageSize: pr.size, FirstPageURL: at(0), URL: at(pr.number), Key: key}
-	if pr.number > 0 {
-		prev := at(pr.number - 1)
+	m := meta{Page: pr.number, PageSize: pr.size, FirstPageURL: at(0, ""), URL: at(pr.number, r.URL.Query().Get("PageToken")), Key: key}
+	if pr.number > 0 && token == "" && !r.URL.Query().Has("PageToken") {
+		prev := at(pr.number-1, "")
 		m.PreviousPageURL = &prev
 	}
 	if more {
-		next := at(pr.number + 1)
+		next := at(pr.number+1, token)
 		m.NextPageURL = &next
 	}
 	return m

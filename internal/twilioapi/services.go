@@ -150,7 +150,7 @@ func handleServiceList(d Deps) http.Handler {
 		writeJSON(w, http.StatusOK, struct {
 			Services []service `json:"services"`
 			Meta     meta      `json:"meta"`
-		}{append([]service{}, items...), newMeta(r, "/Services", "services", pr, more)})
+		}{append([]service{}, items...), newMeta(r, "/Services", "services", pr, more, "")})
 	})
 }
 
@@ -208,6 +208,7 @@ func handleServiceDelete(d Deps) http.Handler {
 func accountRoutes(r chi.Router, d Deps) {
 	r.With(authenticateAccount(d)).Method(http.MethodGet, "/Services", handleServiceList(d))
 	r.With(authenticateAccount(d)).Method(http.MethodPost, "/Services", handleServiceCreate(d))
+	attemptRoutes(r, d)
 }
 
 // serviceRoutes adds the Service resource itself to the router of /Services/{ServiceSid}.

@@ -110,6 +110,27 @@ async function wantError(name, code, status, fn) {
   await wantError("service create with an app key", 20003, 401, () => client.verify.v2.services.create({ friendlyName: "x" }));
   want("service delete", (await account.verify.v2.services(created.sid).remove()) === true, created.sid);
   await wantError("service fetch after delete", 20404, 404, () => account.verify.v2.services(created.sid).fetch());
+  // Verification Attempts of a new service: three verifications, one approved.
+  const [m1, m2, m3] = env("OTPGATE_MORE_PHONES").split(",");
+  const attemptsSvc = await account.verify.v2.services.create({ friendlyName: "Node attempts" });
+  const sent = [];
+  for (const to of [m1, m2, m3]) {
+    sent.push((await account.verify.v2.services(attemptsSvc.sid).verifications.create({ to, channel: "sms" })).sid);
+  }
+  await account.verify.v2.services(attemptsSvc.sid).verificationChecks.create({ to: m2, code: await codeFor(m2) });
+  const attempts = await account.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid, pageSize: 1 });
+  want("attempts, one per page, newest first", JSON.stringify(attempts.map((a) => a.verificationSid)) === JSON.stringify([...sent].reverse()) &&
+    attempts.every((a) => /^VL[0-9a-f]{32}$/.test(a.sid) && a.channel === "sms"), attempts);
+  const conv = await account.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid, status: "converted" });
+  want("converted attempts", conv.length === 1 && conv[0].verificationSid === sent[1], conv);
+  const one = await account.verify.v2.verificationAttempts(attempts[0].sid).fetch();
+  want("attempt fetch", one.sid === attempts[0].sid && one.conversionStatus === "unconverted", one);
+  const sum = await account.verify.v2.verificationAttemptsSummary().fetch({ verifyServiceSid: attemptsSvc.sid });
+  want("attempts summary", sum.totalAttempts === 3 && sum.totalConverted === 1 && sum.totalUnconverted === 2 &&
+    sum.conversionRatePercentage === "33.33", sum);
+  await wantError("attempts Channel=fax", 60200, 400, () => account.verify.v2.verificationAttempts.list({ channel: "fax" }));
+  await wantError("another service's attempts with a key", 20404, 404, () =>
+    client.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid }));
   console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
 })().catch((e) => {
   console.error("FAIL unexpected error:", e);

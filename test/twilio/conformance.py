@@ -10,7 +10,7 @@ import urllib.parse
 import urllib.request
 
 import twilio
-from twilio.base.exceptions import TwilioRestException
+from twilio.base.exceptions import TwilioException, TwilioRestException
 from twilio.http.http_client import TwilioHttpClient
 from twilio.rest import Client
 
@@ -60,6 +60,21 @@ def want_error(name, code, status, fn):
         return
     except Exception as e:  # any other type is a failure too
         want(f"{name}: TwilioRestException {code}", False, repr(e))
+    want(name, False, got)
+
+
+def want_list_error(name, code, status, fn):
+    """This version of the library reports a list page's error as a TwilioException that
+    quotes the status and the body; the other calls raise TwilioRestException."""
+    try:
+        got = fn()
+    except TwilioRestException as e:
+        want(f"{name}: TwilioRestException {code}", e.code == code and e.status == status, {"code": e.code, "status": e.status})
+        return
+    except TwilioException as e:
+        text = str(e)
+        want(f"{name}: TwilioException {code}", f"HTTP {status}" in text and f'"code":{code}' in text, text)
+        return
     want(name, False, got)
 
 
@@ -117,4 +132,19 @@ want_error("service LookupEnabled=true", 60200, 400,
 want_error("service create with an app key", 20003, 401, lambda: client.verify.v2.services.create(friendly_name="x"))
 want("service delete", account.verify.v2.services(created.sid).delete() is True, created.sid)
 want_error("service fetch after delete", 20404, 404, lambda: account.verify.v2.services(created.sid).fetch())
+# Verification Attempts of a new service: three verifications, one approved.
+M1, M2, M3, M4 = os.environ["OTPGATE_MORE_PHONES"].split(",")
+attempts_svc = account.verify.v2.services.create(friendly_name="Python attempts")
+sent = [account.verify.v2.services(attempts_svc.sid).verifications.create(to=to, channel="sms").sid for to in (M1, M2, M3)]
+account.verify.v2.services(attempts_svc.sid).verification_checks.create(to=M2, code=code_for(M2))
+listed = account.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid, page_size=1)
+want("attempts, one per page, newest first", [a.verification_sid for a in listed] == sent[::-1]
+     and all(re.fullmatch(r"VL[0-9a-f]{32}", a.sid) and a.channel == "sms" for a in listed), [a.__dict__ for a in listed])
+conv = account.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid, status="converted")
+want("converted attempts", [a.verification_sid for a in conv] == [sent[1]], [a.__dict__ for a in conv])
+one = account.verify.v2.verification_attempts(listed[0].sid).fetch()
+want("attempt fetch", one.sid == listed[0].sid and one.conversion_status == "unconverted", one.__dict__)
+want_list_error("attempts Channel=fax", 60200, 400, lambda: account.verify.v2.verification_attempts.list(channel="fax"))
+want_list_error("another service's attempts with a key", 20404, 404,
+           lambda: client.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid))
 print(f"twilio-python {twilio.__version__}: all flows passed")
