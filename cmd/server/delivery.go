@@ -18,7 +18,9 @@ import (
 type deliveryParts struct {
 	router   *delivery.Router
 	renderer otp.Renderer
-	readers  map[string]otp.ReceiptReader
+	// catalog is the renderer's templates, which the Twilio API's Templates resource lists.
+	catalog *message.Catalog
+	readers map[string]otp.ReceiptReader
 }
 
 // newDelivery builds each provider instance as its kind says (internal/providers), with
@@ -29,7 +31,7 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryPa
 	if err != nil {
 		return nil, err
 	}
-	d := &deliveryParts{renderer: mx.Renderer(catalog), readers: map[string]otp.ReceiptReader{}}
+	d := &deliveryParts{renderer: mx.Renderer(catalog), catalog: catalog, readers: map[string]otp.ReceiptReader{}}
 	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL}
 	var table []delivery.Provider
 	for _, s := range cfg.instances {

@@ -90,7 +90,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Twilio: twilioapi.NewHandler(twilioapi.Deps{
 			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
 			ClientIP: func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
-			Admin:    appAdmin, Attempts: p.history, AccountToken: p.accountToken,
+			Admin:    appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
 		Receipts:       receipts,

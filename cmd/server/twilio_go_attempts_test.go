@@ -63,3 +63,20 @@ func twilioGoAttemptFlows(t *testing.T, s *twilioSetup) {
 	_, err = key.FetchVerificationAttempt(str(all[0].Sid))
 	wantTwilioError(t, "another service's attempt with a key", err, 20404, 404)
 }
+
+// twilioGoTemplateFlows: the Templates list, and TemplateSid on a send, which must name
+// the templates the service renders from.
+func twilioGoTemplateFlows(t *testing.T, s *twilioSetup) {
+	acct := twilioGoAccount(t, s, twilioAccountToken)
+	list, err := acct.ListVerificationTemplate((&verify.ListVerificationTemplateParams{}).SetFriendlyName("built-in"))
+	if err != nil || len(list) != 1 || str(list[0].Sid) != "HJ00000000000000000000000000000000" || list[0].Channels == nil {
+		t.Fatalf("templates: got %+v, %v; want the built-in ones", list, err)
+	}
+	v2 := twilioGo(t, s, s.secret)
+	to := newPhone()
+	if v, err := v2.CreateVerification(s.serviceSID, (&verify.CreateVerificationParams{}).SetTo(to).SetTemplateSid(str(list[0].Sid))); err != nil || str(v.Status) != "pending" {
+		t.Errorf("TemplateSid of the built-in templates: got %+v, %v", v, err)
+	}
+	_, err = v2.CreateVerification(s.serviceSID, (&verify.CreateVerificationParams{}).SetTo(newPhone()).SetTemplateSid("HJ"+strings.Repeat("a", 32)))
+	wantTwilioError(t, "TemplateSid of other templates", err, 60200, 400)
+}

@@ -132,4 +132,5 @@ func TestTwilioAnswersHaveTwilioShapes(t *testing.T) {
 	wantTwilioShape(t, "Attempt", account(http.MethodGet, "/Attempts/"+attempts.Attempts[0].Sid, nil), "verify.v2.verification_attempt", "", "")
 	wantTwilioShape(t, "Attempts summary", account(http.MethodGet, "/Attempts/Summary?VerifyServiceSid="+svc.Sid, nil),
 		"verify.v2.verification_attempts_summary", "", "")
+	wantTwilioShape(t, "Template list", account(http.MethodGet, "/Templates", nil), "ListVerificationTemplateResponse", "templates", "verify.v2.verification_template")
 }

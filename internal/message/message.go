@@ -234,3 +234,13 @@ func (l *locale) override(t Templates) error {
 	}
 	return nil
 }
+
+// BuiltinSMS is the built-in SMS template of a locale, as written (a text/template over
+// Data); ok is false for a locale without one.
+func (c *Catalog) BuiltinSMS(tag string) (string, bool) {
+	l, ok := c.locales[tag]
+	if !ok {
+		return "", false
+	}
+	return l.texts.sms, true
+}

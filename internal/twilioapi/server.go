@@ -33,6 +33,8 @@ type Deps struct {
 	ClientIP func(r *http.Request, key apps.Key) (string, error)
 	// Admin creates, changes and deletes apps for the Services resource; required.
 	Admin apps.AdminService
+	// Texts tells the built-in templates, for the Templates resource; required.
+	Texts Texts
 	// Attempts reads the Verification Attempts from history; required.
 	Attempts Attempts
 	// AccountToken is the password of the account credential (OTP_ACCOUNT_TOKEN, see

@@ -209,6 +209,7 @@ func accountRoutes(r chi.Router, d Deps) {
 	r.With(authenticateAccount(d)).Method(http.MethodGet, "/Services", handleServiceList(d))
 	r.With(authenticateAccount(d)).Method(http.MethodPost, "/Services", handleServiceCreate(d))
 	attemptRoutes(r, d)
+	r.With(authenticateAccount(d)).Method(http.MethodGet, "/Templates", handleTemplateList(d))
 }
 
 // serviceRoutes adds the Service resource itself to the router of /Services/{ServiceSid}.

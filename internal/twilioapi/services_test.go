@@ -12,6 +12,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/inmem"
+	"otpgate/internal/message"
 	"otpgate/internal/otp"
 	"otpgate/internal/twilioapi"
 )
@@ -42,8 +43,12 @@ func newAccountAPI(t *testing.T) *accountAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
+	texts, err := message.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := twilioapi.NewHandler(twilioapi.Deps{
-		Apps: reg, Admin: admin, Attempts: mem, AccountToken: accountToken,
+		Apps: reg, Admin: admin, Attempts: mem, Texts: texts, AccountToken: accountToken,
 		ClientIP: func(*http.Request, apps.Key) (string, error) { return "192.0.2.1", nil },
 	})
 	return &accountAPI{h: h, admin: admin, store: mem, keyID: k.Key.ID, keySecr: k.Secret}

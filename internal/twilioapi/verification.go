@@ -15,7 +15,7 @@ import (
 // checked in ways otpgate does not offer; they are refused rather than ignored, so
 // that nobody believes, say, their CustomCode was sent.
 var unsupported = []string{
-	"CustomCode", "CustomMessage", "SendDigits", "Amount", "Payee", "TemplateSid",
+	"CustomCode", "CustomMessage", "SendDigits", "Amount", "Payee",
 	"TemplateCustomSubstitutions", "RateLimits", "ChannelConfiguration", "AppHash",
 }
 
@@ -131,6 +131,9 @@ func handleCreate(d Deps) http.Handler {
 		}
 		if strings.TrimSpace(r.PostForm.Get("To")) == "" {
 			fields["phone"] = "is required"
+		}
+		if problem := templateSidProblem(r, c.app); problem != "" {
+			fields["TemplateSid"] = problem
 		}
 		if len(fields) > 0 {
 			writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: fields})

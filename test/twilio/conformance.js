@@ -131,6 +131,8 @@ async function wantError(name, code, status, fn) {
   await wantError("attempts Channel=fax", 60200, 400, () => account.verify.v2.verificationAttempts.list({ channel: "fax" }));
   await wantError("another service's attempts with a key", 20404, 404, () =>
     client.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid }));
+  const templates = await account.verify.v2.templates.list({ friendlyName: "built-in" });
+  want("templates", templates.length === 1 && templates[0].sid === "HJ00000000000000000000000000000000" && "en" in templates[0].translations, templates);
   console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
 })().catch((e) => {
   console.error("FAIL unexpected error:", e);

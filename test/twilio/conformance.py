@@ -147,4 +147,7 @@ want("attempt fetch", one.sid == listed[0].sid and one.conversion_status == "unc
 want_list_error("attempts Channel=fax", 60200, 400, lambda: account.verify.v2.verification_attempts.list(channel="fax"))
 want_list_error("another service's attempts with a key", 20404, 404,
            lambda: client.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid))
+templates = account.verify.v2.templates.list(friendly_name="built-in")
+want("templates", [t.sid for t in templates] == ["HJ00000000000000000000000000000000"] and "en" in templates[0].translations,
+     [t.__dict__ for t in templates])
 print(f"twilio-python {twilio.__version__}: all flows passed")
