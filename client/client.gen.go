@@ -1917,10 +1917,16 @@ type SendRequest struct {
 	Email *string `json:"email,omitempty"`
 
 	// Locale The language of the message, one of `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`,
-	// `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` in any letter case (`_` for `-`
-	// too; `zh`, `zh-CN` and `zh-SG` are `zh-Hans`, `zh-TW`, `zh-HK` and `zh-MO`
-	// `zh-Hant`); empty or absent means `en`. Any other is `400`, and so is one the
-	// app does not accept (an app may accept fewer: its `locales`).
+	// `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi`, `en-GB`, `af`, `ar`, `ca`, `cs`,
+	// `da`, `el`, `et`, `fi`, `he`, `hr`, `hu`, `kn`, `lt`, `mr`, `ms`, `nb`, `nl`,
+	// `pl`, `pt`, `ro`, `ru`, `sk`, `sv`, `te`, `th`, `tl`, `tr`, `uk`, `vi` in any
+	// letter case (`_` for `-` too; `zh`, `zh-CN` and `zh-SG` are `zh-Hans`, `zh-TW`,
+	// `zh-HK` and `zh-MO` `zh-Hant`; `en-US` is `en`, `pt-PT` `pt`, `no` `nb`, `fil`
+	// `tl`, `iw` `he`). Empty or absent means the number's country's language (`ja`
+	// for +81, `pt-BR` for +55, `fr` for +33; `en` where otpgate has no messages in
+	// it, and for email), or, when the app does not accept that one, `en`, else the
+	// first locale the app accepts. Any other is `400`, and so is one the app does
+	// not accept (an app may accept fewer: its `locales`).
 	//
 	//
 	// Examples: en, ja, pt-BR, zh-Hant

@@ -62,16 +62,46 @@ func (e AppChannels) Valid() bool {
 
 // Defines values for AppLocales.
 const (
+	AppLocalesAf     AppLocales = "af"
+	AppLocalesAr     AppLocales = "ar"
+	AppLocalesCa     AppLocales = "ca"
+	AppLocalesCs     AppLocales = "cs"
+	AppLocalesDa     AppLocales = "da"
 	AppLocalesDe     AppLocales = "de"
+	AppLocalesEl     AppLocales = "el"
 	AppLocalesEn     AppLocales = "en"
+	AppLocalesEnGB   AppLocales = "en-GB"
 	AppLocalesEs     AppLocales = "es"
+	AppLocalesEt     AppLocales = "et"
+	AppLocalesFi     AppLocales = "fi"
 	AppLocalesFr     AppLocales = "fr"
+	AppLocalesHe     AppLocales = "he"
 	AppLocalesHi     AppLocales = "hi"
+	AppLocalesHr     AppLocales = "hr"
+	AppLocalesHu     AppLocales = "hu"
 	AppLocalesId     AppLocales = "id"
 	AppLocalesIt     AppLocales = "it"
 	AppLocalesJa     AppLocales = "ja"
+	AppLocalesKn     AppLocales = "kn"
 	AppLocalesKo     AppLocales = "ko"
+	AppLocalesLt     AppLocales = "lt"
+	AppLocalesMr     AppLocales = "mr"
+	AppLocalesMs     AppLocales = "ms"
+	AppLocalesNb     AppLocales = "nb"
+	AppLocalesNl     AppLocales = "nl"
+	AppLocalesPl     AppLocales = "pl"
+	AppLocalesPt     AppLocales = "pt"
 	AppLocalesPtBR   AppLocales = "pt-BR"
+	AppLocalesRo     AppLocales = "ro"
+	AppLocalesRu     AppLocales = "ru"
+	AppLocalesSk     AppLocales = "sk"
+	AppLocalesSv     AppLocales = "sv"
+	AppLocalesTe     AppLocales = "te"
+	AppLocalesTh     AppLocales = "th"
+	AppLocalesTl     AppLocales = "tl"
+	AppLocalesTr     AppLocales = "tr"
+	AppLocalesUk     AppLocales = "uk"
+	AppLocalesVi     AppLocales = "vi"
 	AppLocalesZhHans AppLocales = "zh-Hans"
 	AppLocalesZhHant AppLocales = "zh-Hant"
 )
@@ -79,15 +109,39 @@ const (
 // Valid indicates whether the value is a known member of the AppLocales enum.
 func (e AppLocales) Valid() bool {
 	switch e {
+	case AppLocalesAf:
+		return true
+	case AppLocalesAr:
+		return true
+	case AppLocalesCa:
+		return true
+	case AppLocalesCs:
+		return true
+	case AppLocalesDa:
+		return true
 	case AppLocalesDe:
+		return true
+	case AppLocalesEl:
 		return true
 	case AppLocalesEn:
 		return true
+	case AppLocalesEnGB:
+		return true
 	case AppLocalesEs:
+		return true
+	case AppLocalesEt:
+		return true
+	case AppLocalesFi:
 		return true
 	case AppLocalesFr:
 		return true
+	case AppLocalesHe:
+		return true
 	case AppLocalesHi:
+		return true
+	case AppLocalesHr:
+		return true
+	case AppLocalesHu:
 		return true
 	case AppLocalesId:
 		return true
@@ -95,9 +149,45 @@ func (e AppLocales) Valid() bool {
 		return true
 	case AppLocalesJa:
 		return true
+	case AppLocalesKn:
+		return true
 	case AppLocalesKo:
 		return true
+	case AppLocalesLt:
+		return true
+	case AppLocalesMr:
+		return true
+	case AppLocalesMs:
+		return true
+	case AppLocalesNb:
+		return true
+	case AppLocalesNl:
+		return true
+	case AppLocalesPl:
+		return true
+	case AppLocalesPt:
+		return true
 	case AppLocalesPtBR:
+		return true
+	case AppLocalesRo:
+		return true
+	case AppLocalesRu:
+		return true
+	case AppLocalesSk:
+		return true
+	case AppLocalesSv:
+		return true
+	case AppLocalesTe:
+		return true
+	case AppLocalesTh:
+		return true
+	case AppLocalesTl:
+		return true
+	case AppLocalesTr:
+		return true
+	case AppLocalesUk:
+		return true
+	case AppLocalesVi:
 		return true
 	case AppLocalesZhHans:
 		return true
@@ -1135,7 +1225,7 @@ type AppSettings struct {
 	CodeLength     *int    `json:"code_length,omitempty"`
 	CodeTtlSeconds *int    `json:"code_ttl_seconds,omitempty"`
 
-	// Locales `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`, `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` (any letter case); `[]` accepts every one.
+	// Locales Built-in locales (`en`, `ja`, `pt-BR`, `zh-Hant` … the 42 of the app schema's `locales`), in any letter case; `[]` accepts every one.
 	Locales     *[]string `json:"locales,omitempty"`
 	MaxAttempts *int      `json:"max_attempts,omitempty"`
 	MaxSends    *int      `json:"max_sends,omitempty"`
@@ -1613,7 +1703,7 @@ type NewApp struct {
 	CodeLength     *int    `json:"code_length,omitempty"`
 	CodeTtlSeconds *int    `json:"code_ttl_seconds,omitempty"`
 
-	// Locales `en`, `ja`, `zh-Hans`, `zh-Hant`, `ko`, `es`, `fr`, `de`, `pt-BR`, `it`, `id`, `hi` (any letter case); `[]` accepts every one.
+	// Locales Built-in locales (`en`, `ja`, `pt-BR`, `zh-Hant` … the 42 of the app schema's `locales`), in any letter case; `[]` accepts every one.
 	Locales     *[]string `json:"locales,omitempty"`
 	MaxAttempts *int      `json:"max_attempts,omitempty"`
 	MaxSends    *int      `json:"max_sends,omitempty"`

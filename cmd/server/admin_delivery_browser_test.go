@@ -66,7 +66,7 @@ func TestDeliveryConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`table.rows`)),
 	)
 	for sel, want := range map[string]string{
-		`td.encoding`: "GSM-7 · 1 segment",
+		`td.encoding`: "UCS-2 · 1 segment", // a Japanese number's SMS is in Japanese
 		`td.provider`: "first: failed",
 		`td.delivery`: "handset off",
 		`td.channel`:  "sms JP",

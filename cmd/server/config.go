@@ -26,6 +26,9 @@ type config struct {
 	DatabaseURL   string `env:"DATABASE_URL"`
 	Secret        string `env:"OTP_SECRET"`
 	AdminToken    string `env:"ADMIN_TOKEN"`
+	// AccountToken is the Auth Token of the Twilio Verify compatible API's account
+	// credential (any account SID as the user); unset refuses it.
+	AccountToken string `env:"OTP_ACCOUNT_TOKEN"`
 
 	SMSProvider       string        `env:"SMS_PROVIDER"`
 	SMSTimeout        time.Duration `env:"SMS_TIMEOUT" envDefault:"5s"`
@@ -124,6 +127,9 @@ func (c *config) parse(getenv func(string) string) error {
 		if len(c.AdminToken) < 16 {
 			return errors.New("config: ADMIN_TOKEN must be at least 16 characters")
 		}
+	}
+	if err := checkAccountToken(c.AccountToken); err != nil {
+		return err
 	}
 	if err := c.checkRedisTLS(); err != nil {
 		return err
@@ -256,4 +262,19 @@ func (c config) serviceConfig(secret []byte) otp.Config {
 		SMSTimeout: c.deliveryTimeout(), LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
 		DeniedNumberTypes: c.DenyNumberTypes,
 	}
+}
+
+// checkAccountToken holds OTP_ACCOUNT_TOKEN to a secret nobody guesses: at least 32
+// letters and digits (what Twilio's helper libraries take as a password, as they do
+// otpgate's key secrets).
+func checkAccountToken(t string) error {
+	if t == "" {
+		return nil
+	}
+	if len(t) < 32 || len(t) > 256 || strings.IndexFunc(t, func(r rune) bool {
+		return (r < '0' || r > '9') && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z')
+	}) >= 0 {
+		return errors.New("config: OTP_ACCOUNT_TOKEN must be 32 to 256 letters and digits (use e.g. `openssl rand -hex 32`)")
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -116,8 +117,10 @@ func TestConfigBadValues(t *testing.T) {
 	for _, c := range []struct{ name, value, want string }{
 		{"OTP_SECRET", "short-secret", "config: OTP_SECRET must be at least 32 characters (use e.g. `openssl rand -hex 32`)"},
 		{"ADMIN_TOKEN", "short-token", "config: ADMIN_TOKEN must be at least 16 characters"},
+		{"OTP_ACCOUNT_TOKEN", "short-account-token", "config: OTP_ACCOUNT_TOKEN must be 32 to 256 letters and digits (use e.g. `openssl rand -hex 32`)"},
+		{"OTP_ACCOUNT_TOKEN", "0123456789abcdef0123456789abcdef:", "config: OTP_ACCOUNT_TOKEN must be 32 to 256 letters and digits (use e.g. `openssl rand -hex 32`)"},
 	} {
-		t.Run(c.name+"IsNotEchoed", func(t *testing.T) {
+		t.Run(c.name+"IsNotEchoed/"+strconv.Itoa(len(c.value)), func(t *testing.T) {
 			env := productionEnv()
 			env[c.name] = c.value
 			_, err := loadFrom(env)

@@ -18,7 +18,9 @@ import (
 type deliveryParts struct {
 	router   *delivery.Router
 	renderer otp.Renderer
-	readers  map[string]otp.ReceiptReader
+	// catalog is the renderer's templates, which the Twilio API's Templates resource lists.
+	catalog *message.Catalog
+	readers map[string]otp.ReceiptReader
 	// receiptKinds are the kinds that take delivery callbacks, whose refusals are counted.
 	receiptKinds []string
 }
@@ -31,7 +33,7 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryPa
 	if err != nil {
 		return nil, err
 	}
-	d := &deliveryParts{renderer: mx.Renderer(catalog), readers: map[string]otp.ReceiptReader{}}
+	d := &deliveryParts{renderer: mx.Renderer(catalog), catalog: catalog, readers: map[string]otp.ReceiptReader{}}
 	for _, k := range providers.Kinds() {
 		if k.Receipts {
 			d.receiptKinds = append(d.receiptKinds, k.Name)

@@ -47,7 +47,7 @@ func TestTemplatesPerAppAndLocale(t *testing.T) {
 
 	t.Run("DefaultAppSMSIsOneGSM7Segment", func(t *testing.T) {
 		phone := newPhone()
-		wantStatus(t, send(t, in, phone), http.StatusCreated, "")
+		wantStatus(t, post(t, in.api+"/v1/verifications", map[string]string{"phone": phone, "locale": "en"}), http.StatusCreated, "")
 		if rows := settledSends(t, in, phone); !strings.Contains(rows.Raw, `"encoding":"GSM-7","segments":1`) {
 			t.Errorf("history: got %s, want one GSM-7 segment", rows.Raw)
 		}

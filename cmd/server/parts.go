@@ -36,6 +36,9 @@ type parts struct {
 	events events.Store
 	secret []byte
 	token  string
+	// accountToken is the Twilio API's account credential (OTP_ACCOUNT_TOKEN); dev mode
+	// makes one up when it is unset.
+	accountToken string
 	// pingStore tells readiness whether the store answers.
 	pingStore func(context.Context) error
 	// batch is the production history writer, flushed at shutdown; nil in dev mode.
@@ -91,12 +94,16 @@ func devParts(cfg config) (*parts, error) {
 	if p.token == "" {
 		p.token = hex.EncodeToString(randomBytes(16))
 	}
+	p.accountToken = cfg.AccountToken
+	if p.accountToken == "" {
+		p.accountToken = hex.EncodeToString(randomBytes(16))
+	}
 	return p, nil
 }
 
 // prodParts connects to the configured Redis and Postgres.
 func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
-	p := &parts{secret: []byte(cfg.Secret), token: cfg.AdminToken}
+	p := &parts{secret: []byte(cfg.Secret), token: cfg.AdminToken, accountToken: cfg.AccountToken}
 	rdb, err := newRedis(cfg.RedisURL, cfg.RedisTimeout, redisTLS{caFile: cfg.RedisCAFile, certFile: cfg.RedisCertFile, keyFile: cfg.RedisKeyFile})
 	if err != nil {
 		return nil, err

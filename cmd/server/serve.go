@@ -42,7 +42,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	}
 
 	if cfg.dev {
-		printDevBanner(stdout, p.token)
+		printDevBanner(stdout, p.token, p.accountToken)
 	}
 	fmt.Fprintf(stdout, "otpgate %s listening: api http://%s admin http://%s/admin/\n", version, ls.public.Addr(), ls.admin.Addr())
 	log.Info("listening", "api", ls.public.Addr().String(), "admin", ls.admin.Addr().String(), "dev_mode", cfg.dev)
@@ -111,9 +111,10 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-func printDevBanner(w io.Writer, token string) {
+func printDevBanner(w io.Writer, token, accountToken string) {
 	line := strings.Repeat("=", 72)
 	fmt.Fprintf(w, "%s\n  DEV MODE — embedded Redis, in-memory store, codes printed to the log.\n"+
 		"  Nothing is kept after exit. Set REDIS_URL and DATABASE_URL for production.\n"+
-		"  Admin token (shown once): %s\n%s\n", line, token, line)
+		"  Admin token (shown once): %s\n"+
+		"  Twilio API account token (shown once; user: any AC sid): %s\n%s\n", line, token, accountToken, line)
 }

@@ -87,6 +87,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
+	appAdmin := apps.NewAdmin(p.apps, s.registry)
 	s.public = otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,
@@ -95,6 +96,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
 			ClientIP:  func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 			PublicURL: cfg.PublicURL,
+			Admin:     appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
 		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
@@ -103,7 +105,6 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
 	})
-	appAdmin := apps.NewAdmin(p.apps, s.registry)
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
 	s.admin = newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, webhooks, ready, mx.Handler())
 	return s, nil

@@ -28,12 +28,22 @@ type twilioSetup struct {
 	provider                  *smstest.Provider
 }
 
+// The account credential the helper libraries use for the account-level resources:
+// any account SID, and OTP_ACCOUNT_TOKEN.
+const (
+	twilioAccountSID   = "AC00000000000000000000000000000000"
+	twilioAccountToken = "0f1e2d3c4b5a69780f1e2d3c4b5a6978accountToken"
+)
+
 func newTwilioSetup(t *testing.T) *twilioSetup {
 	t.Helper()
 	p := newProvider(t)
+	// The libraries follow next_page_url, which is absolute under OTP_PUBLIC_URL only.
+	addr := freeAddr(t)
 	in := startServer(t, prodEnv(t, p, map[string]string{
+		"OTP_HTTP_ADDR": addr, "OTP_PUBLIC_URL": "http://" + addr,
 		"OTP_DUPLICATE_WINDOW": "0", "OTP_LIMIT_PHONE": "100/1h", "OTP_LIMIT_IP": "off",
-		"OTP_LIMIT_CHECK_PHONE": "100/1h", "OTP_LIMIT_CHECK_IP": "1000/1h",
+		"OTP_LIMIT_CHECK_PHONE": "100/1h", "OTP_LIMIT_CHECK_IP": "1000/1h", "OTP_ACCOUNT_TOKEN": twilioAccountToken,
 	}))
 	app := createApp(t, in, map[string]any{"name": "Twilio clients", "access": "key"})
 	keyID, secret := createKey(t, in, app, false)
@@ -52,9 +62,11 @@ func newTwilioSetup(t *testing.T) *twilioSetup {
 // env is the environment the Python and Node scripts read.
 func (s *twilioSetup) env() []string {
 	phones := []string{newPhone(), newPhone(), newPhone(), newPhone()}
+	more := []string{newPhone(), newPhone(), newPhone(), newPhone()}
 	return append(os.Environ(),
 		"OTPGATE_BASE="+s.in.api, "OTPGATE_KEY_ID="+s.keyID, "OTPGATE_SECRET="+s.secret,
-		"OTPGATE_SERVICE_SID="+s.serviceSID, "OTPGATE_CODE_URL="+s.codeURL, "OTPGATE_PHONES="+strings.Join(phones, ","))
+		"OTPGATE_SERVICE_SID="+s.serviceSID, "OTPGATE_CODE_URL="+s.codeURL, "OTPGATE_PHONES="+strings.Join(phones, ","),
+		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken, "OTPGATE_MORE_PHONES="+strings.Join(more, ","))
 }
 
 // missing skips a client library that is not installed, or fails under CI=true, where
@@ -86,6 +98,9 @@ func TestTwilioHelperLibraries(t *testing.T) {
 	s := newTwilioSetup(t)
 
 	t.Run("Go", func(t *testing.T) { twilioGoFlows(t, s) })
+	t.Run("GoServices", func(t *testing.T) { twilioGoServiceFlows(t, s) })
+	t.Run("GoAttempts", func(t *testing.T) { twilioGoAttemptFlows(t, s) })
+	t.Run("GoTemplates", func(t *testing.T) { twilioGoTemplateFlows(t, s) })
 
 	t.Run("Python", func(t *testing.T) {
 		// Debian's python3-twilio lives in the system interpreter.

@@ -77,7 +77,11 @@ func (f SendFilter) Validate() error {
 // when another page follows, to the filter's page, and returns the next page's
 // position (nil on the last page).
 func (f SendFilter) Page(rows []SendRow) (page []SendRow, next *SendCursor) {
-	limit := f.PageLimit()
+	return pageRows(rows, f.PageLimit())
+}
+
+// pageRows cuts rows, fetched with one more than limit when another page follows, to limit.
+func pageRows(rows []SendRow, limit int) (page []SendRow, next *SendCursor) {
 	if len(rows) <= limit {
 		return rows, nil
 	}

@@ -40,6 +40,7 @@ type Store interface {
 	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
 	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
 	DeliveryRater
+	AttemptReader
 }
 
 // Outcomes of sends in history, also the values SendFilter.Status accepts. Approved

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,8 +80,13 @@ func TestSend(t *testing.T) {
 			if w.Code != 400 || p.Code != "invalid_request" {
 				t.Fatalf("%s: got %v %v, want 400 invalid_request", name, w.Code, p.Code)
 			}
+			known := otp.KnownLocales()
+			quoted := make([]string, len(known))
+			for i, l := range known {
+				quoted[i] = strconv.Quote(l)
+			}
 			want := map[string]string{"phone": "is required", "channel": `must be "sms"`,
-				"locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}
+				"locale": "must be " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]}
 			if fmt.Sprint(p.Errors) != fmt.Sprint(want) {
 				t.Errorf("%s: errors: got %v, want %v", name, p.Errors, want)
 			}

@@ -13,12 +13,12 @@ import (
 // emailLayout is the built-in HTML part: one column, the code large and easy to copy,
 // inline styles only (mail clients drop style sheets), nothing loaded from elsewhere.
 var emailLayout = htmltemplate.Must(htmltemplate.New("email").Parse(`<!DOCTYPE html>
-<html lang="{{.Lang}}">
+<html lang="{{.Lang}}" dir="{{.Dir}}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>{{.Subject}}</title></head>
 <body style="margin:0;padding:24px;background:#f4f5f7;font-family:-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:#1d2129">
 <div style="max-width:480px;margin:0 auto;background:#ffffff;border-radius:8px;padding:32px">
 <p style="margin:0 0 16px;font-size:16px">{{.Intro}}</p>
-<p style="margin:0 0 16px;font-size:32px;font-weight:bold;letter-spacing:6px;font-family:Menlo,Consolas,monospace">{{.Code}}</p>
+<p dir="ltr" style="margin:0 0 16px;font-size:32px;font-weight:bold;letter-spacing:6px;font-family:Menlo,Consolas,monospace">{{.Code}}</p>
 <p style="margin:0 0 8px;font-size:14px">{{.Expiry}} {{.Warn}}</p>
 <p style="margin:24px 0 0;font-size:12px;color:#6b7280">{{.Ignore}}</p>
 </div>
@@ -54,8 +54,12 @@ func (l *locale) email(d Data) (otp.MessageContent, error) {
 	if l.html != nil {
 		err = l.html.Execute(&b, d)
 	} else {
+		dir := "ltr"
+		if l.rtl {
+			dir = "rtl"
+		}
 		err = emailLayout.Execute(&b, map[string]string{
-			"Lang": l.tag, "Subject": out.Subject, "Intro": lines["intro"], "Code": d.Code,
+			"Lang": l.tag, "Dir": dir, "Subject": out.Subject, "Intro": lines["intro"], "Code": d.Code,
 			"Expiry": lines["expiry"], "Warn": lines["warn"], "Ignore": lines["ignore"],
 		})
 	}

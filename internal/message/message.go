@@ -1,6 +1,6 @@
 // Package message renders what otpgate sends: the SMS and WhatsApp text, the words a
 // voice call reads out, and an email's subject, plain and HTML parts, from templates per
-// locale (twelve built in, each replaceable). It implements otp.Renderer and tells an
+// locale (every language Twilio Verify writes its SMS in, each replaceable). It implements otp.Renderer and tells an
 // SMS's encoding and segment count.
 package message
 
@@ -127,15 +127,10 @@ func (c *Catalog) Render(p otp.MessageParams) (otp.MessageContent, error) {
 func (l *locale) data(p otp.MessageParams) Data {
 	secs := max(int(p.TTL/time.Second), 0)
 	d := Data{Code: p.Code, App: p.App, Minutes: secs / 60, Seconds: secs}
-	switch {
-	case d.Minutes == 1:
-		d.Expiry = fmt.Sprintf(l.minute, 1)
-	case d.Minutes > 1:
-		d.Expiry = fmt.Sprintf(l.minutes, d.Minutes)
-	case secs == 1:
-		d.Expiry = fmt.Sprintf(l.second, 1)
-	default:
-		d.Expiry = fmt.Sprintf(l.seconds, secs)
+	if d.Minutes > 0 {
+		d.Expiry = l.count(l.minute, d.Minutes)
+	} else {
+		d.Expiry = l.count(l.second, secs)
 	}
 	return d
 }
@@ -238,4 +233,14 @@ func (l *locale) override(t Templates) error {
 		l.html = h
 	}
 	return nil
+}
+
+// BuiltinSMS is the built-in SMS template of a locale, as written (a text/template over
+// Data); ok is false for a locale without one.
+func (c *Catalog) BuiltinSMS(tag string) (string, bool) {
+	l, ok := c.locales[tag]
+	if !ok {
+		return "", false
+	}
+	return l.texts.sms, true
 }

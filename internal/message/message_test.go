@@ -2,6 +2,7 @@ package message_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,10 @@ import (
 	"otpgate/internal/otp"
 )
 
-var locales = []string{"en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id", "hi"}
+var locales = otp.KnownLocales()
+
+// gsm7 are the locales whose letters GSM-7 has: their SMS is written in it throughout.
+var gsm7 = []string{"en", "en-GB", "fr", "de", "it", "id", "nl", "sv", "da", "nb", "fi", "et", "af", "ca", "ms", "tl"}
 
 func catalog(t *testing.T) *message.Catalog {
 	t.Helper()
@@ -66,23 +70,19 @@ func TestBuiltInLocales(t *testing.T) {
 	})
 
 	t.Run("DefaultSMSFitsOneSegment", func(t *testing.T) {
-		gsm := 0
 		for _, l := range locales {
 			out := render(t, c, otp.MessageParams{Channel: otp.ChannelSMS, Locale: l, Code: "483920", TTL: 5 * time.Minute})
 			if out.Segments != 1 {
 				t.Errorf("%s: %q is %d %s segments, want 1", l, out.Body, out.Segments, out.Encoding)
 			}
-			if out.Encoding == otp.EncodingGSM7 {
-				gsm++
-				// The longest a default message gets: an app name, ten digits, ten minutes.
-				long := render(t, c, otp.MessageParams{Channel: otp.ChannelSMS, Locale: l, Code: "1234567890", App: "Example Shop", TTL: 10 * time.Minute})
-				if long.Encoding != otp.EncodingGSM7 || long.Segments != 1 {
-					t.Errorf("%s: %q is %d %s segments, want 1 GSM-7", l, long.Body, long.Segments, long.Encoding)
-				}
+			// The longest a default message gets: an app name, ten digits, ten minutes.
+			long := render(t, c, otp.MessageParams{Channel: otp.ChannelSMS, Locale: l, Code: "1234567890", App: "Example Shop", TTL: 10 * time.Minute})
+			switch {
+			case slices.Contains(gsm7, l) && (out.Encoding != otp.EncodingGSM7 || long.Encoding != otp.EncodingGSM7 || long.Segments != 1):
+				t.Errorf("%s: %q is %d %s segments, want 1 GSM-7", l, long.Body, long.Segments, long.Encoding)
+			case !slices.Contains(gsm7, l) && long.Segments > 2:
+				t.Errorf("%s: %q is %d %s segments, want at most 2", l, long.Body, long.Segments, long.Encoding)
 			}
-		}
-		if gsm < 5 {
-			t.Errorf("got %d GSM-7 locales, want at least en, fr, de, it and id", gsm)
 		}
 	})
 
@@ -225,5 +225,39 @@ func TestEncoding(t *testing.T) {
 				t.Errorf("got %s %d, want %s %d", enc, seg, tc.encoding, tc.segments)
 			}
 		})
+	}
+}
+
+// TestExpiryIsInflected holds the counted forms to each language's grammar.
+func TestExpiryIsInflected(t *testing.T) {
+	c := catalog(t)
+	for _, tc := range []struct {
+		locale string
+		ttl    time.Duration
+		want   string
+	}{
+		{"ru", time.Minute, "1 минуту"}, {"ru", 2 * time.Minute, "2 минуты"}, {"ru", 5 * time.Minute, "5 минут"},
+		{"ru", 21 * time.Second, "21 секунду"}, {"ru", 22 * time.Second, "22 секунды"}, {"ru", 11 * time.Second, "11 секунд"},
+		{"uk", 3 * time.Minute, "3 хвилини"}, {"hr", 21 * time.Second, "21 sekundu"}, {"hr", 12 * time.Second, "12 sekundi"},
+		{"pl", time.Minute, "1 minutę"}, {"pl", 3 * time.Minute, "3 minuty"}, {"pl", 22 * time.Second, "22 sekundy"}, {"pl", 12 * time.Second, "12 sekund"},
+		{"cs", 4 * time.Minute, "4 minuty"}, {"cs", 5 * time.Minute, "5 minut"}, {"sk", time.Minute, "1 minútu"},
+		{"lt", time.Minute, "1 minutę"}, {"lt", 2 * time.Minute, "2 minutes"}, {"lt", 10 * time.Minute, "10 minučių"}, {"lt", 21 * time.Second, "21 sekundę"}, {"lt", 15 * time.Second, "15 sekundžių"},
+		{"ro", time.Minute, "1 minut"}, {"ro", 5 * time.Minute, "5 minute"}, {"ro", 19 * time.Second, "19 secunde"}, {"ro", 25 * time.Second, "25 de secunde"},
+		{"ar", time.Minute, "دقيقة واحدة"}, {"ar", 2 * time.Minute, "دقيقتين"}, {"ar", 3 * time.Minute, "3 دقائق"}, {"ar", 11 * time.Second, "11 ثانية"},
+		{"he", time.Minute, "דקה אחת"}, {"he", 2 * time.Minute, "2 דקות"},
+		{"fi", time.Minute, "1 minuutin"}, {"fi", 5 * time.Minute, "5 minuuttia"}, {"nl", time.Minute, "1 minuut"}, {"el", 30 * time.Second, "30 δευτερόλεπτα"},
+	} {
+		if got := render(t, c, otp.MessageParams{Channel: otp.ChannelSMS, Locale: tc.locale, Code: "483920", TTL: tc.ttl}).Body; !strings.Contains(got, tc.want) {
+			t.Errorf("%s %s: got %q, want it to say %q", tc.locale, tc.ttl, got, tc.want)
+		}
+	}
+}
+
+func TestRightToLeftEmail(t *testing.T) {
+	c := catalog(t)
+	for l, dir := range map[string]string{"ar": "rtl", "he": "rtl", "en": "ltr", "ja": "ltr"} {
+		if out := render(t, c, otp.MessageParams{Channel: otp.ChannelEmail, Locale: l, Code: "483920", TTL: time.Minute}); !strings.Contains(out.HTML, `dir="`+dir+`"`) {
+			t.Errorf("%s: got %q, want dir=%q", l, out.HTML, dir)
+		}
 	}
 }

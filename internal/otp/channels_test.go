@@ -50,7 +50,7 @@ func TestSendRecordsEveryProviderAttempt(t *testing.T) {
 			svc := otp.NewService(otp.Config{Secret: []byte("s"), CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 3,
 				SMSTimeout: time.Second}, e.store, e.limiter, d, mustRenderer(t), e.denied, slog.New(slog.DiscardHandler))
 			svc.Now, svc.Rand = e.clock.Now, codeReader(codes...)
-			res, err := svc.Send(context.Background(), otp.SendInput{Phone: testPhone, ClientIP: testIP})
+			res, err := svc.Send(context.Background(), otp.SendInput{Phone: testPhone, Locale: "en", ClientIP: testIP})
 			if (err == nil) != (tc.status == otp.SendSent) {
 				t.Fatalf("got %v, want an error only when nothing was sent", err)
 			}
@@ -149,12 +149,13 @@ func TestNormalizeEmail(t *testing.T) {
 
 func TestCanonLocale(t *testing.T) {
 	for in, want := range map[string]string{"en": "en", "EN": "en", "pt-br": "pt-BR", "pt_BR": "pt-BR", "zh-hant": "zh-Hant",
-		"zh-CN": "zh-Hans", "zh": "zh-Hans", "zh-TW": "zh-Hant", "zh-HK": "zh-Hant", " ja ": "ja", "hi": "hi"} {
+		"zh-CN": "zh-Hans", "zh": "zh-Hans", "zh-TW": "zh-Hant", "zh-HK": "zh-Hant", " ja ": "ja", "hi": "hi",
+		"pt": "pt", "PT-pt": "pt", "en-GB": "en-GB", "en_gb": "en-GB", "en-US": "en", "no": "nb", "fil": "tl", "iw": "he"} {
 		if got, ok := otp.CanonLocale(in); !ok || got != want {
 			t.Errorf("%q: got %q, %v, want %q", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"", "xx", "pt", "en-US", "zh-Hans-CN"} {
+	for _, in := range []string{"", "xx", "pt-AO", "en-AU", "zh-Hans-CN", "fr-CA"} {
 		if got, ok := otp.CanonLocale(in); ok {
 			t.Errorf("%q: got %q, want none", in, got)
 		}

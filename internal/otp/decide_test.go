@@ -79,6 +79,7 @@ func TestCheckInput(t *testing.T) {
 
 func TestSendTarget(t *testing.T) {
 	const phone = "+819012345678"
+	allLocales := "must be " + quoteOr(KnownLocales())
 	tests := []struct {
 		name                    string
 		in                      SendInput
@@ -87,14 +88,17 @@ func TestSendTarget(t *testing.T) {
 		wantChannel, wantLocale string
 		wantAddress             string
 	}{
-		{"OnlyPhoneGetsDefaults", SendInput{Phone: phone}, nil, nil, "sms", "en", phone},
+		{"OnlyPhoneGetsDefaults", SendInput{Phone: phone}, nil, nil, "sms", "ja", phone},
+		{"CountrysLanguage", SendInput{Phone: "+5511987654321"}, nil, nil, "sms", "pt-BR", "+5511987654321"},
+		{"CountryWithoutItsLanguage", SendInput{Phone: "+2348031234567"}, nil, nil, "sms", "en", "+2348031234567"},
+		{"BlankLocaleIsNone", SendInput{Phone: "+33612345678", Locale: " "}, nil, nil, "sms", "fr", "+33612345678"},
 		{"Everything", SendInput{Phone: phone, Channel: "sms", Locale: "en"}, nil, nil, "sms", "en", phone},
 		{"Japanese", SendInput{Phone: phone, Locale: "ja"}, nil, nil, "sms", "ja", phone},
 		{"LocaleAnyCase", SendInput{Phone: phone, Locale: "pt-br"}, nil, nil, "sms", "pt-BR", phone},
 		{"LocaleAlias", SendInput{Phone: phone, Locale: "zh-TW"}, nil, nil, "sms", "zh-Hant", phone},
-		{"Voice", SendInput{Phone: phone, Channel: "voice"}, nil, nil, "voice", "en", phone},
+		{"Voice", SendInput{Phone: phone, Channel: "voice"}, nil, nil, "voice", "ja", phone},
 		{"ChannelCase", SendInput{Phone: phone, Channel: "WhatsApp"}, []string{"sms", "whatsapp"}, map[string]string{"channel": `must be "sms" or "whatsapp"`}, "", "", ""},
-		{"WhatsApp", SendInput{Phone: phone, Channel: "whatsapp"}, nil, nil, "whatsapp", "en", phone},
+		{"WhatsApp", SendInput{Phone: phone, Channel: "whatsapp"}, nil, nil, "whatsapp", "ja", phone},
 		{"EmailAlone", SendInput{Email: "Ana@Example.COM"}, nil, nil, "email", "en", "Ana@example.com"},
 		{"EmailChannel", SendInput{Email: "ana@example.com", Channel: "email", Locale: "de"}, nil, nil, "email", "de", "ana@example.com"},
 		{"PhoneMissing", SendInput{}, nil, map[string]string{"phone": "is required"}, "", "", ""},
@@ -108,9 +112,9 @@ func TestSendTarget(t *testing.T) {
 			map[string]string{"channel": `must be "sms" or "email"`}, "", "", ""},
 		{"UnknownChannel", SendInput{Phone: phone, Channel: "fax"}, []string{"sms"}, map[string]string{"channel": `must be "sms"`}, "", "", ""},
 		{"UnknownLocale", SendInput{Phone: phone, Locale: "xx"}, nil,
-			map[string]string{"locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}, "", "", ""},
+			map[string]string{"locale": allLocales}, "", "", ""},
 		{"AllWrong", SendInput{Channel: "x", Locale: "x"}, []string{"sms"},
-			map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}, "", "", ""},
+			map[string]string{"phone": "is required", "channel": `must be "sms"`, "locale": allLocales}, "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

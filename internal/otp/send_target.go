@@ -19,8 +19,9 @@ type target struct {
 func (t target) email() bool { return t.channel == ChannelEmail }
 
 // sendTarget refuses malformed sends before anything is spent, listing every bad field,
-// fills in the defaults of channel and locale, and normalises the address: an email
-// address for the email channel, a phone number in an allowed country for the others.
+// fills in the defaults of channel and locale (the number's country's language, see
+// CountryLocale), and normalises the address: an email address for the email channel, a
+// phone number in an allowed country for the others.
 func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	t := target{channel: in.Channel, locale: in.Locale}
 	if t.channel == "" {
@@ -33,12 +34,10 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	if accepted := s.acceptedChannels(app); !slices.Contains(accepted, t.channel) {
 		fields["channel"] = "must be " + quoteOr(accepted)
 	}
-	if t.locale == "" {
-		t.locale = "en"
-	}
-	if l, ok := CanonLocale(t.locale); ok && app.AcceptsLocale(l) && (s.renderer == nil || s.renderer.HasLocale(l)) {
+	auto := strings.TrimSpace(t.locale) == ""
+	if l, ok := CanonLocale(t.locale); ok && s.offersLocale(app, l) {
 		t.locale = l
-	} else {
+	} else if !auto {
 		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
 	}
 	switch {
@@ -60,26 +59,25 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	var err error
 	if t.email() {
 		t.address, err = NormalizeEmail(in.Email)
-		return t, err
+	} else if t.address, t.region, err = s.normalizePhone(in.Phone); err == nil && !app.AllowsCountry(t.region) {
+		err = &ErrCountryNotAllowed{Country: t.region}
 	}
-	if t.address, t.region, err = s.normalizePhone(in.Phone); err != nil {
-		return t, err
+	if auto {
+		// No locale named: the number's country's language (email has none: en).
+		t.locale = s.defaultLocale(app, t.region)
 	}
-	if !app.AllowsCountry(t.region) {
-		return t, &ErrCountryNotAllowed{Country: t.region}
-	}
-	if t.channel == ChannelSMS || t.channel == ChannelVoice {
+	if err == nil && (t.channel == ChannelSMS || t.channel == ChannelVoice) {
 		denied := s.cfg.DeniedNumberTypes
 		if app.DeniedNumberTypes != nil {
 			denied = *app.DeniedNumberTypes
 		}
 		if len(denied) > 0 {
 			if kind := s.phoneType(t.address); slices.Contains(denied, kind) {
-				return t, &ErrNumberType{Type: kind}
+				err = &ErrNumberType{Type: kind}
 			}
 		}
 	}
-	return t, nil
+	return t, err
 }
 
 // acceptedChannels are the channels an app takes that a provider carries, in the order

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +82,18 @@ func TestSendEveryCodeOfAVerificationApproves(t *testing.T) {
 	}
 }
 
+// oneOf writes a list as the domain's messages do: "a", "b" or "c".
+func oneOf(list []string) string {
+	q := make([]string, len(list))
+	for i, v := range list {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
 func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 	const noBreaks = "must not hold line breaks, control or formatting characters"
+	allLocales := "must be " + oneOf(otp.KnownLocales())
 	tests := []struct {
 		name       string
 		in         otp.SendInput
@@ -90,10 +101,10 @@ func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 	}{
 		{"PhoneMissing", otp.SendInput{Locale: "ja"}, map[string]string{"phone": "is required"}},
 		{"OtherChannel", otp.SendInput{Phone: testPhone, Channel: "fax"}, map[string]string{"channel": `must be "sms", "whatsapp", "voice" or "email"`}},
-		{"OtherLocale", otp.SendInput{Phone: testPhone, Locale: "xx"}, map[string]string{"locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}},
+		{"OtherLocale", otp.SendInput{Phone: testPhone, Locale: "xx"}, map[string]string{"locale": allLocales}},
 		{"EmailForSMS", otp.SendInput{Phone: testPhone, Email: "a@example.com"}, map[string]string{"email": `is only for the email channel; give "phone" for "sms"`}},
 		{"EveryFieldWrong", otp.SendInput{Channel: "x", Locale: "x"}, map[string]string{
-			"phone": "is required", "channel": `must be "sms", "whatsapp", "voice" or "email"`, "locale": `must be "en", "ja", "zh-Hans", "zh-Hant", "ko", "es", "fr", "de", "pt-BR", "it", "id" or "hi"`}},
+			"phone": "is required", "channel": `must be "sms", "whatsapp", "voice" or "email"`, "locale": allLocales}},
 		{"FriendlyNameTooLong", otp.SendInput{Phone: testPhone, FriendlyName: strings.Repeat("あ", 31)}, map[string]string{"friendly_name": "must be at most 30 characters"}},
 		{"FriendlyNameOnTwoLines", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\nCall +15550100"}, map[string]string{"friendly_name": noBreaks}},
 		{"FriendlyNameWithNUL", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\x00"}, map[string]string{"friendly_name": noBreaks}},
@@ -272,7 +283,7 @@ func TestSendMessage(t *testing.T) {
 	tests := []struct {
 		name, locale, wantLocale, want string
 	}{
-		{"EnglishByDefault", "", "en", "Your verification code is " + codes[0] + ". It expires in 5 minutes."},
+		{"TheCountrysLanguageByDefault", "", "ja", "認証コード: " + codes[0] + "\n5分以内に入力してください。"},
 		{"English", "en", "en", "Your verification code is " + codes[0] + ". It expires in 5 minutes."},
 		{"Japanese", "ja", "ja", "認証コード: " + codes[0] + "\n5分以内に入力してください。"},
 	}

@@ -100,7 +100,7 @@ type SendInput struct {
 	Phone   string
 	Email   string
 	Channel string // sms, whatsapp, voice or email; empty means email when Email is set, else sms
-	Locale  string // a built-in locale in any spelling CanonLocale reads; empty means en
+	Locale  string // a built-in locale in any spelling CanonLocale reads; empty means the number's country's (CountryLocale)
 	// ClientIP is the client's address as the limiter keys it (IPv6 already cut to its prefix).
 	ClientIP string
 	// Fingerprint tells one client from another for the duplicate window, with ClientIP.

@@ -86,6 +86,11 @@ func purgeTargets() []purgeTarget {
 		purge: `DELETE FROM conversion_hourly WHERE ctid = ANY(ARRAY(
 			SELECT ctid FROM conversion_hourly WHERE hour < @before ORDER BY hour LIMIT @limit))`,
 		oldest: `SELECT min(hour) FROM conversion_hourly`,
+	}, {
+		Target: retention.Target{Name: "attempts_hourly", Keep: retention.KeepRollups},
+		purge: `DELETE FROM attempts_hourly WHERE ctid = ANY(ARRAY(
+			SELECT ctid FROM attempts_hourly WHERE hour < @before ORDER BY hour LIMIT @limit))`,
+		oldest: `SELECT min(hour) FROM attempts_hourly`,
 	}}
 }
 

@@ -2,17 +2,20 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/history"
 )
 
 // rollUpSpan is the most hours one RollUp call counts, in one transaction: a day of history
 // is a few grouped index range scans, short enough not to hold back vacuum for long.
 const rollUpSpan = 24 * time.Hour
 
-// RollUp implements retention.Store. One transaction counts the hours into stats_hourly and
-// conversion_hourly — deleting what an earlier count of the same hours left, so a second
+// RollUp implements retention.Store. One transaction counts the hours into stats_hourly,
+// conversion_hourly and attempts_hourly — deleting what an earlier count of the same hours left, so a second
 // count gives the same rows — and moves the boundary, under the boundary row's lock.
 func (s *Store) RollUp(ctx context.Context, from, before time.Time, prefixDrop int) (time.Time, int, error) {
 	before, from = before.UTC().Truncate(time.Hour), from.UTC().Truncate(time.Hour)
@@ -65,8 +68,8 @@ func (s *Store) RollUp(ctx context.Context, from, before time.Time, prefixDrop i
 	return boundary, hours, nil
 }
 
-// rollUpHours counts the hours of [from, to) afresh. The counts are those Stats and
-// FraudConversion make of raw rows, grouped by hour.
+// rollUpHours counts the hours of [from, to) afresh. The counts are those Stats,
+// FraudConversion and AttemptsSummary make of raw rows, grouped by hour.
 func rollUpHours(ctx context.Context, tx pgx.Tx, from, to time.Time, prefixDrop int) error {
 	for _, q := range []string{
 		`DELETE FROM stats_hourly WHERE hour >= @from AND hour < @to`,
@@ -92,6 +95,14 @@ func rollUpHours(ctx context.Context, tx pgx.Tx, from, to time.Time, prefixDrop 
 				WHERE t.outcome = 'approved' AND t.created_at >= @from AND t.created_at < @to AND length(v.phone) - @drop >= 3
 				GROUP BY 1, 2
 			) c GROUP BY hour, prefix`,
+		`DELETE FROM attempts_hourly WHERE hour >= @from AND hour < @to`,
+		// The sends of verifications, as AttemptsSummary counts them.
+		`INSERT INTO attempts_hourly (hour, app_id, channel, country, prefix, converted, n)
+			SELECT date_bin('1 hour', s.created_at, 'epoch'), s.app_id, s.channel, s.country,
+				CASE WHEN s.channel = 'email' THEN '' ELSE left(s.phone, ` + strconv.Itoa(history.MaxAttemptPrefix) + `) END,
+				` + convertedSQL + `, count(*)` + sendFrom + `
+			WHERE s.verification_id IS NOT NULL AND s.created_at >= @from AND s.created_at < @to
+			GROUP BY 1, 2, 3, 4, 5, 6`,
 	} {
 		if _, err := tx.Exec(ctx, q, pgx.NamedArgs{"from": from, "to": to, "drop": prefixDrop}); err != nil {
 			return err

@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
+	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 }
 
 const (

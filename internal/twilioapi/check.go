@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
@@ -57,7 +58,7 @@ func handleCheck(d Deps) http.Handler {
 		res, err := d.Verifier.Check(r.Context(), in)
 		var wrong *otp.ErrInvalidCode
 		if err != nil && !errors.As(err, &wrong) {
-			writeError(w, r, d.Logger, err)
+			writeError(w, r, d.Logger, withRetryAfter(err, time.Until(res.Verification.ExpiresAt)))
 			return
 		}
 		v := res.Verification

@@ -155,6 +155,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case otp.SeverityDegraded:
 		log.WarnContext(r.Context(), "backing service unavailable", "api", "twilio", "err", err)
 	}
+	setRetryAfter(w, err)
 	e := errorFor(err)
 	writeJSON(w, e.Status, e)
 }

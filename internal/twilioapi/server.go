@@ -35,6 +35,15 @@ type Deps struct {
 	// fields of answers start with it. Empty leaves them paths from the listener's root.
 	// The request's Host header is never used, since the client writes it.
 	PublicURL string
+	// Admin creates, changes and deletes apps for the Services resource; required.
+	Admin apps.AdminService
+	// Texts tells the built-in templates, for the Templates resource; required.
+	Texts Texts
+	// Attempts reads the Verification Attempts from history; required.
+	Attempts Attempts
+	// AccountToken is the password of the account credential (OTP_ACCOUNT_TOKEN, see
+	// account.go); empty refuses it.
+	AccountToken string
 }
 
 // NewHandler returns the API, to be mounted at /v2 of the public listener.
@@ -44,8 +53,15 @@ func NewHandler(d Deps) http.Handler {
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
 	r := chi.NewRouter()
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), publicURLKey{}, d.PublicURL)))
+		})
+	})
+	accountRoutes(r, d)
 	r.Route("/Services/{ServiceSid}", func(r chi.Router) {
 		r.Use(authenticate(d))
+		serviceRoutes(r, d)
 		r.Method(http.MethodPost, "/Verifications", handleCreate(d))
 		r.Method(http.MethodGet, "/Verifications/{Sid}", handleFetch(d))
 		r.Method(http.MethodPost, "/Verifications/{Sid}", handleUpdate(d))
@@ -65,6 +81,8 @@ const callKey callCtxKey = 0
 type call struct {
 	app      otp.App
 	clientIP string
+	// key is the caller's app key, or the account credential (isAccount).
+	key apps.Key
 }
 
 func callFrom(ctx context.Context) call {
@@ -72,9 +90,9 @@ func callFrom(ctx context.Context) call {
 	return c
 }
 
-// authenticate checks HTTP Basic (key id and secret) first, as Twilio does, then finds
-// the app the ServiceSid names: a key of another app finds nothing (20404), as a
-// Twilio resource of another account does.
+// authenticate checks HTTP Basic (key id and secret, or the account credential) first, as
+// Twilio does, then finds the app the ServiceSid names: a key of another app finds
+// nothing (20404), as a Twilio resource of another account does.
 func authenticate(d Deps) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +102,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 				writeError(w, r, d.Logger, apps.ErrBadKey)
 				return
 			}
-			key, err := d.Apps.Authenticate(r.Context(), user, pass)
+			key, err := caller(r.Context(), d, user, pass)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Basic realm="otpgate"`)
 				writeError(w, r, d.Logger, err)
@@ -95,7 +113,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 			if ok {
 				app, err = d.Apps.App(r.Context(), id)
 			}
-			if !ok || err != nil || apps.Authorize(app, key) != nil {
+			if !ok || err != nil || !mayCall(app, key) {
 				writeError(w, r, d.Logger, errNoService)
 				return
 			}
@@ -104,7 +122,7 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 				writeError(w, r, d.Logger, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey, call{app: app, clientIP: ip})))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey, call{app: app, clientIP: ip, key: key})))
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // checked in ways otpgate does not offer; they are refused rather than ignored, so
 // that nobody believes, say, their CustomCode was sent.
 var unsupported = []string{
-	"CustomCode", "CustomMessage", "SendDigits", "Amount", "Payee", "TemplateSid",
+	"CustomCode", "CustomMessage", "SendDigits", "Amount", "Payee",
 	"TemplateCustomSubstitutions", "RateLimits", "ChannelConfiguration", "AppHash",
 }
 
@@ -140,6 +140,9 @@ func handleCreate(d Deps) http.Handler {
 		if strings.TrimSpace(r.PostForm.Get("To")) == "" {
 			fields["phone"] = "is required"
 		}
+		if problem := templateSidProblem(r, c.app); problem != "" {
+			fields["TemplateSid"] = problem
+		}
 		if len(fields) > 0 {
 			writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: fields})
 			return
@@ -152,7 +155,7 @@ func handleCreate(d Deps) http.Handler {
 		in.Phone, in.Email = address(r.PostForm.Get("To"))
 		res, err := d.Verifier.Send(r.Context(), in)
 		if err != nil {
-			writeError(w, r, d.Logger, err)
+			writeError(w, r, d.Logger, withRetryAfter(err, res.Decision.RetryAfter()))
 			return
 		}
 		out := newVerification(d.PublicURL, c.app, res.Verification)

@@ -94,6 +94,45 @@ async function wantError(name, code, status, fn) {
     want(`wrong check ${i} of 5: not valid`, k.valid === false, k);
   }
   await wantError("sixth wrong check", 60202, 429, () => service().verificationChecks.create({ to: p4, code: bad }));
+  // The Services resource with the account credential (any account SID, OTP_ACCOUNT_TOKEN).
+  const account = twilio(env("OTPGATE_ACCOUNT_SID"), env("OTPGATE_ACCOUNT_TOKEN"), { httpClient: new OtpgateClient() });
+  const created = await account.verify.v2.services.create({ friendlyName: "Node conformance", codeLength: 7 });
+  want("service create", /^VA[0-9a-f]{32}$/.test(created.sid) && created.friendlyName === "Node conformance" &&
+    created.codeLength === 7 && created.lookupEnabled === false, created);
+  const fetched = await account.verify.v2.services(created.sid).fetch();
+  want("service fetch", fetched.sid === created.sid && fetched.codeLength === 7, fetched);
+  const updated = await account.verify.v2.services(created.sid).update({ codeLength: 8 });
+  want("service update", updated.codeLength === 8 && updated.friendlyName === "Node conformance", updated);
+  const listed = (await account.verify.v2.services.list({ pageSize: 1 })).map((x) => x.sid);
+  want("service list, one per page", listed.includes(created.sid) && listed.includes(serviceSid) && new Set(listed).size === listed.length, listed);
+  await wantError("service LookupEnabled=true", 60200, 400, () =>
+    account.verify.v2.services.create({ friendlyName: "x", lookupEnabled: true }));
+  await wantError("service create with an app key", 20003, 401, () => client.verify.v2.services.create({ friendlyName: "x" }));
+  want("service delete", (await account.verify.v2.services(created.sid).remove()) === true, created.sid);
+  await wantError("service fetch after delete", 20404, 404, () => account.verify.v2.services(created.sid).fetch());
+  // Verification Attempts of a new service: three verifications, one approved.
+  const [m1, m2, m3] = env("OTPGATE_MORE_PHONES").split(",");
+  const attemptsSvc = await account.verify.v2.services.create({ friendlyName: "Node attempts" });
+  const sent = [];
+  for (const to of [m1, m2, m3]) {
+    sent.push((await account.verify.v2.services(attemptsSvc.sid).verifications.create({ to, channel: "sms" })).sid);
+  }
+  await account.verify.v2.services(attemptsSvc.sid).verificationChecks.create({ to: m2, code: await codeFor(m2) });
+  const attempts = await account.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid, pageSize: 1 });
+  want("attempts, one per page, newest first", JSON.stringify(attempts.map((a) => a.verificationSid)) === JSON.stringify([...sent].reverse()) &&
+    attempts.every((a) => /^VL[0-9a-f]{32}$/.test(a.sid) && a.channel === "sms"), attempts);
+  const conv = await account.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid, status: "converted" });
+  want("converted attempts", conv.length === 1 && conv[0].verificationSid === sent[1], conv);
+  const one = await account.verify.v2.verificationAttempts(attempts[0].sid).fetch();
+  want("attempt fetch", one.sid === attempts[0].sid && one.conversionStatus === "unconverted", one);
+  const sum = await account.verify.v2.verificationAttemptsSummary().fetch({ verifyServiceSid: attemptsSvc.sid });
+  want("attempts summary", sum.totalAttempts === 3 && sum.totalConverted === 1 && sum.totalUnconverted === 2 &&
+    sum.conversionRatePercentage === "33.33", sum);
+  await wantError("attempts Channel=fax", 60200, 400, () => account.verify.v2.verificationAttempts.list({ channel: "fax" }));
+  await wantError("another service's attempts with a key", 20404, 404, () =>
+    client.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid }));
+  const templates = await account.verify.v2.templates.list({ friendlyName: "built-in" });
+  want("templates", templates.length === 1 && templates[0].sid === "HJ00000000000000000000000000000000" && "en" in templates[0].translations, templates);
   console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
 })().catch((e) => {
   console.error("FAIL unexpected error:", e);

@@ -10,7 +10,7 @@ import urllib.parse
 import urllib.request
 
 import twilio
-from twilio.base.exceptions import TwilioRestException
+from twilio.base.exceptions import TwilioException, TwilioRestException
 from twilio.http.http_client import TwilioHttpClient
 from twilio.rest import Client
 
@@ -63,6 +63,21 @@ def want_error(name, code, status, fn):
     want(name, False, got)
 
 
+def want_list_error(name, code, status, fn):
+    """This version of the library reports a list page's error as a TwilioException that
+    quotes the status and the body; the other calls raise TwilioRestException."""
+    try:
+        got = fn()
+    except TwilioRestException as e:
+        want(f"{name}: TwilioRestException {code}", e.code == code and e.status == status, {"code": e.code, "status": e.status})
+        return
+    except TwilioException as e:
+        text = str(e)
+        want(f"{name}: TwilioException {code}", f"HTTP {status}" in text and f'"code":{code}' in text, text)
+        return
+    want(name, False, got)
+
+
 v = service().verifications.create(to=P1, channel="sms")
 want("create: pending", v.status == "pending" and v.to == P1 and v.channel == "sms"
      and re.fullmatch(r"VE[0-9a-f]{32}", v.sid) and v.service_sid == SERVICE and v.valid is False
@@ -101,4 +116,38 @@ for i in range(1, 6):
     k = service().verification_checks.create(to=P4, code=bad)
     want(f"wrong check {i} of 5: not valid", k.valid is False, k.__dict__)
 want_error("sixth wrong check", 60202, 429, lambda: service().verification_checks.create(to=P4, code=bad))
+# The Services resource with the account credential (any account SID, OTP_ACCOUNT_TOKEN).
+account = Client(os.environ["OTPGATE_ACCOUNT_SID"], os.environ["OTPGATE_ACCOUNT_TOKEN"], http_client=OtpgateHttpClient())
+created = account.verify.v2.services.create(friendly_name="Python conformance", code_length=7)
+want("service create", re.fullmatch(r"VA[0-9a-f]{32}", created.sid) and created.friendly_name == "Python conformance"
+     and created.code_length == 7 and created.lookup_enabled is False, created.__dict__)
+fetched = account.verify.v2.services(created.sid).fetch()
+want("service fetch", fetched.sid == created.sid and fetched.code_length == 7, fetched.__dict__)
+updated = account.verify.v2.services(created.sid).update(code_length=8)
+want("service update", updated.code_length == 8 and updated.friendly_name == "Python conformance", updated.__dict__)
+listed = [s.sid for s in account.verify.v2.services.list(page_size=1)]
+want("service list, one per page", created.sid in listed and SERVICE in listed and len(listed) == len(set(listed)), listed)
+want_error("service LookupEnabled=true", 60200, 400,
+           lambda: account.verify.v2.services.create(friendly_name="x", lookup_enabled=True))
+want_error("service create with an app key", 20003, 401, lambda: client.verify.v2.services.create(friendly_name="x"))
+want("service delete", account.verify.v2.services(created.sid).delete() is True, created.sid)
+want_error("service fetch after delete", 20404, 404, lambda: account.verify.v2.services(created.sid).fetch())
+# Verification Attempts of a new service: three verifications, one approved.
+M1, M2, M3, M4 = os.environ["OTPGATE_MORE_PHONES"].split(",")
+attempts_svc = account.verify.v2.services.create(friendly_name="Python attempts")
+sent = [account.verify.v2.services(attempts_svc.sid).verifications.create(to=to, channel="sms").sid for to in (M1, M2, M3)]
+account.verify.v2.services(attempts_svc.sid).verification_checks.create(to=M2, code=code_for(M2))
+listed = account.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid, page_size=1)
+want("attempts, one per page, newest first", [a.verification_sid for a in listed] == sent[::-1]
+     and all(re.fullmatch(r"VL[0-9a-f]{32}", a.sid) and a.channel == "sms" for a in listed), [a.__dict__ for a in listed])
+conv = account.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid, status="converted")
+want("converted attempts", [a.verification_sid for a in conv] == [sent[1]], [a.__dict__ for a in conv])
+one = account.verify.v2.verification_attempts(listed[0].sid).fetch()
+want("attempt fetch", one.sid == listed[0].sid and one.conversion_status == "unconverted", one.__dict__)
+want_list_error("attempts Channel=fax", 60200, 400, lambda: account.verify.v2.verification_attempts.list(channel="fax"))
+want_list_error("another service's attempts with a key", 20404, 404,
+           lambda: client.verify.v2.verification_attempts.list(verify_service_sid=attempts_svc.sid))
+templates = account.verify.v2.templates.list(friendly_name="built-in")
+want("templates", [t.sid for t in templates] == ["HJ00000000000000000000000000000000"] and "en" in templates[0].translations,
+     [t.__dict__ for t in templates])
 print(f"twilio-python {twilio.__version__}: all flows passed")

@@ -1,0 +1,20 @@
+package sms
+
+import (
+	"testing"
+
+	"otpgate/internal/otp"
+)
+
+// TestEveryLocaleHasAVoice: a call in a built-in locale reads in that language, never in
+// the English fallback.
+func TestEveryLocaleHasAVoice(t *testing.T) {
+	for _, l := range otp.KnownLocales() {
+		if _, ok := voices[l]; !ok {
+			t.Errorf("%s: no voice", l)
+		}
+	}
+	if len(voices) != len(otp.KnownLocales()) {
+		t.Errorf("got %d voices, want one per locale (%d)", len(voices), len(otp.KnownLocales()))
+	}
+}

@@ -1,0 +1,80 @@
+package twilioapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/apps"
+	"otpgate/internal/otp"
+)
+
+const retryApp = "01900000-0000-7000-8000-0000000000ff"
+
+// refusing answers every send and check with one error and result.
+type refusing struct {
+	err   error
+	send  otp.SendResult
+	check otp.CheckResult
+}
+
+func (f refusing) Send(context.Context, otp.SendInput) (otp.SendResult, error) { return f.send, f.err }
+func (f refusing) Check(context.Context, otp.CheckInput) (otp.CheckResult, error) {
+	return f.check, f.err
+}
+func (f refusing) SendLimitState(context.Context, string) (otp.Decision, error) {
+	return otp.Decision{}, nil
+}
+func (f refusing) Verification(context.Context, *otp.App, string) (otp.Verification, error) {
+	return otp.Verification{}, otp.ErrNotFound
+}
+func (f refusing) Close(context.Context, *otp.App, string, otp.Status) (otp.Verification, error) {
+	return otp.Verification{}, otp.ErrNotFound
+}
+func (f refusing) App(context.Context, string) (otp.App, error) {
+	return otp.App{ID: retryApp, Access: otp.AccessKey, CodeTTL: 5 * time.Minute}, nil
+}
+func (f refusing) Authenticate(context.Context, string, string) (apps.Key, error) {
+	return apps.Key{ID: "SK1", AppID: retryApp}, nil
+}
+
+func TestRetryAfterOnEveryRateLimitAnswer(t *testing.T) {
+	violated := func(scope string, after time.Duration) otp.Decision {
+		return otp.Decision{Rules: []otp.RuleState{{Scope: scope, Rule: otp.Rule{Limit: 1, Window: time.Hour}, RetryAfter: after, Violated: true}}}
+	}
+	for _, tc := range []struct {
+		name, path string
+		f          refusing
+		code       int
+		want       string
+	}{
+		{"RateLimited", "/Verifications", refusing{err: &otp.ErrRateLimited{Decision: violated("phone", 41500*time.Millisecond)}}, 20429, "42"},
+		{"DuplicateSubmit", "/Verifications", refusing{err: otp.ErrDuplicateSubmit, send: otp.SendResult{Decision: violated(otp.ScopeDuplicate, 3*time.Second)}}, 20429, "3"},
+		{"SendsSpent", "/Verifications", refusing{err: &otp.ErrRateLimited{Decision: violated(otp.ScopeVerification, 4*time.Minute)}}, 60203, "240"},
+		{"CheckRateLimited", "/VerificationCheck", refusing{err: &otp.ErrRateLimited{Decision: violated("check_ip", 7*time.Second)}}, 20429, "7"},
+		{"WrongGuessesSpent", "/VerificationCheck", refusing{err: otp.ErrTooManyAttempts,
+			check: otp.CheckResult{Verification: otp.Verification{ExpiresAt: time.Now().Add(90 * time.Second)}}}, 60202, "90"},
+		{"NotARateLimit", "/Verifications", refusing{err: otp.ErrUnavailable}, 20503, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHandler(Deps{Verifier: tc.f, Manager: tc.f, Apps: tc.f,
+				ClientIP: func(*http.Request, apps.Key) (string, error) { return "192.0.2.1", nil }})
+			form := url.Values{"To": {"+15551234567"}, "Code": {"123456"}}
+			r := httptest.NewRequest(http.MethodPost, "/Services/"+apps.ServiceSID(retryApp)+tc.path, strings.NewReader(form.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.SetBasicAuth("SK1", "secret")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			var body restError
+			_ = json.NewDecoder(w.Body).Decode(&body)
+			if got := w.Header().Get("Retry-After"); body.Code != tc.code || got != tc.want {
+				t.Errorf("got %d with Retry-After %q, want %d with %q", body.Code, got, tc.code, tc.want)
+			}
+		})
+	}
+}
