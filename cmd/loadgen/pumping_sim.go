@@ -325,7 +325,7 @@ func (s *sim) readMetrics(ctx context.Context, r *pumpResult) error {
 		}
 	}
 	var parts []string
-	for _, sc := range []string{"country", "prefix", "ip_net"} {
+	for _, sc := range []string{"country", "prefix", "ip_net", "young_countries"} {
 		if n := scopes[sc]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s×%d", sc, n))
 		}
