@@ -60,8 +60,8 @@
 --
 -- Reply: a flat array of integers, {status, now, then per key in KEYS order: for a sorted
 -- set per rule used, reset, retry; for a budget state, spent, crossed; for a guard state,
--- retry, unapproved, signal, level, and its counts ss, as, sl, al, nc times 100, after this
--- request}.
+-- retry, unapproved, signal, level, its counts ss, as, sl, al, nc times 100, after this
+-- request, and the recent sends its baseline explains (the surge allowance) times 100}.
 --   status  0 denied: nothing recorded, the state before the request;
 --           1 allowed: recorded, the state after recording;
 --           2 replayed: already recorded by an earlier call, the current state;
@@ -88,6 +88,8 @@
 --           target's baseline; 2 unapproved sends over the long horizon; 3 volume against
 --           the baseline; 4 distinct countries of a network; 5 the young-countries pool.
 --   level   the challenge level that would admit the request (0: none would).
+--   expect  the recent sends the target's baseline explains, times the surge allowance,
+--           times 100: what its volume was weighed against (0 when it was not weighed).
 
 local call, tonumber, fmt, exp = redis.call, tonumber, string.format, math.exp
 local KEYS, ARGV = KEYS, ARGV
@@ -216,8 +218,8 @@ end
 local reply, n = {status, now}, 2
 for i = 1, #KEYS do
   if guard[i] then
-    for j = n + 1, n + 10 do reply[j] = 0 end
-    n = n + 10
+    for j = n + 1, n + 11 do reply[j] = 0 end
+    n = n + 11
   elseif budget[i] then
     reply[n + 1], reply[n + 2], reply[n + 3] = 0, 0, 0
     n = n + 3
@@ -282,7 +284,7 @@ for i = 1, #KEYS do
     end
   end
   if g and g.role == 'y' and not g.read then
-    n = n + 10
+    n = n + 11
   elseif g and g.role == 'y' then
     local state, retry, signal, level = 0, 0, 0, 0
     if mode == 'allow' and status ~= 2 then
@@ -321,7 +323,7 @@ for i = 1, #KEYS do
     local u = math.floor(g.ss - g.as + 0.5)
     if u < 0 then u = 0 end
     reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
-    n = n + 10
+    n = n + 11
   elseif g then
     if g.role == 'c' and g.al < gyoung then young = true end
     local state, retry, signal, level = 0, 0, 0, 0
@@ -373,6 +375,7 @@ for i = 1, #KEYS do
           local span = glong * (1 - exp(-age / glong)) - gshort * (1 - exp(-age / gshort))
           local expect = 0
           if span > gshort then expect = gsurge * bs * gshort / span end
+          reply[n + 11] = math.floor(expect * 100 + 0.5)
           if s1 - expect + 0.01 >= g.vfloor and (g.vratio < 0 or g.as / s1 < g.vratio * cb) then signal, level = 3, 2 end
         end
         if g.cc and gcountries > 0 and signal == 0 then
@@ -400,7 +403,7 @@ for i = 1, #KEYS do
     local u = math.floor(g.ss - g.as + 0.5)
     if u < 0 then u = 0 end
     reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
-    n = n + 10
+    n = n + 11
   elseif budget[i] then
     n = n + 3
   else
@@ -532,7 +535,7 @@ for i = 1, #KEYS do
   if g then
     reply[n + 6], reply[n + 7], reply[n + 8] = math.floor(g.ss * 100 + 0.5), math.floor(g.as * 100 + 0.5), math.floor(g.sl * 100 + 0.5)
     reply[n + 9], reply[n + 10] = math.floor(g.al * 100 + 0.5), math.floor(g.nc * 100 + 0.5)
-    n = n + 10
+    n = n + 11
   elseif b then
     reply[n + 1], reply[n + 2], reply[n + 3] = b.state, b.used, b.new
     n = n + 3

@@ -60,6 +60,54 @@ func (e AppChannels) Valid() bool {
 	}
 }
 
+// Defines values for AppDeniedNumberTypes.
+const (
+	AppDeniedNumberTypesFixedLine         AppDeniedNumberTypes = "fixed_line"
+	AppDeniedNumberTypesFixedLineOrMobile AppDeniedNumberTypes = "fixed_line_or_mobile"
+	AppDeniedNumberTypesMobile            AppDeniedNumberTypes = "mobile"
+	AppDeniedNumberTypesPager             AppDeniedNumberTypes = "pager"
+	AppDeniedNumberTypesPersonalNumber    AppDeniedNumberTypes = "personal_number"
+	AppDeniedNumberTypesPremiumRate       AppDeniedNumberTypes = "premium_rate"
+	AppDeniedNumberTypesSharedCost        AppDeniedNumberTypes = "shared_cost"
+	AppDeniedNumberTypesTollFree          AppDeniedNumberTypes = "toll_free"
+	AppDeniedNumberTypesUan               AppDeniedNumberTypes = "uan"
+	AppDeniedNumberTypesUnknown           AppDeniedNumberTypes = "unknown"
+	AppDeniedNumberTypesVoicemail         AppDeniedNumberTypes = "voicemail"
+	AppDeniedNumberTypesVoip              AppDeniedNumberTypes = "voip"
+)
+
+// Valid indicates whether the value is a known member of the AppDeniedNumberTypes enum.
+func (e AppDeniedNumberTypes) Valid() bool {
+	switch e {
+	case AppDeniedNumberTypesFixedLine:
+		return true
+	case AppDeniedNumberTypesFixedLineOrMobile:
+		return true
+	case AppDeniedNumberTypesMobile:
+		return true
+	case AppDeniedNumberTypesPager:
+		return true
+	case AppDeniedNumberTypesPersonalNumber:
+		return true
+	case AppDeniedNumberTypesPremiumRate:
+		return true
+	case AppDeniedNumberTypesSharedCost:
+		return true
+	case AppDeniedNumberTypesTollFree:
+		return true
+	case AppDeniedNumberTypesUan:
+		return true
+	case AppDeniedNumberTypesUnknown:
+		return true
+	case AppDeniedNumberTypesVoicemail:
+		return true
+	case AppDeniedNumberTypesVoip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AppLocales.
 const (
 	AppLocalesAf     AppLocales = "af"
@@ -213,6 +261,21 @@ func (e AppSettingsAccess) Valid() bool {
 	case AppSettingsAccessKey:
 		return true
 	case AppSettingsAccessPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppSettingsDeniedNumberTypes1.
+const (
+	AppSettingsDeniedNumberTypes1Default AppSettingsDeniedNumberTypes1 = "default"
+)
+
+// Valid indicates whether the value is a known member of the AppSettingsDeniedNumberTypes1 enum.
+func (e AppSettingsDeniedNumberTypes1) Valid() bool {
+	switch e {
+	case AppSettingsDeniedNumberTypes1Default:
 		return true
 	default:
 		return false
@@ -426,6 +489,87 @@ func (e FraudConversionBy) Valid() bool {
 	}
 }
 
+// Defines values for FraudExplanationAction.
+const (
+	FraudExplanationActionBlocked    FraudExplanationAction = "blocked"
+	FraudExplanationActionChallenged FraudExplanationAction = "challenged"
+	FraudExplanationActionPassed     FraudExplanationAction = "passed"
+	FraudExplanationActionShadow     FraudExplanationAction = "shadow"
+	FraudExplanationActionTripped    FraudExplanationAction = "tripped"
+)
+
+// Valid indicates whether the value is a known member of the FraudExplanationAction enum.
+func (e FraudExplanationAction) Valid() bool {
+	switch e {
+	case FraudExplanationActionBlocked:
+		return true
+	case FraudExplanationActionChallenged:
+		return true
+	case FraudExplanationActionPassed:
+		return true
+	case FraudExplanationActionShadow:
+		return true
+	case FraudExplanationActionTripped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudExplanationScope.
+const (
+	FraudExplanationScopeCountry        FraudExplanationScope = "country"
+	FraudExplanationScopeIpNet          FraudExplanationScope = "ip_net"
+	FraudExplanationScopePrefix         FraudExplanationScope = "prefix"
+	FraudExplanationScopeYoungCountries FraudExplanationScope = "young_countries"
+)
+
+// Valid indicates whether the value is a known member of the FraudExplanationScope enum.
+func (e FraudExplanationScope) Valid() bool {
+	switch e {
+	case FraudExplanationScopeCountry:
+		return true
+	case FraudExplanationScopeIpNet:
+		return true
+	case FraudExplanationScopePrefix:
+		return true
+	case FraudExplanationScopeYoungCountries:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FraudExplanationSignal.
+const (
+	FraudExplanationSignalBlock            FraudExplanationSignal = "block"
+	FraudExplanationSignalCountries        FraudExplanationSignal = "countries"
+	FraudExplanationSignalLongUnapproved   FraudExplanationSignal = "long_unapproved"
+	FraudExplanationSignalRecentUnapproved FraudExplanationSignal = "recent_unapproved"
+	FraudExplanationSignalVolume           FraudExplanationSignal = "volume"
+	FraudExplanationSignalYoungCountries   FraudExplanationSignal = "young_countries"
+)
+
+// Valid indicates whether the value is a known member of the FraudExplanationSignal enum.
+func (e FraudExplanationSignal) Valid() bool {
+	switch e {
+	case FraudExplanationSignalBlock:
+		return true
+	case FraudExplanationSignalCountries:
+		return true
+	case FraudExplanationSignalLongUnapproved:
+		return true
+	case FraudExplanationSignalRecentUnapproved:
+		return true
+	case FraudExplanationSignalVolume:
+		return true
+	case FraudExplanationSignalYoungCountries:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FraudListEntryKind.
 const (
 	FraudListEntryKindCidr    FraudListEntryKind = "cidr"
@@ -516,6 +660,21 @@ func (e NewAppAccess) Valid() bool {
 	case NewAppAccessKey:
 		return true
 	case NewAppAccessPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewAppDeniedNumberTypes1.
+const (
+	NewAppDeniedNumberTypes1Default NewAppDeniedNumberTypes1 = "default"
+)
+
+// Valid indicates whether the value is a known member of the NewAppDeniedNumberTypes1 enum.
+func (e NewAppDeniedNumberTypes1) Valid() bool {
+	switch e {
+	case NewAppDeniedNumberTypes1Default:
 		return true
 	default:
 		return false
@@ -1136,8 +1295,11 @@ type App struct {
 	CreatedAt *time.Time `json:"created_at,omitempty"`
 
 	// Default The default app, whose settings come from the `OTP_*` environment and cannot be changed here.
-	Default bool               `json:"default"`
-	Id      openapi_types.UUID `json:"id"`
+	Default bool `json:"default"`
+
+	// DeniedNumberTypes The number types codes are not sent to by SMS or voice; null when the app takes the server's (`OTP_DENY_NUMBER_TYPES`), `[]` when it sends to every type.
+	DeniedNumberTypes *[]AppDeniedNumberTypes `json:"denied_number_types,omitempty"`
+	Id                openapi_types.UUID      `json:"id"`
 
 	// Keys The app's keys, revoked ones included, oldest first.
 	Keys []AppKey `json:"keys"`
@@ -1175,6 +1337,9 @@ type AppAccess string
 
 // AppChannels defines model for App.Channels.
 type AppChannels string
+
+// AppDeniedNumberTypes defines model for App.DeniedNumberTypes.
+type AppDeniedNumberTypes string
 
 // AppLocales defines model for App.Locales.
 type AppLocales string
@@ -1225,6 +1390,9 @@ type AppSettings struct {
 	CodeLength     *int    `json:"code_length,omitempty"`
 	CodeTtlSeconds *int    `json:"code_ttl_seconds,omitempty"`
 
+	// DeniedNumberTypes Number types (any letter case) codes are not sent to by SMS or voice; `[]` sends to every type, `"default"` restores the server's (`OTP_DENY_NUMBER_TYPES`).
+	DeniedNumberTypes *AppSettings_DeniedNumberTypes `json:"denied_number_types,omitempty"`
+
 	// Locales Built-in locales (`en`, `ja`, `pt-BR`, `zh-Hant` … the 42 of the app schema's `locales`), in any letter case; `[]` accepts every one.
 	Locales     *[]string `json:"locales,omitempty"`
 	MaxAttempts *int      `json:"max_attempts,omitempty"`
@@ -1249,6 +1417,17 @@ type AppSettings struct {
 
 // AppSettingsAccess `public` (also the empty string) or `key`.
 type AppSettingsAccess string
+
+// AppSettingsDeniedNumberTypes0 defines model for AppSettings.DeniedNumberTypes.0.
+type AppSettingsDeniedNumberTypes0 = []string
+
+// AppSettingsDeniedNumberTypes1 defines model for AppSettings.DeniedNumberTypes.1.
+type AppSettingsDeniedNumberTypes1 string
+
+// AppSettings_DeniedNumberTypes Number types (any letter case) codes are not sent to by SMS or voice; `[]` sends to every type, `"default"` restores the server's (`OTP_DENY_NUMBER_TYPES`).
+type AppSettings_DeniedNumberTypes struct {
+	union json.RawMessage
+}
 
 // AppTemplates One locale's templates; a field left out keeps the built-in template.
 type AppTemplates struct {
@@ -1422,6 +1601,13 @@ type FraudBlock struct {
 
 	// Target The blocked country, prefix or client network, such as `+81901234` (`all` for the pool).
 	Target string `json:"target"`
+
+	// Why Why the fraud guard refused, challenged, admitted on a solved challenge or flagged a
+	// send, or why a block started: the deciding signal of which target, and the figures
+	// it was decided on (the target's counts against its own baseline). Counts decay, so
+	// they may be fractional; conversions are approvals per send. Absent when the guard
+	// had no part in it.
+	Why *FraudExplanation `json:"why,omitempty"`
 }
 
 // FraudBlockMode `shadow`: the block only reported what it would have refused.
@@ -1614,6 +1800,82 @@ type FraudConversionRow struct {
 	Sends int `json:"sends"`
 }
 
+// FraudExplanation Why the fraud guard refused, challenged, admitted on a solved challenge or flagged a
+// send, or why a block started: the deciding signal of which target, and the figures
+// it was decided on (the target's counts against its own baseline). Counts decay, so
+// they may be fractional; conversions are approvals per send. Absent when the guard
+// had no part in it.
+type FraudExplanation struct {
+	// Action `tripped`: this send started the block; `blocked`: a block refused it; `challenged`: refused for want of a challenge; `passed`: a solved challenge admitted it; `shadow`: a guard in shadow mode would have refused it.
+	Action  FraudExplanationAction `json:"action"`
+	Figures FraudFigures           `json:"figures"`
+
+	// Level The challenge level asked or solved; 0 when none.
+	Level int                   `json:"level"`
+	Scope FraudExplanationScope `json:"scope"`
+
+	// Signal `block`: a block begun by an earlier trip (the figures are the target's as they then stood).
+	Signal FraudExplanationSignal `json:"signal"`
+
+	// Summary The decision in one line, naming the figures, such as `12 unapproved sends in the recent horizon (floor 10), conversion 0 % against a baseline of 60 % × 0.3`.
+	Summary string `json:"summary"`
+
+	// Target The country, prefix or client network, or `all` for the young countries' pool.
+	Target string `json:"target"`
+}
+
+// FraudExplanationAction `tripped`: this send started the block; `blocked`: a block refused it; `challenged`: refused for want of a challenge; `passed`: a solved challenge admitted it; `shadow`: a guard in shadow mode would have refused it.
+type FraudExplanationAction string
+
+// FraudExplanationScope defines model for FraudExplanation.Scope.
+type FraudExplanationScope string
+
+// FraudExplanationSignal `block`: a block begun by an earlier trip (the figures are the target's as they then stood).
+type FraudExplanationSignal string
+
+// FraudFigures defines model for FraudFigures.
+type FraudFigures struct {
+	// BaselineConversion The conversion of what came before the recent horizon, the prior standing in for history the target lacks.
+	BaselineConversion float32 `json:"baseline_conversion"`
+
+	// Countries A network's distinct countries over the long horizon; 0 for other targets.
+	Countries float32 `json:"countries"`
+
+	// CountriesAllowed `fraud_countries_per_network` for a network; 0 for other targets.
+	CountriesAllowed int `json:"countries_allowed"`
+
+	// Floor The target's floor of unapproved sends.
+	Floor         int     `json:"floor"`
+	LongApprovals float32 `json:"long_approvals"`
+
+	// LongBaseline The long conversion with the prior, what the long signals compare with.
+	LongBaseline   float32 `json:"long_baseline"`
+	LongConversion float32 `json:"long_conversion"`
+	LongSends      float32 `json:"long_sends"`
+	LongUnapproved float32 `json:"long_unapproved"`
+
+	// Ratio `fraud_ratio`.
+	Ratio           float32 `json:"ratio"`
+	RecentApprovals float32 `json:"recent_approvals"`
+
+	// RecentConversion Approvals per send over the recent horizon.
+	RecentConversion float32 `json:"recent_conversion"`
+
+	// RecentSends Sends over the recent horizon, this one included.
+	RecentSends      float32 `json:"recent_sends"`
+	RecentUnapproved float32 `json:"recent_unapproved"`
+
+	// Threshold What the deciding conversion was compared with: the ratio times the baseline the signal reads (for volume, the volume ratio times it; 0 when volume counts whatever the conversion).
+	Threshold float32 `json:"threshold"`
+
+	// VolumeExpected Recent sends the baseline explains, times `fraud_surge`; 0 when volume was not weighed.
+	VolumeExpected float32 `json:"volume_expected"`
+	VolumeFloor    int     `json:"volume_floor"`
+
+	// VolumeSeen Recent sends, this one included.
+	VolumeSeen float32 `json:"volume_seen"`
+}
+
 // FraudInteger A whole number, as a JSON number or as a string.
 type FraudInteger struct {
 	union json.RawMessage
@@ -1703,6 +1965,9 @@ type NewApp struct {
 	CodeLength     *int    `json:"code_length,omitempty"`
 	CodeTtlSeconds *int    `json:"code_ttl_seconds,omitempty"`
 
+	// DeniedNumberTypes Number types (any letter case) codes are not sent to by SMS or voice; `[]` sends to every type, `"default"` restores the server's (`OTP_DENY_NUMBER_TYPES`).
+	DeniedNumberTypes *NewApp_DeniedNumberTypes `json:"denied_number_types,omitempty"`
+
 	// Locales Built-in locales (`en`, `ja`, `pt-BR`, `zh-Hant` … the 42 of the app schema's `locales`), in any letter case; `[]` accepts every one.
 	Locales     *[]string `json:"locales,omitempty"`
 	MaxAttempts *int      `json:"max_attempts,omitempty"`
@@ -1728,6 +1993,17 @@ type NewApp struct {
 // NewAppAccess `public` (also the empty string) or `key`.
 type NewAppAccess string
 
+// NewAppDeniedNumberTypes0 defines model for NewApp.DeniedNumberTypes.0.
+type NewAppDeniedNumberTypes0 = []string
+
+// NewAppDeniedNumberTypes1 defines model for NewApp.DeniedNumberTypes.1.
+type NewAppDeniedNumberTypes1 string
+
+// NewApp_DeniedNumberTypes Number types (any letter case) codes are not sent to by SMS or voice; `[]` sends to every type, `"default"` restores the server's (`OTP_DENY_NUMBER_TYPES`).
+type NewApp_DeniedNumberTypes struct {
+	union json.RawMessage
+}
+
 // NewAppKey defines model for NewAppKey.
 type NewAppKey struct {
 	// Name For people; one line of at most 64 characters once trimmed.
@@ -1752,6 +2028,18 @@ type NewFraudListEntry struct {
 
 	// Value An E.164 number, a prefix (`+` and 1 to 14 digits), an ISO 3166 code, or an IP address or CIDR.
 	Value string `json:"value"`
+}
+
+// NewTestNumber defines model for NewTestNumber.
+type NewTestNumber struct {
+	// Address A phone number (in E.164, or national in `OTP_DEFAULT_REGION`) or an email address.
+	Address string `json:"address"`
+
+	// Code As many digits as the app's codes have.
+	Code string `json:"code"`
+
+	// ExpiresAt In the future, at most a year ahead.
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // NewWebhook defines model for NewWebhook.
@@ -2208,7 +2496,14 @@ type Send struct {
 	Encoding *SendEncoding `json:"encoding,omitempty"`
 
 	// Error Why the provider did not deliver.
-	Error *string            `json:"error,omitempty"`
+	Error *string `json:"error,omitempty"`
+
+	// Fraud Why the fraud guard refused, challenged, admitted on a solved challenge or flagged a
+	// send, or why a block started: the deciding signal of which target, and the figures
+	// it was decided on (the target's counts against its own baseline). Counts decay, so
+	// they may be fractional; conversions are approvals per send. Absent when the guard
+	// had no part in it.
+	Fraud *FraudExplanation  `json:"fraud,omitempty"`
 	Id    openapi_types.UUID `json:"id"`
 
 	// Phone The address the code went to, the number in E.164 or, for the channel `email`, the email address.
@@ -2234,7 +2529,10 @@ type Send struct {
 	// `expired`, `unknown` (the outcome was never recorded), or `blocked:<reason>`
 	// (such as `blocked:phone 1/1m`, `blocked:fraud_guard prefix +8190123` or
 	// `blocked:block_list country NG`).
-	Status    string    `json:"status"`
+	Status string `json:"status"`
+
+	// Test The send went to one of its app's test numbers; nothing went out. Absent otherwise.
+	Test      *bool     `json:"test,omitempty"`
 	Time      time.Time `json:"time"`
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -2281,6 +2579,27 @@ type Stats struct {
 	Buckets       []StatBucket `json:"buckets"`
 }
 
+// TestNumber One test number of an app; its code is never shown but masked.
+type TestNumber struct {
+	// Active Not yet expired.
+	Active bool `json:"active"`
+
+	// Address The number in E.164, or the email address as otpgate normalises it.
+	Address string             `json:"address"`
+	AppId   openapi_types.UUID `json:"app_id"`
+
+	// Code The fixed code masked but its last two digits, such as `••••42`; `unreadable` when the current `OTP_SECRET` cannot open it (it is then ignored).
+	Code      string             `json:"code"`
+	CreatedAt time.Time          `json:"created_at"`
+	ExpiresAt time.Time          `json:"expires_at"`
+	Id        openapi_types.UUID `json:"id"`
+}
+
+// TestNumbers defines model for TestNumbers.
+type TestNumbers struct {
+	TestNumbers []TestNumber `json:"test_numbers"`
+}
+
 // Verification defines model for Verification.
 type Verification struct {
 	Attempts     int    `json:"attempts"`
@@ -2298,6 +2617,9 @@ type Verification struct {
 	Phone       string             `json:"phone"`
 	Sends       int                `json:"sends"`
 	Status      VerificationStatus `json:"status"`
+
+	// Test The verification was sent to one of its app's test numbers, approved only with the number's fixed code; absent otherwise.
+	Test *bool `json:"test,omitempty"`
 }
 
 // VerificationStatus defines model for Verification.Status.
@@ -2434,6 +2756,18 @@ type CreateAppKeyParams struct {
 
 // RevokeAppKeyParams defines parameters for RevokeAppKey.
 type RevokeAppKeyParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// CreateTestNumberParams defines parameters for CreateTestNumber.
+type CreateTestNumberParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// DeleteTestNumberParams defines parameters for DeleteTestNumber.
+type DeleteTestNumberParams struct {
 	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
 	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
 }
@@ -2607,6 +2941,9 @@ type UpdateAppJSONRequestBody = AppSettings
 // CreateAppKeyJSONRequestBody defines body for CreateAppKey for application/json ContentType.
 type CreateAppKeyJSONRequestBody = NewAppKey
 
+// CreateTestNumberJSONRequestBody defines body for CreateTestNumber for application/json ContentType.
+type CreateTestNumberJSONRequestBody = NewTestNumber
+
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = NewWebhook
 
@@ -2615,6 +2952,68 @@ type UpdateFraudConfigJSONRequestBody = FraudConfigUpdate
 
 // AddFraudListEntryJSONRequestBody defines body for AddFraudListEntry for application/json ContentType.
 type AddFraudListEntryJSONRequestBody = NewFraudListEntry
+
+// AsAppSettingsDeniedNumberTypes0 returns the union data inside the AppSettings_DeniedNumberTypes as a AppSettingsDeniedNumberTypes0
+func (t AppSettings_DeniedNumberTypes) AsAppSettingsDeniedNumberTypes0() (AppSettingsDeniedNumberTypes0, error) {
+	var body AppSettingsDeniedNumberTypes0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAppSettingsDeniedNumberTypes0 overwrites any union data inside the AppSettings_DeniedNumberTypes as the provided AppSettingsDeniedNumberTypes0
+func (t *AppSettings_DeniedNumberTypes) FromAppSettingsDeniedNumberTypes0(v AppSettingsDeniedNumberTypes0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAppSettingsDeniedNumberTypes0 performs a merge with any union data inside the AppSettings_DeniedNumberTypes, using the provided AppSettingsDeniedNumberTypes0
+func (t *AppSettings_DeniedNumberTypes) MergeAppSettingsDeniedNumberTypes0(v AppSettingsDeniedNumberTypes0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAppSettingsDeniedNumberTypes1 returns the union data inside the AppSettings_DeniedNumberTypes as a AppSettingsDeniedNumberTypes1
+func (t AppSettings_DeniedNumberTypes) AsAppSettingsDeniedNumberTypes1() (AppSettingsDeniedNumberTypes1, error) {
+	var body AppSettingsDeniedNumberTypes1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAppSettingsDeniedNumberTypes1 overwrites any union data inside the AppSettings_DeniedNumberTypes as the provided AppSettingsDeniedNumberTypes1
+func (t *AppSettings_DeniedNumberTypes) FromAppSettingsDeniedNumberTypes1(v AppSettingsDeniedNumberTypes1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAppSettingsDeniedNumberTypes1 performs a merge with any union data inside the AppSettings_DeniedNumberTypes, using the provided AppSettingsDeniedNumberTypes1
+func (t *AppSettings_DeniedNumberTypes) MergeAppSettingsDeniedNumberTypes1(v AppSettingsDeniedNumberTypes1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AppSettings_DeniedNumberTypes) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AppSettings_DeniedNumberTypes) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsFraudInteger0 returns the union data inside the FraudInteger as a FraudInteger0
 func (t FraudInteger) AsFraudInteger0() (FraudInteger0, error) {
@@ -2736,6 +3135,68 @@ func (t FraudNumber) MarshalJSON() ([]byte, error) {
 }
 
 func (t *FraudNumber) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsNewAppDeniedNumberTypes0 returns the union data inside the NewApp_DeniedNumberTypes as a NewAppDeniedNumberTypes0
+func (t NewApp_DeniedNumberTypes) AsNewAppDeniedNumberTypes0() (NewAppDeniedNumberTypes0, error) {
+	var body NewAppDeniedNumberTypes0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewAppDeniedNumberTypes0 overwrites any union data inside the NewApp_DeniedNumberTypes as the provided NewAppDeniedNumberTypes0
+func (t *NewApp_DeniedNumberTypes) FromNewAppDeniedNumberTypes0(v NewAppDeniedNumberTypes0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewAppDeniedNumberTypes0 performs a merge with any union data inside the NewApp_DeniedNumberTypes, using the provided NewAppDeniedNumberTypes0
+func (t *NewApp_DeniedNumberTypes) MergeNewAppDeniedNumberTypes0(v NewAppDeniedNumberTypes0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNewAppDeniedNumberTypes1 returns the union data inside the NewApp_DeniedNumberTypes as a NewAppDeniedNumberTypes1
+func (t NewApp_DeniedNumberTypes) AsNewAppDeniedNumberTypes1() (NewAppDeniedNumberTypes1, error) {
+	var body NewAppDeniedNumberTypes1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNewAppDeniedNumberTypes1 overwrites any union data inside the NewApp_DeniedNumberTypes as the provided NewAppDeniedNumberTypes1
+func (t *NewApp_DeniedNumberTypes) FromNewAppDeniedNumberTypes1(v NewAppDeniedNumberTypes1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNewAppDeniedNumberTypes1 performs a merge with any union data inside the NewApp_DeniedNumberTypes, using the provided NewAppDeniedNumberTypes1
+func (t *NewApp_DeniedNumberTypes) MergeNewAppDeniedNumberTypes1(v NewAppDeniedNumberTypes1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t NewApp_DeniedNumberTypes) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *NewApp_DeniedNumberTypes) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2906,6 +3367,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
 	RevokeAppKey(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTestNumbers The app's test numbers, expired ones included, newest first; their codes masked.
+	//
+	// Corresponds with GET /admin/api/apps/{id}/test-numbers (the `ListTestNumbers` operationId).
+	ListTestNumbers(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTestNumberWithBody Add a test number, which never gets a message and is approved only with its fixed code.
+	//
+	// A send to it spends no fraud, spend or shared budget, only its own rule
+	// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+	// at `expires_at`. A bad field, or an address the app has a working test number at,
+	// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+	// sealed and never shown again but masked.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+	CreateTestNumberWithBody(ctx context.Context, id AppID, params *CreateTestNumberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTestNumber Add a test number, which never gets a message and is approved only with its fixed code.
+	//
+	// A send to it spends no fraud, spend or shared budget, only its own rule
+	// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+	// at `expires_at`. A bad field, or an address the app has a working test number at,
+	// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+	// sealed and never shown again but masked.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+	CreateTestNumber(ctx context.Context, id AppID, params *CreateTestNumberParams, body CreateTestNumberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteTestNumber Remove a test number; the address is an ordinary one again within about a second.
+	//
+	// Corresponds with DELETE /admin/api/apps/{id}/test-numbers/{test_number_id} (the `DeleteTestNumber` operationId).
+	DeleteTestNumber(ctx context.Context, id AppID, testNumberId string, params *DeleteTestNumberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks The app's webhook endpoints, oldest first; never their secrets.
 	//
@@ -3306,6 +3803,82 @@ func (c *Client) CreateAppKey(ctx context.Context, id AppID, params *CreateAppKe
 // Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
 func (c *Client) RevokeAppKey(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeAppKeyRequest(c.Server, id, keyId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTestNumbers The app's test numbers, expired ones included, newest first; their codes masked.
+//
+// Corresponds with GET /admin/api/apps/{id}/test-numbers (the `ListTestNumbers` operationId).
+func (c *Client) ListTestNumbers(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTestNumbersRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTestNumberWithBody Add a test number, which never gets a message and is approved only with its fixed code.
+//
+// A send to it spends no fraud, spend or shared budget, only its own rule
+// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+// at `expires_at`. A bad field, or an address the app has a working test number at,
+// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+// sealed and never shown again but masked.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+func (c *Client) CreateTestNumberWithBody(ctx context.Context, id AppID, params *CreateTestNumberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestNumberRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTestNumber Add a test number, which never gets a message and is approved only with its fixed code.
+//
+// A send to it spends no fraud, spend or shared budget, only its own rule
+// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+// at `expires_at`. A bad field, or an address the app has a working test number at,
+// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+// sealed and never shown again but masked.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+func (c *Client) CreateTestNumber(ctx context.Context, id AppID, params *CreateTestNumberParams, body CreateTestNumberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestNumberRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteTestNumber Remove a test number; the address is an ordinary one again within about a second.
+//
+// Corresponds with DELETE /admin/api/apps/{id}/test-numbers/{test_number_id} (the `DeleteTestNumber` operationId).
+func (c *Client) DeleteTestNumber(ctx context.Context, id AppID, testNumberId string, params *DeleteTestNumberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteTestNumberRequest(c.Server, id, testNumberId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4124,6 +4697,158 @@ func NewRevokeAppKeyRequest(server string, id AppID, keyId string, params *Revok
 	}
 
 	operationPath := fmt.Sprintf("/admin/api/apps/%s/keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListTestNumbersRequest constructs an http.Request for the ListTestNumbers method
+func NewListTestNumbersRequest(server string, id AppID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/test-numbers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateTestNumberRequest calls the generic CreateTestNumber builder with application/json body
+func NewCreateTestNumberRequest(server string, id AppID, params *CreateTestNumberParams, body CreateTestNumberJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateTestNumberRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateTestNumberRequestWithBody constructs an http.Request for the CreateTestNumber method, with any body, and a specified content type
+func NewCreateTestNumberRequestWithBody(server string, id AppID, params *CreateTestNumberParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/test-numbers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteTestNumberRequest constructs an http.Request for the DeleteTestNumber method
+func NewDeleteTestNumberRequest(server string, id AppID, testNumberId string, params *DeleteTestNumberParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "test_number_id", testNumberId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/apps/%s/test-numbers/%s", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5666,6 +6391,46 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /admin/api/apps/{id}/keys/{key_id} (the `RevokeAppKey` operationId).
 	RevokeAppKeyWithResponse(ctx context.Context, id AppID, keyId string, params *RevokeAppKeyParams, reqEditors ...RequestEditorFn) (*RevokeAppKeyResponse, error)
 
+	// ListTestNumbersWithResponse The app's test numbers, expired ones included, newest first; their codes masked.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/apps/{id}/test-numbers (the `ListTestNumbers` operationId).
+	ListTestNumbersWithResponse(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*ListTestNumbersResponse, error)
+
+	// CreateTestNumberWithBodyWithResponse Add a test number, which never gets a message and is approved only with its fixed code.
+	//
+	// A send to it spends no fraud, spend or shared budget, only its own rule
+	// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+	// at `expires_at`. A bad field, or an address the app has a working test number at,
+	// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+	// sealed and never shown again but masked.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+	CreateTestNumberWithBodyWithResponse(ctx context.Context, id AppID, params *CreateTestNumberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestNumberResponse, error)
+
+	// CreateTestNumberWithResponse Add a test number, which never gets a message and is approved only with its fixed code.
+	//
+	// A send to it spends no fraud, spend or shared budget, only its own rule
+	// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+	// at `expires_at`. A bad field, or an address the app has a working test number at,
+	// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+	// sealed and never shown again but masked.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+	CreateTestNumberWithResponse(ctx context.Context, id AppID, params *CreateTestNumberParams, body CreateTestNumberJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestNumberResponse, error)
+
+	// DeleteTestNumberWithResponse Remove a test number; the address is an ordinary one again within about a second.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/apps/{id}/test-numbers/{test_number_id} (the `DeleteTestNumber` operationId).
+	DeleteTestNumberWithResponse(ctx context.Context, id AppID, testNumberId string, params *DeleteTestNumberParams, reqEditors ...RequestEditorFn) (*DeleteTestNumberResponse, error)
+
 	// ListWebhooksWithResponse The app's webhook endpoints, oldest first; never their secrets.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6536,6 +7301,269 @@ func (r RevokeAppKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeAppKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListTestNumbersResponse401Headers the declared response headers of an HTTP 401 response for ListTestNumbers
+type ListTestNumbersResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListTestNumbersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestNumbers
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTestNumbersResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTestNumbersResponse) GetJSON200() *TestNumbers {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListTestNumbersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListTestNumbersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListTestNumbersResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListTestNumbersResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTestNumbersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTestNumbersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTestNumbersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTestNumbersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateTestNumberResponse401Headers the declared response headers of an HTTP 401 response for CreateTestNumber
+type CreateTestNumberResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateTestNumberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TestNumber
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateTestNumberResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateTestNumberResponse) GetJSON201() *TestNumber {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateTestNumberResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateTestNumberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateTestNumberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateTestNumberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateTestNumberResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteTestNumberResponse401Headers the declared response headers of an HTTP 401 response for DeleteTestNumber
+type DeleteTestNumberResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type DeleteTestNumberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestNumber
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteTestNumberResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteTestNumberResponse) GetJSON200() *TestNumber {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteTestNumberResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteTestNumberResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteTestNumberResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTestNumberResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteTestNumberResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteTestNumberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteTestNumberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteTestNumberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteTestNumberResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8610,6 +9638,70 @@ func (c *ClientWithResponses) RevokeAppKeyWithResponse(ctx context.Context, id A
 	return ParseRevokeAppKeyResponse(rsp)
 }
 
+// ListTestNumbersWithResponse The app's test numbers, expired ones included, newest first; their codes masked.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/apps/{id}/test-numbers (the `ListTestNumbers` operationId).
+func (c *ClientWithResponses) ListTestNumbersWithResponse(ctx context.Context, id AppID, reqEditors ...RequestEditorFn) (*ListTestNumbersResponse, error) {
+	rsp, err := c.ListTestNumbers(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTestNumbersResponse(rsp)
+}
+
+// CreateTestNumberWithBodyWithResponse Add a test number, which never gets a message and is approved only with its fixed code.
+//
+// A send to it spends no fraud, spend or shared budget, only its own rule
+// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+// at `expires_at`. A bad field, or an address the app has a working test number at,
+// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+// sealed and never shown again but masked.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+func (c *ClientWithResponses) CreateTestNumberWithBodyWithResponse(ctx context.Context, id AppID, params *CreateTestNumberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestNumberResponse, error) {
+	rsp, err := c.CreateTestNumberWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTestNumberResponse(rsp)
+}
+
+// CreateTestNumberWithResponse Add a test number, which never gets a message and is approved only with its fixed code.
+//
+// A send to it spends no fraud, spend or shared budget, only its own rule
+// (`test_number` 30/1h per entry), and is marked `test` in history; it stops working
+// at `expires_at`. A bad field, or an address the app has a working test number at,
+// is `400 invalid_request` naming it, and nothing is stored. The code is stored
+// sealed and never shown again but masked.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/apps/{id}/test-numbers (the `CreateTestNumber` operationId).
+func (c *ClientWithResponses) CreateTestNumberWithResponse(ctx context.Context, id AppID, params *CreateTestNumberParams, body CreateTestNumberJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestNumberResponse, error) {
+	rsp, err := c.CreateTestNumber(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTestNumberResponse(rsp)
+}
+
+// DeleteTestNumberWithResponse Remove a test number; the address is an ordinary one again within about a second.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/apps/{id}/test-numbers/{test_number_id} (the `DeleteTestNumber` operationId).
+func (c *ClientWithResponses) DeleteTestNumberWithResponse(ctx context.Context, id AppID, testNumberId string, params *DeleteTestNumberParams, reqEditors ...RequestEditorFn) (*DeleteTestNumberResponse, error) {
+	rsp, err := c.DeleteTestNumber(ctx, id, testNumberId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteTestNumberResponse(rsp)
+}
+
 // ListWebhooksWithResponse The app's webhook endpoints, oldest first; never their secrets.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9586,6 +10678,242 @@ func ParseRevokeAppKeyResponse(rsp *http.Response) (*RevokeAppKeyResponse, error
 	switch {
 	case rsp.StatusCode == 401:
 		var headers RevokeAppKeyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListTestNumbersResponse parses an HTTP response from a ListTestNumbersWithResponse call
+func ParseListTestNumbersResponse(rsp *http.Response) (*ListTestNumbersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTestNumbersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestNumbers
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListTestNumbersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateTestNumberResponse parses an HTTP response from a CreateTestNumberWithResponse call
+func ParseCreateTestNumberResponse(rsp *http.Response) (*CreateTestNumberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateTestNumberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TestNumber
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateTestNumberResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteTestNumberResponse parses an HTTP response from a DeleteTestNumberWithResponse call
+func ParseDeleteTestNumberResponse(rsp *http.Response) (*DeleteTestNumberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteTestNumberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestNumber
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteTestNumberResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -62,6 +62,9 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	receipts.Timeout = cfg.DBTimeout
 	s.registry = apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
 	s.registry.Timeout = cfg.DBTimeout
+	if s.registry.Sealer, err = apps.NewCodeSealer(p.secret); err != nil {
+		return nil, err
+	}
 	if err := s.registry.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -88,6 +91,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
 	appAdmin := apps.NewAdmin(p.apps, s.registry)
+	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
 	s.public = otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -164,15 +165,28 @@ func handleAppPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks
 }
 
 // renderApp shows one app's page; hs says what the page says about its webhooks, whose
-// list renderApp reads.
+// list renderApp reads, and tests change what it says about its test numbers.
 func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService,
-	id string, status int, problems map[string]string, form *appForm, secret *apps.CreatedKey, hs hooksSection) {
+	id string, status int, problems map[string]string, form *appForm, secret *apps.CreatedKey, hs hooksSection, tests ...func(*testsSection)) {
 	info, err := a.GetApp(r.Context(), id)
 	if err != nil {
 		adminError(w, r, log, view, appNotFound(err))
 		return
 	}
 	data := appPage{Info: info, ServiceSID: apps.ServiceSID(info.App.ID), Form: newAppForm(info.App), Problems: sortedProblems(problems), Secret: secret}
+	list, err := a.TestNumbers(r.Context(), info.App.ID)
+	if err != nil {
+		adminError(w, r, log, view, appNotFound(err))
+		return
+	}
+	now := time.Now()
+	for _, t := range list {
+		data.Tests.List = append(data.Tests.List, toAdminTestNumber(t, now))
+	}
+	data.Tests.Expires = now.UTC().AddDate(0, 1, 0).Format(testExpiryLayout)
+	for _, f := range tests {
+		f(&data.Tests)
+	}
 	if hooks != nil {
 		if hs.Endpoints, err = hooks.Webhooks(r.Context(), info.App.ID); err != nil {
 			adminError(w, r, log, view, webhookNotFound(err))

@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +31,37 @@ type appRequest struct {
 	Templates      *map[string]appTemplates `json:"templates"`
 	WebOTPDomain   *string                  `json:"webotp_domain"`
 	AndroidAppHash *string                  `json:"android_app_hash"`
+	// DeniedNumberTypes replaces the app's; "default" gives it the server's again.
+	DeniedNumberTypes typesOrDefault `json:"denied_number_types"`
+}
+
+// typesOrDefault is a list of number types, or the string "default" for the server's:
+// set tells a field left out from one sent, list is nil for "default".
+type typesOrDefault struct {
+	set  bool
+	list *[]string
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *typesOrDefault) UnmarshalJSON(b []byte) error {
+	n.set = true
+	var word string
+	if json.Unmarshal(b, &word) == nil {
+		if word != "default" {
+			return &json.UnmarshalTypeError{Value: "string " + word, Type: reflect.TypeFor[[]string](), Field: "denied_number_types"}
+		}
+		n.list = nil
+		return nil
+	}
+	var l []string
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	if l == nil {
+		l = []string{}
+	}
+	n.list = &l
+	return nil
 }
 
 // appTemplates are one locale's templates in the admin API; absent ones are built in.
@@ -65,6 +98,9 @@ func (q appRequest) patch() apps.Patch {
 		a := otp.Access(*q.Access)
 		p.Access = &a
 	}
+	if q.DeniedNumberTypes.set {
+		p.DeniedNumberTypes, p.ServerNumberTypes = q.DeniedNumberTypes.list, q.DeniedNumberTypes.list == nil
+	}
 	return p
 }
 
@@ -88,9 +124,11 @@ type adminApp struct {
 	Templates      map[string]appTemplates `json:"templates"`
 	WebOTPDomain   string                  `json:"webotp_domain"`
 	AndroidAppHash string                  `json:"android_app_hash"`
-	CreatedAt      *time.Time              `json:"created_at,omitempty"`
-	UpdatedAt      *time.Time              `json:"updated_at,omitempty"`
-	Keys           []adminKey              `json:"keys"`
+	// DeniedNumberTypes are the app's own; null when it takes the server's.
+	DeniedNumberTypes *[]string  `json:"denied_number_types"`
+	CreatedAt         *time.Time `json:"created_at,omitempty"`
+	UpdatedAt         *time.Time `json:"updated_at,omitempty"`
+	Keys              []adminKey `json:"keys"`
 }
 
 func toAdminApp(info apps.Info) adminApp {
@@ -102,6 +140,7 @@ func toAdminApp(info apps.Info) adminApp {
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(), Access: string(a.Access),
 		CreatedAt: timeOrNil(a.CreatedAt), UpdatedAt: timeOrNil(a.UpdatedAt), Keys: make([]adminKey, len(info.Keys)),
 		Templates: make(map[string]appTemplates, len(a.Templates)), WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
+		DeniedNumberTypes: a.DeniedNumberTypes,
 	}
 	for l, t := range a.Templates {
 		out.Templates[l] = appTemplates(t)
@@ -136,6 +175,19 @@ type appForm struct {
 	Name, Access, CodeLength, CodeTTL, MaxSends, MaxAttempts string
 	Locales, Countries, Channels, SendRules, CheckRules      string
 	WebOTPDomain, AndroidAppHash                             string
+	// NumberTypes are the denied number types: "default" for the server's, "none" for none.
+	NumberTypes string
+}
+
+// numberTypesText is an app's denied number types as the form shows them.
+func numberTypesText(types *[]string) string {
+	switch {
+	case types == nil:
+		return "default"
+	case len(*types) == 0:
+		return "none"
+	}
+	return strings.Join(*types, ",")
 }
 
 func newAppForm(a otp.App) appForm {
@@ -145,7 +197,7 @@ func newAppForm(a otp.App) appForm {
 		MaxAttempts: strconv.Itoa(a.MaxAttempts), Locales: strings.Join(a.Locales, ","),
 		Countries: strings.Join(a.AllowedCountries, ","), Channels: strings.Join(a.Channels, ","),
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(),
-		WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
+		WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash, NumberTypes: numberTypesText(a.DeniedNumberTypes),
 	}
 }
 
@@ -155,7 +207,7 @@ func formOf(q url.Values) appForm {
 		Name: q.Get("name"), Access: q.Get("access"), CodeLength: q.Get("code_length"), CodeTTL: q.Get("code_ttl_seconds"),
 		MaxSends: q.Get("max_sends"), MaxAttempts: q.Get("max_attempts"), Locales: q.Get("locales"),
 		Countries: q.Get("allowed_countries"), Channels: q.Get("channels"), SendRules: q.Get("send_rules"), CheckRules: q.Get("check_rules"),
-		WebOTPDomain: q.Get("webotp_domain"), AndroidAppHash: q.Get("android_app_hash"),
+		WebOTPDomain: q.Get("webotp_domain"), AndroidAppHash: q.Get("android_app_hash"), NumberTypes: q.Get("denied_number_types"),
 	}
 }
 
@@ -200,6 +252,17 @@ func patchOf(q url.Values) (apps.Patch, map[string]string) {
 	p.CodeLength, p.CodeTTLSeconds, p.MaxSends, p.MaxAttempts = num("code_length"), num("code_ttl_seconds"), num("max_sends"), num("max_attempts")
 	p.Locales, p.AllowedCountries, p.Channels = list("locales"), list("allowed_countries"), list("channels")
 	p.WebOTPDomain, p.AndroidAppHash = text("webotp_domain"), text("android_app_hash")
+	// The server's types are "default" or an empty field; "none" denies no type.
+	if v := text("denied_number_types"); v != nil {
+		p.DeniedNumberTypes.set = true
+		switch strings.ToLower(*v) {
+		case "", "default":
+		case "none":
+			p.DeniedNumberTypes.list = &[]string{}
+		default:
+			p.DeniedNumberTypes.list = list("denied_number_types")
+		}
+	}
 	return p.patch(), problems
 }
 
@@ -221,4 +284,6 @@ type appPage struct {
 	// Hooks are the app's webhook endpoints and what the page says about them; nil when
 	// the console has no webhooks.
 	Hooks *hooksSection
+	// Tests are the app's test numbers and their form.
+	Tests testsSection
 }

@@ -28,11 +28,13 @@ type fraudBlock struct {
 	RetryAfterSeconds int64      `json:"retry_after_seconds"`
 	LiftedAt          *time.Time `json:"lifted_at,omitempty"`
 	LiftedBy          string     `json:"lifted_by,omitempty"`
+	// Why is the trip's explanation; absent for blocks from before explanations.
+	Why *adminFraud `json:"why,omitempty"`
 }
 
 func toFraudBlock(b fraud.Block, now time.Time) fraudBlock {
 	out := fraudBlock{ID: b.ID, Scope: b.Scope, Target: b.Target, Mode: string(b.Mode), Reason: b.Reason,
-		StartedAt: b.StartedAt, EndsAt: b.EndsAt, Active: b.Active(now), LiftedBy: b.LiftedBy}
+		StartedAt: b.StartedAt, EndsAt: b.EndsAt, Active: b.Active(now), LiftedBy: b.LiftedBy, Why: toAdminFraud(b.Why)}
 	if out.Active {
 		out.RetryAfterSeconds = otphttp.CeilSeconds(b.EndsAt.Sub(now))
 	}

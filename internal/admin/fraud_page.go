@@ -12,10 +12,11 @@ import (
 
 // How much the Fraud page shows.
 const (
-	fraudPrefixesShown = 20
-	fraudShadowShown   = 20
-	fraudActionsShown  = 20
-	fraudSince         = 24 * time.Hour
+	fraudPrefixesShown   = 20
+	fraudShadowShown     = 20
+	fraudChallengedShown = 20
+	fraudActionsShown    = 20
+	fraudSince           = 24 * time.Hour
 )
 
 // fraudPage is the data of fraud.html.
@@ -28,9 +29,12 @@ type fraudPage struct {
 	Prefixes         []fraud.Conversion
 	Blocks           []fraudBlock
 	Shadow           []history.SendRow
-	Lists            []fraudListView
-	Kinds            []string
-	Entry            fraudEntryForm
+	// Challenged are the newest sends refused for want of a challenge or admitted on a
+	// solved one, with their explanations.
+	Challenged []history.SendRow
+	Lists      []fraudListView
+	Kinds      []string
+	Entry      fraudEntryForm
 	// Done names what the last change did, for the confirmation line.
 	Done    string
 	Actions []history.AdminAction
@@ -69,6 +73,9 @@ func loadFraudPage(ctx context.Context, f fraud.AdminService, p adminParams, set
 		data.Blocks = append(data.Blocks, toFraudBlock(b, now))
 	}
 	if data.Shadow, err = f.ShadowSends(ctx, fraudShadowShown); err != nil {
+		return fraudPage{}, err
+	}
+	if data.Challenged, err = f.ChallengedSends(ctx, fraudChallengedShown); err != nil {
 		return fraudPage{}, err
 	}
 	entries, err := f.Lists(ctx)

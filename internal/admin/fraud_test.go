@@ -177,7 +177,7 @@ func TestAdminFraudAPI(t *testing.T) {
 
 	t.Run("BlocksAreListedAndLifted", func(t *testing.T) {
 		gs := otp.GuardState{Scope: otp.ScopePrefix, Key: "+81901234", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour, Unapproved: 9}
-		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}, gs, time.Now().UTC()); err != nil {
+		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}, gs, otp.FraudExplanation{Signal: otp.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: otp.FraudTripped}, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		blocks := getJSON[struct{ Blocks []fraudBlock }](t, e.adminEnv, "/admin/api/fraud/blocks")
@@ -293,7 +293,7 @@ func TestAdminFraudPage(t *testing.T) {
 			t.Errorf("remove: got %d", w.Code)
 		}
 		gs := otp.GuardState{Scope: otp.ScopeIPNet, Key: "198.51.100.0/24", Blocked: true, Tripped: true, RetryAfter: time.Hour}
-		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "198.51.100.7"}, gs, time.Now().UTC()); err != nil {
+		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "198.51.100.7"}, gs, otp.FraudExplanation{Signal: otp.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: otp.FraudTripped}, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		blocks, _ := e.store.FraudBlocks(context.Background(), fraud.BlockFilter{Now: time.Now()})

@@ -68,6 +68,11 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			r.Method(http.MethodPost, "/admin/apps/{id}/keys/{key_id}/revoke", handleAppKeyRevoke(log, view, a))
 			r.Method(http.MethodPost, "/admin/api/apps/{id}/keys", handleAdminKeys(log, a))
 			r.Method(http.MethodDelete, "/admin/api/apps/{id}/keys/{key_id}", handleAdminKey(log, a))
+			r.Method(http.MethodPost, "/admin/apps/{id}/test-numbers", handleTestNumberAddPage(log, view, a, d.Webhooks))
+			r.Method(http.MethodPost, "/admin/apps/{id}/test-numbers/{tid}/remove", handleTestNumberRemovePage(log, view, a))
+			r.Method(http.MethodGet, "/admin/api/apps/{id}/test-numbers", handleAdminTestNumbers(log, a, params))
+			r.Method(http.MethodPost, "/admin/api/apps/{id}/test-numbers", handleAdminTestNumbers(log, a, params))
+			r.Method(http.MethodDelete, "/admin/api/apps/{id}/test-numbers/{tid}", handleAdminTestNumber(log, a, params))
 
 			if w := d.Webhooks; w != nil {
 				// The apps' webhook endpoints and their deliveries.

@@ -27,7 +27,11 @@ type adminSend struct {
 	SendStatus string `json:"send_status"`
 	Reason     string `json:"reason,omitempty"`
 	// Shadow names what shadow fraud rules would have refused, such as "prefix 10/1h:shadow".
-	Shadow            string    `json:"shadow,omitempty"`
+	Shadow string `json:"shadow,omitempty"`
+	// Fraud says why the fraud guard refused, challenged, passed or flagged the send.
+	Fraud *adminFraud `json:"fraud,omitempty"`
+	// Test marks a send to a test number of its app.
+	Test              bool      `json:"test,omitempty"`
 	Provider          string    `json:"provider,omitempty"`
 	ProviderMessageID string    `json:"provider_message_id,omitempty"`
 	Error             string    `json:"error,omitempty"`
@@ -59,7 +63,8 @@ type adminProviderAttempt struct {
 func toAdminSend(r history.SendRow) adminSend {
 	out := adminSend{
 		ID: r.ID, AppID: r.AppID, VerificationID: r.VerificationID, Time: r.Time, Phone: r.Phone, ClientIP: r.ClientIP,
-		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Shadow: r.Shadow, Provider: r.Provider,
+		Status: statusLabel(r), SendStatus: string(r.SendStatus), Reason: r.Reason, Shadow: r.Shadow,
+		Fraud: toAdminFraud(r.Fraud), Test: r.Test, Provider: r.Provider,
 		ProviderMessageID: r.ProviderMessageID, Error: r.Error, UpdatedAt: r.Updated,
 		Channel: r.Channel, Country: r.Country, Encoding: r.Encoding, Segments: r.Segments,
 		Attempts: make([]adminProviderAttempt, len(r.Attempts)),
@@ -100,6 +105,8 @@ type adminVerification struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	ExpiresAt    time.Time  `json:"expires_at"`
 	ClosedAt     *time.Time `json:"closed_at,omitempty"`
+	// Test marks a verification sent to a test number of its app.
+	Test bool `json:"test,omitempty"`
 }
 
 type adminAttempt struct {
@@ -125,6 +132,7 @@ func toVerificationResponse(d history.VerificationDetail) verificationResponse {
 	}
 	for i, s := range d.Sends {
 		out.Sends[i] = toAdminSend(s)
+		out.Verification.Test = out.Verification.Test || s.Test
 	}
 	for i, a := range d.Attempts {
 		out.Attempts[i] = adminAttempt{ID: a.ID, Outcome: string(a.Outcome), ClientIP: a.ClientIP, Time: a.Time}

@@ -25,8 +25,10 @@ type Admin struct {
 
 	// Now is the clock of created, updated and revoked times; tests replace it.
 	Now func() time.Time
-	// NewID makes app ids; tests replace it.
+	// NewID makes app and test number ids; tests replace it.
 	NewID func() string
+	// DefaultRegion reads test numbers written without a country code (OTP_DEFAULT_REGION).
+	DefaultRegion string
 }
 
 var _ AdminService = (*Admin)(nil)
@@ -199,8 +201,12 @@ func audit(action, target, detail, actor string) history.AdminAction {
 
 // describe sums an app's settings up for the audit log.
 func describe(a otp.App) string {
-	return fmt.Sprintf("name %q; code_length %d; code_ttl %s; max_sends %d; max_attempts %d; locales %v; allowed_countries %v; channels %v; send_rules %s; check_rules %s; access %s",
-		a.Name, a.CodeLength, a.CodeTTL, a.MaxSends, a.MaxAttempts, a.Locales, a.AllowedCountries, a.Channels, a.SendRules, a.CheckRules, a.Access)
+	types := "default"
+	if a.DeniedNumberTypes != nil {
+		types = fmt.Sprint(*a.DeniedNumberTypes)
+	}
+	return fmt.Sprintf("name %q; code_length %d; code_ttl %s; max_sends %d; max_attempts %d; locales %v; allowed_countries %v; channels %v; send_rules %s; check_rules %s; access %s; denied_number_types %s",
+		a.Name, a.CodeLength, a.CodeTTL, a.MaxSends, a.MaxAttempts, a.Locales, a.AllowedCountries, a.Channels, a.SendRules, a.CheckRules, a.Access, types)
 }
 
 // Info is an app with its keys, for the admin console and API.
@@ -241,4 +247,13 @@ type AdminService interface {
 	CreateKey(ctx context.Context, appID string, k NewKey, actor string) (CreatedKey, error)
 	// RevokeKey revokes a key of an app. Errors: otp.ErrNotFound.
 	RevokeKey(ctx context.Context, appID, keyID, actor string) error
+	// TestNumbers lists an app's test numbers, expired ones included, newest first.
+	// Errors: otp.ErrNotFound.
+	TestNumbers(ctx context.Context, appID string) ([]TestNumberInfo, error)
+	// AddTestNumber adds a test number to an app; one of the same address that expired is
+	// replaced. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming address (also for
+	// an address the app has a working test number at), code or expires_at.
+	AddTestNumber(ctx context.Context, appID string, n NewTestNumber, actor string) (TestNumberInfo, error)
+	// RemoveTestNumber removes a test number of an app. Errors: otp.ErrNotFound.
+	RemoveTestNumber(ctx context.Context, appID, id, actor string) (TestNumberInfo, error)
 }

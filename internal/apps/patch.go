@@ -26,6 +26,10 @@ type Patch struct {
 	Templates      *map[string]otp.MessageTemplates
 	WebOTPDomain   *string
 	AndroidAppHash *string
+	// DeniedNumberTypes replaces the app's denied number types (an empty list sends to every
+	// type); ServerNumberTypes, when set instead, gives the app the server's again.
+	DeniedNumberTypes *[]string
+	ServerNumberTypes bool
 }
 
 // Apply returns a with the patch's fields set and validated by otp.App.Validate. Errors:
@@ -54,6 +58,13 @@ func (p Patch) Apply(a otp.App) (otp.App, error) {
 	set(&a.Templates, p.Templates)
 	set(&a.WebOTPDomain, p.WebOTPDomain)
 	set(&a.AndroidAppHash, p.AndroidAppHash)
+	switch {
+	case p.ServerNumberTypes:
+		a.DeniedNumberTypes = nil
+	case p.DeniedNumberTypes != nil:
+		types := append([]string{}, *p.DeniedNumberTypes...)
+		a.DeniedNumberTypes = &types
+	}
 	a, err := a.Validate()
 	var invalid *otp.ErrInvalidRequest
 	if errors.As(err, &invalid) {

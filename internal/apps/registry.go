@@ -37,6 +37,8 @@ type snapshot struct {
 	version int64
 	apps    map[string]otp.App
 	keys    map[string]Key
+	// defaultApp is the registry's default app with its test numbers.
+	defaultApp otp.App
 }
 
 // Registry serves apps and authenticates keys from a snapshot of the store, which
@@ -58,6 +60,9 @@ type Registry struct {
 	Timeout time.Duration
 	// Now is the registry's clock; tests replace it.
 	Now func() time.Time
+	// Sealer opens test numbers' codes, and seals them for Admin; without one, apps have
+	// no test numbers. Set it while wiring, before the first Reload.
+	Sealer *CodeSealer
 }
 
 type touch struct {
@@ -75,7 +80,7 @@ func NewRegistry(store Store, defaultApp otp.App, log *slog.Logger) *Registry {
 		PollInterval: DefaultPollInterval, Timeout: 2 * time.Second,
 		Now: func() time.Time { return time.Now().UTC() },
 	}
-	r.snap.Store(&snapshot{version: -1, apps: map[string]otp.App{}, keys: map[string]Key{}})
+	r.snap.Store(&snapshot{version: -1, apps: map[string]otp.App{}, keys: map[string]Key{}, defaultApp: defaultApp})
 	return r
 }
 
@@ -97,15 +102,45 @@ func (r *Registry) Reload(ctx context.Context) error {
 	if set.Version <= r.snap.Load().version {
 		return nil
 	}
-	s := &snapshot{version: set.Version, apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]Key, len(set.Keys))}
+	s := &snapshot{version: set.Version, apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]Key, len(set.Keys)),
+		defaultApp: r.defaultApp}
 	for _, a := range set.Apps {
 		s.apps[a.ID] = a
 	}
 	for _, k := range set.Keys {
 		s.keys[k.ID] = k
 	}
+	r.addTestNumbers(s, set.TestNumbers)
 	r.snap.Store(s)
 	return nil
+}
+
+// addTestNumbers opens the codes of the test numbers and gives each app its own, so the
+// send path reads them without a query. A code this secret cannot open is skipped.
+func (r *Registry) addTestNumbers(s *snapshot, list []TestNumber) {
+	if r.Sealer == nil {
+		return
+	}
+	byApp := map[string]map[string]otp.TestNumber{}
+	for _, t := range list {
+		code, err := r.Sealer.Open(t.ID, t.Sealed)
+		if err != nil {
+			r.log.Warn("apps: test number skipped", "app_id", t.AppID, "test_number", t.ID, "err", err)
+			continue
+		}
+		if byApp[t.AppID] == nil {
+			byApp[t.AppID] = map[string]otp.TestNumber{}
+		}
+		byApp[t.AppID][t.Address] = otp.TestNumber{ID: t.ID, Address: t.Address, Code: code, ExpiresAt: t.ExpiresAt}
+	}
+	for id, numbers := range byApp {
+		if id == otp.DefaultAppID {
+			s.defaultApp.TestNumbers = numbers
+		} else if app, ok := s.apps[id]; ok {
+			app.TestNumbers = numbers
+			s.apps[id] = app
+		}
+	}
 }
 
 // App implements Directory.
@@ -115,7 +150,7 @@ func (r *Registry) App(_ context.Context, id string) (otp.App, error) {
 	case !ok:
 		return otp.App{}, otp.ErrNotFound
 	case id == otp.DefaultAppID:
-		return r.defaultApp, nil
+		return r.snap.Load().defaultApp, nil
 	}
 	a, found := r.snap.Load().apps[id]
 	if !found {

@@ -14,6 +14,9 @@ type Set struct {
 	Version int64
 	Apps    []otp.App
 	Keys    []Key
+	// TestNumbers are the test numbers of every app (the default one's too) that had not
+	// expired at the read.
+	TestNumbers []TestNumber
 }
 
 // Store keeps apps and their keys. Every change is audited in the same
@@ -43,6 +46,15 @@ type Store interface {
 	RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error
 	// TouchKeys records when keys were last used; it changes no version. Unknown keys are skipped.
 	TouchKeys(ctx context.Context, used map[string]time.Time) error
+	// TestNumbers lists an app's test numbers, expired ones included, newest first.
+	TestNumbers(ctx context.Context, appID string) ([]TestNumber, error)
+	// CreateTestNumber stores a test number and bumps the version; one of the same app
+	// and address that expired by t.CreatedAt is replaced. Errors: *otp.ErrInvalidRequest
+	// naming address when the app has a working one there.
+	CreateTestNumber(ctx context.Context, t TestNumber, audit history.AdminAction) error
+	// DeleteTestNumber removes a test number of the app, bumps the version and returns it.
+	// Errors: otp.ErrNotFound.
+	DeleteTestNumber(ctx context.Context, appID, id string, audit history.AdminAction) (TestNumber, error)
 }
 
 // Audit log actions of apps and keys.

@@ -77,6 +77,9 @@ type BlockedData struct {
 	To      string `json:"to"`
 	// Reason is the refusing rule, such as "phone 1/1m" or "fraud_guard prefix +8190123".
 	Reason string `json:"reason"`
+	// Fraud says why the fraud guard refused the send, or what a shadow guard would have
+	// done; absent when it had no part in it.
+	Fraud *FraudData `json:"fraud,omitempty"`
 }
 
 // FraudBlockData is the payload of fraud.block_started and fraud.block_ended. Blocks are

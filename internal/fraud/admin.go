@@ -38,6 +38,9 @@ type AdminService interface {
 	Conversion(ctx context.Context, by ConversionBy, since time.Time) ([]Conversion, error)
 	// ShadowSends returns the newest sends that shadow rules or the shadow guard flagged.
 	ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error)
+	// ChallengedSends returns the newest sends refused for want of a challenge or admitted
+	// on a solved one, with their explanations.
+	ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error)
 	// Actions returns the newest audit entries of the fraud guard, at most limit.
 	Actions(ctx context.Context, limit int) ([]history.AdminAction, error)
 	// Running is the configuration this instance applies now.
@@ -231,6 +234,11 @@ func regionOf(prefix string, drop int) string {
 // ShadowSends implements AdminService.
 func (a *Admin) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error) {
 	return a.store.ShadowSends(ctx, limit)
+}
+
+// ChallengedSends implements AdminService.
+func (a *Admin) ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error) {
+	return a.store.ChallengedSends(ctx, limit)
 }
 
 // Running implements AdminService.

@@ -181,7 +181,7 @@ func TestReloadAndAdmin(t *testing.T) {
 		at := time.Now().UTC()
 		gs := otp.GuardState{Scope: otp.ScopePrefix, Key: "+81901234", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour, Unapproved: 9}
 		target := otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}
-		if err := in.guard.BlockStarted(ctx, target, gs, at); err != nil {
+		if err := in.guard.BlockStarted(ctx, target, gs, otp.FraudExplanation{Signal: otp.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: otp.FraudTripped}, at); err != nil {
 			t.Fatalf("BlockStarted: %v", err)
 		}
 		blocks, err := in.admin.Blocks(ctx, false)

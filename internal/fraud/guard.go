@@ -59,11 +59,13 @@ func (c Config) ApprovalWeight(t otp.FraudTarget, a otp.Approval) float64 {
 	return w
 }
 
-// BlockStarted implements otp.Fraud: the block's row and its audit entry.
-func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.GuardState, at time.Time) error {
+// BlockStarted implements otp.Fraud: the block's row, with why it started and a reason
+// naming the figures, and its audit entry.
+func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.GuardState, why otp.FraudExplanation, at time.Time) error {
 	b := Block{
 		ID: g.NewID(), Scope: gs.Scope, Target: gs.Key, Mode: ModeEnforce,
-		Reason:    fmt.Sprintf("%d unapproved sends in the recent horizon; tripped by a send to %s from %s", gs.Unapproved+1, t.Phone, t.ClientIP),
+		Reason:    fmt.Sprintf("%s; tripped by a send to %s from %s", why.Summary(), t.Phone, t.ClientIP),
+		Why:       &why,
 		StartedAt: at, EndsAt: at.Add(gs.RetryAfter),
 	}
 	if gs.Shadow {

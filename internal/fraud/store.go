@@ -45,6 +45,10 @@ type Store interface {
 	// ShadowSends returns the newest sends that shadow rules or a shadow guard flagged, at
 	// most history.AdminActionLimit(limit).
 	ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error)
+	// ChallengedSends returns the newest sends the guard refused for want of a challenge
+	// or admitted on a solved one (Fraud.Action challenged or passed), at most
+	// history.AdminActionLimit(limit).
+	ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error)
 	// AdminActions returns the newest audit entries first, as history.Store does.
 	AdminActions(ctx context.Context, limit int) ([]history.AdminAction, error)
 }
@@ -65,8 +69,10 @@ type Block struct {
 	Scope, Target string
 	// Mode is ModeShadow for a block that only reports.
 	Mode Mode
-	// Reason says what tripped it.
-	Reason    string
+	// Reason says what tripped it in one line, naming the figures.
+	Reason string
+	// Why is the explanation of the trip; nil for blocks stored before explanations.
+	Why       *otp.FraudExplanation
 	StartedAt time.Time
 	EndsAt    time.Time
 	// LiftedAt is when an operator lifted it (zero if nobody did), LiftedBy who.

@@ -113,7 +113,12 @@ type SendRow struct {
 	// Reason is the refusing rule of a blocked or duplicate send, such as "phone 1/1m".
 	Reason string
 	// Shadow names what shadow fraud rules would have refused, such as "prefix 10/1h:shadow".
-	Shadow            string
+	Shadow string
+	// Fraud says why the fraud guard refused, challenged, passed or flagged the send; nil
+	// when it had no part in it.
+	Fraud *otp.FraudExplanation
+	// Test marks a send to a test number of its app: nothing went out.
+	Test              bool
 	Provider          string
 	ProviderMessageID string
 	Error             string

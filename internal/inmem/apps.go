@@ -19,6 +19,8 @@ type appState struct {
 	apps    map[string]otp.App
 	deleted map[string]bool
 	keys    map[string]apps.Key
+	// tests are the test numbers by id.
+	tests   map[string]apps.TestNumber
 	version int64
 }
 
@@ -40,6 +42,12 @@ func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 	for _, k := range s.sortedKeys("") {
 		if !k.Revoked() {
 			set.Keys = append(set.Keys, k)
+		}
+	}
+	now := s.Now()
+	for _, t := range s.sortedTestNumbers("") {
+		if now.Before(t.ExpiresAt) {
+			set.TestNumbers = append(set.TestNumbers, t)
 		}
 	}
 	return set, nil
@@ -205,7 +213,7 @@ func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAc
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.apps.apps == nil {
-		s.apps = appState{apps: map[string]otp.App{}, deleted: map[string]bool{}, keys: map[string]apps.Key{}}
+		s.apps = appState{apps: map[string]otp.App{}, deleted: map[string]bool{}, keys: map[string]apps.Key{}, tests: map[string]apps.TestNumber{}}
 	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)
@@ -228,5 +236,10 @@ func cloneApp(a otp.App) otp.App {
 	a.Channels = slices.Clone(a.Channels)
 	a.SendRules = slices.Clone(a.SendRules)
 	a.CheckRules = slices.Clone(a.CheckRules)
+	if a.DeniedNumberTypes != nil {
+		types := slices.Clone(*a.DeniedNumberTypes)
+		a.DeniedNumberTypes = &types
+	}
+	a.TestNumbers = nil // the registry's, never stored
 	return a
 }

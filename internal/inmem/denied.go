@@ -32,12 +32,12 @@ func (s *Store) RecordDenied(d otp.DeniedSend) {
 	t := ts(d.Time)
 	s.sends[id] = &history.SendRow{
 		ID: id, AppID: otp.StoredAppID(d.AppID), Time: t, Phone: d.Phone, Channel: channelOr(d.Channel), ClientIP: d.ClientIP, SendStatus: d.Status, Reason: d.Reason,
-		Shadow: d.Shadow, Updated: t,
+		Shadow: d.Shadow, Fraud: copyExplanation(d.Fraud), Updated: t,
 	}
 	if d.Status == otp.SendBlocked {
 		r := s.sends[id]
 		s.emit(r.AppID, events.SendBlocked, id, "", events.BlockedData{
-			SendID: id, AppID: r.AppID, Channel: r.Channel, To: r.Phone, Reason: r.Reason,
+			SendID: id, AppID: r.AppID, Channel: r.Channel, To: r.Phone, Reason: r.Reason, Fraud: events.NewFraudData(r.Fraud),
 		}, t)
 	}
 	s.written.Add(1)

@@ -144,6 +144,7 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.A
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b.StartedAt, b.EndsAt = ts(b.StartedAt), ts(b.EndsAt)
+	b.Why = copyExplanation(b.Why)
 	s.fraud.blocks = append(s.fraud.blocks, b)
 	s.emit("", events.FraudBlockStarted, b.ID, b.ID, blockData(&b), b.StartedAt)
 	s.audit(a)
@@ -246,7 +247,20 @@ func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) 
 
 // ShadowSends implements fraud.Store.
 func (s *Store) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error) {
-	if err := alive("shadow sends", ctx); err != nil {
+	return s.newestSends(ctx, "shadow sends", limit, func(r *history.SendRow) bool { return r.Shadow != "" })
+}
+
+// ChallengedSends implements fraud.Store.
+func (s *Store) ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error) {
+	return s.newestSends(ctx, "challenged sends", limit, func(r *history.SendRow) bool {
+		return r.Fraud != nil && (r.Fraud.Action == otp.FraudChallenged || r.Fraud.Action == otp.FraudPassed)
+	})
+}
+
+// newestSends returns the newest sends that keep holds for, at most
+// history.AdminActionLimit(limit).
+func (s *Store) newestSends(ctx context.Context, what string, limit int, keep func(*history.SendRow) bool) ([]history.SendRow, error) {
+	if err := alive(what, ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -254,7 +268,7 @@ func (s *Store) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, 
 	now := s.Now()
 	var out []history.SendRow
 	for _, r := range s.sends {
-		if r.Shadow != "" {
+		if keep(r) {
 			out = append(out, s.label(r, now))
 		}
 	}
@@ -275,4 +289,13 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// copyExplanation keeps the store's explanations its own; nil for nil.
+func copyExplanation(e *otp.FraudExplanation) *otp.FraudExplanation {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	return &c
 }

@@ -50,6 +50,7 @@ func (s *Store) ListSends(ctx context.Context, f history.SendFilter) ([]history.
 func (s *Store) label(r *history.SendRow, now time.Time) history.SendRow {
 	row := *r
 	row.Attempts = slices.Clone(r.Attempts)
+	row.Fraud = copyExplanation(r.Fraud)
 	var (
 		vs      otp.Status
 		expires time.Time

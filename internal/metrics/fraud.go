@@ -140,11 +140,11 @@ func (f *fraudStep) Approved(ctx context.Context, t otp.FraudTarget, a otp.Appro
 
 // BlockStarted counts every block a decision started, also when recording it fails: the
 // limiter holds it anyway.
-func (f *fraudStep) BlockStarted(ctx context.Context, t otp.FraudTarget, g otp.GuardState, at time.Time) error {
+func (f *fraudStep) BlockStarted(ctx context.Context, t otp.FraudTarget, g otp.GuardState, why otp.FraudExplanation, at time.Time) error {
 	mode := modeEnforce
 	if g.Shadow {
 		mode = modeShadow
 	}
 	f.m.fraud.started.WithLabelValues(g.Scope, mode).Inc()
-	return f.next.BlockStarted(ctx, t, g, at)
+	return f.next.BlockStarted(ctx, t, g, why, at)
 }

@@ -23,7 +23,7 @@ type step struct{}
 
 func (step) Screen(otp.FraudTarget) otp.Screening                          { return otp.Screening{} }
 func (step) Approved(context.Context, otp.FraudTarget, otp.Approval) error { return nil }
-func (step) BlockStarted(context.Context, otp.FraudTarget, otp.GuardState, time.Time) error {
+func (step) BlockStarted(context.Context, otp.FraudTarget, otp.GuardState, otp.FraudExplanation, time.Time) error {
 	return nil
 }
 
@@ -66,7 +66,7 @@ func TestFraudMetrics(t *testing.T) {
 		m := New()
 		f := m.Fraud(step{})
 		for _, g := range []otp.GuardState{{Scope: otp.ScopePrefix, Tripped: true}, {Scope: otp.ScopePrefix, Tripped: true, Shadow: true}} {
-			if err := f.BlockStarted(context.Background(), otp.FraudTarget{}, g, time.Now()); err != nil {
+			if err := f.BlockStarted(context.Background(), otp.FraudTarget{}, g, otp.FraudExplanation{}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

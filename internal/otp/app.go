@@ -74,7 +74,10 @@ type App struct {
 	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
 	// are not sent to by SMS or voice (an empty list sends to every type).
 	DeniedNumberTypes *[]string
-	Access            Access
+	// TestNumbers are the app's test numbers by address, expired ones included (see
+	// App.TestNumber); the apps registry fills them in, Validate ignores them.
+	TestNumbers map[string]TestNumber
+	Access      Access
 	// Default marks the default app, whose settings come from the environment.
 	Default   bool
 	CreatedAt time.Time
@@ -85,7 +88,7 @@ type App struct {
 // sorted without repeats, country codes upper-cased. Errors: *ErrInvalidRequest naming
 // each bad field by its API name (name, code_length, code_ttl_seconds, max_sends,
 // max_attempts, locales, allowed_countries, channels, access, id, templates,
-// webotp_domain, android_app_hash).
+// webotp_domain, android_app_hash, denied_number_types).
 func (a App) Validate() (App, error) {
 	f := map[string]string{}
 	if a.ID != "" {
@@ -128,6 +131,16 @@ func (a App) Validate() (App, error) {
 	a.validateMessages(f)
 	if a.AllowedCountries, err = regions(a.AllowedCountries); err != "" {
 		f["allowed_countries"] = err
+	}
+	if a.DeniedNumberTypes != nil {
+		types, problem := knownSubset(*a.DeniedNumberTypes, NumberTypes(), strings.ToLower)
+		if problem != "" {
+			f["denied_number_types"] = problem
+		}
+		if types == nil {
+			types = []string{}
+		}
+		a.DeniedNumberTypes = &types
 	}
 	switch a.Access {
 	case AccessPublic, AccessKey:

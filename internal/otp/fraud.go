@@ -18,8 +18,9 @@ type Fraud interface {
 	// makes the guard stricter.
 	Approved(ctx context.Context, t FraudTarget, a Approval) error
 	// BlockStarted records a block that a send's decision started, in shadow mode too: the
-	// block row, its audit entry. The limiter holds the block already; errors are logged.
-	BlockStarted(ctx context.Context, t FraudTarget, g GuardState, at time.Time) error
+	// block row with why it started, its audit entry. The limiter holds the block already;
+	// errors are logged.
+	BlockStarted(ctx context.Context, t FraudTarget, g GuardState, why FraudExplanation, at time.Time) error
 }
 
 // FraudTarget is what the fraud step knows of a send.
@@ -80,13 +81,17 @@ func (s *Service) screen(appID string, to target, ip string, solved int) (FraudT
 
 // startedBlocks records the blocks the decision started. It runs detached from the client,
 // bounded like a store call, since the block holds in the limiter whatever the client does.
-func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, dec Decision, now time.Time) {
+func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, policy []Limit, dec Decision, now time.Time) {
 	if s.fraud == nil || t.Region == "" {
 		return
 	}
 	for _, g := range dec.Trips() {
+		why := explainGuard(policy, g, FraudTripped, dec.Allowed)
+		if why == nil {
+			why = &FraudExplanation{Signal: g.Signal, Scope: g.Scope, Key: g.Key, Action: FraudTripped}
+		}
 		bctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.StoreTimeout, finishTimeout))
-		err := s.fraud.BlockStarted(bctx, t, g, now)
+		err := s.fraud.BlockStarted(bctx, t, g, *why, now)
 		cancel()
 		if err != nil {
 			s.log.Error("recording fraud block failed", "scope", g.Scope, "key", g.Key, "err", err)

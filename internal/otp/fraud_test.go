@@ -21,6 +21,7 @@ type fakeFraud struct {
 	screened []otp.FraudTarget
 	approved []otp.FraudTarget
 	started  []otp.GuardState
+	whys     []otp.FraudExplanation
 }
 
 func (f *fakeFraud) Screen(t otp.FraudTarget) otp.Screening {
@@ -37,15 +38,16 @@ func (f *fakeFraud) Approved(_ context.Context, t otp.FraudTarget, _ otp.Approva
 	return nil
 }
 
-func (f *fakeFraud) BlockStarted(_ context.Context, _ otp.FraudTarget, g otp.GuardState, _ time.Time) error {
+func (f *fakeFraud) BlockStarted(_ context.Context, _ otp.FraudTarget, g otp.GuardState, why otp.FraudExplanation, _ time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.started = append(f.started, g)
+	f.whys = append(f.whys, why)
 	return nil
 }
 
 // guardedLimiter is the fake limiter with the guard's answer added to every decision:
-// Guards as its guard states, refusing when one of them does.
+// Guards as its guard states, refusing when one of them refuses or demands a challenge.
 type guardedLimiter struct {
 	*fakeLimiter
 	Guards []otp.GuardState
@@ -59,8 +61,10 @@ func (l *guardedLimiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Dec
 		return d, err
 	}
 	d.Guards = l.Guards
-	if _, refused := d.Block(); refused {
-		d.Allowed, d.Reservation = false, otp.Reservation{}
+	for _, g := range d.Guards {
+		if g.Refuses() || g.Demands() {
+			d.Allowed, d.Reservation = false, otp.Reservation{}
+		}
 	}
 	if l.Shadow {
 		for i := range d.Rules {
@@ -173,6 +177,48 @@ func TestSendFraudStep(t *testing.T) {
 		}
 	})
 
+	guarded := otp.Limit{Scope: otp.ScopePrefix, Key: "+8190123", Guard: &otp.Guard{Floor: 10,
+		Params: otp.GuardParams{Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20}}}
+
+	t.Run("ARefusalAndItsTripSayWhy", func(t *testing.T) {
+		e, f, gl := fraudEnv(t)
+		f.Verdict = otp.Screening{Limits: []otp.Limit{guarded}}
+		gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Blocked: true, Tripped: true, Signal: otp.SignalRecent,
+			RetryAfter: time.Hour, Counts: otp.GuardCounts{RecentSends: 11, LongSends: 11}}}
+		if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP}); otp.ErrorCode(err) != otp.CodeFraudBlocked {
+			t.Fatalf("got %v, want fraud_blocked", err)
+		}
+		got := e.denied.Got()
+		if len(got) != 1 || got[0].Fraud == nil || got[0].Fraud.Action != otp.FraudTripped || got[0].Fraud.Figures.RecentUnapproved != 12 {
+			t.Fatalf("history: got %+v, want the trip explained with 12 unapproved sends", got)
+		}
+		if len(f.whys) != 1 || f.whys[0] != *got[0].Fraud {
+			t.Errorf("block's why: got %+v, want the send's %+v", f.whys, *got[0].Fraud)
+		}
+	})
+
+	t.Run("AChallengeSaysWhyAndARuleRefusalDoesNot", func(t *testing.T) {
+		e, f, gl := fraudEnv(t)
+		f.Verdict = otp.Screening{Limits: []otp.Limit{guarded}}
+		gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Challenged: true, Challenge: 2, Signal: otp.SignalVolume}}
+		_, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP})
+		if otp.ErrorCode(err) != otp.CodeFraudBlocked { // no challenger: refused as blocked
+			t.Fatalf("got %v, want fraud_blocked", err)
+		}
+		got := e.denied.Got()
+		if len(got) != 1 || got[0].Fraud == nil || got[0].Fraud.Action != otp.FraudChallenged || got[0].Fraud.Level != 2 {
+			t.Fatalf("history: got %+v, want the challenge explained", got)
+		}
+		gl.Guards = nil
+		e.limiter.Deny = []otp.RuleState{{Scope: otp.ScopePhone, Key: testPhone, Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Violated: true}}
+		if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP}); otp.ErrorCode(err) != otp.CodeRateLimited {
+			t.Fatalf("got %v, want rate_limited by the phone's 1/1m", err)
+		}
+		if got := e.denied.Got(); len(got) < 2 || got[len(got)-1].Fraud != nil {
+			t.Errorf("history: got %+v, want a rule's refusal without an explanation", got)
+		}
+	})
+
 	t.Run("ShadowFindingsGoOnTheSend", func(t *testing.T) {
 		e, _, gl := fraudEnv(t)
 		gl.Shadow = true
@@ -185,6 +231,9 @@ func TestSendFraudStep(t *testing.T) {
 		row := e.sendRow(t, sends[0].ID)
 		if want := "phone 1/1m:shadow; ip 10/1h:shadow; fraud_guard prefix +8190123"; row.Shadow != want {
 			t.Errorf("shadow on the send: got %q, want %q", row.Shadow, want)
+		}
+		if row.Fraud != nil {
+			t.Errorf("why on the send: got %+v, want none without the guard's limit in the policy", row.Fraud)
 		}
 		if !res.Created {
 			t.Errorf("got %+v, want a new verification", res)

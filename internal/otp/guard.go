@@ -130,6 +130,9 @@ type GuardCounts struct {
 	LongSends, LongApprovals     float64
 	// Countries is a network's decayed count of distinct countries asked for.
 	Countries float64
+	// VolumeExpected is how many recent sends the key's baseline explains, times the surge
+	// allowance: what its volume was weighed against (0 when it was not weighed).
+	VolumeExpected float64
 }
 
 // GuardState is what the guard of one key said in a decision.

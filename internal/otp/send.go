@@ -23,6 +23,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if t.test != nil {
+		return s.sendTest(ctx, app, t, in)
+	}
 	solved, err := s.solved(ctx, in, t)
 	if err != nil {
 		return res, err
@@ -44,9 +47,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 	res.Decision = dec
 	now := s.Now()
-	s.startedBlocks(ctx, fraud, dec, now)
+	s.startedBlocks(ctx, fraud, policy, dec, now)
 	if !dec.Allowed {
-		return res, s.denied(app.ID, t, in.ClientIP, dec, now)
+		return res, s.denied(app.ID, t, in.ClientIP, policy, dec, now)
 	}
 
 	code, err := newCode(s.Rand, app.CodeLength)
@@ -73,6 +76,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		NewVerificationID: s.NewID(), SendID: sendID,
 		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
 		Shadow:   dec.ShadowReport(),
+		Fraud:    dec.Explain(policy),
 		Seen:     seen,
 	})
 	cancel()
@@ -127,7 +131,7 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 // by its first violated rule. The duplicate limit comes first in sendPolicy and violations
 // keep policy order, so a double submit is reported as such even when other rules refused
 // it too.
-func (s *Service) denied(appID string, t target, ip string, dec Decision, now time.Time) error {
+func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
 	blocked, fraudErr := s.fraudDenied(t, ip, dec, now)
 	violations := dec.Violations()
@@ -149,13 +153,14 @@ func (s *Service) denied(appID string, t target, ip string, dec Decision, now ti
 		// Only when no rule refused: a challenge cannot admit what the rules refuse.
 		blocked, fraudErr = s.challengeDenied(t, ip, dec, now)
 	}
+	why := dec.explainShadow(policy)
 	if fraudErr != nil && blocked != "" {
-		reason = blocked
+		reason, why = blocked, dec.Explain(policy)
 	}
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
 			ID: s.NewID(), AppID: appID, Phone: t.address, Channel: t.channel, ClientIP: ip, Status: status, Reason: reason,
-			Shadow: dec.ShadowReport(), Time: now,
+			Shadow: dec.ShadowReport(), Fraud: why, Time: now,
 		})
 	}
 	switch {

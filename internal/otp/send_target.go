@@ -13,6 +13,8 @@ type target struct {
 	address string
 	// region is the number's ISO 3166 country; empty for email.
 	region string
+	// test is the app's test number at address, when it has one that works now.
+	test *TestNumber
 }
 
 // email reports whether the target is an email address rather than a phone.
@@ -59,25 +61,46 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	var err error
 	if t.email() {
 		t.address, err = NormalizeEmail(in.Email)
-	} else if t.address, t.region, err = s.normalizePhone(in.Phone); err == nil && !app.AllowsCountry(t.region) {
-		err = &ErrCountryNotAllowed{Country: t.region}
+	} else {
+		t.address, t.region, err = s.normalizePhone(in.Phone)
 	}
 	if auto {
 		// No locale named: the number's country's language (email has none: en).
 		t.locale = s.defaultLocale(app, t.region)
 	}
-	if err == nil && (t.channel == ChannelSMS || t.channel == ChannelVoice) {
+	if err != nil {
+		return t, err
+	}
+	if t.test = s.testNumber(app, t.address); t.test != nil || t.email() {
+		// Nothing is sent to a test number: the country and number-type rules guard messages.
+		return t, nil
+	}
+	if !app.AllowsCountry(t.region) {
+		return t, &ErrCountryNotAllowed{Country: t.region}
+	}
+	if t.channel == ChannelSMS || t.channel == ChannelVoice {
 		denied := s.cfg.DeniedNumberTypes
 		if app.DeniedNumberTypes != nil {
 			denied = *app.DeniedNumberTypes
 		}
 		if len(denied) > 0 {
 			if kind := s.phoneType(t.address); slices.Contains(denied, kind) {
-				err = &ErrNumberType{Type: kind}
+				return t, &ErrNumberType{Type: kind}
 			}
 		}
 	}
-	return t, err
+	return t, nil
+}
+
+// testNumber is the app's test number at address that works now; nil when none does.
+func (s *Service) testNumber(app App, address string) *TestNumber {
+	if len(app.TestNumbers) == 0 {
+		return nil
+	}
+	if tn, ok := app.TestNumber(address, s.Now()); ok {
+		return &tn
+	}
+	return nil
 }
 
 // acceptedChannels are the channels an app takes that a provider carries, in the order

@@ -63,6 +63,11 @@ type BeginSend struct {
 	CodeHash func(verificationID string) []byte
 	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
 	Shadow string
+	// Fraud, when set, says why the guard admitted the send on a solved challenge or what a
+	// shadow guard would have done, from Decision.Explain.
+	Fraud *FraudExplanation
+	// Test marks a send to one of the app's test numbers: nothing went out.
+	Test bool
 	// Seen, when set, is the pending verification of the app and address as the caller saw
 	// it earlier: a store may hash the code for its id up front and count the send in one
 	// step while it is still the pending one, and must otherwise decide on what it holds
@@ -122,7 +127,10 @@ type DeniedSend struct {
 	Reason string
 	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
 	Shadow string
-	Time   time.Time
+	// Fraud, when set, says why the guard refused the send (or what a shadow guard would
+	// have done), from Decision.Explain.
+	Fraud *FraudExplanation
+	Time  time.Time
 }
 
 // DeniedRecorder takes refused sends for history without ever blocking the request;

@@ -90,10 +90,11 @@ func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
 		n, err = tx.CopyFrom(ctx, pgx.Identifier{"sends"},
-			[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow", "channel"},
+			[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow", "channel", "fraud"},
 			pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
 				d := batch[i]
-				return []any{ids[i], d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow, deniedChannel(d.Channel)}, nil
+				return []any{ids[i], d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow,
+					deniedChannel(d.Channel), fraudJSON(d.Fraud)}, nil
 			}))
 		if err != nil {
 			return err
@@ -138,7 +139,8 @@ func deniedChannel(ch string) string {
 // subscribed endpoint; with none subscribed anywhere it reads nothing but that.
 const blockedEvents = `INSERT INTO event_outbox (event_id, endpoint_id, type, subject, data, created_at, next_attempt_at)
 	SELECT otpgate_event_id('send.blocked', s.id), w.id, 'send.blocked', NULL,
-		jsonb_build_object('send_id', s.id, 'app_id', s.app_id, 'channel', s.channel, 'to', s.phone, 'reason', s.reason),
+		jsonb_build_object('send_id', s.id, 'app_id', s.app_id, 'channel', s.channel, 'to', s.phone, 'reason', s.reason)
+			|| CASE WHEN s.fraud IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('fraud', s.fraud) END,
 		s.created_at, s.created_at
 	FROM sends s JOIN webhook_endpoints w ON w.app_id = s.app_id AND 'send.blocked' = ANY(w.event_types)
 	WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE 'send.blocked' = ANY(event_types))

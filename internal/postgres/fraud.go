@@ -178,15 +178,19 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 }
 
 // blockCols are read by scanBlock, in this order.
-const blockCols = `id, scope, target, mode, reason, started_at, ends_at, lifted_at, lifted_by`
+const blockCols = `id, scope, target, mode, reason, started_at, ends_at, lifted_at, lifted_by, why`
 
 func scanBlock(r pgx.CollectableRow) (fraud.Block, error) {
 	var (
 		b      fraud.Block
 		mode   string
 		lifted *time.Time
+		why    []byte
 	)
-	err := r.Scan(&b.ID, &b.Scope, &b.Target, &mode, &b.Reason, &b.StartedAt, &b.EndsAt, &lifted, &b.LiftedBy)
+	err := r.Scan(&b.ID, &b.Scope, &b.Target, &mode, &b.Reason, &b.StartedAt, &b.EndsAt, &lifted, &b.LiftedBy, &why)
+	if err == nil {
+		b.Why, err = parseFraud(why)
+	}
 	b.Mode, b.StartedAt, b.EndsAt = fraud.Mode(mode), b.StartedAt.UTC(), b.EndsAt.UTC()
 	if lifted != nil {
 		b.LiftedAt = lifted.UTC()
@@ -200,8 +204,9 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.A
 		return fmt.Errorf("postgres: record fraud block: %w: id must be a uuid", errBug)
 	}
 	return s.inTx(ctx, "record fraud block", func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO fraud_blocks (id, scope, target, mode, reason, started_at, ends_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, b.Scope, b.Target, string(b.Mode), b.Reason, b.StartedAt, b.EndsAt); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO fraud_blocks (id, scope, target, mode, reason, started_at, ends_at, why)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, b.ID, b.Scope, b.Target, string(b.Mode), b.Reason, b.StartedAt, b.EndsAt,
+			fraudJSON(b.Why)); err != nil {
 			return err
 		}
 		if err := emitBlockTx(ctx, tx, events.FraudBlockStarted, b.ID, nil, b.StartedAt); err != nil {
@@ -271,6 +276,19 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 		return s.auditTx(ctx, tx, a)
 	})
 	return b, err
+}
+
+// ChallengedSends implements fraud.Store.
+func (s *Store) ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error) {
+	now := s.Now()
+	rows, _ := s.pool.Query(ctx, `SELECT `+sendCols+sendFrom+`
+		WHERE s.fraud IS NOT NULL AND s.fraud->>'action' IN ('challenged', 'passed')
+		ORDER BY s.created_at DESC, s.id DESC LIMIT $1`, history.AdminActionLimit(limit))
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
+	if err != nil {
+		return nil, wrap("challenged sends", err)
+	}
+	return out, nil
 }
 
 // ShadowSends implements fraud.Store.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"otpgate/internal/events"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
@@ -18,7 +20,7 @@ import (
 const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.phone, s.client_ip,
 	s.status, s.reason, s.provider, s.provider_message_id, s.error, s.updated_at,
 	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id, s.shadow,
-	s.channel, s.country, s.encoding, s.segments, s.attempts, s.delivered_at`
+	s.channel, s.country, s.encoding, s.segments, s.attempts, s.delivered_at, s.fraud, s.test`
 
 const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
 
@@ -27,13 +29,16 @@ func scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
 		r               history.SendRow
 		status, vStatus string
 		expires         time.Time
-		attempts        []byte
+		attempts, why   []byte
 		deliveredAt     *time.Time
 	)
 	err := row.Scan(&r.ID, &r.VerificationID, &r.Time, &r.Phone, &r.ClientIP, &status, &r.Reason,
 		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID, &r.Shadow,
-		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt)
+		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt, &why, &r.Test)
 	if err != nil {
+		return history.SendRow{}, err
+	}
+	if r.Fraud, err = parseFraud(why); err != nil {
 		return history.SendRow{}, err
 	}
 	if r.Attempts, err = parseAttempts(attempts); err != nil {
@@ -196,4 +201,29 @@ func scanAttempt(row pgx.CollectableRow) (history.Attempt, error) {
 	}
 	a.Outcome, a.Time = otp.CheckOutcome(outcome), a.Time.UTC()
 	return a, nil
+}
+
+// fraudJSON is a fraud explanation as sends.fraud and fraud_blocks.why keep it, the shape
+// of send.blocked's "fraud" field; nil (NULL) for none.
+func fraudJSON(e *otp.FraudExplanation) any {
+	if e == nil {
+		return nil
+	}
+	b, err := json.Marshal(events.NewFraudData(e))
+	if err != nil {
+		return nil // a struct of strings and numbers always marshals
+	}
+	return b
+}
+
+// parseFraud reads what fraudJSON wrote; nil for NULL.
+func parseFraud(b []byte) (*otp.FraudExplanation, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var d events.FraudData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("fraud explanation: %w", err)
+	}
+	return d.Explanation(), nil
 }

@@ -17,7 +17,8 @@ import (
 // first call brings the hash for its id, and the function counts the resend with it if it
 // is still the phone's pending verification; otherwise (nothing seen, or the pending one is
 // another by now) it answers "hash" with the id it holds, without writing, and a second
-// call brings the hash for that one.
+// call brings the hash for that one. A send that carries an explanation or the test mark
+// writes it in the same round trip (beginSendRow).
 func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
 	if !validID(p.NewVerificationID) || !validID(p.SendID) {
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: ids must be uuids", errBug)
@@ -37,10 +38,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	}
 	for range 3 {
 		var outcome string
-		v, err := scanVerification(outcomeRow{s.pool.QueryRow(ctx, `SELECT * FROM otpgate_begin_send(
-				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-			p.AppID, p.Phone, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
-			p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments), &outcome})
+		v, err := scanVerification(outcomeRow{s.beginSendRow(ctx, p, channel, newHash, knownID, knownHash), &outcome})
 		if err != nil {
 			return otp.SendStart{}, wrap("begin send", err)
 		}
@@ -56,6 +54,44 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		}
 	}
 	return otp.SendStart{}, errors.New("postgres: begin send: the phone's pending verification kept changing")
+}
+
+// beginSendSQL calls otpgate_begin_send; markSendSQL marks a send row with why the fraud
+// guard let it through and whether it went to a test number.
+const (
+	beginSendSQL = `SELECT * FROM otpgate_begin_send(
+		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+	markSendSQL = `UPDATE sends SET fraud = $2, test = $3 WHERE id = $1`
+)
+
+// beginSendRow makes one call of otpgate_begin_send. The rare send that carries more (a
+// solved challenge, a shadow finding, a test number) marks its row in the same round trip:
+// both statements go in one pipeline, which Postgres runs as one implicit transaction, and
+// the mark finds the row only when the call wrote it.
+func (s *Store) beginSendRow(ctx context.Context, p otp.BeginSend, channel string, newHash []byte, knownID *string, knownHash []byte) pgx.Row {
+	args := []any{p.AppID, p.Phone, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
+		p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments}
+	if p.Fraud == nil && !p.Test {
+		return s.pool.QueryRow(ctx, beginSendSQL, args...)
+	}
+	b := &pgx.Batch{}
+	b.Queue(beginSendSQL, args...)
+	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test)
+	return &batchRow{results: s.pool.SendBatch(ctx, b)}
+}
+
+// batchRow reads the first statement of a batch as a row and then the rest, so that a
+// failure of any statement is the row's error.
+type batchRow struct {
+	results pgx.BatchResults
+}
+
+func (r *batchRow) Scan(dest ...any) error {
+	err := r.results.QueryRow().Scan(dest...)
+	if err == nil {
+		_, err = r.results.Exec()
+	}
+	return errors.Join(err, r.results.Close())
 }
 
 // outcomeRow reads a leading outcome column before the verification's columns.

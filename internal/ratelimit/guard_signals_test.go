@@ -96,6 +96,9 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		if level, _, ok := d.Challenge(); !ok || level != otp.ChallengeHigh {
 			t.Errorf("Decision.Challenge: got %d %v, want level 2", level, ok)
 		}
+		if gs.Counts.VolumeExpected != 0 {
+			t.Errorf("volume expected: got %v, want 0 for a target with no baseline", gs.Counts.VolumeExpected)
+		}
 		if d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeElevated))); d.Allowed {
 			t.Errorf("a level-1 solution: got allowed, want refused")
 		}
@@ -128,6 +131,10 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 			d := mustAllow(t, l, lim)
 			if !d.Allowed || d.Guards[0].Challenged {
 				t.Fatalf("surge send %d: got allowed %v guard %+v, want allowed without a challenge", i+1, d.Allowed, d.Guards[0])
+			}
+			// What the baseline explains is reported: what the surge was weighed against.
+			if c := d.Guards[0].Counts; c.VolumeExpected <= 0 || c.RecentSends-c.VolumeExpected+0.01 >= 5 {
+				t.Fatalf("surge send %d: got counts %+v, want the volume its baseline explains within the floor of the recent sends", i+1, c)
 			}
 			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
 				t.Fatal(err)

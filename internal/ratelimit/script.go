@@ -50,8 +50,8 @@ const (
 )
 
 // guardReply is how many integers the script answers per guard: state, retry, unapproved,
-// signal, level and five counts.
-const guardReply = 10
+// signal, level, five counts and the volume its baseline explains.
+const guardReply = 11
 
 // undo says what an undo call takes back from the guards (undoAlways or undoIfHeld) and the
 // budgets (budgetAlways, budgetIfHeld or none), and the time the request was recorded at.
@@ -159,6 +159,7 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 		Counts: otp.GuardCounts{
 			RecentSends: float64(v[5]) / 100, RecentApprovals: float64(v[6]) / 100,
 			LongSends: float64(v[7]) / 100, LongApprovals: float64(v[8]) / 100, Countries: float64(v[9]) / 100,
+			VolumeExpected: float64(v[10]) / 100,
 		},
 	}
 	switch v[3] {

@@ -68,7 +68,10 @@ func TestVerificationAttempts(t *testing.T) {
 					t.Errorf("attempt %v", att)
 				}
 			}
-			m := ans.body["meta"].(map[string]any)
+			m, ok := ans.body["meta"].(map[string]any)
+			if !ok {
+				t.Fatalf("%s: got %d %v", next, ans.status, ans.body)
+			}
 			if m["key"] != "attempts" || m["page"] != float64(page) {
 				t.Errorf("meta %v", m)
 			}

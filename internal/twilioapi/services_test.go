@@ -48,7 +48,7 @@ func newAccountAPI(t *testing.T) *accountAPI {
 		t.Fatal(err)
 	}
 	h := twilioapi.NewHandler(twilioapi.Deps{
-		Apps: reg, Admin: admin, Attempts: mem, Texts: texts, AccountToken: accountToken,
+		Apps: reg, Admin: admin, Attempts: mem, Texts: texts, AccountToken: accountToken, PublicURL: "http://example.com",
 		ClientIP: func(*http.Request, apps.Key) (string, error) { return "192.0.2.1", nil },
 	})
 	return &accountAPI{h: h, admin: admin, store: mem, keyID: k.Key.ID, keySecr: k.Secret}
