@@ -36,8 +36,7 @@ func TestPumpingShort(t *testing.T) {
 			}
 			switch {
 			case !attacked(r.run.kase):
-				// A 503 is the machine's load (the sim runs the default 200 ms Redis timeout
-				// beside everything else), not the guard: it is held to the 1 % below.
+				// A 503 is the machine's load, not the guard: it is held to the 1 % below.
 				if refused := r.legitRefused - int64(r.legitRefusals["unavailable"]); refused != 0 || r.blocks != 0 || r.legitChallenged != 0 {
 					t.Errorf("%s: got %d legitimate sends refused, %d challenged and %d blocks, want none (refusals: %s)",
 						r.run.kase, refused, r.legitChallenged, r.blocks, refusals(r.legitRefusals))
