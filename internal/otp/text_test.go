@@ -11,12 +11,11 @@ func TestCheckTextIn(t *testing.T) {
 		Raw  []byte
 	}
 	type outer struct {
-		Name  string
-		Tags  []string
-		Map   map[string]inner
-		Ptr   *inner
-		Any   any
-		small int
+		Name string
+		Tags []string
+		Map  map[string]inner
+		Ptr  *inner
+		Any  any
 	}
 	for _, tc := range []struct {
 		name  string
