@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"sort"
@@ -51,6 +52,27 @@ func (f *fuzzer) snapshot(rt *rapid.T, ip, phone string) state {
 	}
 	s.messages = len(f.in.stderr.lines(logSenderLine))
 	return s
+}
+
+// adminState reads what an admin request may change, as the admin API shows it: the apps,
+// the fraud lists and settings and the newest history rows.
+func (f *fuzzer) adminState(rt *rapid.T) string {
+	var b strings.Builder
+	for _, p := range []string{"/admin/api/apps", "/admin/api/fraud/lists", "/admin/api/fraud/config", "/admin/api/sends?limit=5"} {
+		req, _ := http.NewRequest(http.MethodGet, f.in.admin+p, nil)
+		req.Header.Set("Authorization", "Bearer "+fuzzAdminToken)
+		resp, err := f.http.Do(req)
+		if err != nil {
+			rt.Fatalf("GET %s: %v", p, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			rt.Fatalf("GET %s: %d %s", p, resp.StatusCode, body)
+		}
+		b.WriteString(p + " " + string(body) + "\n")
+	}
+	return b.String()
 }
 
 func bodyOf(r *admin.GetLimitsResponse) string {
@@ -110,6 +132,8 @@ func (f *fuzzer) knownSendID() *rapid.Generator[string] {
 		limit := 20
 		resp, err := f.admin.ListSendsWithResponse(context.Background(), &admin.ListSendsParams{Limit: &limit})
 		if err != nil || resp.JSON200 == nil || len(resp.JSON200.Sends) == 0 {
+			// rapid wants every generator to draw something, even when there is no choice.
+			_ = rapid.Bool().Draw(t, "no send yet")
 			return uuid.NewString()
 		}
 		return rapid.SampledFrom(resp.JSON200.Sends).Draw(t, "send").Id.String()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -17,11 +18,14 @@ import (
 
 // TestAPIFuzz drives a dev-mode server with requests generated from the OpenAPI documents,
 // as they are and malformed (wrong types, unknown and duplicate fields, bad content types,
-// oversized bodies, bad Idempotency-Keys, paths and methods the documents do not list),
+// oversized bodies, bad Idempotency-Keys, paths and methods the documents do not list, a
+// NUL or invalid UTF-8 in a JSON string, a path or a query parameter),
 // and holds every answer to the documents: no 5xx, nothing outside them, no malformed
 // request answered but with a 4xx. Around every public request it reads the limiter state
 // of the client IP and the phone, the newest history row and the messages the log sender
-// printed: a malformed request changes none of them, nor does any refused send.
+// printed: a malformed request changes none of them, nor does any refused send. Around
+// every admin request with bad text it reads the apps, the fraud lists and settings and
+// the newest history row, which it must not change.
 //
 // Each property runs rapid's default 100 examples; -rapid.checks=N runs more.
 func TestAPIFuzz(t *testing.T) {
@@ -70,12 +74,28 @@ func TestAPIFuzz(t *testing.T) {
 			"eid":   rapid.Just(uuid.NewString()).AsAny(),
 		}
 		var req apitest.Request
-		if rapid.IntRange(0, 9).Draw(rt, "unlisted") == 0 {
+		switch rapid.IntRange(0, 9).Draw(rt, "kind") {
+		case 0:
 			req = apitest.Unrouted(adm, "/admin/api/").Draw(rt, "request")
-		} else {
+		case 1, 2, 3:
+			if !strings.HasPrefix(op.Path, "/admin/api/") {
+				// The probes, metrics and the document read nothing of a request.
+				req = apitest.Requests(op, hints).Draw(rt, "request")
+				break
+			}
+			req = apitest.BadText(op, hints).Draw(rt, "request")
+		default:
 			req = apitest.Requests(op, hints).Draw(rt, "request")
 		}
+		if req.Malformed == "" || req.Malformed == "unrouted" {
+			f.adminRequest(rt, req)
+			return
+		}
+		before := f.adminState(rt)
 		f.adminRequest(rt, req)
+		if after := f.adminState(rt); after != before {
+			rt.Fatalf("%s %s (%s) changed the admin state:\nbefore %s\nafter  %s", req.Method, req.Path, req.Malformed, before, after)
+		}
 	}))
 	t.Logf("answers by operation and status: %v", f.seen)
 }
@@ -129,10 +149,13 @@ func newFuzzer(t *testing.T, in *instance) *fuzzer {
 	return f
 }
 
-// draw generates a request for op: as the document describes it, or malformed.
+// draw generates a request for op: as the document describes it, malformed, or with bad text.
 func (f *fuzzer) draw(rt *rapid.T, op apitest.Op, hints apitest.Hints) apitest.Request {
-	if rapid.Bool().Draw(rt, "malformed") {
+	switch rapid.IntRange(0, 5).Draw(rt, "malformed") {
+	case 0, 1:
 		return apitest.Malformed(op, hints).Draw(rt, "request")
+	case 2:
+		return apitest.BadText(op, hints).Draw(rt, "request")
 	}
 	return apitest.Requests(op, hints).Draw(rt, "request")
 }

@@ -26,7 +26,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 	r.Method(http.MethodGet, "/admin/static/*", handleAdminStatic(log, view))
 
 	r.Group(func(r chi.Router) {
-		r.Use(requireAdmin(log, view, d.Token, view.csrf))
+		r.Use(requireAdmin(log, view, d.Token, view.csrf), requireText(log, view))
 
 		// Sends and verifications.
 		r.Method(http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, d.Apps, params))

@@ -124,3 +124,33 @@ func handleRedirect(to string) http.Handler {
 		http.Redirect(w, r, to, http.StatusFound)
 	})
 }
+
+// requireText refuses, after authentication and with the listener's own error renderer, a
+// request whose path parameters, query or form hold a NUL character or invalid UTF-8
+// (otphttp.CheckRequestText), naming the field: no console form or API call passes such
+// text on to the services and stores. JSON bodies are checked as they are decoded. A form
+// is parsed here to be checked, and a form that cannot be read is refused as the
+// handlers refuse it.
+func requireText(log *slog.Logger, view *adminView) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isForm(r) {
+				if err := r.ParseForm(); err != nil {
+					adminError(w, r, log, view, invalidParams(map[string]string{"form": "could not be read"}))
+					return
+				}
+			}
+			if err := otphttp.CheckRequestText(r); err != nil {
+				adminError(w, r, log, view, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// isForm reports whether r carries a form-encoded body.
+func isForm(r *http.Request) bool {
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "application/x-www-form-urlencoded")
+}

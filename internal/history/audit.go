@@ -21,12 +21,13 @@ const (
 	ActionLimitReset = "limit_reset"
 )
 
-// Validate checks an entry before it is recorded. Errors: *otp.ErrInvalidRequest naming "action".
+// Validate checks an entry before it is recorded. Errors: *otp.ErrInvalidRequest naming
+// "action", *otp.ErrInvalidText for text no store can keep.
 func (a AdminAction) Validate() error {
 	if a.Action == "" {
 		return &otp.ErrInvalidRequest{Fields: map[string]string{"action": "required"}}
 	}
-	return nil
+	return otp.CheckTextIn("audit", a)
 }
 
 // AdminActionLimit is how many entries AdminActions returns for limit: MaxListLimit

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"otpgate/internal/otp"
 )
 
 // ReadJSON checks that the request carries JSON and reads its body, which limitBody has
@@ -86,7 +88,8 @@ func flatStruct(t reflect.Type) bool {
 
 // Decode reads body strictly into a T. Beyond encoding/json it refuses, as
 // *otp.ErrInvalidRequest naming the problem: an empty body, invalid UTF-8 (which encoding/json
-// would silently replace), anything but one object, trailing data, duplicate keys at
+// would silently replace), a NUL character in any string (as the escape \u0000; as
+// *otp.ErrInvalidText naming the field), anything but one object, trailing data, duplicate keys at
 // any depth compared regardless of letter case (encoding/json would keep the last),
 // top-level names that do not match a field exactly (encoding/json matches them
 // case-insensitively), top-level nulls, and wrong types.
@@ -151,7 +154,7 @@ func checkJSON(body []byte, fields map[string]bool) error {
 	if tok != json.Delim('{') {
 		return invalidRequest("the request body must be a JSON object", nil)
 	}
-	if err := checkObject(dec, fields); err != nil {
+	if err := checkObject(dec, fields, ""); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -160,8 +163,9 @@ func checkJSON(body []byte, fields map[string]bool) error {
 	return nil
 }
 
-// checkObject checks the members of an object whose '{' was just read, through its '}'.
-func checkObject(dec *json.Decoder, fields map[string]bool) error {
+// checkObject checks the members of an object whose '{' was just read, through its '}';
+// path names the object in field problems ("" for the body, "a.b" or "a[2]" within it).
+func checkObject(dec *json.Decoder, fields map[string]bool, path string) error {
 	seen := map[string]string{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -171,6 +175,9 @@ func checkObject(dec *json.Decoder, fields map[string]bool) error {
 		key, ok := tok.(string)
 		if !ok {
 			return invalidRequest("malformed JSON: object key is not a string", nil)
+		}
+		if p := otp.TextProblem(key); p != "" {
+			return &otp.ErrInvalidText{Field: joinField(path, "name"), Problem: "member names " + p}
 		}
 		folded := foldKey(key)
 		if prev, dup := seen[folded]; dup {
@@ -190,7 +197,7 @@ func checkObject(dec *json.Decoder, fields map[string]bool) error {
 		if tok == nil && fields != nil {
 			return invalidRequest(fmt.Sprintf("field %q must not be null", key), nil)
 		}
-		if err := checkNested(dec, tok); err != nil {
+		if err := checkNested(dec, tok, joinField(path, key)); err != nil {
 			return err
 		}
 	}
@@ -200,18 +207,22 @@ func checkObject(dec *json.Decoder, fields map[string]bool) error {
 	return nil
 }
 
-// checkNested descends into the object or array that tok opens, if any.
-func checkNested(dec *json.Decoder, tok json.Token) error {
+// checkNested checks the string tok, or descends into the object or array that tok
+// opens; path names the value.
+func checkNested(dec *json.Decoder, tok json.Token, path string) error {
+	if s, ok := tok.(string); ok {
+		return otp.CheckText(path, s)
+	}
 	switch tok {
 	case json.Delim('{'):
-		return checkObject(dec, nil)
+		return checkObject(dec, nil, path)
 	case json.Delim('['):
-		for dec.More() {
+		for i := 0; dec.More(); i++ {
 			t, err := dec.Token()
 			if err != nil {
 				return malformed(err)
 			}
-			if err := checkNested(dec, t); err != nil {
+			if err := checkNested(dec, t, fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
@@ -220,6 +231,14 @@ func checkNested(dec *json.Decoder, tok json.Token) error {
 		}
 	}
 	return nil
+}
+
+// joinField names member key of the value at path.
+func joinField(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // malformed turns a tokenizer error into a 400 that says where the JSON broke.

@@ -12,14 +12,19 @@ import (
 // addRoutes is the public API's table of contents.
 func addRoutes(r chi.Router, d Deps) {
 	app := func(h http.Handler) http.Handler { return withApp(d.Logger, d.Apps, d.IPv6Prefix, h) }
-	r.Method(http.MethodPost, "/v1/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
-	r.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
-	r.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
-	r.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
-	r.Method(http.MethodPost, "/v1/receipts/{kind}/{instance}", handleReceipt(d.Logger, d.Receipts))
+	// Every route that reads the request refuses a NUL or invalid UTF-8 in its path
+	// parameters and query (JSON bodies are checked as they are decoded); the Twilio API
+	// checks its own, in its own error shape.
+	native := r.With(requireText(d.Logger))
+	native.Method(http.MethodPost, "/v1/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
+	native.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	native.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
+	native.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	native.Method(http.MethodPost, "/v1/receipts/{kind}/{instance}", handleReceipt(d.Logger, d.Receipts))
 	if d.Twilio != nil {
 		r.Mount("/v2", d.Twilio)
 	}
+	// The probes and the document read nothing of the request.
 	r.Method(http.MethodGet, "/healthz", Healthz())
 	r.Method(http.MethodGet, "/readyz", Readyz(d.Logger, d.Ready))
 	r.Method(http.MethodGet, "/openapi.json", Document(api.PublicJSON))

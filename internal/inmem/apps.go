@@ -159,6 +159,9 @@ func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit hi
 
 // CreateKey implements apps.Store.
 func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAction) error {
+	if err := otp.CheckTextIn("key", k); err != nil {
+		return fmt.Errorf("inmem: create key: %w", err)
+	}
 	return s.changeApps(ctx, "create key", audit, func() error {
 		if _, taken := s.apps.keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
 			return fmt.Errorf("key %q exists or is incomplete", k.ID)

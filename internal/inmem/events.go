@@ -3,6 +3,7 @@ package inmem
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -92,6 +93,9 @@ func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history
 	id, ok := canonID(e.ID)
 	if !ok {
 		return fmt.Errorf("inmem: create endpoint: invalid use of the store: id must be a uuid")
+	}
+	if err := errors.Join(otp.CheckTextIn("endpoint", e), a.Validate()); err != nil {
+		return fmt.Errorf("inmem: create endpoint: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

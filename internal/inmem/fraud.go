@@ -2,6 +2,7 @@ package inmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -61,6 +62,9 @@ func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (
 	if err := alive("seed fraud config", ctx); err != nil {
 		return false, err
 	}
+	if err := otp.CheckTextIn("values", values); err != nil {
+		return false, fmt.Errorf("inmem: seed fraud config: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fraud.values != nil {
@@ -81,7 +85,7 @@ func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]st
 	if err != nil {
 		return 0, err
 	}
-	if err := a.Validate(); err != nil {
+	if err := errors.Join(otp.CheckTextIn("values", values), a.Validate()); err != nil {
 		return 0, fmt.Errorf("inmem: update fraud config: %w", err)
 	}
 	s.fraud.values = maps.Clone(values)
@@ -94,6 +98,9 @@ func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]st
 func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a history.AdminAction) (fraud.ListEntry, error) {
 	if err := alive("add fraud list entry", ctx); err != nil {
 		return fraud.ListEntry{}, err
+	}
+	if err := errors.Join(otp.CheckTextIn("entry", e), a.Validate()); err != nil {
+		return fraud.ListEntry{}, fmt.Errorf("inmem: add fraud list entry: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -140,6 +147,9 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.A
 	}
 	if _, err := uuid.Parse(b.ID); err != nil {
 		return fmt.Errorf("inmem: record fraud block: invalid use of the store: id must be a uuid")
+	}
+	if err := errors.Join(otp.CheckTextIn("block", b), a.Validate()); err != nil {
+		return fmt.Errorf("inmem: record fraud block: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

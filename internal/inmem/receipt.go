@@ -18,6 +18,9 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
 	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
 		return false, fmt.Errorf("inmem: mark delivery: invalid use of the store: status %q", r.Status)
 	}
+	if err := otp.CheckTextIn("receipt", r); err != nil {
+		return false, fmt.Errorf("inmem: mark delivery: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := false

@@ -2,6 +2,7 @@ package inmem
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -40,6 +41,9 @@ func (s *Store) sortedTestNumbers(appID string) []apps.TestNumber {
 
 // CreateTestNumber implements apps.Store.
 func (s *Store) CreateTestNumber(ctx context.Context, t apps.TestNumber, audit history.AdminAction) error {
+	if err := otp.CheckTextIn("test number", t); err != nil {
+		return fmt.Errorf("inmem: create test number: %w", err)
+	}
 	return s.changeApps(ctx, "create test number", audit, func() error {
 		t.AppID = strings.ToLower(t.AppID)
 		for id, old := range s.apps.tests {

@@ -90,6 +90,9 @@ type App struct {
 // max_attempts, locales, allowed_countries, channels, access, id, templates,
 // webotp_domain, android_app_hash, denied_number_types).
 func (a App) Validate() (App, error) {
+	if err := CheckTextIn("app", a); err != nil {
+		return a, err
+	}
 	f := map[string]string{}
 	if a.ID != "" {
 		if id, ok := CanonAppID(a.ID); ok && a.ID != DefaultAppAlias {

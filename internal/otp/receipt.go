@@ -65,7 +65,8 @@ type ReceiptReceiver interface {
 	// Receive authenticates the callback of the named source ("twilio/<instance>" or
 	// "webhook/<instance>") and records its receipt once: the first receipt that settles
 	// a send wins, so a replay changes nothing. Errors: ErrNotFound for a source that is
-	// not configured, ErrBadSignature, *ErrInvalidRequest, and errors wrapping ErrUnavailable.
+	// not configured, ErrBadSignature, *ErrInvalidRequest, *ErrInvalidText (a NUL or
+	// invalid UTF-8 in the receipt), and errors wrapping ErrUnavailable.
 	Receive(ctx context.Context, source string, c Callback) error
 }
 
@@ -95,6 +96,10 @@ func (s *Receipts) Receive(ctx context.Context, source string, c Callback) error
 	}
 	r, ok, err := reader.ReadReceipt(c, s.Now())
 	if err != nil || !ok {
+		return err
+	}
+	if err := CheckTextIn("receipt", r); err != nil {
+		// Whatever a reader let through, no store is asked to find or keep such text.
 		return err
 	}
 	ctx, cancel := Bounded(ctx, s.Timeout)

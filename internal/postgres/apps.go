@@ -218,6 +218,9 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAc
 	if !validID(k.AppID) || k.ID == "" {
 		return fmt.Errorf("postgres: create key: %w: key without id or app", errBug)
 	}
+	if err := otp.CheckTextIn("key", k); err != nil {
+		return fmt.Errorf("postgres: create key: %w", err)
+	}
 	return s.changeApps(ctx, "create key", audit, func(tx pgx.Tx) (int64, error) {
 		tag, err := tx.Exec(ctx, `INSERT INTO app_keys (id, app_id, name, secret_sha256, trusted_client_ip, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, k.ID, k.AppID, k.Name, k.Hash, k.TrustedClientIP, k.CreatedAt)

@@ -26,7 +26,19 @@ func wrap(op string, err error) error {
 	if !errors.Is(err, otp.ErrUnavailable) && unavailable(err) {
 		return fmt.Errorf("postgres: %s: %w: %w", op, otp.ErrUnavailable, err)
 	}
+	if invalidText(err) {
+		// The stores refuse such text before they write (otp.CheckTextIn); this catches
+		// what reaches a statement anyway, such as a lookup by a key that holds a NUL.
+		return fmt.Errorf("postgres: %s: %w: %w", op, &otp.ErrInvalidText{Field: "text", Problem: "must be valid UTF-8 without NUL characters"}, err)
+	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// invalidText reports whether PostgreSQL refused err's statement for text it cannot
+// keep: a NUL or invalid UTF-8 in text (22021), or \u0000 in jsonb (22P05).
+func invalidText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
 }
 
 // unavailable reports whether err means the database could not do its job in time,

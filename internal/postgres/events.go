@@ -32,6 +32,9 @@ func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history
 	if !validID(e.ID) || !validID(e.AppID) {
 		return fmt.Errorf("postgres: create endpoint: %w: ids must be uuids", errBug)
 	}
+	if err := errors.Join(otp.CheckTextIn("endpoint", e), a.Validate()); err != nil {
+		return fmt.Errorf("postgres: create endpoint: %w", err)
+	}
 	return s.inTx(ctx, "create endpoint", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 			e.ID, e.AppID, e.URL, e.SecretSealed, e.Types, e.CreatedAt); err != nil {

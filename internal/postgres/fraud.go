@@ -55,6 +55,9 @@ func (s *Store) FraudVersion(ctx context.Context) (int64, error) {
 
 // SeedFraudConfig implements fraud.Store.
 func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error) {
+	if err := otp.CheckTextIn("values", values); err != nil {
+		return false, fmt.Errorf("postgres: seed fraud config: %w", err)
+	}
 	raw, err := json.Marshal(values)
 	if err != nil {
 		return false, fmt.Errorf("postgres: seed fraud config: %w", err)
@@ -82,6 +85,9 @@ func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]st
 			}
 		}
 		values, a, err := update(stored)
+		if err == nil {
+			err = otp.CheckTextIn("values", values)
+		}
 		if err != nil {
 			refused = err
 			return err
@@ -128,6 +134,9 @@ func errDuplicateEntry(list fraud.List) error {
 
 // AddFraudListEntry implements fraud.Store.
 func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a history.AdminAction) (fraud.ListEntry, error) {
+	if err := errors.Join(otp.CheckTextIn("entry", e), a.Validate()); err != nil {
+		return fraud.ListEntry{}, fmt.Errorf("postgres: add fraud list entry: %w", err)
+	}
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.Now()
 	}
@@ -202,6 +211,9 @@ func scanBlock(r pgx.CollectableRow) (fraud.Block, error) {
 func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.AdminAction) error {
 	if !validID(b.ID) {
 		return fmt.Errorf("postgres: record fraud block: %w: id must be a uuid", errBug)
+	}
+	if err := errors.Join(otp.CheckTextIn("block", b), a.Validate()); err != nil {
+		return fmt.Errorf("postgres: record fraud block: %w", err)
 	}
 	return s.inTx(ctx, "record fraud block", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO fraud_blocks (id, scope, target, mode, reason, started_at, ends_at, why)

@@ -16,6 +16,9 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
 	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
 		return false, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
 	}
+	if err := otp.CheckTextIn("receipt", r); err != nil {
+		return false, fmt.Errorf("postgres: mark delivery: %w", err)
+	}
 	// A quick provider may report before the outcome writer has stored the provider's
 	// message id (it writes within 100 ms); writing what is queued first means such a
 	// receipt still finds its send instead of being dropped as unknown.

@@ -42,6 +42,9 @@ func (s *Store) CreateTestNumber(ctx context.Context, t apps.TestNumber, audit h
 	if !validID(t.ID) || !validID(t.AppID) {
 		return fmt.Errorf("postgres: create test number: %w: ids must be uuids", errBug)
 	}
+	if err := otp.CheckTextIn("test number", t); err != nil {
+		return fmt.Errorf("postgres: create test number: %w", err)
+	}
 	err := s.changeApps(ctx, "create test number", audit, func(tx pgx.Tx) (int64, error) {
 		if _, err := tx.Exec(ctx, `DELETE FROM app_test_numbers WHERE app_id = $1 AND address = $2 AND expires_at <= $3`,
 			t.AppID, t.Address, t.CreatedAt); err != nil {

@@ -147,6 +147,32 @@ func TestTwilioStatusCallback(t *testing.T) {
 		}
 	})
 
+	t.Run("GenuineCallbackWithInvalidTextIsBadRequest", func(t *testing.T) {
+		before := store.calls
+		for name, form := range map[string]url.Values{
+			"NULInMessageSid":         {"AccountSid": {twilioSID}, "MessageSid": {sid + "\x00"}, "MessageStatus": {"delivered"}},
+			"InvalidUTF8InMessageSid": {"AccountSid": {twilioSID}, "MessageSid": {sid + "\xff"}, "MessageStatus": {"delivered"}},
+			"NULInErrorCode":          {"AccountSid": {twilioSID}, "MessageSid": {sid}, "MessageStatus": {"failed"}, "ErrorCode": {"3\x00"}},
+			"NULInAnotherParameter":   {"AccountSid": {twilioSID}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "To": {"+1\x00"}},
+		} {
+			u := cb.URL + "/v1/receipts/twilio/twilio?x=1"
+			req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set(sms.TwilioSignatureHeader, sms.TwilioSignature(twilioToken, u, form))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("%s: got %d, want 400", name, resp.StatusCode)
+			}
+		}
+		if store.calls != before {
+			t.Errorf("store called %d times, want 0", store.calls-before)
+		}
+	})
+
 	t.Run("OtherAccountIsRefused", func(t *testing.T) {
 		form := url.Values{"AccountSid": {"AC" + strings.Repeat("f", 32)}, "MessageSid": {sid}, "MessageStatus": {"delivered"}}
 		u := cb.URL + "/v1/receipts/twilio/twilio?x=1"
@@ -217,6 +243,20 @@ func TestWebhookReceipt(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusNotFound {
 			t.Errorf("got %d, want 404", rec.Code)
+		}
+	})
+
+	t.Run("InvalidTextIsBadRequest", func(t *testing.T) {
+		before := store.calls
+		for _, body := range []string{`{"id":"0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0e\u0000","status":"delivered"}`,
+			"{\"id\":\"0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0e\xff\",\"status\":\"delivered\"}",
+			`{"id":"0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0f","status":"undelivered","error":"off\u0000"}`} {
+			if st := post(body, now, webhookSecret); st != http.StatusBadRequest {
+				t.Errorf("%q: got %d, want 400", body, st)
+			}
+		}
+		if store.calls != before {
+			t.Errorf("store called %d times, want 0", store.calls-before)
 		}
 	})
 

@@ -81,7 +81,8 @@ var (
 )
 
 // ReadReceipt implements otp.ReceiptReader for this account's status callbacks, for
-// messages (MessageSid, MessageStatus) and calls (CallSid, CallStatus). The signature
+// messages (MessageSid, MessageStatus) and calls (CallSid, CallStatus); a genuine callback
+// with a NUL or invalid UTF-8 in a parameter is *otp.ErrInvalidText. The signature
 // must be the account's over the status callback URL the message was created with (so
 // a proxy in front of otpgate that rewrites the path changes nothing), and AccountSid
 // must be the account's. A sender without a status callback accepts no callback.
@@ -91,6 +92,18 @@ func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, 
 		!VerifyTwilioSignature(t.token, t.callback, form, c.Header.Get(TwilioSignatureHeader)) ||
 		subtle.ConstantTimeCompare([]byte(form.Get("AccountSid")), []byte(t.sid)) != 1 {
 		return otp.Receipt{}, false, otp.ErrBadSignature
+	}
+	// Signed by Twilio or not, a NUL or invalid UTF-8 in a parameter is no SID or status
+	// otpgate sent or can keep: refused, naming it, before anything is looked up.
+	for name, vs := range form {
+		if p := otp.TextProblem(name); p != "" {
+			return otp.Receipt{}, false, &otp.ErrInvalidText{Field: "name", Problem: "parameter names " + p}
+		}
+		for _, v := range vs {
+			if err := otp.CheckText(name, v); err != nil {
+				return otp.Receipt{}, false, err
+			}
+		}
 	}
 	rc, ok := twilioReceipt(form)
 	if !ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"otpgate/internal/otp"
 )
@@ -23,12 +24,21 @@ type webhookReceipt struct {
 // undelivered), signed with Otpgate-Signature and the webhook secret like the messages
 // themselves. A bad signature, or one older than DefaultTolerance, is
 // otp.ErrBadSignature; a replay within the tolerance finds the send settled and changes
-// nothing. A body that breaks the contract is *otp.ErrInvalidRequest.
+// nothing. A body that breaks the contract is *otp.ErrInvalidRequest; one with a NUL or
+// invalid UTF-8 is *otp.ErrInvalidText.
 func (w *Webhook) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, error) {
 	if err := VerifySignature(w.secret, c.Header.Get(SignatureHeader), c.Body, now, DefaultTolerance); err != nil {
 		return otp.Receipt{}, false, fmt.Errorf("%s: %w: %v", w.name, otp.ErrBadSignature, err)
 	}
+	if !utf8.Valid(c.Body) {
+		// encoding/json would replace the bad bytes and read another id than was sent.
+		return otp.Receipt{}, false, &otp.ErrInvalidText{Field: "body", Problem: "must be valid UTF-8"}
+	}
 	rc, err := parseWebhookReceipt(c.Body)
+	var badText *otp.ErrInvalidText
+	if errors.As(err, &badText) {
+		return otp.Receipt{}, false, badText
+	}
 	if err != nil {
 		return otp.Receipt{}, false, &otp.ErrInvalidRequest{Detail: err.Error()}
 	}
@@ -49,6 +59,9 @@ func parseWebhookReceipt(body []byte) (otp.Receipt, error) {
 	}
 	if dec.More() {
 		return otp.Receipt{}, fmt.Errorf("%w: trailing data", errBadReceipt)
+	}
+	if err := errors.Join(otp.CheckText("id", in.ID), otp.CheckText("error", in.Error)); err != nil {
+		return otp.Receipt{}, err // as sent, before snippet would drop a NUL from the error
 	}
 	if in.ID == "" {
 		return otp.Receipt{}, fmt.Errorf("%w: id is required", errBadReceipt)

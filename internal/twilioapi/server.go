@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -57,7 +58,7 @@ func NewHandler(d Deps) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), publicURLKey{}, d.PublicURL)))
 		})
-	})
+	}, requireText(d))
 	accountRoutes(r, d)
 	r.Route("/Services/{ServiceSid}", func(r chi.Router) {
 		r.Use(authenticate(d))
@@ -127,7 +128,33 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 	}
 }
 
-// form reads a form-encoded body. Errors: *otp.ErrInvalidRequest.
+// requireText refuses a request whose path or query holds a NUL character or invalid
+// UTF-8 (60200, naming the parameter, or "path"), before anything else: no resource takes
+// such text. Form bodies are checked as form reads them.
+func requireText(d Deps) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			err := otp.CheckText("path", r.URL.Path)
+			if err == nil && r.URL.RawQuery != "" {
+				query, qerr := url.ParseQuery(r.URL.RawQuery)
+				if qerr != nil {
+					err = otp.CheckText("query", r.URL.RawQuery)
+				}
+				if err == nil {
+					err = checkText(query)
+				}
+			}
+			if err != nil {
+				writeError(w, r, d.Logger, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// form reads a form-encoded body; a NUL character or invalid UTF-8 in a parameter's name
+// or value is refused, naming it. Errors: *otp.ErrInvalidRequest, *otp.ErrInvalidText.
 func form(r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/x-www-form-urlencoded") {
 		return &otp.ErrInvalidRequest{Detail: "the body must be form-encoded (application/x-www-form-urlencoded)"}
@@ -139,5 +166,5 @@ func form(r *http.Request) error {
 		}
 		return &otp.ErrInvalidRequest{Detail: "the form could not be read"}
 	}
-	return nil
+	return checkText(r.PostForm)
 }

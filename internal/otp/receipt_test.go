@@ -1,0 +1,41 @@
+package otp
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// readerFunc is a ReceiptReader that reads what it is told.
+type readerFunc func(Callback, time.Time) (Receipt, bool, error)
+
+func (f readerFunc) ReadReceipt(c Callback, now time.Time) (Receipt, bool, error) { return f(c, now) }
+
+// countingReceipts is a ReceiptStore that counts its calls.
+type countingReceipts struct{ calls int }
+
+func (s *countingReceipts) MarkDelivery(context.Context, Receipt) (bool, error) {
+	s.calls++
+	return true, nil
+}
+
+func TestReceiveRefusesInvalidTextBeforeTheStore(t *testing.T) {
+	for name, r := range map[string]Receipt{
+		"NULInProviderID":         {Provider: "tw", ProviderID: "SM1\x00", Status: DeliveryDelivered},
+		"InvalidUTF8InSendID":     {Provider: "tw", SendID: "\xff", Status: DeliveryDelivered},
+		"NULInTheProvidersReason": {Provider: "tw", ProviderID: "SM1", Status: DeliveryUndelivered, Error: "\x00"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := &countingReceipts{}
+			rs := NewReceipts(store, map[string]ReceiptReader{"twilio/tw": readerFunc(func(Callback, time.Time) (Receipt, bool, error) {
+				return r, true, nil
+			})})
+			err := rs.Receive(t.Context(), "twilio/tw", Callback{})
+			var bad *ErrInvalidText
+			if !errors.As(err, &bad) || ErrorCode(err) != CodeInvalidRequest || store.calls != 0 {
+				t.Errorf("got %v and %d store calls, want *ErrInvalidText and none", err, store.calls)
+			}
+		})
+	}
+}

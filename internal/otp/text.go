@@ -1,0 +1,127 @@
+package otp
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+)
+
+// Text that otpgate takes from a client is valid UTF-8 without NUL characters. PostgreSQL
+// refuses both in text and jsonb, so a store would fail on them where the in-memory store
+// kept them; a NUL also cuts strings short in C libraries, logs and terminals that later
+// read them. The API layers refuse such text at the edge, naming the field (CheckText), and
+// the stores refuse it again (CheckTextIn), so that no store can disagree with another.
+
+// ErrInvalidText is text that is not valid UTF-8 or holds a NUL character. It is
+// classified as invalid input (CodeInvalidRequest): it unwraps to the *ErrInvalidRequest
+// naming Field, so every error renderer names the field.
+type ErrInvalidText struct {
+	// Field names the text: a request's field or parameter, or a stored value's name.
+	Field string
+	// Problem says what is wrong with it.
+	Problem string
+}
+
+func (e *ErrInvalidText) Error() string {
+	return fmt.Sprintf("invalid text in %s: %s", e.Field, e.Problem)
+}
+
+// Unwrap is the same refusal as a request's field problem.
+func (e *ErrInvalidText) Unwrap() error {
+	return &ErrInvalidRequest{Fields: map[string]string{e.Field: e.Problem}}
+}
+
+// Problems of invalid text, as ErrInvalidText says them.
+const (
+	textProblemNUL  = "must not contain NUL characters"
+	textProblemUTF8 = "must be valid UTF-8"
+)
+
+// TextProblem says what is wrong with s as text, "" when nothing is.
+func TextProblem(s string) string {
+	if strings.IndexByte(s, 0) >= 0 {
+		return textProblemNUL
+	}
+	if !utf8.ValidString(s) {
+		return textProblemUTF8
+	}
+	return ""
+}
+
+// CheckText refuses s when it is not valid UTF-8 or holds a NUL character.
+// Errors: *ErrInvalidText naming field.
+func CheckText(field, s string) error {
+	if p := TextProblem(s); p != "" {
+		return &ErrInvalidText{Field: field, Problem: p}
+	}
+	return nil
+}
+
+// CheckTextIn refuses v when any string in it — v itself, the exported fields of structs,
+// the elements of slices and arrays, the keys and values of maps, through pointers and
+// interfaces — is not valid UTF-8 or holds a NUL. Byte slices are data, not text, and are
+// not looked into. The stores call it on what they are given to keep. Errors:
+// *ErrInvalidText naming the first field found by its path, such as "Name" or "Values[note]".
+func CheckTextIn(name string, v any) error {
+	return checkTextValue(name, reflect.ValueOf(v), 0)
+}
+
+// maxTextDepth bounds the walk, so a cyclic value cannot make it loop.
+const maxTextDepth = 16
+
+func checkTextValue(path string, v reflect.Value, depth int) error {
+	if !v.IsValid() || depth > maxTextDepth {
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return CheckText(path, v.String())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return checkTextValue(path, v.Elem(), depth+1)
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if err := checkTextValue(joinPath(path, f.Name), v.Field(i), depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil
+		}
+		for i := range v.Len() {
+			if err := checkTextValue(fmt.Sprintf("%s[%d]", path, i), v.Index(i), depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			k := it.Key()
+			if k.Kind() == reflect.String {
+				if err := CheckText(path+" key", k.String()); err != nil {
+					return err
+				}
+			}
+			if err := checkTextValue(fmt.Sprintf("%s[%v]", path, k), it.Value(), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
