@@ -33,7 +33,9 @@ const maxQueryText = 2048
 
 // pgxTracer is pgx's tracer hooks as spans. A span names the statement's text, whose
 // values are all placeholders ($1, $2, ...), and never its arguments, which hold numbers,
-// addresses and hashes of codes.
+// addresses and hashes of codes. Only statements run inside a trace (a request's, a
+// webhook delivery's) get a span: the background loops' polls would otherwise each start
+// a trace of one statement, every second on every instance.
 type pgxTracer struct {
 	tr trace.Tracer
 }
@@ -46,6 +48,9 @@ var (
 
 // TraceQueryStart starts the span of one statement.
 func (t *pgxTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
 	op := operation(data.SQL)
 	ctx, _ = t.tr.Start(ctx, "postgres "+op, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("db.system.name", "postgresql"),
@@ -62,6 +67,9 @@ func (t *pgxTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.Tra
 
 // TraceBatchStart starts the span of a batch; its statements are counted as they are queued.
 func (t *pgxTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
 	n := 0
 	if data.Batch != nil {
 		n = data.Batch.Len()
@@ -94,6 +102,9 @@ func (t *pgxTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.Tra
 
 // TraceCopyFromStart starts the span of a COPY.
 func (t *pgxTracer) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
 	ctx, _ = t.tr.Start(ctx, "postgres COPY", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("db.system.name", "postgresql"),
 		attribute.String("db.operation.name", "COPY"),

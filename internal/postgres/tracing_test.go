@@ -42,6 +42,17 @@ func TestTracing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("BeginSend: %v", err)
 	}
+	// Outside any trace, as the background loops run, a statement makes no span.
+	before := len(rec.Ended())
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(rec.Ended()); got != before {
+		t.Errorf("a statement outside a trace made %d spans, want none", got-before)
+	}
 	var under []sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
 		for _, kv := range s.Attributes() {
