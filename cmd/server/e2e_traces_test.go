@@ -123,7 +123,7 @@ func (rc *otlpReceiver) spans() []span {
 	return slices.Clone(rc.got)
 }
 
-// traceparentOf is the trace id of a W3C traceparent, or "".
+// traceOf is the trace id of a W3C traceparent, or "".
 func traceOf(traceparent string) string {
 	parts := strings.Split(traceparent, "-")
 	if len(parts) != 4 || len(parts[1]) != 32 {
@@ -212,8 +212,12 @@ func TestTraces(t *testing.T) {
 			t.Errorf("trace has no %s; its spans: %s", what, strings.Join(names, ", "))
 		}
 	}
-	has("send request", func(s span) bool { return s.name == "POST /v1/verifications" && s.attrs["http.response.status_code"] == "201" })
-	has("check request", func(s span) bool { return s.name == "POST /v1/verifications/check" && s.attrs["http.response.status_code"] == "200" })
+	has("send request", func(s span) bool {
+		return s.name == "POST /v1/verifications" && s.attrs["http.response.status_code"] == "201"
+	})
+	has("check request", func(s span) bool {
+		return s.name == "POST /v1/verifications/check" && s.attrs["http.response.status_code"] == "200"
+	})
 	has("limiter script call", func(s span) bool {
 		return s.name == "ratelimit.script" && s.attrs["otpgate.ratelimit.status"] == "allowed"
 	})
@@ -227,16 +231,15 @@ func TestTraces(t *testing.T) {
 	})
 	// A statement of the send runs under the send's request, through the service.
 	has("statement under the send", func(s span) bool {
-		for at := s; strings.HasPrefix(s.name, "postgres "); {
-			p, ok := byID[at.parent]
-			if !ok {
-				return false
-			}
-			if p.name == "POST /v1/verifications" {
+		if !strings.HasPrefix(s.name, "postgres ") {
+			return false
+		}
+		for at, ok := byID[s.parent]; ok; at, ok = byID[at.parent] {
+			if at.name == "POST /v1/verifications" {
 				return true
 			}
-			at = p
 		}
 		return false
 	})
+
 }
