@@ -70,6 +70,7 @@ type config struct {
 	ChallengeSettings
 	DeliverySettings
 	EventSettings
+	TraceSettings
 
 	// Derived by parse.
 	dev bool
@@ -135,6 +136,9 @@ func (c *config) parse(getenv func(string) string) error {
 		return err
 	}
 	if err := c.checkChallenge(); err != nil {
+		return err
+	}
+	if err := c.checkTraces(); err != nil {
 		return err
 	}
 	allow := c.OutboundAllow

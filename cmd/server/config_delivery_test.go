@@ -82,7 +82,7 @@ func TestConfigDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New())
+		d, err := newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestConfigDelivery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New())
+			d, err := newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestConfigDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New())
+		_, err = newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New(), nil)
 		want := `config: VOICE_ROUTES="*:twilio": provider twilio is not configured for voice (it carries sms)`
 		if err == nil || err.Error() != want {
 			t.Errorf("got %v, want %s", err, want)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"otpgate/internal/delivery"
 	"otpgate/internal/message"
 	"otpgate/internal/metrics"
@@ -28,7 +30,8 @@ type deliveryParts struct {
 // newDelivery builds each provider instance as its kind says (internal/providers), with
 // its sender counted in metrics under its name and its receipt reader, if it has one,
 // under "<kind>/<name>"; then the routes and breakers over them, and the message catalog.
-func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryParts, error) {
+// tp traces provider attempts and the HTTP kinds' requests; nil traces nothing.
+func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics, tp oteltrace.TracerProvider) (*deliveryParts, error) {
 	catalog, err := message.New(nil)
 	if err != nil {
 		return nil, err
@@ -39,7 +42,7 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryPa
 			d.receiptKinds = append(d.receiptKinds, k.Name)
 		}
 	}
-	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL, Outbound: cfg.outbound}
+	opts := providers.Options{Log: log, ShowCodes: cfg.dev, Timeout: cfg.SMSTimeout, PublicURL: cfg.PublicURL, Outbound: cfg.outbound, Tracer: tp}
 	var table []delivery.Provider
 	for _, s := range cfg.instances {
 		b, err := providers.Build(s, opts)
@@ -66,7 +69,7 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics) (*deliveryPa
 	d.router, err = delivery.New(delivery.Config{
 		Providers: table, Routes: routes, FailoverOnUnknown: cfg.FailoverOnUnknown,
 		Breaker:        delivery.BreakerConfig{Failures: cfg.BreakerFailures, Cooldown: cfg.BreakerCooldown},
-		AttemptTimeout: cfg.SMSTimeout, Observer: mx.DeliveryObserver(),
+		AttemptTimeout: cfg.SMSTimeout, Observer: mx.DeliveryObserver(), Tracer: tp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)

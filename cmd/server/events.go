@@ -5,6 +5,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/metrics"
+	"otpgate/internal/tracing"
 )
 
 // eventLoops are the event dispatcher and the expiry job of one instance.
@@ -16,13 +17,19 @@ type eventLoops struct {
 
 // newEventLoops builds the dispatcher and the expiry job over the parts' store, sealing
 // endpoint secrets with a key derived from the OTP secret, and registers their metrics.
-func newEventLoops(cfg config, p *parts, log *slog.Logger, mx *metrics.Metrics) (*eventLoops, error) {
+// Deliveries are traced with the parts' tracer, joining the traces origins remembers.
+func newEventLoops(cfg config, p *parts, log *slog.Logger, mx *metrics.Metrics, origins *tracing.Origins) (*eventLoops, error) {
 	sealer, err := events.NewSealer(p.secret)
 	if err != nil {
 		return nil, err
 	}
+	opts := cfg.eventOptions()
+	opts.Tracer = p.tracer
+	if origins != nil {
+		opts.Origins = origins
+	}
 	ev := &eventLoops{
-		dispatcher: events.NewDispatcher(p.events, sealer, log, cfg.eventOptions()),
+		dispatcher: events.NewDispatcher(p.events, sealer, log, opts),
 		expirer:    events.NewExpirer(p.events, log, cfg.ExpireInterval),
 		sealer:     sealer,
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
@@ -24,6 +25,8 @@ import (
 
 // parts are the backing pieces of one server, dev or production.
 type parts struct {
+	// tracer is what every part traces with: the no-op provider when tracing is off.
+	tracer  oteltrace.TracerProvider
 	redis   redis.UniversalClient
 	store   otp.Store
 	history history.Store
@@ -62,11 +65,19 @@ func (p *parts) close() {
 }
 
 // newParts builds the parts of the mode cfg asks for.
-func newParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
+func newParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.TracerProvider) (*parts, error) {
+	var p *parts
+	var err error
 	if cfg.dev {
-		return devParts(cfg)
+		p, err = devParts(cfg)
+	} else {
+		p, err = prodParts(ctx, cfg, log, tp)
 	}
-	return prodParts(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	p.tracer = tp
+	return p, nil
 }
 
 // devParts builds the embedded dev setup: miniredis running the same Lua, an
@@ -102,7 +113,7 @@ func devParts(cfg config) (*parts, error) {
 }
 
 // prodParts connects to the configured Redis and Postgres.
-func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error) {
+func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.TracerProvider) (*parts, error) {
 	p := &parts{secret: []byte(cfg.Secret), token: cfg.AdminToken, accountToken: cfg.AccountToken}
 	rdb, err := newRedis(cfg.RedisURL, cfg.RedisTimeout, redisTLS{caFile: cfg.RedisCAFile, certFile: cfg.RedisCertFile, keyFile: cfg.RedisKeyFile})
 	if err != nil {
@@ -111,7 +122,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger) (*parts, error
 	p.closers = append(p.closers, func() { rdb.Close() })
 	p.redis = rdb
 
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL)
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Tracing(tp))
 	if err != nil {
 		p.close()
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)

@@ -49,7 +49,7 @@ func TestDeliveryProviderTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New())
+		d, err := newDelivery(cfg, slog.New(slog.DiscardHandler), metrics.New(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,19 @@ func serve(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	p, err := newParts(ctx, cfg, log)
+	tp, shutdownTraces, err := newTracerProvider(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	// Deferred first, so it runs last: the spans of the last requests and loops are flushed.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := shutdownTraces(sctx); err != nil {
+			log.Warn("traces: flush at shutdown", "err", err)
+		}
+	}()
+	p, err := newParts(ctx, cfg, log, tp)
 	if err != nil {
 		return err
 	}

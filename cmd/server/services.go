@@ -17,7 +17,16 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/retention"
+	"otpgate/internal/tracing"
 	"otpgate/internal/twilioapi"
+)
+
+// How many verifications' origins an instance remembers, and for how long: enough for
+// the events of the verifications of the last hour at a busy instance's pace; older ones'
+// deliveries start traces of their own.
+const (
+	originsKept = 100_000
+	originsFor  = time.Hour
 )
 
 // services are what the listeners serve and the background loops keep current, built
@@ -50,14 +59,20 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	if p.outcomes != nil {
 		mx.Outcomes(p.outcomes.QueueDepth, p.outcomes.Lost, p.outcomes.Written, p.sweeper.Lag, p.sweeper.Settled)
 	}
-	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout))
+	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout), ratelimit.Tracing(p.tracer))
 	limiter := mx.Limiter(rl)
-	dp, err := newDelivery(cfg, log, mx)
+	dp, err := newDelivery(cfg, log, mx, p.tracer)
 	if err != nil {
 		return nil, err
 	}
 	svcCfg := cfg.serviceConfig(p.secret)
-	svc := otp.NewService(svcCfg, mx.Store(p.store), limiter, dp.router, dp.renderer, p.denied, log)
+	// With tracing on, the trace each verification began in is remembered for the
+	// deliveries of its events (tracing.Origins).
+	var origins *tracing.Origins
+	if !tracing.Off(p.tracer) {
+		origins = tracing.NewOrigins(originsKept, originsFor)
+	}
+	svc := otp.NewService(svcCfg, tracing.Store(mx.Store(p.store), origins), limiter, dp.router, dp.renderer, p.denied, log)
 	receipts := otp.NewReceipts(mx.Receipts(p.receipts), dp.readers)
 	receipts.Timeout = cfg.DBTimeout
 	s.registry = apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
@@ -84,7 +99,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		})
 		mx.Retention(s.retention.Targets(), s.retention.Purged, s.retention.Behind, s.retention.RolledHours, s.retention.LastPass)
 	}
-	if s.events, err = newEventLoops(cfg, p, log, mx); err != nil {
+	if s.events, err = newEventLoops(cfg, p, log, mx, origins); err != nil {
 		return nil, err
 	}
 
@@ -92,7 +107,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	verifier := mx.Verifier(svc)
 	appAdmin := apps.NewAdmin(p.apps, s.registry)
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
-	s.public = otphttp.NewServer(otphttp.Deps{
+	s.public = tracing.Handler(p.tracer, "public", otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,
 		Apps:     s.registry,
@@ -108,9 +123,9 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
-	})
+	}))
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
-	s.admin = newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, webhooks, ready, mx.Handler())
+	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, webhooks, ready, mx.Handler()))
 	return s, nil
 }
 

@@ -12,6 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"otpgate/internal/otp"
 )
 
@@ -50,11 +55,14 @@ type Config struct {
 	Now func() time.Time
 	// Observer, if set, is told about attempts and breaker changes.
 	Observer Observer
+	// Tracer makes a span of every provider attempt (docs/traces.md); nil traces nothing.
+	Tracer trace.TracerProvider
 }
 
 // Router sends each message through its chain of providers.
 type Router struct {
 	cfg       Config
+	tracer    trace.Tracer
 	providers map[string]*provider
 	chains    map[string]Routes // per channel, defaults filled in
 }
@@ -69,6 +77,10 @@ func New(cfg Config) (*Router, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	tp := cfg.Tracer
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
 	if cfg.Breaker.Failures < 0 || cfg.Breaker.Cooldown < 0 {
 		return nil, errors.New("delivery: breaker failures and cool-down must not be negative")
 	}
@@ -82,6 +94,9 @@ func New(cfg Config) (*Router, error) {
 		}
 		r.providers[p.Name] = &provider{Provider: p, breaker: newBreaker(cfg.Breaker, cfg.Now)}
 	}
+	// The scope's name is internal/tracing's, which this package may not import: it
+	// brings net/http, which the router must not know.
+	r.tracer = tp.Tracer("otpgate")
 	channels := otp.Channels()
 	for ch := range cfg.Routes {
 		if !slices.Contains(channels, ch) {
@@ -222,11 +237,22 @@ func (r *Router) attempt(ctx context.Context, p *provider, t ticket, m otp.Messa
 	if r.cfg.AttemptTimeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, r.cfg.AttemptTimeout)
 	}
+	actx, span := r.tracer.Start(actx, "delivery.attempt", trace.WithAttributes(
+		attribute.String("otpgate.provider", p.Name), attribute.String("otpgate.channel", otp.ChannelOf(m))))
 	start := r.cfg.Now()
 	id, err := p.Sender.Send(actx, m)
 	cancel()
+	outcome := otp.ProviderOutcomeOf(err)
+	if span.IsRecording() {
+		// The outcome, not the error's text, which may quote the provider's reply.
+		span.SetAttributes(attribute.String("otpgate.delivery.outcome", string(outcome)))
+		if err != nil {
+			span.SetStatus(codes.Error, string(outcome))
+		}
+	}
+	span.End()
 	a := otp.ProviderAttempt{
-		Provider: p.Name, Outcome: otp.ProviderOutcomeOf(err), ProviderID: id,
+		Provider: p.Name, Outcome: outcome, ProviderID: id,
 		Start: start.UTC(), Duration: r.cfg.Now().Sub(start),
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -9,7 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"otpgate/internal/outbound"
+	"otpgate/internal/tracing"
 )
 
 // Options tune the Dispatcher; zero values take the defaults.
@@ -35,6 +41,15 @@ type Options struct {
 	Client *http.Client
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// Tracer makes a span of every delivery and sends its traceparent to the receiver
+	// (docs/traces.md); nil traces nothing.
+	Tracer trace.TracerProvider
+	// Origins, when set, names the trace each verification began in, which the
+	// deliveries of its events join; without it (or for a verification it does not know)
+	// a delivery starts a trace of its own.
+	Origins interface {
+		Origin(verificationID string) (trace.SpanContext, bool)
+	}
 }
 
 // Defaults of Options.
@@ -65,6 +80,7 @@ func (o Options) withDefaults() Options {
 	if o.Client == nil {
 		o.Client = o.Outbound.Client()
 	}
+	o.Client = tracing.Client(o.Tracer, o.Client)
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().UTC() }
 	}
@@ -82,6 +98,7 @@ type Dispatcher struct {
 	sealer *Sealer
 	log    *slog.Logger
 	opts   Options
+	tracer trace.Tracer
 
 	delivered atomic.Uint64
 	retried   atomic.Uint64
@@ -94,7 +111,7 @@ type Dispatcher struct {
 
 // NewDispatcher returns a dispatcher over store; nothing is delivered until Run.
 func NewDispatcher(store Store, sealer *Sealer, log *slog.Logger, opts Options) *Dispatcher {
-	return &Dispatcher{store: store, sealer: sealer, log: log, opts: opts.withDefaults()}
+	return &Dispatcher{store: store, sealer: sealer, log: log, opts: opts.withDefaults(), tracer: tracing.Tracer(opts.Tracer)}
 }
 
 // Delivered counts events this instance delivered.
@@ -206,8 +223,10 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 }
 
 // deliver posts one claimed event and decides what comes next.
-func (d *Dispatcher) deliver(ctx context.Context, c Claim) Result {
-	r := Result{DeliveryID: c.DeliveryID, Attempt: c.Attempt}
+func (d *Dispatcher) deliver(ctx context.Context, c Claim) (r Result) {
+	ctx, span := d.startSpan(ctx, c)
+	defer func() { endSpan(span, r) }()
+	r = Result{DeliveryID: c.DeliveryID, Attempt: c.Attempt}
 	secret, err := d.sealer.Open(c.EndpointID, c.SecretSealed)
 	if err == nil {
 		r.HTTPStatus, err = Post(ctx, d.opts.Client, d.opts.Timeout, c.URL, secret, c.Event, d.opts.Now())
@@ -224,4 +243,51 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim) Result {
 		r.Outcome = Parked
 	}
 	return r
+}
+
+// startSpan starts the span of one delivery: the child of the span its verification began
+// in when Origins knows it, else the root of a trace of its own.
+func (d *Dispatcher) startSpan(ctx context.Context, c Claim) (context.Context, trace.Span) {
+	if tracing.Off(d.opts.Tracer) {
+		// A span that records nothing, never the caller's: endSpan ends it.
+		return ctx, trace.SpanFromContext(context.Background())
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		attribute.String("otpgate.event.type", c.Event.Type), attribute.String("otpgate.event.id", c.Event.ID),
+		attribute.String("otpgate.webhook.endpoint_id", c.EndpointID), attribute.Int("otpgate.webhook.attempt", c.Attempt))}
+	if sc, ok := d.origin(c.Event); ok {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+	} else {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	return d.tracer.Start(ctx, "events.deliver", opts...)
+}
+
+// origin is the span the event's verification began in, if Origins knows it.
+func (d *Dispatcher) origin(ev Event) (trace.SpanContext, bool) {
+	if d.opts.Origins == nil {
+		return trace.SpanContext{}, false
+	}
+	var subject struct {
+		VerificationID string `json:"verification_id"`
+	}
+	if json.Unmarshal(ev.Data, &subject) != nil || subject.VerificationID == "" {
+		return trace.SpanContext{}, false
+	}
+	return d.opts.Origins.Origin(subject.VerificationID)
+}
+
+// endSpan ends a delivery's span with its outcome and the receiver's status, never the
+// error's text, which may quote the endpoint's URL.
+func endSpan(span trace.Span, r Result) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("otpgate.webhook.outcome", r.Outcome))
+		if r.HTTPStatus != 0 {
+			span.SetAttributes(attribute.Int("http.response.status_code", r.HTTPStatus))
+		}
+		if r.Outcome != Delivered {
+			span.SetStatus(codes.Error, r.Outcome)
+		}
+	}
+	span.End()
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/tracing"
 )
 
 // ctxKey keys the values the middleware hands to handlers.
@@ -123,20 +125,31 @@ func accessLog(log *slog.Logger, observe func(route string, status int, d time.D
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
 			d := time.Since(start)
-			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-				route = rc.RoutePattern()
+			pattern := ""
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				pattern = rc.RoutePattern()
+			}
+			route := pattern
+			if route == "" {
+				route = "unmatched"
 			}
 			status := sw.statusOr200()
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			id := RequestIDFrom(r.Context())
+			tracing.Route(r, pattern, id)
+			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("route", route),
 				slog.Int("status", status),
 				slog.Duration("duration", d),
 				slog.Int64("bytes", sw.bytes),
 				slog.String("client_ip", ClientIPFrom(r.Context())),
-				slog.String("request_id", RequestIDFrom(r.Context())),
-			)
+				slog.String("request_id", id),
+			}
+			// The trace id joins the line to the request's trace, when there is one.
+			if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+				attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 			if observe != nil {
 				observe(route, status, d)
 			}

@@ -52,10 +52,13 @@ const cancelGrace = 250 * time.Millisecond
 
 // Open connects a pool to dsn and pings it. Without a connect_timeout in dsn,
 // connecting gives up after five seconds, so a dead server fails fast.
-func Open(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, dsn string, opts ...OpenOption) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg.ConnConfig)
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
@@ -69,6 +71,9 @@ type Options struct {
 	// Outbound is the address policy the HTTP kinds' clients connect under; the zero
 	// value refuses loopback, private, link-local and other special addresses.
 	Outbound outbound.Policy
+	// Tracer makes a client span of every request of the HTTP kinds and sends its
+	// traceparent to the provider (docs/traces.md); nil traces nothing.
+	Tracer trace.TracerProvider
 }
 
 // callbackURL is where a provider posts the delivery callbacks of one instance, or ""

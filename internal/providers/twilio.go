@@ -6,6 +6,7 @@ import (
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
+	"otpgate/internal/tracing"
 )
 
 // Twilio's variables, without an instance's suffix.
@@ -59,7 +60,7 @@ func newTwilio(s Settings, o Options) (Built, error) {
 		Name: s.Name, AccountSID: s.Get(twilioAccountSID), AuthToken: s.Get(twilioAuthToken),
 		From: s.Get(twilioFrom), MessagingServiceSID: s.Get(twilioMessagingSID),
 		WhatsAppFrom: s.Get(twilioWhatsAppFrom), WhatsAppContentSID: s.Get(twilioWhatsAppContentSID), VoiceFrom: s.Get(twilioVoiceFrom),
-		StatusCallback: callback, BaseURL: s.Get(twilioBaseURL), Timeout: o.Timeout, HTTPClient: o.Outbound.Client(),
+		StatusCallback: callback, BaseURL: s.Get(twilioBaseURL), Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)

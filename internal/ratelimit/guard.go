@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"otpgate/internal/otp"
 )
 
@@ -67,7 +69,10 @@ func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limi
 			}
 			args = append(args, role)
 		}
-		if err := l.guard.Run(ctx, l.rdb, ks, args...).Err(); err != nil {
+		sctx, span := l.tracer.Start(ctx, "ratelimit.guard", trace.WithSpanKind(trace.SpanKindClient))
+		err := l.guard.Run(sctx, l.rdb, ks, args...).Err()
+		endScript(span, mode, len(ks), statusReported, err)
+		if err != nil {
 			return unavailable(err)
 		}
 	}

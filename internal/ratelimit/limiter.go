@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/tracing"
 	"otpgate/lua"
 )
 
@@ -41,6 +43,8 @@ type Limiter struct {
 	// single is true when every key of a policy is decided in one call (standalone or
 	// Sentinel), which the young countries' pool needs.
 	single bool
+	// tracer makes a span of every script call (Tracing).
+	tracer trace.Tracer
 
 	// Clock, when set, replaces the Redis server clock; it is for tests and nil otherwise.
 	Clock func() time.Time
@@ -59,7 +63,8 @@ func New(rdb redis.UniversalClient, prefix string, opts ...Option) *Limiter {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), guard: redis.NewScript(lua.Guard), NewID: newID, group: together, wait: newWaiter(rdb, o), single: true}
+	l := &Limiter{rdb: rdb, prefix: prefix, script: redis.NewScript(lua.SlidingLog), guard: redis.NewScript(lua.Guard), NewID: newID, group: together, wait: newWaiter(rdb, o), single: true,
+		tracer: tracing.Tracer(o.tracer)}
 	switch rdb.(type) {
 	case *redis.ClusterClient:
 		l.group, l.single = bySlot, false

@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"otpgate/internal/otp"
 )
 
@@ -71,6 +75,8 @@ const (
 // script's clock in µs, and checks the reply's shape, returning an error for anything unexpected.
 func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, dec *otp.Decision, u undo) (status int, now int64, err error) {
 	keys, args, want := l.args(mode, id, p, g, u)
+	ctx, span := l.tracer.Start(ctx, "ratelimit.script", trace.WithSpanKind(trace.SpanKindClient))
+	defer func() { endScript(span, mode, len(keys), status, err) }()
 	reply, err := l.eval(ctx, mode, keys, args)
 	if err != nil {
 		return 0, 0, err
@@ -134,6 +140,38 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 		}
 	}
 	return status, now, nil
+}
+
+// endScript ends a script call's span with what it did: the mode, how many keys, the
+// status (allowed, denied, replayed, ...) and whether it failed; never a key.
+func endScript(span trace.Span, mode string, keys, status int, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("db.system.name", "redis"), attribute.String("otpgate.ratelimit.mode", mode),
+			attribute.Int("otpgate.ratelimit.keys", keys))
+		if err != nil {
+			span.SetStatus(codes.Error, "script call failed")
+		} else {
+			span.SetAttributes(attribute.String("otpgate.ratelimit.status", statusName(status)))
+		}
+	}
+	span.End()
+}
+
+// statusName names a script's status for a span.
+func statusName(status int) string {
+	switch status {
+	case statusAllowed:
+		return "allowed"
+	case statusDenied:
+		return "denied"
+	case statusReplayed:
+		return "replayed"
+	case statusReported:
+		return "reported"
+	case statusHeld:
+		return "held"
+	}
+	return strconv.Itoa(status)
 }
 
 // budgetState reads one budget's state, spent and crossed thresholds from the script's reply.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Option configures a Limiter at New.
@@ -17,6 +18,13 @@ type Option func(*options)
 type options struct {
 	replicas    int
 	waitTimeout time.Duration
+	tracer      trace.TracerProvider
+}
+
+// Tracing makes every script call a span of tp (docs/traces.md): its mode, how many keys
+// it touched and its status, never a key, since keys hold numbers and addresses.
+func Tracing(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracer = tp }
 }
 
 // WaitReplicas makes every allowing decision prove that it reached n replicas before it

@@ -37,6 +37,8 @@ type Receiver struct {
 	refused   int
 	failFirst func(events.Event) bool
 	failed    map[string]bool
+	// traceparents are the W3C trace contexts of each event's first delivery.
+	traceparents map[string]string
 	// held, when set, holds every delivery until it is closed; inFlight counts those held.
 	held     chan struct{}
 	inFlight int
@@ -49,7 +51,7 @@ func New(tb testing.TB, secret string) *Receiver {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &Receiver{secret: secret, tb: tb, addr: l.Addr().String(), seen: map[string]bool{}, failed: map[string]bool{}}
+	r := &Receiver{secret: secret, tb: tb, addr: l.Addr().String(), seen: map[string]bool{}, failed: map[string]bool{}, traceparents: map[string]string{}}
 	r.URL = "http://" + r.addr + "/events"
 	r.serve(l)
 	tb.Cleanup(func() { r.Release(); r.Down() })
@@ -163,6 +165,9 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
+	if _, ok := r.traceparents[ev.ID]; !ok {
+		r.traceparents[ev.ID] = req.Header.Get("traceparent")
+	}
 	if r.seen[ev.ID] {
 		r.dups++
 	} else {
@@ -195,6 +200,13 @@ func (r *Receiver) read(req *http.Request, body []byte) (events.Event, error) {
 		return ev, errors.New("headers disagree with the body")
 	}
 	return ev, nil
+}
+
+// Traceparent is the W3C trace context the first delivery of the event came with, or "".
+func (r *Receiver) Traceparent(eventID string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.traceparents[eventID]
 }
 
 // Events are the distinct events received, in the order they first arrived.

@@ -46,6 +46,8 @@ type Delivery struct {
 	To, Body string
 	// Code is the first run of 4 to 10 digits in Body, or "".
 	Code string
+	// Traceparent is the W3C trace context the message came with, or "".
+	Traceparent string
 }
 
 // Provider is a running fake provider.
@@ -176,7 +178,7 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	reply := p.reply
 	p.calls++
 	if reply.Hang || reply.Status == 0 || reply.Status/100 == 2 {
-		d := Delivery{ID: m.ID, To: m.To, Body: m.Body}
+		d := Delivery{ID: m.ID, To: m.To, Body: m.Body, Traceparent: r.Header.Get("traceparent")}
 		if c := codeRe.FindStringSubmatch(m.Body); c != nil {
 			d.Code = c[1]
 		}
