@@ -29,6 +29,7 @@ type services struct {
 	draining  atomic.Bool
 	registry  *apps.Registry
 	fraud     *fraudParts
+	spend     *spendParts
 	events    *eventLoops
 	retention *retention.Job // nil while OTP_HISTORY_RETENTION is off
 }
@@ -72,6 +73,10 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svc.UseFraud(s.fraud.guard)
+	if s.spend, err = newSpend(ctx, cfg, p, mx, log); err != nil {
+		return nil, err
+	}
+	svc.UseSpend(s.spend.step)
 	challenger, err := cfg.newChallenger(p.secret, captchaClient(cfg))
 	if err != nil {
 		return nil, err
