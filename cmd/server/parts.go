@@ -15,12 +15,12 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
-	"otpgate/internal/spend"
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
+	"otpgate/internal/spend"
 )
 
 // parts are the backing pieces of one server, dev or production.

@@ -32,7 +32,9 @@ type Admin struct {
 var _ AdminService = (*Admin)(nil)
 
 // NewAdmin returns the admin service.
-func NewAdmin(store Store, snapshots *Reloader) *Admin { return &Admin{store: store, snapshots: snapshots} }
+func NewAdmin(store Store, snapshots *Reloader) *Admin {
+	return &Admin{store: store, snapshots: snapshots}
+}
 
 // Config implements AdminService.
 func (a *Admin) Config(ctx context.Context) (Config, int64, error) {
