@@ -26,8 +26,8 @@ type Budget struct {
 	App     string `json:"app,omitempty"`
 	Country string `json:"country,omitempty"`
 	// Daily and Monthly are the caps, decimal amounts of the currency; at least one is set.
-	Daily   string `json:"daily,omitempty"`
-	Monthly string `json:"monthly,omitempty"`
+	Daily   Amount `json:"daily,omitempty"`
+	Monthly Amount `json:"monthly,omitempty"`
 	// Mode is enforce (refuse past the cap), shadow (report what it would refuse) or alert
 	// (only count and cross thresholds).
 	Mode string `json:"mode"`
@@ -54,7 +54,23 @@ type PriceText struct {
 	Country  string `json:"country"`
 	Prefix   string `json:"prefix,omitempty"`
 	Provider string `json:"provider,omitempty"`
-	Price    string `json:"price"`
+	Price    Amount `json:"price"`
+}
+
+// Amount is a decimal amount as an operator writes it. JSON may give it as a string or a
+// number; either is kept as its text, so that Validate names the field of a bad one
+// (a negative number, true, an object) instead of the decoder refusing the document.
+type Amount string
+
+// UnmarshalJSON keeps a string's content or any other value's text.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*a = Amount(s)
+		return nil
+	}
+	*a = Amount(b)
+	return nil
 }
 
 // Config is the live spend configuration: the price table in the operator's currency and
@@ -72,7 +88,7 @@ func DefaultConfig() Config {
 	t := DefaultTable()
 	c := Config{Currency: t.Currency, Prices: make([]PriceText, len(t.Prices)), Budgets: []Budget{}}
 	for i, p := range t.Prices {
-		c.Prices[i] = PriceText{Channel: p.Channel, Country: p.Country, Prefix: p.Prefix, Provider: p.Provider, Price: FormatAmount(p.Amount)}
+		c.Prices[i] = PriceText{Channel: p.Channel, Country: p.Country, Prefix: p.Prefix, Provider: p.Provider, Price: Amount(FormatAmount(p.Amount))}
 	}
 	return c
 }
@@ -114,11 +130,11 @@ func (c Config) Validate() map[string]string {
 		if b.Daily == "" && b.Monthly == "" {
 			f[n+"daily"] = "a budget needs a window: set daily, monthly or both"
 		}
-		for field, v := range map[string]string{"daily": b.Daily, "monthly": b.Monthly} {
+		for field, v := range map[string]Amount{"daily": b.Daily, "monthly": b.Monthly} {
 			if v == "" {
 				continue
 			}
-			if m, err := ParseAmount(v); err != nil {
+			if m, err := ParseAmount(string(v)); err != nil {
 				f[n+field] = err.Error()
 			} else if m == 0 {
 				f[n+field] = "must be more than 0"
@@ -139,7 +155,7 @@ func (c Config) table() (Table, map[string]string) {
 	f := map[string]string{}
 	t := Table{Currency: c.Currency, Prices: make([]Price, len(c.Prices))}
 	for i, p := range c.Prices {
-		m, err := ParseAmount(p.Price)
+		m, err := ParseAmount(string(p.Price))
 		if err != nil {
 			f[fmt.Sprintf("prices[%d].price", i)] = err.Error()
 		}

@@ -28,8 +28,8 @@ func NewSnapshot(c Config, version int64) *Snapshot {
 	s := &Snapshot{Config: c, Version: version, prices: Compile(t)}
 	for _, b := range c.Budgets {
 		x := budget{Budget: b}
-		x.daily, _ = ParseAmount(b.Daily)
-		x.monthly, _ = ParseAmount(b.Monthly)
+		x.daily, _ = ParseAmount(string(b.Daily))
+		x.monthly, _ = ParseAmount(string(b.Monthly))
 		x.loc, _ = location(b.TimeZone)
 		if x.loc == nil {
 			x.loc = time.UTC
