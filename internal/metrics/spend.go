@@ -51,7 +51,9 @@ func (s *spendStep) Decided(ctx context.Context, q otp.SpendQuery, policy []otp.
 			continue
 		}
 		s.m.spend.used.WithLabelValues(b.Name, b.Period).Set(float64(st.Spent) / float64(st.Cap))
-		if st.Over && st.Mode == otp.BudgetShadow {
+		// What a shadow budget would have refused is what it let through: a send another
+		// rule refused anyway is not counted.
+		if dec.Allowed && st.Over && st.Mode == otp.BudgetShadow {
 			s.m.spend.shadow.WithLabelValues(b.Name).Inc()
 		}
 	}
