@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,4 +133,62 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) Stores) {
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func testSpendFigures(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("SumsPerDayAppCountryAndPrefixLeaveOutFailedSends", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		app := newID()
+		day1, day2 := base(), base().Add(24*time.Hour)
+		var sends []otp.BeginSend
+		add := func(appID, phone, country string, at time.Time, cost int64) otp.BeginSend {
+			p := params(phone, "111111", at)
+			p.AppID, p.Country, p.Cost, p.Currency = appID, country, cost, "USD"
+			e.send(p)
+			sends = append(sends, p)
+			return p
+		}
+		add("", "+819012340001", "JP", day1, 80_000)
+		add("", "+819012340002", "JP", day1.Add(time.Minute), 80_000)
+		add(app, "+998901230001", "UZ", day1.Add(2*time.Minute), 290_000)
+		failed := add(app, "+998901230002", "UZ", day1.Add(3*time.Minute), 290_000)
+		add(app, "+998901239999", "UZ", day2, 290_000)
+		add("", "+12025550123", "US", day2.Add(time.Minute), 0) // nothing priced it
+		e.finishAs(failed, otp.SendFailed)
+		e.flush()
+
+		days, err := e.Spend.SpendByDay(e.ctx, day1, day2.Add(24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d1 := time.Date(day1.Year(), day1.Month(), day1.Day(), 0, 0, 0, 0, time.UTC)
+		want := []spend.DayTotal{
+			{Day: d1, AppID: otp.DefaultAppID, Country: "JP", Cost: 160_000, Sends: 2},
+			{Day: d1, AppID: app, Country: "UZ", Cost: 290_000, Sends: 1},
+			{Day: d1.Add(24 * time.Hour), AppID: app, Country: "UZ", Cost: 290_000, Sends: 1},
+		}
+		slices.SortFunc(want, func(a, b spend.DayTotal) int {
+			return cmp.Or(a.Day.Compare(b.Day), cmp.Compare(a.AppID, b.AppID), cmp.Compare(a.Country, b.Country))
+		})
+		if !reflect.DeepEqual(days, want) {
+			t.Errorf("per day: got %+v, want %+v", days, want)
+		}
+		top, err := e.Spend.TopPrefixes(e.ctx, day1, 4, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTop := []spend.PrefixTotal{{Prefix: "+99890123", Country: "UZ", Cost: 580_000, Sends: 2}, {Prefix: "+81901234", Country: "JP", Cost: 160_000, Sends: 2}}
+		if !reflect.DeepEqual(top, wantTop) {
+			t.Errorf("top prefixes: got %+v, want %+v", top, wantTop)
+		}
+		for _, c := range []struct {
+			from         time.Time
+			app, country string
+			want         int64
+		}{{day1, "", "", 740_000}, {day1, app, "", 580_000}, {day1, "", "JP", 160_000}, {day2, app, "UZ", 290_000}, {day2, "", "JP", 0}} {
+			if got, err := e.Spend.SpentSince(e.ctx, c.from, c.app, c.country); err != nil || got != c.want {
+				t.Errorf("spent since %v for %q %q: got %d, %v; want %d", c.from, c.app, c.country, got, err, c.want)
+			}
+		}
+	})
 }
