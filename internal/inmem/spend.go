@@ -123,7 +123,9 @@ func (s *Store) TopPrefixes(ctx context.Context, from time.Time, drop, limit int
 		sums[k] = v
 	}
 	out := slices.Collect(maps.Values(sums))
-	slices.SortFunc(out, func(a, b spend.PrefixTotal) int { return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Prefix, b.Prefix)) })
+	slices.SortFunc(out, func(a, b spend.PrefixTotal) int {
+		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Prefix, b.Prefix))
+	})
 	return out[:min(len(out), max(limit, 0))], nil
 }
 
