@@ -92,6 +92,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 
 		if s := d.Spend; s != nil {
 			// Spend: the price table and the budgets.
+			r.Method(http.MethodGet, "/admin/spend", handleSpendPage(log, view, s, params))
 			r.Method(http.MethodGet, "/admin/api/spend/config", handleSpendConfig(log, s))
 			r.Method(http.MethodPut, "/admin/api/spend/config", handleSpendConfig(log, s))
 		}

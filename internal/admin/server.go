@@ -85,6 +85,7 @@ func NewServer(d Deps) http.Handler {
 		// The templates are embedded and tested; failing here is a build mistake.
 		panic(fmt.Sprintf("admin: %v", err))
 	}
+	view.spendNav = d.Spend != nil
 	r := chi.NewRouter()
 	r.Use(otphttp.Common(d.Logger, d.Observe, nil, d.IPv6Prefix, maxAdminBodyBytes)...)
 	r.Use(adminHeaders, emptySegmentNotFound(d.Logger, view))

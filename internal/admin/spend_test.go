@@ -7,8 +7,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"otpgate/internal/inmem"
+	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
 
@@ -106,4 +110,31 @@ func TestAdminSpendAPI(t *testing.T) {
 			t.Errorf("a refused change changed the configuration:\n%s\nwant\n%s", after, before)
 		}
 	})
+}
+
+func TestAdminSpendPage(t *testing.T) {
+	e := newSpendEnv(t)
+	if w := e.api(t, http.MethodPut, `{"currency":"USD","prices":[{"channel":"sms","country":"*","price":"0.05"}],
+		"budgets":[{"name":"all","daily":"1.00","mode":"enforce"}]}`); w.Code != http.StatusOK {
+		t.Fatalf("PUT: got %d %s", w.Code, w.Body)
+	}
+	if _, err := e.store.BeginSend(t.Context(), otp.BeginSend{
+		Phone: "+819012340001", Channel: "sms", Locale: "en", ClientIP: "192.0.2.1", Provider: "webhook", Now: time.Now().UTC(),
+		TTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5, NewVerificationID: uuid.Must(uuid.NewV7()).String(),
+		SendID: uuid.Must(uuid.NewV7()).String(), CodeHash: func(string) []byte { return []byte(testCodeHash) },
+		Country: "JP", Cost: 50_000, Currency: "USD",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w := e.call(t, http.MethodGet, "/admin/spend", basic("admin", testAdminToken), nil)
+	body := w.Body.String()
+	for _, want := range []string{`class="budget-all"`, `<td data-label="Spent" class="spent">0.05</td>`, `<td data-label="Cap" class="cap">1.00</td>`,
+		`&#43;81901234 (JP)`, `href="/admin/spend" aria-current="page"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if w.Code != http.StatusOK || t.Failed() {
+		t.Fatalf("got %d:\n%s", w.Code, body)
+	}
 }

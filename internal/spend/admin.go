@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
@@ -21,6 +22,8 @@ type AdminService interface {
 	SetConfig(ctx context.Context, c Config, actor string) (Config, int64, error)
 	// Running is the configuration this instance applies now.
 	Running() *Snapshot
+	// Summary gathers the Spend page as of now.
+	Summary(ctx context.Context, now time.Time) (Summary, error)
 }
 
 // Admin implements AdminService over the store and the reloader.

@@ -65,15 +65,31 @@ func (s *Snapshot) Windows(app, country string, now time.Time) []Window {
 		if b.Country != "" && b.Country != country {
 			continue
 		}
-		local := now.In(b.loc)
-		if b.daily > 0 {
-			start := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, b.loc)
-			out = append(out, window(b, PeriodDay, b.daily, start, start.AddDate(0, 0, 1)))
-		}
-		if b.monthly > 0 {
-			start := time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, b.loc)
-			out = append(out, window(b, PeriodMonth, b.monthly, start, start.AddDate(0, 1, 0)))
-		}
+		out = append(out, b.windows(now)...)
+	}
+	return out
+}
+
+// allWindows returns the current windows of every budget at now, in configuration order.
+func (s *Snapshot) allWindows(now time.Time) []Window {
+	var out []Window
+	for _, b := range s.budgets {
+		out = append(out, b.windows(now)...)
+	}
+	return out
+}
+
+// windows are the budget's current windows at now: the day's, then the month's.
+func (b budget) windows(now time.Time) []Window {
+	var out []Window
+	local := now.In(b.loc)
+	if b.daily > 0 {
+		start := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, b.loc)
+		out = append(out, window(b, PeriodDay, b.daily, start, start.AddDate(0, 0, 1)))
+	}
+	if b.monthly > 0 {
+		start := time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, b.loc)
+		out = append(out, window(b, PeriodMonth, b.monthly, start, start.AddDate(0, 1, 0)))
 	}
 	return out
 }
