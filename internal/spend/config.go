@@ -22,7 +22,8 @@ const (
 type Budget struct {
 	// Name names the budget in refusals, events and metrics: 1–64 of a-z, 0-9, - and _.
 	Name string `json:"name"`
-	// App and Country narrow the budget to one app and/or one country; empty is every one.
+	// App and Country narrow the budget to one app (its id, or default) and/or one country;
+	// empty is every one.
 	App     string `json:"app,omitempty"`
 	Country string `json:"country,omitempty"`
 	// Daily and Monthly are the caps, decimal amounts of the currency; at least one is set.
@@ -118,8 +119,8 @@ func (c Config) Validate() map[string]string {
 			f[n+"name"] = fmt.Sprintf("budgets[%d] has this name already", j)
 		}
 		names[b.Name] = i
-		if b.App != "" && (len(b.App) > 64 || strings.ContainsAny(b.App, " :\x00")) {
-			f[n+"app"] = "must be an app id"
+		if _, ok := otp.CanonAppID(b.App); b.App != "" && !ok {
+			f[n+"app"] = "must be an app id (a UUID) or default"
 		}
 		if b.Country != "" {
 			var r otp.Region

@@ -105,3 +105,24 @@ func contains(s string, parts ...string) bool {
 	}
 	return true
 }
+
+func TestTheDefaultAppByItsAlias(t *testing.T) {
+	c := spend.Config{Currency: "USD", Prices: []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}},
+		Budgets: []spend.Budget{{Name: "default-app", App: "default", Daily: "1", Mode: otp.BudgetEnforce}}}
+	if f := c.Validate(); len(f) != 0 {
+		t.Fatalf("got %v, want the alias accepted", f)
+	}
+	s, _ := newService(t, c)
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if q := s.Quote(otp.SpendQuery{AppID: otp.DefaultAppID, Channel: "sms", Region: "JP", Segments: 1, Now: now}); len(q.Limits) != 1 {
+		t.Errorf("a send of the default app: got %d budget limits, want 1", len(q.Limits))
+	}
+	if q := s.Quote(otp.SpendQuery{AppID: app, Channel: "sms", Region: "JP", Segments: 1, Now: now}); len(q.Limits) != 0 {
+		t.Errorf("a send of another app: got %d budget limits, want none", len(q.Limits))
+	}
+	bad := c
+	bad.Budgets = []spend.Budget{{Name: "x", App: "not-an-app", Daily: "1", Mode: otp.BudgetEnforce}}
+	if f := bad.Validate(); f["budgets[0].app"] == "" {
+		t.Errorf("got %v, want budgets[0].app named", f)
+	}
+}

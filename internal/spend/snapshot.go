@@ -28,6 +28,9 @@ func NewSnapshot(c Config, version int64) *Snapshot {
 	s := &Snapshot{Config: c, Version: version, prices: Compile(t)}
 	for _, b := range c.Budgets {
 		x := budget{Budget: b}
+		if id, ok := otp.CanonAppID(b.App); ok {
+			x.App = id // the default app by its id, as sends name it
+		}
 		x.daily, _ = ParseAmount(string(b.Daily))
 		x.monthly, _ = ParseAmount(string(b.Monthly))
 		x.loc, _ = location(b.TimeZone)
