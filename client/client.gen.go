@@ -84,6 +84,24 @@ func (e ProblemTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemWindow.
+const (
+	ProblemWindowDay   ProblemWindow = "day"
+	ProblemWindowMonth ProblemWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemWindow enum.
+func (e ProblemWindow) Valid() bool {
+	switch e {
+	case ProblemWindowDay:
+		return true
+	case ProblemWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemBlockedCode.
 const (
 	ProblemBlockedCodeBlocked ProblemBlockedCode = "blocked"
@@ -114,6 +132,78 @@ func (e ProblemBlockedTarget) Valid() bool {
 	case ProblemBlockedTargetIpNet:
 		return true
 	case ProblemBlockedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemBlockedWindow.
+const (
+	ProblemBlockedWindowDay   ProblemBlockedWindow = "day"
+	ProblemBlockedWindowMonth ProblemBlockedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemBlockedWindow enum.
+func (e ProblemBlockedWindow) Valid() bool {
+	switch e {
+	case ProblemBlockedWindowDay:
+		return true
+	case ProblemBlockedWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemBudgetExceededCode.
+const (
+	ProblemBudgetExceededCodeBudgetExceeded ProblemBudgetExceededCode = "budget_exceeded"
+)
+
+// Valid indicates whether the value is a known member of the ProblemBudgetExceededCode enum.
+func (e ProblemBudgetExceededCode) Valid() bool {
+	switch e {
+	case ProblemBudgetExceededCodeBudgetExceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemBudgetExceededTarget.
+const (
+	ProblemBudgetExceededTargetCountry ProblemBudgetExceededTarget = "country"
+	ProblemBudgetExceededTargetIpNet   ProblemBudgetExceededTarget = "ip_net"
+	ProblemBudgetExceededTargetPrefix  ProblemBudgetExceededTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemBudgetExceededTarget enum.
+func (e ProblemBudgetExceededTarget) Valid() bool {
+	switch e {
+	case ProblemBudgetExceededTargetCountry:
+		return true
+	case ProblemBudgetExceededTargetIpNet:
+		return true
+	case ProblemBudgetExceededTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemBudgetExceededWindow.
+const (
+	ProblemBudgetExceededWindowDay   ProblemBudgetExceededWindow = "day"
+	ProblemBudgetExceededWindowMonth ProblemBudgetExceededWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemBudgetExceededWindow enum.
+func (e ProblemBudgetExceededWindow) Valid() bool {
+	switch e {
+	case ProblemBudgetExceededWindowDay:
+		return true
+	case ProblemBudgetExceededWindowMonth:
 		return true
 	default:
 		return false
@@ -156,6 +246,24 @@ func (e ProblemChallengeRequiredTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemChallengeRequiredWindow.
+const (
+	ProblemChallengeRequiredWindowDay   ProblemChallengeRequiredWindow = "day"
+	ProblemChallengeRequiredWindowMonth ProblemChallengeRequiredWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemChallengeRequiredWindow enum.
+func (e ProblemChallengeRequiredWindow) Valid() bool {
+	switch e {
+	case ProblemChallengeRequiredWindowDay:
+		return true
+	case ProblemChallengeRequiredWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCountryNotAllowedCode.
 const (
 	ProblemCountryNotAllowedCodeCountryNotAllowed ProblemCountryNotAllowedCode = "country_not_allowed"
@@ -186,6 +294,24 @@ func (e ProblemCountryNotAllowedTarget) Valid() bool {
 	case ProblemCountryNotAllowedTargetIpNet:
 		return true
 	case ProblemCountryNotAllowedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemCountryNotAllowedWindow.
+const (
+	ProblemCountryNotAllowedWindowDay   ProblemCountryNotAllowedWindow = "day"
+	ProblemCountryNotAllowedWindowMonth ProblemCountryNotAllowedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemCountryNotAllowedWindow enum.
+func (e ProblemCountryNotAllowedWindow) Valid() bool {
+	switch e {
+	case ProblemCountryNotAllowedWindowDay:
+		return true
+	case ProblemCountryNotAllowedWindowMonth:
 		return true
 	default:
 		return false
@@ -228,6 +354,24 @@ func (e ProblemExpiredTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemExpiredWindow.
+const (
+	ProblemExpiredWindowDay   ProblemExpiredWindow = "day"
+	ProblemExpiredWindowMonth ProblemExpiredWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemExpiredWindow enum.
+func (e ProblemExpiredWindow) Valid() bool {
+	switch e {
+	case ProblemExpiredWindowDay:
+		return true
+	case ProblemExpiredWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemFraudBlockedCode.
 const (
 	ProblemFraudBlockedCodeFraudBlocked ProblemFraudBlockedCode = "fraud_blocked"
@@ -258,6 +402,24 @@ func (e ProblemFraudBlockedTarget) Valid() bool {
 	case ProblemFraudBlockedTargetIpNet:
 		return true
 	case ProblemFraudBlockedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemFraudBlockedWindow.
+const (
+	ProblemFraudBlockedWindowDay   ProblemFraudBlockedWindow = "day"
+	ProblemFraudBlockedWindowMonth ProblemFraudBlockedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemFraudBlockedWindow enum.
+func (e ProblemFraudBlockedWindow) Valid() bool {
+	switch e {
+	case ProblemFraudBlockedWindowDay:
+		return true
+	case ProblemFraudBlockedWindowMonth:
 		return true
 	default:
 		return false
@@ -300,6 +462,24 @@ func (e ProblemInternalTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInternalWindow.
+const (
+	ProblemInternalWindowDay   ProblemInternalWindow = "day"
+	ProblemInternalWindowMonth ProblemInternalWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInternalWindow enum.
+func (e ProblemInternalWindow) Valid() bool {
+	switch e {
+	case ProblemInternalWindowDay:
+		return true
+	case ProblemInternalWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidCodeCode.
 const (
 	ProblemInvalidCodeCodeInvalidCode ProblemInvalidCodeCode = "invalid_code"
@@ -330,6 +510,24 @@ func (e ProblemInvalidCodeTarget) Valid() bool {
 	case ProblemInvalidCodeTargetIpNet:
 		return true
 	case ProblemInvalidCodeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidCodeWindow.
+const (
+	ProblemInvalidCodeWindowDay   ProblemInvalidCodeWindow = "day"
+	ProblemInvalidCodeWindowMonth ProblemInvalidCodeWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidCodeWindow enum.
+func (e ProblemInvalidCodeWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidCodeWindowDay:
+		return true
+	case ProblemInvalidCodeWindowMonth:
 		return true
 	default:
 		return false
@@ -372,6 +570,24 @@ func (e ProblemInvalidEmailTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidEmailWindow.
+const (
+	ProblemInvalidEmailWindowDay   ProblemInvalidEmailWindow = "day"
+	ProblemInvalidEmailWindowMonth ProblemInvalidEmailWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidEmailWindow enum.
+func (e ProblemInvalidEmailWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidEmailWindowDay:
+		return true
+	case ProblemInvalidEmailWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidPhoneCode.
 const (
 	ProblemInvalidPhoneCodeInvalidPhone ProblemInvalidPhoneCode = "invalid_phone"
@@ -402,6 +618,24 @@ func (e ProblemInvalidPhoneTarget) Valid() bool {
 	case ProblemInvalidPhoneTargetIpNet:
 		return true
 	case ProblemInvalidPhoneTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidPhoneWindow.
+const (
+	ProblemInvalidPhoneWindowDay   ProblemInvalidPhoneWindow = "day"
+	ProblemInvalidPhoneWindowMonth ProblemInvalidPhoneWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidPhoneWindow enum.
+func (e ProblemInvalidPhoneWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidPhoneWindowDay:
+		return true
+	case ProblemInvalidPhoneWindowMonth:
 		return true
 	default:
 		return false
@@ -444,6 +678,24 @@ func (e ProblemInvalidRequestTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidRequestWindow.
+const (
+	ProblemInvalidRequestWindowDay   ProblemInvalidRequestWindow = "day"
+	ProblemInvalidRequestWindowMonth ProblemInvalidRequestWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidRequestWindow enum.
+func (e ProblemInvalidRequestWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidRequestWindowDay:
+		return true
+	case ProblemInvalidRequestWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidSignatureCode.
 const (
 	ProblemInvalidSignatureCodeInvalidSignature ProblemInvalidSignatureCode = "invalid_signature"
@@ -474,6 +726,24 @@ func (e ProblemInvalidSignatureTarget) Valid() bool {
 	case ProblemInvalidSignatureTargetIpNet:
 		return true
 	case ProblemInvalidSignatureTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidSignatureWindow.
+const (
+	ProblemInvalidSignatureWindowDay   ProblemInvalidSignatureWindow = "day"
+	ProblemInvalidSignatureWindowMonth ProblemInvalidSignatureWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidSignatureWindow enum.
+func (e ProblemInvalidSignatureWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidSignatureWindowDay:
+		return true
+	case ProblemInvalidSignatureWindowMonth:
 		return true
 	default:
 		return false
@@ -516,6 +786,24 @@ func (e ProblemNotFoundTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemNotFoundWindow.
+const (
+	ProblemNotFoundWindowDay   ProblemNotFoundWindow = "day"
+	ProblemNotFoundWindowMonth ProblemNotFoundWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemNotFoundWindow enum.
+func (e ProblemNotFoundWindow) Valid() bool {
+	switch e {
+	case ProblemNotFoundWindowDay:
+		return true
+	case ProblemNotFoundWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemProviderErrorCode.
 const (
 	ProblemProviderErrorCodeProviderError ProblemProviderErrorCode = "provider_error"
@@ -546,6 +834,24 @@ func (e ProblemProviderErrorTarget) Valid() bool {
 	case ProblemProviderErrorTargetIpNet:
 		return true
 	case ProblemProviderErrorTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemProviderErrorWindow.
+const (
+	ProblemProviderErrorWindowDay   ProblemProviderErrorWindow = "day"
+	ProblemProviderErrorWindowMonth ProblemProviderErrorWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemProviderErrorWindow enum.
+func (e ProblemProviderErrorWindow) Valid() bool {
+	switch e {
+	case ProblemProviderErrorWindowDay:
+		return true
+	case ProblemProviderErrorWindowMonth:
 		return true
 	default:
 		return false
@@ -588,6 +894,24 @@ func (e ProblemRateLimitedTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemRateLimitedWindow.
+const (
+	ProblemRateLimitedWindowDay   ProblemRateLimitedWindow = "day"
+	ProblemRateLimitedWindowMonth ProblemRateLimitedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemRateLimitedWindow enum.
+func (e ProblemRateLimitedWindow) Valid() bool {
+	switch e {
+	case ProblemRateLimitedWindowDay:
+		return true
+	case ProblemRateLimitedWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemSendConflictCode.
 const (
 	ProblemSendConflictCodeDuplicateSubmit     ProblemSendConflictCode = "duplicate_submit"
@@ -621,6 +945,24 @@ func (e ProblemSendConflictTarget) Valid() bool {
 	case ProblemSendConflictTargetIpNet:
 		return true
 	case ProblemSendConflictTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemSendConflictWindow.
+const (
+	ProblemSendConflictWindowDay   ProblemSendConflictWindow = "day"
+	ProblemSendConflictWindowMonth ProblemSendConflictWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemSendConflictWindow enum.
+func (e ProblemSendConflictWindow) Valid() bool {
+	switch e {
+	case ProblemSendConflictWindowDay:
+		return true
+	case ProblemSendConflictWindowMonth:
 		return true
 	default:
 		return false
@@ -675,6 +1017,24 @@ func (e ProblemSendUnprocessableTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemSendUnprocessableWindow.
+const (
+	ProblemSendUnprocessableWindowDay   ProblemSendUnprocessableWindow = "day"
+	ProblemSendUnprocessableWindowMonth ProblemSendUnprocessableWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemSendUnprocessableWindow enum.
+func (e ProblemSendUnprocessableWindow) Valid() bool {
+	switch e {
+	case ProblemSendUnprocessableWindowDay:
+		return true
+	case ProblemSendUnprocessableWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTooLargeCode.
 const (
 	ProblemTooLargeCodeRequestTooLarge ProblemTooLargeCode = "request_too_large"
@@ -705,6 +1065,24 @@ func (e ProblemTooLargeTarget) Valid() bool {
 	case ProblemTooLargeTargetIpNet:
 		return true
 	case ProblemTooLargeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTooLargeWindow.
+const (
+	ProblemTooLargeWindowDay   ProblemTooLargeWindow = "day"
+	ProblemTooLargeWindowMonth ProblemTooLargeWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooLargeWindow enum.
+func (e ProblemTooLargeWindow) Valid() bool {
+	switch e {
+	case ProblemTooLargeWindowDay:
+		return true
+	case ProblemTooLargeWindowMonth:
 		return true
 	default:
 		return false
@@ -747,6 +1125,24 @@ func (e ProblemTooManyAttemptsTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTooManyAttemptsWindow.
+const (
+	ProblemTooManyAttemptsWindowDay   ProblemTooManyAttemptsWindow = "day"
+	ProblemTooManyAttemptsWindowMonth ProblemTooManyAttemptsWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooManyAttemptsWindow enum.
+func (e ProblemTooManyAttemptsWindow) Valid() bool {
+	switch e {
+	case ProblemTooManyAttemptsWindowDay:
+		return true
+	case ProblemTooManyAttemptsWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnauthorizedCode.
 const (
 	ProblemUnauthorizedCodeUnauthorized ProblemUnauthorizedCode = "unauthorized"
@@ -777,6 +1173,24 @@ func (e ProblemUnauthorizedTarget) Valid() bool {
 	case ProblemUnauthorizedTargetIpNet:
 		return true
 	case ProblemUnauthorizedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnauthorizedWindow.
+const (
+	ProblemUnauthorizedWindowDay   ProblemUnauthorizedWindow = "day"
+	ProblemUnauthorizedWindowMonth ProblemUnauthorizedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnauthorizedWindow enum.
+func (e ProblemUnauthorizedWindow) Valid() bool {
+	switch e {
+	case ProblemUnauthorizedWindowDay:
+		return true
+	case ProblemUnauthorizedWindowMonth:
 		return true
 	default:
 		return false
@@ -819,6 +1233,24 @@ func (e ProblemUnavailableTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemUnavailableWindow.
+const (
+	ProblemUnavailableWindowDay   ProblemUnavailableWindow = "day"
+	ProblemUnavailableWindowMonth ProblemUnavailableWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnavailableWindow enum.
+func (e ProblemUnavailableWindow) Valid() bool {
+	switch e {
+	case ProblemUnavailableWindowDay:
+		return true
+	case ProblemUnavailableWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnsupportedMediaTypeCode.
 const (
 	ProblemUnsupportedMediaTypeCodeUnsupportedMediaType ProblemUnsupportedMediaTypeCode = "unsupported_media_type"
@@ -849,6 +1281,24 @@ func (e ProblemUnsupportedMediaTypeTarget) Valid() bool {
 	case ProblemUnsupportedMediaTypeTargetIpNet:
 		return true
 	case ProblemUnsupportedMediaTypeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnsupportedMediaTypeWindow.
+const (
+	ProblemUnsupportedMediaTypeWindowDay   ProblemUnsupportedMediaTypeWindow = "day"
+	ProblemUnsupportedMediaTypeWindowMonth ProblemUnsupportedMediaTypeWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnsupportedMediaTypeWindow enum.
+func (e ProblemUnsupportedMediaTypeWindow) Valid() bool {
+	switch e {
+	case ProblemUnsupportedMediaTypeWindowDay:
+		return true
+	case ProblemUnsupportedMediaTypeWindowMonth:
 		return true
 	default:
 		return false
@@ -1045,6 +1495,9 @@ type Problem struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
 
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
 	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
@@ -1058,8 +1511,12 @@ type Problem struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1071,16 +1528,25 @@ type Problem struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemWindow `json:"window,omitempty"`
 }
 
 // ProblemTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemTarget string
 
+// ProblemWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemWindow string
+
 // ProblemBlocked defines model for ProblemBlocked.
 type ProblemBlocked struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1093,8 +1559,12 @@ type ProblemBlocked struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1106,6 +1576,9 @@ type ProblemBlocked struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemBlockedWindow `json:"window,omitempty"`
 }
 
 // ProblemBlockedCode defines model for ProblemBlocked.Code.
@@ -1115,10 +1588,67 @@ type ProblemBlockedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemBlockedTarget string
 
+// ProblemBlockedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemBlockedWindow string
+
+// ProblemBudgetExceeded defines model for ProblemBudgetExceeded.
+type ProblemBudgetExceeded struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget string `json:"budget"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge                `json:"challenge,omitempty"`
+	Code      ProblemBudgetExceededCode `json:"code"`
+	Detail    string                    `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt time.Time `json:"resets_at"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds int `json:"retry_after_seconds"`
+	Status            int `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemBudgetExceededTarget `json:"target,omitempty"`
+	Title  string                       `json:"title"`
+	Type   string                       `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window ProblemBudgetExceededWindow `json:"window"`
+}
+
+// ProblemBudgetExceededCode defines model for ProblemBudgetExceeded.Code.
+type ProblemBudgetExceededCode string
+
+// ProblemBudgetExceededTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemBudgetExceededTarget string
+
+// ProblemBudgetExceededWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemBudgetExceededWindow string
+
 // ProblemChallengeRequired defines model for ProblemChallengeRequired.
 type ProblemChallengeRequired struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1131,8 +1661,12 @@ type ProblemChallengeRequired struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1144,6 +1678,9 @@ type ProblemChallengeRequired struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemChallengeRequiredWindow `json:"window,omitempty"`
 }
 
 // ProblemChallengeRequiredCode defines model for ProblemChallengeRequired.Code.
@@ -1152,6 +1689,9 @@ type ProblemChallengeRequiredCode string
 // ProblemChallengeRequiredTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemChallengeRequiredTarget string
+
+// ProblemChallengeRequiredWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemChallengeRequiredWindow string
 
 // ProblemCheckUnprocessable `invalid_code` carries `attempts_left`; `invalid_phone` and `invalid_email` name what is wrong with the address.
 type ProblemCheckUnprocessable struct {
@@ -1162,6 +1702,9 @@ type ProblemCheckUnprocessable struct {
 type ProblemCountryNotAllowed struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1174,8 +1717,12 @@ type ProblemCountryNotAllowed struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1187,6 +1734,9 @@ type ProblemCountryNotAllowed struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemCountryNotAllowedWindow `json:"window,omitempty"`
 }
 
 // ProblemCountryNotAllowedCode defines model for ProblemCountryNotAllowed.Code.
@@ -1196,10 +1746,16 @@ type ProblemCountryNotAllowedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemCountryNotAllowedTarget string
 
+// ProblemCountryNotAllowedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemCountryNotAllowedWindow string
+
 // ProblemExpired defines model for ProblemExpired.
 type ProblemExpired struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1212,8 +1768,12 @@ type ProblemExpired struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1225,6 +1785,9 @@ type ProblemExpired struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemExpiredWindow `json:"window,omitempty"`
 }
 
 // ProblemExpiredCode defines model for ProblemExpired.Code.
@@ -1234,10 +1797,16 @@ type ProblemExpiredCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemExpiredTarget string
 
+// ProblemExpiredWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemExpiredWindow string
+
 // ProblemFraudBlocked defines model for ProblemFraudBlocked.
 type ProblemFraudBlocked struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1250,8 +1819,12 @@ type ProblemFraudBlocked struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
 	Status            int `json:"status"`
 
@@ -1263,6 +1836,9 @@ type ProblemFraudBlocked struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemFraudBlockedWindow `json:"window,omitempty"`
 }
 
 // ProblemFraudBlockedCode defines model for ProblemFraudBlocked.Code.
@@ -1272,10 +1848,16 @@ type ProblemFraudBlockedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemFraudBlockedTarget string
 
+// ProblemFraudBlockedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemFraudBlockedWindow string
+
 // ProblemInternal defines model for ProblemInternal.
 type ProblemInternal struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1288,8 +1870,12 @@ type ProblemInternal struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1301,6 +1887,9 @@ type ProblemInternal struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInternalWindow `json:"window,omitempty"`
 }
 
 // ProblemInternalCode defines model for ProblemInternal.Code.
@@ -1310,10 +1899,16 @@ type ProblemInternalCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInternalTarget string
 
+// ProblemInternalWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInternalWindow string
+
 // ProblemInvalidCode defines model for ProblemInvalidCode.
 type ProblemInvalidCode struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft int `json:"attempts_left"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1326,8 +1921,12 @@ type ProblemInvalidCode struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1339,6 +1938,9 @@ type ProblemInvalidCode struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidCodeWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidCodeCode defines model for ProblemInvalidCode.Code.
@@ -1348,10 +1950,16 @@ type ProblemInvalidCodeCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidCodeTarget string
 
+// ProblemInvalidCodeWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidCodeWindow string
+
 // ProblemInvalidEmail defines model for ProblemInvalidEmail.
 type ProblemInvalidEmail struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1364,8 +1972,12 @@ type ProblemInvalidEmail struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1377,6 +1989,9 @@ type ProblemInvalidEmail struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidEmailWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidEmailCode defines model for ProblemInvalidEmail.Code.
@@ -1386,10 +2001,16 @@ type ProblemInvalidEmailCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidEmailTarget string
 
+// ProblemInvalidEmailWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidEmailWindow string
+
 // ProblemInvalidPhone defines model for ProblemInvalidPhone.
 type ProblemInvalidPhone struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1402,8 +2023,12 @@ type ProblemInvalidPhone struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1415,6 +2040,9 @@ type ProblemInvalidPhone struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidPhoneWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidPhoneCode defines model for ProblemInvalidPhone.Code.
@@ -1424,10 +2052,16 @@ type ProblemInvalidPhoneCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidPhoneTarget string
 
+// ProblemInvalidPhoneWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidPhoneWindow string
+
 // ProblemInvalidRequest defines model for ProblemInvalidRequest.
 type ProblemInvalidRequest struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1440,8 +2074,12 @@ type ProblemInvalidRequest struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1453,6 +2091,9 @@ type ProblemInvalidRequest struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidRequestWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidRequestCode defines model for ProblemInvalidRequest.Code.
@@ -1462,10 +2103,16 @@ type ProblemInvalidRequestCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidRequestTarget string
 
+// ProblemInvalidRequestWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidRequestWindow string
+
 // ProblemInvalidSignature defines model for ProblemInvalidSignature.
 type ProblemInvalidSignature struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1478,8 +2125,12 @@ type ProblemInvalidSignature struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1491,6 +2142,9 @@ type ProblemInvalidSignature struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidSignatureWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidSignatureCode defines model for ProblemInvalidSignature.Code.
@@ -1500,10 +2154,16 @@ type ProblemInvalidSignatureCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidSignatureTarget string
 
+// ProblemInvalidSignatureWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidSignatureWindow string
+
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1516,8 +2176,12 @@ type ProblemNotFound struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1529,6 +2193,9 @@ type ProblemNotFound struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemNotFoundWindow `json:"window,omitempty"`
 }
 
 // ProblemNotFoundCode defines model for ProblemNotFound.Code.
@@ -1538,10 +2205,16 @@ type ProblemNotFoundCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemNotFoundTarget string
 
+// ProblemNotFoundWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemNotFoundWindow string
+
 // ProblemProviderError defines model for ProblemProviderError.
 type ProblemProviderError struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1554,8 +2227,12 @@ type ProblemProviderError struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1567,6 +2244,9 @@ type ProblemProviderError struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemProviderErrorWindow `json:"window,omitempty"`
 }
 
 // ProblemProviderErrorCode defines model for ProblemProviderError.Code.
@@ -1576,10 +2256,16 @@ type ProblemProviderErrorCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemProviderErrorTarget string
 
+// ProblemProviderErrorWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemProviderErrorWindow string
+
 // ProblemRateLimited defines model for ProblemRateLimited.
 type ProblemRateLimited struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1592,8 +2278,12 @@ type ProblemRateLimited struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
 	Status            int `json:"status"`
 
@@ -1605,6 +2295,9 @@ type ProblemRateLimited struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations []Violation `json:"violations"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemRateLimitedWindow `json:"window,omitempty"`
 }
 
 // ProblemRateLimitedCode defines model for ProblemRateLimited.Code.
@@ -1614,10 +2307,16 @@ type ProblemRateLimitedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemRateLimitedTarget string
 
+// ProblemRateLimitedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemRateLimitedWindow string
+
 // ProblemSendConflict defines model for ProblemSendConflict.
 type ProblemSendConflict struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1630,8 +2329,12 @@ type ProblemSendConflict struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1643,6 +2346,9 @@ type ProblemSendConflict struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemSendConflictWindow `json:"window,omitempty"`
 }
 
 // ProblemSendConflictCode defines model for ProblemSendConflict.Code.
@@ -1651,6 +2357,9 @@ type ProblemSendConflictCode string
 // ProblemSendConflictTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemSendConflictTarget string
+
+// ProblemSendConflictWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemSendConflictWindow string
 
 // ProblemSendForbidden `fraud_blocked` carries `retry_after_seconds`.
 type ProblemSendForbidden struct {
@@ -1661,6 +2370,9 @@ type ProblemSendForbidden struct {
 type ProblemSendUnprocessable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1673,8 +2385,12 @@ type ProblemSendUnprocessable struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1686,6 +2402,9 @@ type ProblemSendUnprocessable struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemSendUnprocessableWindow `json:"window,omitempty"`
 }
 
 // ProblemSendUnprocessableCode defines model for ProblemSendUnprocessable.Code.
@@ -1695,10 +2414,16 @@ type ProblemSendUnprocessableCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemSendUnprocessableTarget string
 
+// ProblemSendUnprocessableWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemSendUnprocessableWindow string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1711,8 +2436,12 @@ type ProblemTooLarge struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1724,6 +2453,9 @@ type ProblemTooLarge struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTooLargeWindow `json:"window,omitempty"`
 }
 
 // ProblemTooLargeCode defines model for ProblemTooLarge.Code.
@@ -1733,10 +2465,16 @@ type ProblemTooLargeCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemTooLargeTarget string
 
+// ProblemTooLargeWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTooLargeWindow string
+
 // ProblemTooManyAttempts defines model for ProblemTooManyAttempts.
 type ProblemTooManyAttempts struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1749,8 +2487,12 @@ type ProblemTooManyAttempts struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1762,6 +2504,9 @@ type ProblemTooManyAttempts struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTooManyAttemptsWindow `json:"window,omitempty"`
 }
 
 // ProblemTooManyAttemptsCode defines model for ProblemTooManyAttempts.Code.
@@ -1771,10 +2516,16 @@ type ProblemTooManyAttemptsCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemTooManyAttemptsTarget string
 
+// ProblemTooManyAttemptsWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTooManyAttemptsWindow string
+
 // ProblemUnauthorized defines model for ProblemUnauthorized.
 type ProblemUnauthorized struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1787,8 +2538,12 @@ type ProblemUnauthorized struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1800,6 +2555,9 @@ type ProblemUnauthorized struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemUnauthorizedWindow `json:"window,omitempty"`
 }
 
 // ProblemUnauthorizedCode defines model for ProblemUnauthorized.Code.
@@ -1809,10 +2567,16 @@ type ProblemUnauthorizedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemUnauthorizedTarget string
 
+// ProblemUnauthorizedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemUnauthorizedWindow string
+
 // ProblemUnavailable defines model for ProblemUnavailable.
 type ProblemUnavailable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1825,8 +2589,12 @@ type ProblemUnavailable struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1838,6 +2606,9 @@ type ProblemUnavailable struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemUnavailableWindow `json:"window,omitempty"`
 }
 
 // ProblemUnavailableCode defines model for ProblemUnavailable.Code.
@@ -1847,10 +2618,16 @@ type ProblemUnavailableCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemUnavailableTarget string
 
+// ProblemUnavailableWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemUnavailableWindow string
+
 // ProblemUnsupportedMediaType defines model for ProblemUnsupportedMediaType.
 type ProblemUnsupportedMediaType struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -1863,8 +2640,12 @@ type ProblemUnsupportedMediaType struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -1876,6 +2657,9 @@ type ProblemUnsupportedMediaType struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemUnsupportedMediaTypeWindow `json:"window,omitempty"`
 }
 
 // ProblemUnsupportedMediaTypeCode defines model for ProblemUnsupportedMediaType.Code.
@@ -1884,6 +2668,9 @@ type ProblemUnsupportedMediaTypeCode string
 // ProblemUnsupportedMediaTypeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemUnsupportedMediaTypeTarget string
+
+// ProblemUnsupportedMediaTypeWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemUnsupportedMediaTypeWindow string
 
 // SendRequest `phone` for the channels `sms`, `whatsapp` and `voice`, `email` for the channel
 // `email`; giving the other one, or neither, is `400`.
@@ -2085,7 +2872,9 @@ type SendInvalidRequest = ProblemInvalidRequest
 type SendProviderError = ProblemProviderError
 
 // SendRateLimited defines model for SendRateLimited.
-type SendRateLimited = ProblemRateLimited
+type SendRateLimited struct {
+	union json.RawMessage
+}
 
 // SendTooLarge defines model for SendTooLarge.
 type SendTooLarge = ProblemTooLarge
@@ -2915,6 +3704,68 @@ func (t CheckTooMany) MarshalJSON() ([]byte, error) {
 }
 
 func (t *CheckTooMany) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsProblemRateLimited returns the union data inside the SendRateLimited as a ProblemRateLimited
+func (t SendRateLimited) AsProblemRateLimited() (ProblemRateLimited, error) {
+	var body ProblemRateLimited
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblemRateLimited overwrites any union data inside the SendRateLimited as the provided ProblemRateLimited
+func (t *SendRateLimited) FromProblemRateLimited(v ProblemRateLimited) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblemRateLimited performs a merge with any union data inside the SendRateLimited, using the provided ProblemRateLimited
+func (t *SendRateLimited) MergeProblemRateLimited(v ProblemRateLimited) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProblemBudgetExceeded returns the union data inside the SendRateLimited as a ProblemBudgetExceeded
+func (t SendRateLimited) AsProblemBudgetExceeded() (ProblemBudgetExceeded, error) {
+	var body ProblemBudgetExceeded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProblemBudgetExceeded overwrites any union data inside the SendRateLimited as the provided ProblemBudgetExceeded
+func (t *SendRateLimited) FromProblemBudgetExceeded(v ProblemBudgetExceeded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProblemBudgetExceeded performs a merge with any union data inside the SendRateLimited, using the provided ProblemBudgetExceeded
+func (t *SendRateLimited) MergeProblemBudgetExceeded(v ProblemBudgetExceeded) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SendRateLimited) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SendRateLimited) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

@@ -374,6 +374,7 @@ func (e DeliveryRateChannel) Valid() bool {
 
 // Defines values for EventType.
 const (
+	EventTypeBudgetThreshold      EventType = "budget.threshold"
 	EventTypeFraudBlockEnded      EventType = "fraud.block_ended"
 	EventTypeFraudBlockStarted    EventType = "fraud.block_started"
 	EventTypeSendBlocked          EventType = "send.blocked"
@@ -387,6 +388,8 @@ const (
 // Valid indicates whether the value is a known member of the EventType enum.
 func (e EventType) Valid() bool {
 	switch e {
+	case EventTypeBudgetThreshold:
+		return true
 	case EventTypeFraudBlockEnded:
 		return true
 	case EventTypeFraudBlockStarted:
@@ -702,6 +705,24 @@ func (e ProblemTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemWindow.
+const (
+	ProblemWindowDay   ProblemWindow = "day"
+	ProblemWindowMonth ProblemWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemWindow enum.
+func (e ProblemWindow) Valid() bool {
+	switch e {
+	case ProblemWindowDay:
+		return true
+	case ProblemWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemCSRFFailedCode.
 const (
 	ProblemCSRFFailedCodeCsrfFailed ProblemCSRFFailedCode = "csrf_failed"
@@ -732,6 +753,24 @@ func (e ProblemCSRFFailedTarget) Valid() bool {
 	case ProblemCSRFFailedTargetIpNet:
 		return true
 	case ProblemCSRFFailedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemCSRFFailedWindow.
+const (
+	ProblemCSRFFailedWindowDay   ProblemCSRFFailedWindow = "day"
+	ProblemCSRFFailedWindowMonth ProblemCSRFFailedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemCSRFFailedWindow enum.
+func (e ProblemCSRFFailedWindow) Valid() bool {
+	switch e {
+	case ProblemCSRFFailedWindowDay:
+		return true
+	case ProblemCSRFFailedWindowMonth:
 		return true
 	default:
 		return false
@@ -774,6 +813,24 @@ func (e ProblemInternalTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInternalWindow.
+const (
+	ProblemInternalWindowDay   ProblemInternalWindow = "day"
+	ProblemInternalWindowMonth ProblemInternalWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInternalWindow enum.
+func (e ProblemInternalWindow) Valid() bool {
+	switch e {
+	case ProblemInternalWindowDay:
+		return true
+	case ProblemInternalWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemInvalidBodyCode.
 const (
 	ProblemInvalidBodyCodeInvalidRequest ProblemInvalidBodyCode = "invalid_request"
@@ -804,6 +861,24 @@ func (e ProblemInvalidBodyTarget) Valid() bool {
 	case ProblemInvalidBodyTargetIpNet:
 		return true
 	case ProblemInvalidBodyTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidBodyWindow.
+const (
+	ProblemInvalidBodyWindowDay   ProblemInvalidBodyWindow = "day"
+	ProblemInvalidBodyWindowMonth ProblemInvalidBodyWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidBodyWindow enum.
+func (e ProblemInvalidBodyWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidBodyWindowDay:
+		return true
+	case ProblemInvalidBodyWindowMonth:
 		return true
 	default:
 		return false
@@ -846,6 +921,24 @@ func (e ProblemInvalidRequestTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidRequestWindow.
+const (
+	ProblemInvalidRequestWindowDay   ProblemInvalidRequestWindow = "day"
+	ProblemInvalidRequestWindowMonth ProblemInvalidRequestWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidRequestWindow enum.
+func (e ProblemInvalidRequestWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidRequestWindowDay:
+		return true
+	case ProblemInvalidRequestWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemNotFoundCode.
 const (
 	ProblemNotFoundCodeNotFound ProblemNotFoundCode = "not_found"
@@ -876,6 +969,24 @@ func (e ProblemNotFoundTarget) Valid() bool {
 	case ProblemNotFoundTargetIpNet:
 		return true
 	case ProblemNotFoundTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemNotFoundWindow.
+const (
+	ProblemNotFoundWindowDay   ProblemNotFoundWindow = "day"
+	ProblemNotFoundWindowMonth ProblemNotFoundWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemNotFoundWindow enum.
+func (e ProblemNotFoundWindow) Valid() bool {
+	switch e {
+	case ProblemNotFoundWindowDay:
+		return true
+	case ProblemNotFoundWindowMonth:
 		return true
 	default:
 		return false
@@ -918,6 +1029,24 @@ func (e ProblemTooLargeTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTooLargeWindow.
+const (
+	ProblemTooLargeWindowDay   ProblemTooLargeWindow = "day"
+	ProblemTooLargeWindowMonth ProblemTooLargeWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTooLargeWindow enum.
+func (e ProblemTooLargeWindow) Valid() bool {
+	switch e {
+	case ProblemTooLargeWindowDay:
+		return true
+	case ProblemTooLargeWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnauthorizedCode.
 const (
 	ProblemUnauthorizedCodeUnauthorized ProblemUnauthorizedCode = "unauthorized"
@@ -948,6 +1077,24 @@ func (e ProblemUnauthorizedTarget) Valid() bool {
 	case ProblemUnauthorizedTargetIpNet:
 		return true
 	case ProblemUnauthorizedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnauthorizedWindow.
+const (
+	ProblemUnauthorizedWindowDay   ProblemUnauthorizedWindow = "day"
+	ProblemUnauthorizedWindowMonth ProblemUnauthorizedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnauthorizedWindow enum.
+func (e ProblemUnauthorizedWindow) Valid() bool {
+	switch e {
+	case ProblemUnauthorizedWindowDay:
+		return true
+	case ProblemUnauthorizedWindowMonth:
 		return true
 	default:
 		return false
@@ -990,6 +1137,24 @@ func (e ProblemUnavailableTarget) Valid() bool {
 	}
 }
 
+// Defines values for ProblemUnavailableWindow.
+const (
+	ProblemUnavailableWindowDay   ProblemUnavailableWindow = "day"
+	ProblemUnavailableWindowMonth ProblemUnavailableWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnavailableWindow enum.
+func (e ProblemUnavailableWindow) Valid() bool {
+	switch e {
+	case ProblemUnavailableWindowDay:
+		return true
+	case ProblemUnavailableWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemUnsupportedMediaTypeCode.
 const (
 	ProblemUnsupportedMediaTypeCodeUnsupportedMediaType ProblemUnsupportedMediaTypeCode = "unsupported_media_type"
@@ -1020,6 +1185,24 @@ func (e ProblemUnsupportedMediaTypeTarget) Valid() bool {
 	case ProblemUnsupportedMediaTypeTargetIpNet:
 		return true
 	case ProblemUnsupportedMediaTypeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemUnsupportedMediaTypeWindow.
+const (
+	ProblemUnsupportedMediaTypeWindowDay   ProblemUnsupportedMediaTypeWindow = "day"
+	ProblemUnsupportedMediaTypeWindowMonth ProblemUnsupportedMediaTypeWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemUnsupportedMediaTypeWindow enum.
+func (e ProblemUnsupportedMediaTypeWindow) Valid() bool {
+	switch e {
+	case ProblemUnsupportedMediaTypeWindowDay:
+		return true
+	case ProblemUnsupportedMediaTypeWindowMonth:
 		return true
 	default:
 		return false
@@ -1134,6 +1317,51 @@ func (e SendSendStatus) Valid() bool {
 	case SendSendStatusSent:
 		return true
 	case SendSendStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SpendBudgetMode.
+const (
+	SpendBudgetModeAlert   SpendBudgetMode = "alert"
+	SpendBudgetModeEnforce SpendBudgetMode = "enforce"
+	SpendBudgetModeShadow  SpendBudgetMode = "shadow"
+)
+
+// Valid indicates whether the value is a known member of the SpendBudgetMode enum.
+func (e SpendBudgetMode) Valid() bool {
+	switch e {
+	case SpendBudgetModeAlert:
+		return true
+	case SpendBudgetModeEnforce:
+		return true
+	case SpendBudgetModeShadow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SpendPriceChannel.
+const (
+	SpendPriceChannelEmail    SpendPriceChannel = "email"
+	SpendPriceChannelSms      SpendPriceChannel = "sms"
+	SpendPriceChannelVoice    SpendPriceChannel = "voice"
+	SpendPriceChannelWhatsapp SpendPriceChannel = "whatsapp"
+)
+
+// Valid indicates whether the value is a known member of the SpendPriceChannel enum.
+func (e SpendPriceChannel) Valid() bool {
+	switch e {
+	case SpendPriceChannelEmail:
+		return true
+	case SpendPriceChannelSms:
+		return true
+	case SpendPriceChannelVoice:
+		return true
+	case SpendPriceChannelWhatsapp:
 		return true
 	default:
 		return false
@@ -2060,6 +2288,9 @@ type Problem struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
 
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
 	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
@@ -2073,8 +2304,12 @@ type Problem struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2086,16 +2321,25 @@ type Problem struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemWindow `json:"window,omitempty"`
 }
 
 // ProblemTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemTarget string
 
+// ProblemWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemWindow string
+
 // ProblemCSRFFailed defines model for ProblemCSRFFailed.
 type ProblemCSRFFailed struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2108,8 +2352,12 @@ type ProblemCSRFFailed struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2121,6 +2369,9 @@ type ProblemCSRFFailed struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemCSRFFailedWindow `json:"window,omitempty"`
 }
 
 // ProblemCSRFFailedCode defines model for ProblemCSRFFailed.Code.
@@ -2130,10 +2381,16 @@ type ProblemCSRFFailedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemCSRFFailedTarget string
 
+// ProblemCSRFFailedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemCSRFFailedWindow string
+
 // ProblemInternal defines model for ProblemInternal.
 type ProblemInternal struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2146,8 +2403,12 @@ type ProblemInternal struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2159,6 +2420,9 @@ type ProblemInternal struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInternalWindow `json:"window,omitempty"`
 }
 
 // ProblemInternalCode defines model for ProblemInternal.Code.
@@ -2168,10 +2432,16 @@ type ProblemInternalCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInternalTarget string
 
+// ProblemInternalWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInternalWindow string
+
 // ProblemInvalidBody defines model for ProblemInvalidBody.
 type ProblemInvalidBody struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2184,8 +2454,12 @@ type ProblemInvalidBody struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2197,6 +2471,9 @@ type ProblemInvalidBody struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidBodyWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidBodyCode defines model for ProblemInvalidBody.Code.
@@ -2206,10 +2483,16 @@ type ProblemInvalidBodyCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidBodyTarget string
 
+// ProblemInvalidBodyWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidBodyWindow string
+
 // ProblemInvalidRequest defines model for ProblemInvalidRequest.
 type ProblemInvalidRequest struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2222,8 +2505,12 @@ type ProblemInvalidRequest struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors map[string]string `json:"errors"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2235,6 +2522,9 @@ type ProblemInvalidRequest struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidRequestWindow `json:"window,omitempty"`
 }
 
 // ProblemInvalidRequestCode defines model for ProblemInvalidRequest.Code.
@@ -2244,10 +2534,16 @@ type ProblemInvalidRequestCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemInvalidRequestTarget string
 
+// ProblemInvalidRequestWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidRequestWindow string
+
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2260,8 +2556,12 @@ type ProblemNotFound struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2273,6 +2573,9 @@ type ProblemNotFound struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemNotFoundWindow `json:"window,omitempty"`
 }
 
 // ProblemNotFoundCode defines model for ProblemNotFound.Code.
@@ -2282,10 +2585,16 @@ type ProblemNotFoundCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemNotFoundTarget string
 
+// ProblemNotFoundWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemNotFoundWindow string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2298,8 +2607,12 @@ type ProblemTooLarge struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2311,6 +2624,9 @@ type ProblemTooLarge struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTooLargeWindow `json:"window,omitempty"`
 }
 
 // ProblemTooLargeCode defines model for ProblemTooLarge.Code.
@@ -2320,10 +2636,16 @@ type ProblemTooLargeCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemTooLargeTarget string
 
+// ProblemTooLargeWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTooLargeWindow string
+
 // ProblemUnauthorized defines model for ProblemUnauthorized.
 type ProblemUnauthorized struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2336,8 +2658,12 @@ type ProblemUnauthorized struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2349,6 +2675,9 @@ type ProblemUnauthorized struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemUnauthorizedWindow `json:"window,omitempty"`
 }
 
 // ProblemUnauthorizedCode defines model for ProblemUnauthorized.Code.
@@ -2358,10 +2687,16 @@ type ProblemUnauthorizedCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemUnauthorizedTarget string
 
+// ProblemUnauthorizedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemUnauthorizedWindow string
+
 // ProblemUnavailable defines model for ProblemUnavailable.
 type ProblemUnavailable struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2374,8 +2709,12 @@ type ProblemUnavailable struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2387,6 +2726,9 @@ type ProblemUnavailable struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemUnavailableWindow `json:"window,omitempty"`
 }
 
 // ProblemUnavailableCode defines model for ProblemUnavailable.Code.
@@ -2396,10 +2738,16 @@ type ProblemUnavailableCode string
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemUnavailableTarget string
 
+// ProblemUnavailableWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemUnavailableWindow string
+
 // ProblemUnsupportedMediaType defines model for ProblemUnsupportedMediaType.
 type ProblemUnsupportedMediaType struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
 
 	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
@@ -2412,8 +2760,12 @@ type ProblemUnsupportedMediaType struct {
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
 
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
 	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
-	// (`rate_limited`), or until the fraud guard's block ends (`fraud_blocked`).
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 	Status            int  `json:"status"`
 
@@ -2425,6 +2777,9 @@ type ProblemUnsupportedMediaType struct {
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemUnsupportedMediaTypeWindow `json:"window,omitempty"`
 }
 
 // ProblemUnsupportedMediaTypeCode defines model for ProblemUnsupportedMediaType.Code.
@@ -2433,6 +2788,9 @@ type ProblemUnsupportedMediaTypeCode string
 // ProblemUnsupportedMediaTypeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemUnsupportedMediaTypeTarget string
+
+// ProblemUnsupportedMediaTypeWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemUnsupportedMediaTypeWindow string
 
 // ProviderAttempt defines model for ProviderAttempt.
 type ProviderAttempt struct {
@@ -2558,6 +2916,88 @@ type SendsPage struct {
 	NextCursor string `json:"next_cursor"`
 	Sends      []Send `json:"sends"`
 }
+
+// SpendAmount A decimal amount of the currency, at most six decimals; a string, or a JSON number read as its text.
+type SpendAmount struct {
+	union json.RawMessage
+}
+
+// SpendAmount0 defines model for SpendAmount.0.
+type SpendAmount0 = string
+
+// SpendAmount1 defines model for SpendAmount.1.
+type SpendAmount1 = float32
+
+// SpendBudget A cap on what sends cost per day and/or month: global (no app, no country), per app,
+// per country, or per app in one country. `enforce` refuses sends past the cap with
+// `429 budget_exceeded`; `shadow` refuses nothing and records what it would have
+// refused; `alert` only counts. Each window sends `budget.threshold` at 50, 80 and 100 %.
+type SpendBudget struct {
+	// App The app id; absent for every app.
+	App *string `json:"app,omitempty"`
+
+	// Country ISO 3166 alpha-2 code; absent for every country.
+	Country *string `json:"country,omitempty"`
+
+	// Daily A decimal amount of the currency, at most six decimals; a string, or a JSON number read as its text.
+	Daily *SpendAmount    `json:"daily,omitempty"`
+	Mode  SpendBudgetMode `json:"mode"`
+
+	// Monthly A decimal amount of the currency, at most six decimals; a string, or a JSON number read as its text.
+	Monthly *SpendAmount `json:"monthly,omitempty"`
+	Name    string       `json:"name"`
+
+	// TimeZone IANA time zone the windows begin at midnight in; absent is UTC.
+	TimeZone *string `json:"time_zone,omitempty"`
+}
+
+// SpendBudgetMode defines model for SpendBudget.Mode.
+type SpendBudgetMode string
+
+// SpendConfig The price table in the operator's currency and the budgets, with the stored version and the version this instance applies.
+type SpendConfig struct {
+	AppliedVersion int64         `json:"applied_version"`
+	Budgets        []SpendBudget `json:"budgets"`
+
+	// Currency ISO 4217 code, such as USD.
+	Currency string       `json:"currency"`
+	Prices   []SpendPrice `json:"prices"`
+	Version  int64        `json:"version"`
+}
+
+// SpendConfigUpdate defines model for SpendConfigUpdate.
+type SpendConfigUpdate struct {
+	// AppliedVersion Ignored.
+	AppliedVersion *int64        `json:"applied_version,omitempty"`
+	Budgets        []SpendBudget `json:"budgets"`
+	Currency       string        `json:"currency"`
+	Prices         []SpendPrice  `json:"prices"`
+
+	// Version Ignored.
+	Version *int64 `json:"version,omitempty"`
+}
+
+// SpendPrice What one unit costs on a channel: an SMS segment, a WhatsApp message, a minute of a
+// voice call, an email. The most specific matching price applies (longest prefix, then
+// a named provider, then the country, then `*`).
+type SpendPrice struct {
+	Channel SpendPriceChannel `json:"channel"`
+
+	// Country ISO 3166 alpha-2 code, or * for every country without its own price (email: * only).
+	Country string `json:"country"`
+
+	// Prefix An E.164 prefix of the country, such as +4470.
+	Prefix *string `json:"prefix,omitempty"`
+
+	// Price A decimal amount of the currency, at most six decimals; a string, or a JSON number read as its text.
+	Price SpendAmount `json:"price"`
+
+	// Provider A provider instance name: the price applies when that provider is the server's only one.
+	Provider *string `json:"provider,omitempty"`
+}
+
+// SpendPriceChannel defines model for SpendPrice.Channel.
+type SpendPriceChannel string
 
 // StatBucket defines model for StatBucket.
 type StatBucket struct {
@@ -2921,6 +3361,12 @@ type ListSendsParams struct {
 // ListSendsParamsStatus defines parameters for ListSends.
 type ListSendsParamsStatus string
 
+// UpdateSpendConfigParams defines parameters for UpdateSpendConfig.
+type UpdateSpendConfigParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
 // GetStatsParams defines parameters for GetStats.
 type GetStatsParams struct {
 	// App An app's id (a UUID) or `default`: only that app's sends count (an id of no app
@@ -2955,6 +3401,9 @@ type UpdateFraudConfigJSONRequestBody = FraudConfigUpdate
 
 // AddFraudListEntryJSONRequestBody defines body for AddFraudListEntry for application/json ContentType.
 type AddFraudListEntryJSONRequestBody = NewFraudListEntry
+
+// UpdateSpendConfigJSONRequestBody defines body for UpdateSpendConfig for application/json ContentType.
+type UpdateSpendConfigJSONRequestBody = SpendConfigUpdate
 
 // AsAppSettingsDeniedNumberTypes0 returns the union data inside the AppSettings_DeniedNumberTypes as a AppSettingsDeniedNumberTypes0
 func (t AppSettings_DeniedNumberTypes) AsAppSettingsDeniedNumberTypes0() (AppSettingsDeniedNumberTypes0, error) {
@@ -3200,6 +3649,68 @@ func (t NewApp_DeniedNumberTypes) MarshalJSON() ([]byte, error) {
 }
 
 func (t *NewApp_DeniedNumberTypes) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSpendAmount0 returns the union data inside the SpendAmount as a SpendAmount0
+func (t SpendAmount) AsSpendAmount0() (SpendAmount0, error) {
+	var body SpendAmount0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSpendAmount0 overwrites any union data inside the SpendAmount as the provided SpendAmount0
+func (t *SpendAmount) FromSpendAmount0(v SpendAmount0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSpendAmount0 performs a merge with any union data inside the SpendAmount, using the provided SpendAmount0
+func (t *SpendAmount) MergeSpendAmount0(v SpendAmount0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSpendAmount1 returns the union data inside the SpendAmount as a SpendAmount1
+func (t SpendAmount) AsSpendAmount1() (SpendAmount1, error) {
+	var body SpendAmount1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSpendAmount1 overwrites any union data inside the SpendAmount as the provided SpendAmount1
+func (t *SpendAmount) FromSpendAmount1(v SpendAmount1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSpendAmount1 performs a merge with any union data inside the SpendAmount, using the provided SpendAmount1
+func (t *SpendAmount) MergeSpendAmount1(v SpendAmount1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SpendAmount) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SpendAmount) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -3589,6 +4100,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /admin/api/sends/{id} (the `GetSend` operationId).
 	GetSend(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSpendConfig The price table and the spend budgets.
+	//
+	// Until an operator changes it, this is the shipped price table (estimates in USD,
+	// `docs/spend.md` names their source and date) and no budget.
+	//
+	// Corresponds with GET /admin/api/spend/config (the `GetSpendConfig` operationId).
+	GetSpendConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSpendConfigWithBody Replace the price table and the spend budgets.
+	//
+	// The body replaces the whole configuration. `version` and `applied_version` are
+	// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+	// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+	// unknown channel, country or currency, a budget without a window, an unknown time
+	// zone) is `400 invalid_request` with `errors` naming each, such as
+	// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+	// applies the change within two seconds; the answer is the configuration as GET
+	// answers it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+	UpdateSpendConfigWithBody(ctx context.Context, params *UpdateSpendConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSpendConfig Replace the price table and the spend budgets.
+	//
+	// The body replaces the whole configuration. `version` and `applied_version` are
+	// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+	// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+	// unknown channel, country or currency, a budget without a window, an unknown time
+	// zone) is `400 invalid_request` with `errors` naming each, such as
+	// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+	// applies the change within two seconds; the answer is the configuration as GET
+	// answers it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+	UpdateSpendConfig(ctx context.Context, params *UpdateSpendConfigParams, body UpdateSpendConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetStats Sends, failures, blocks by rule, duplicates and approvals per time bucket.
 	//
@@ -4285,6 +4836,76 @@ func (c *Client) ListSends(ctx context.Context, params *ListSendsParams, reqEdit
 // Corresponds with GET /admin/api/sends/{id} (the `GetSend` operationId).
 func (c *Client) GetSend(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSendRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSpendConfig The price table and the spend budgets.
+//
+// Until an operator changes it, this is the shipped price table (estimates in USD,
+// `docs/spend.md` names their source and date) and no budget.
+//
+// Corresponds with GET /admin/api/spend/config (the `GetSpendConfig` operationId).
+func (c *Client) GetSpendConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSpendConfigRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSpendConfigWithBody Replace the price table and the spend budgets.
+//
+// The body replaces the whole configuration. `version` and `applied_version` are
+// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+// unknown channel, country or currency, a budget without a window, an unknown time
+// zone) is `400 invalid_request` with `errors` naming each, such as
+// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+// applies the change within two seconds; the answer is the configuration as GET
+// answers it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+func (c *Client) UpdateSpendConfigWithBody(ctx context.Context, params *UpdateSpendConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSpendConfigRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSpendConfig Replace the price table and the spend budgets.
+//
+// The body replaces the whole configuration. `version` and `applied_version` are
+// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+// unknown channel, country or currency, a budget without a window, an unknown time
+// zone) is `400 invalid_request` with `errors` naming each, such as
+// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+// applies the change within two seconds; the answer is the configuration as GET
+// answers it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+func (c *Client) UpdateSpendConfig(ctx context.Context, params *UpdateSpendConfigParams, body UpdateSpendConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSpendConfigRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6029,6 +6650,88 @@ func NewGetSendRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetSpendConfigRequest constructs an http.Request for the GetSpendConfig method
+func NewGetSpendConfigRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/spend/config")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateSpendConfigRequest calls the generic UpdateSpendConfig builder with application/json body
+func NewUpdateSpendConfigRequest(server string, params *UpdateSpendConfigParams, body UpdateSpendConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSpendConfigRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewUpdateSpendConfigRequestWithBody constructs an http.Request for the UpdateSpendConfig method, with any body, and a specified content type
+func NewUpdateSpendConfigRequestWithBody(server string, params *UpdateSpendConfigParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/spend/config")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetStatsRequest constructs an http.Request for the GetStats method
 func NewGetStatsRequest(server string, params *GetStatsParams) (*http.Request, error) {
 	var err error
@@ -6648,6 +7351,48 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /admin/api/sends/{id} (the `GetSend` operationId).
 	GetSendWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetSendResponse, error)
+
+	// GetSpendConfigWithResponse The price table and the spend budgets.
+	//
+	// Until an operator changes it, this is the shipped price table (estimates in USD,
+	// `docs/spend.md` names their source and date) and no budget.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/spend/config (the `GetSpendConfig` operationId).
+	GetSpendConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSpendConfigResponse, error)
+
+	// UpdateSpendConfigWithBodyWithResponse Replace the price table and the spend budgets.
+	//
+	// The body replaces the whole configuration. `version` and `applied_version` are
+	// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+	// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+	// unknown channel, country or currency, a budget without a window, an unknown time
+	// zone) is `400 invalid_request` with `errors` naming each, such as
+	// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+	// applies the change within two seconds; the answer is the configuration as GET
+	// answers it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+	UpdateSpendConfigWithBodyWithResponse(ctx context.Context, params *UpdateSpendConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSpendConfigResponse, error)
+
+	// UpdateSpendConfigWithResponse Replace the price table and the spend budgets.
+	//
+	// The body replaces the whole configuration. `version` and `applied_version` are
+	// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+	// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+	// unknown channel, country or currency, a budget without a window, an unknown time
+	// zone) is `400 invalid_request` with `errors` naming each, such as
+	// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+	// applies the change within two seconds; the answer is the configuration as GET
+	// answers it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+	UpdateSpendConfigWithResponse(ctx context.Context, params *UpdateSpendConfigParams, body UpdateSpendConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSpendConfigResponse, error)
 
 	// GetStatsWithResponse Sends, failures, blocks by rule, duplicates and approvals per time bucket.
 	//
@@ -9220,6 +9965,172 @@ func (r GetSendResponse) ContentType() string {
 	return ""
 }
 
+// GetSpendConfigResponse401Headers the declared response headers of an HTTP 401 response for GetSpendConfig
+type GetSpendConfigResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetSpendConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SpendConfig
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSpendConfigResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSpendConfigResponse) GetJSON200() *SpendConfig {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSpendConfigResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSpendConfigResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSpendConfigResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSpendConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSpendConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSpendConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSpendConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateSpendConfigResponse401Headers the declared response headers of an HTTP 401 response for UpdateSpendConfig
+type UpdateSpendConfigResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type UpdateSpendConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SpendConfig
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *CSRFFailed
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSpendConfigResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSpendConfigResponse) GetJSON200() *SpendConfig {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON403() *CSRFFailed {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateSpendConfigResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSpendConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSpendConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSpendConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSpendConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetStatsResponse401Headers the declared response headers of an HTTP 401 response for GetStats
 type GetStatsResponse401Headers struct {
 	WWWAuthenticate string
@@ -10148,6 +11059,66 @@ func (c *ClientWithResponses) GetSendWithResponse(ctx context.Context, id ID, re
 		return nil, err
 	}
 	return ParseGetSendResponse(rsp)
+}
+
+// GetSpendConfigWithResponse The price table and the spend budgets.
+//
+// Until an operator changes it, this is the shipped price table (estimates in USD,
+// `docs/spend.md` names their source and date) and no budget.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/spend/config (the `GetSpendConfig` operationId).
+func (c *ClientWithResponses) GetSpendConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSpendConfigResponse, error) {
+	rsp, err := c.GetSpendConfig(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSpendConfigResponse(rsp)
+}
+
+// UpdateSpendConfigWithBodyWithResponse Replace the price table and the spend budgets.
+//
+// The body replaces the whole configuration. `version` and `applied_version` are
+// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+// unknown channel, country or currency, a budget without a window, an unknown time
+// zone) is `400 invalid_request` with `errors` naming each, such as
+// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+// applies the change within two seconds; the answer is the configuration as GET
+// answers it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+func (c *ClientWithResponses) UpdateSpendConfigWithBodyWithResponse(ctx context.Context, params *UpdateSpendConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSpendConfigResponse, error) {
+	rsp, err := c.UpdateSpendConfigWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSpendConfigResponse(rsp)
+}
+
+// UpdateSpendConfigWithResponse Replace the price table and the spend budgets.
+//
+// The body replaces the whole configuration. `version` and `applied_version` are
+// ignored, so a GET's answer can be sent back edited. Amounts are decimal strings
+// (or JSON numbers) of the currency. A bad field (a negative or non-numeric price, an
+// unknown channel, country or currency, a budget without a window, an unknown time
+// zone) is `400 invalid_request` with `errors` naming each, such as
+// `prices[3].price` or `budgets[0].daily`, and nothing changes. Every instance
+// applies the change within two seconds; the answer is the configuration as GET
+// answers it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /admin/api/spend/config (the `UpdateSpendConfig` operationId).
+func (c *ClientWithResponses) UpdateSpendConfigWithResponse(ctx context.Context, params *UpdateSpendConfigParams, body UpdateSpendConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSpendConfigResponse, error) {
+	rsp, err := c.UpdateSpendConfig(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSpendConfigResponse(rsp)
 }
 
 // GetStatsWithResponse Sends, failures, blocks by rule, duplicates and approvals per time bucket.
@@ -12497,6 +13468,154 @@ func ParseGetSendResponse(rsp *http.Response) (*GetSendResponse, error) {
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetSendResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSpendConfigResponse parses an HTTP response from a GetSpendConfigWithResponse call
+func ParseGetSpendConfigResponse(rsp *http.Response) (*GetSpendConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSpendConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SpendConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSpendConfigResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSpendConfigResponse parses an HTTP response from a UpdateSpendConfigWithResponse call
+func ParseUpdateSpendConfigResponse(rsp *http.Response) (*UpdateSpendConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSpendConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SpendConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CSRFFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateSpendConfigResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

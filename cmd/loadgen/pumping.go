@@ -110,9 +110,11 @@ type pumpResult struct {
 	// Attack: sends made, SMS delivered (answered 2xx), when the last one was delivered
 	// after the attack began, and how its refusals were answered.
 	attackSent, attackDelivered int64
-	lastDelivery                time.Duration
-	contained                   bool
-	attackRefusals              map[string]int
+	// attackCost is what the delivered SMS cost under the shipped price table (micro-units).
+	attackCost     int64
+	lastDelivery   time.Duration
+	contained      bool
+	attackRefusals map[string]int
 	// Legitimate traffic: sends, refusals (by code), checks and approvals; challenged counts
 	// the sends a challenge was asked of, which the client solved and sent again.
 	legitSent, legitRefused, legitChecks, legitApproved, legitChallenged int64

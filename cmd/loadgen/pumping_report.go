@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"otpgate/internal/spend"
 )
 
 // pumpingReport is the whole simulation.
@@ -41,6 +43,14 @@ func (r pumpResult) attackCell() string {
 		return fmt.Sprintf("%d of %d (%d codes entered)", r.attackDelivered, r.attackSent, r.attackApproved)
 	}
 	return fmt.Sprintf("%d of %d", r.attackDelivered, r.attackSent)
+}
+
+// costCell renders what the attacker's delivered SMS cost under the shipped price table.
+func (r pumpResult) costCell() string {
+	if !attacked(r.run.kase) {
+		return "–"
+	}
+	return spend.DefaultCurrency + " " + spend.FormatAmount(r.attackCost)
 }
 
 // legitRefusedCell renders the legitimate sends refused, with their share.
@@ -89,10 +99,10 @@ func refusals(m map[string]int) string {
 	return strings.Join(parts, " ")
 }
 
-var pumpingHeader = []string{"case", "guard", "attacker SMS delivered", "seconds to containment", "legit sends refused", "legit challenged (solved)", "legit approvals", "fraud guard"}
+var pumpingHeader = []string{"case", "guard", "attacker SMS delivered", "their cost (shipped prices)", "seconds to containment", "legit sends refused", "legit challenged (solved)", "legit approvals", "fraud guard"}
 
 func (r pumpResult) cells() []string {
-	return []string{r.run.kase, r.run.mode, r.attackCell(), r.containment(), r.legitRefusedCell(), fmt.Sprint(r.legitChallenged), r.approvalsCell(), r.guardCell()}
+	return []string{r.run.kase, r.run.mode, r.attackCell(), r.costCell(), r.containment(), r.legitRefusedCell(), fmt.Sprint(r.legitChallenged), r.approvalsCell(), r.guardCell()}
 }
 
 // table writes the results for a terminal.

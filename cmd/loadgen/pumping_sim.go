@@ -16,6 +16,7 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/otp"
+	"otpgate/internal/spend"
 )
 
 // sim is one run's traffic.
@@ -27,8 +28,12 @@ type sim struct {
 	addrs   *addresses
 	wg      sync.WaitGroup
 
-	attackStart                                                          time.Time
-	attackSent, attackDelivered, attackChecks, attackApproved            atomic.Int64
+	attackStart                                               time.Time
+	attackSent, attackDelivered, attackChecks, attackApproved atomic.Int64
+	// attackCost is what the attacker's delivered SMS cost under the shipped price table,
+	// in micro-units of its currency, one segment each.
+	attackCost                                                           atomic.Int64
+	prices                                                               *spend.Prices
 	lastDelivery                                                         atomic.Int64 // ns after attackStart
 	legitSent, legitRefused, legitChecks, legitApproved, legitChallenged atomic.Int64
 
@@ -42,7 +47,7 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 	tr := &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512}
 	defer tr.CloseIdleConnections()
 	seed := mathrand.Uint64()
-	s := &sim{e: e, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}, plan: plan,
+	s := &sim{e: e, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}, plan: plan, prices: spend.Compile(spend.DefaultTable()),
 		numbers: newNumbers(seed), addrs: newAddresses(seed, plan.attackIPs),
 		attackRefusals: map[string]int{}, legitRefusals: map[string]int{}}
 	start := time.Now()
@@ -84,7 +89,7 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 		return pumpResult{}, fmt.Errorf("%d requests failed, the first: %w", len(s.errs), s.errs[0])
 	}
 	r := pumpResult{
-		run: run, attackSent: s.attackSent.Load(), attackDelivered: s.attackDelivered.Load(),
+		run: run, attackSent: s.attackSent.Load(), attackDelivered: s.attackDelivered.Load(), attackCost: s.attackCost.Load(),
 		attackChecks: s.attackChecks.Load(), attackApproved: s.attackApproved.Load(),
 		lastDelivery: time.Duration(s.lastDelivery.Load()), attackRefusals: s.attackRefusals,
 		legitSent: s.legitSent.Load(), legitRefused: s.legitRefused.Load(), legitChecks: s.legitChecks.Load(),
@@ -206,6 +211,9 @@ func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
 		return
 	}
 	s.attackDelivered.Add(1)
+	if _, region, err := otp.NormalizePhone(phone, ""); err == nil {
+		s.attackCost.Add(s.prices.Cost(otp.ChannelSMS, region, phone, "", 1))
+	}
 	since := int64(time.Since(s.attackStart))
 	for {
 		old := s.lastDelivery.Load()

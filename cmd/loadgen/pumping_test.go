@@ -57,6 +57,10 @@ func TestPumpingShort(t *testing.T) {
 				if r.run.kase == caseConverting {
 					bound = 45
 				}
+				// What got through is priced at the shipped table's figures for its countries.
+				if (r.attackDelivered > 0) != (r.attackCost > 0) || r.attackCost > r.attackDelivered*400_000 {
+					t.Errorf("attack: got %d delivered costing %s, want each priced (at most 0.40 each in these countries)", r.attackDelivered, r.costCell())
+				}
 				if r.attackSent < 60 || r.attackDelivered > bound || !r.contained {
 					t.Errorf("attack: got %d of %d delivered, contained %v, want at most %d and contained", r.attackDelivered, r.attackSent, r.contained, bound)
 				}

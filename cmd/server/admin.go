@@ -11,11 +11,12 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/spend"
 )
 
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps apps.AdminService, fraud fraud.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	console := history.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
@@ -30,6 +31,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		Apps:          apps,
 		Fraud:         fraud,
 		Webhooks:      webhooks,
+		Spend:         spendAdmin,
 		Token:         p.token,
 		DefaultRegion: string(cfg.DefaultRegion),
 		IPv6Prefix:    cfg.IPv6Prefix,

@@ -18,8 +18,9 @@ const (
 	// phaseEvents: the event dispatcher, after every writer, so that the events of the rows
 	// written at shutdown get their first attempt; it lets the deliveries in flight finish.
 	phaseEvents
-	// phaseLast: the fraud reloader, with its subscription to change notifications. It
-	// writes nothing and keeps the fraud snapshot current for as long as anything else runs.
+	// phaseLast: the fraud and spend reloaders, with their subscriptions to change
+	// notifications. They write nothing and keep their snapshots current for as long as
+	// anything else runs.
 	phaseLast
 )
 
@@ -37,5 +38,6 @@ func (s *services) loops(p *parts) []loop {
 		{name: "apps registry", run: s.registry.Run, stop: phaseUses},
 		{name: "history writer", run: p.batch.Run, stop: phaseDenied, off: p.batch == nil},
 		{name: "fraud reloader", run: s.fraud.reloader.Run, stop: phaseLast},
+		{name: "spend reloader", run: s.spend.reloader.Run, stop: phaseLast},
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
+	"otpgate/internal/spend"
 )
 
 // parts are the backing pieces of one server, dev or production.
@@ -33,6 +34,8 @@ type parts struct {
 	denied  otp.DeniedRecorder
 	apps    apps.Store
 	fraud   fraud.Store
+	// spend keeps the price table and budgets and writes their events.
+	spend spend.Store
 	// receipts records delivery receipts.
 	receipts otp.ReceiptStore
 	// events keeps webhook endpoints and the outbox.
@@ -95,6 +98,7 @@ func devParts(cfg config) (*parts, error) {
 
 	mem := inmem.New()
 	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
+	p.spend = mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -139,6 +143,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
 	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = store, store, store, store, store, store, store
+	p.spend = store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

@@ -38,6 +38,7 @@ type services struct {
 	draining  atomic.Bool
 	registry  *apps.Registry
 	fraud     *fraudParts
+	spend     *spendParts
 	events    *eventLoops
 	retention *retention.Job // nil while OTP_HISTORY_RETENTION is off
 }
@@ -87,6 +88,10 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svc.UseFraud(s.fraud.guard)
+	if s.spend, err = newSpend(ctx, cfg, p, mx, log); err != nil {
+		return nil, err
+	}
+	svc.UseSpend(s.spend.step)
 	challenger, err := cfg.newChallenger(p.secret, captchaClient(cfg))
 	if err != nil {
 		return nil, err
@@ -125,7 +130,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Observe:        mx.ObserveHTTP,
 	}))
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
-	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, webhooks, ready, mx.Handler()))
+	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, appAdmin, s.fraud.admin, s.spend.admin, webhooks, ready, mx.Handler()))
 	return s, nil
 }
 

@@ -90,6 +90,13 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			}
 		}
 
+		if s := d.Spend; s != nil {
+			// Spend: the price table and the budgets.
+			r.Method(http.MethodGet, "/admin/spend", handleSpendPage(log, view, s, params))
+			r.Method(http.MethodGet, "/admin/api/spend/config", handleSpendConfig(log, s))
+			r.Method(http.MethodPut, "/admin/api/spend/config", handleSpendConfig(log, s))
+		}
+
 		if f := d.Fraud; f != nil {
 			// The fraud guard: its page, settings, lists, blocks and conversion.
 			r.Method(http.MethodGet, "/admin/fraud", handleFraudPage(log, view, f, params))

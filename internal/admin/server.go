@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
+	"otpgate/internal/spend"
 )
 
 // Deps is what the admin listener needs; zero values get the defaults documented per field.
@@ -34,6 +35,8 @@ type Deps struct {
 	Apps apps.AdminService
 	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.
 	Fraud fraud.AdminService
+	// Spend serves /admin/api/spend (prices and budgets); nil serves none.
+	Spend spend.AdminService
 	// Webhooks manages the apps' webhook endpoints; nil leaves them out of the apps pages and API.
 	Webhooks events.AdminService
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
@@ -82,6 +85,7 @@ func NewServer(d Deps) http.Handler {
 		// The templates are embedded and tested; failing here is a build mistake.
 		panic(fmt.Sprintf("admin: %v", err))
 	}
+	view.spendNav = d.Spend != nil
 	r := chi.NewRouter()
 	r.Use(otphttp.Common(d.Logger, d.Observe, nil, d.IPv6Prefix, maxAdminBodyBytes)...)
 	r.Use(adminHeaders, emptySegmentNotFound(d.Logger, view))

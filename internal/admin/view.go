@@ -30,11 +30,13 @@ type adminView struct {
 	log   *slog.Logger
 	csrf  csrfGuard
 	pages map[string]*template.Template
+	// spendNav shows the Spend page in the menu: the server has one.
+	spendNav bool
 }
 
 // adminPageNames are the page templates; each defines "content" for layout.html.
 func adminPageNames() []string {
-	return []string{"history", "verification", "limits", "confirm", "charts", "delivery", "fraud", "error", "apps", "app", "webhook"}
+	return []string{"history", "verification", "limits", "confirm", "charts", "delivery", "fraud", "error", "apps", "app", "webhook", "spend"}
 }
 
 func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
@@ -76,6 +78,8 @@ type pageData struct {
 	// CSRF is the token forms must send back; empty before login.
 	CSRF string
 	Data any
+	// SpendNav shows the Spend entry of the menu.
+	SpendNav bool
 }
 
 // render writes a page. It renders into a buffer first, so a template error is a
@@ -84,6 +88,7 @@ func (v *adminView) render(w http.ResponseWriter, r *http.Request, status int, p
 	if actorFrom(r.Context()) != "" {
 		d.CSRF = v.csrf.issue(w, r)
 	}
+	d.SpendNav = v.spendNav
 	var buf bytes.Buffer
 	if err := v.pages[page].ExecuteTemplate(&buf, "layout", d); err != nil {
 		v.log.ErrorContext(r.Context(), "render admin page", "page", page, "request_id", otphttp.RequestIDFrom(r.Context()), "err", err)

@@ -23,6 +23,9 @@ const (
 	SendBlocked          = "send.blocked"
 	FraudBlockStarted    = "fraud.block_started"
 	FraudBlockEnded      = "fraud.block_ended"
+	// BudgetThreshold reports a spend budget's window reaching 50, 80 or 100 % of its cap,
+	// once per threshold and window.
+	BudgetThreshold = "budget.threshold"
 	// WebhookTest is the type of the event the admin's test-send posts; it is never queued.
 	WebhookTest = "webhook.test"
 )
@@ -30,7 +33,7 @@ const (
 // Types lists the event types an endpoint can subscribe to, in documentation order.
 func Types() []string {
 	return []string{VerificationCreated, VerificationSent, VerificationApproved, VerificationExpired,
-		VerificationFailed, SendBlocked, FraudBlockStarted, FraudBlockEnded}
+		VerificationFailed, SendBlocked, FraudBlockStarted, FraudBlockEnded, BudgetThreshold}
 }
 
 // KnownType reports whether t is one of Types.
@@ -96,6 +99,28 @@ type FraudBlockData struct {
 	// ran out.
 	EndedAt  string `json:"ended_at,omitempty"`
 	LiftedBy string `json:"lifted_by,omitempty"`
+}
+
+// BudgetThresholdData is the payload of budget.threshold. An app's budgets (App set) go to
+// that app's endpoints; global and country budgets to every endpoint subscribed to the type.
+type BudgetThresholdData struct {
+	Budget string `json:"budget"`
+	// Kind is global, app, country or app_country.
+	Kind    string `json:"kind"`
+	AppID   string `json:"app_id,omitempty"`
+	Country string `json:"country,omitempty"`
+	// Period is day or month; Mode enforce, shadow or alert.
+	Period string `json:"period"`
+	Mode   string `json:"mode"`
+	// Threshold is 50, 80 or 100 (percent of the cap).
+	Threshold int `json:"threshold"`
+	// Spent and Cap are decimal amounts of Currency.
+	Spent    string `json:"spent"`
+	Cap      string `json:"cap"`
+	Currency string `json:"currency"`
+	// WindowStart and ResetsAt bound the window.
+	WindowStart string `json:"window_start"`
+	ResetsAt    string `json:"resets_at"`
 }
 
 // Time writes t as the payloads do: RFC 3339 in UTC with microseconds, as Postgres keeps it.

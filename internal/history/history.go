@@ -118,7 +118,11 @@ type SendRow struct {
 	// when it had no part in it.
 	Fraud *otp.FraudExplanation
 	// Test marks a send to a test number of its app: nothing went out.
-	Test              bool
+	Test bool
+	// Cost is the send's estimated cost in micro-units of Currency; 0 for refused sends,
+	// test numbers and sends no price applied to.
+	Cost              int64
+	Currency          string
 	Provider          string
 	ProviderMessageID string
 	Error             string

@@ -57,6 +57,11 @@ type Problem struct {
 	Target string `json:"target,omitempty"`
 	// Challenge is the challenge whose solution admits the send.
 	Challenge *challengeBody `json:"challenge,omitempty"`
+	// Budget, BudgetWindow and ResetsAt name the spend budget that refused a send, its
+	// window (day or month) and when that window ends.
+	Budget       string `json:"budget,omitempty"`
+	BudgetWindow string `json:"window,omitempty"`
+	ResetsAt     string `json:"resets_at,omitempty"`
 }
 
 // challengeBody is a challenge as ALTCHA's widgets read it (challengejson).
@@ -123,6 +128,8 @@ func kindOf(c otp.Code) problemKind {
 		return problemKind{http.StatusUnprocessableEntity, "Idempotency-Key reused", "this Idempotency-Key was used with a different request body"}
 	case otp.CodeRateLimited:
 		return problemKind{http.StatusTooManyRequests, "Rate limited", "too many requests; retry later"}
+	case otp.CodeBudgetExceeded:
+		return problemKind{http.StatusTooManyRequests, "Budget exceeded", "the spend budget of this window is spent; retry after it resets"}
 	case otp.CodeFraudBlocked:
 		return problemKind{http.StatusForbidden, "Fraud blocked", "sends to this destination are paused for now; retry later"}
 	case otp.CodeBlocked:
@@ -199,6 +206,16 @@ func ProblemFor(err error) Problem {
 	case otp.CodeRateLimited:
 		if limited, ok := as[*otp.ErrRateLimited](err); ok {
 			addRateLimited(&out, limited)
+		}
+	case otp.CodeBudgetExceeded:
+		if spent, ok := as[*otp.ErrBudgetExceeded](err); ok {
+			secs := max(CeilSeconds(spent.RetryAfter), 1)
+			out.RetryAfterSeconds = &secs
+			out.Budget, out.BudgetWindow = spent.Budget, spent.Period
+			if !spent.ResetsAt.IsZero() {
+				out.ResetsAt = spent.ResetsAt.UTC().Format(time.RFC3339)
+			}
+			out.Detail = fmt.Sprintf("the spend budget %s of this %s is spent; retry after it resets", spent.Budget, spent.Period)
 		}
 	case otp.CodeFraudBlocked:
 		if fraud, ok := as[*otp.ErrFraudBlocked](err); ok {

@@ -37,6 +37,7 @@ func TestProblemFor(t *testing.T) {
 		{"IdempotencyKeyReused", otp.ErrIdempotencyKeyReused, 422, "idempotency_key_reused"},
 		{"RateLimited", limited, 429, "rate_limited"},
 		{"FraudBlocked", &otp.ErrFraudBlocked{Scope: "prefix", Key: "+81901234", RetryAfter: time.Hour}, 403, "fraud_blocked"},
+		{"BudgetExceeded", &otp.ErrBudgetExceeded{Budget: "cap", Period: "day", RetryAfter: time.Hour}, 429, "budget_exceeded"},
 		{"BlockListed", &otp.ErrBlocked{Entry: "country NG"}, 403, "blocked"},
 		{"ProviderDefinite", &otp.ErrProvider{Provider: "twilio", Definite: true, Err: otp.ErrNotDelivered}, 502, "provider_error"},
 		{"ProviderTimeout", &otp.ErrProvider{Provider: "webhook", Err: context.DeadlineExceeded}, 502, "provider_error"},
@@ -99,6 +100,14 @@ func TestProblemFor(t *testing.T) {
 		}
 		if strings.Contains(p.Detail, "+81901234") || p.Violations != nil {
 			t.Errorf("got %+v, want the blocked target kept from the client", p)
+		}
+	})
+	t.Run("BudgetExceededNamesTheBudgetItsWindowAndItsReset", func(t *testing.T) {
+		resets := time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC)
+		p := ProblemFor(fmt.Errorf("otp: send: %w", &otp.ErrBudgetExceeded{Budget: "cap", Period: "day", ResetsAt: resets, RetryAfter: 90*time.Second + time.Millisecond}))
+		if p.RetryAfterSeconds == nil || *p.RetryAfterSeconds != 91 || p.Budget != "cap" || p.BudgetWindow != "day" ||
+			p.ResetsAt != "2030-01-03T00:00:00Z" || !strings.Contains(p.Detail, "cap") {
+			t.Errorf("got %+v, want cap, day, its reset and 91 seconds", p)
 		}
 	})
 	t.Run("InvalidCodeCarriesAttemptsLeftEvenZero", func(t *testing.T) {

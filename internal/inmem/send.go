@@ -66,7 +66,7 @@ func (s *Store) addSend(id, verificationID string, p otp.BeginSend, now time.Tim
 	s.sends[id] = &history.SendRow{
 		ID: id, AppID: p.AppID, VerificationID: verificationID, Time: now, Phone: p.Phone, ClientIP: p.ClientIP,
 		Channel: channelOr(p.Channel), Country: p.Country, Encoding: p.Encoding, Segments: p.Segments,
-		SendStatus: otp.SendSending, Provider: p.Provider, Shadow: p.Shadow, Fraud: copyExplanation(p.Fraud), Test: p.Test,
+		SendStatus: otp.SendSending, Provider: p.Provider, Shadow: p.Shadow, Fraud: copyExplanation(p.Fraud), Test: p.Test, Cost: p.Cost, Currency: p.Currency,
 		Updated: now,
 	}
 }

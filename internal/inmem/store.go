@@ -32,6 +32,7 @@ type Store struct {
 	admin         []history.AdminAction
 	apps          appState
 	fraud         fraudState
+	spend         spendState
 	ev            eventState
 	dropped       atomic.Uint64
 	written       atomic.Uint64

@@ -24,7 +24,7 @@ func forbidden() map[string][]string {
 			"otpgate/internal/idempotency", "otpgate/internal/ratelimit", "otpgate/internal/postgres",
 			"otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms",
 			"otpgate/internal/twilioapi", "otpgate/internal/notify",
-			"otpgate/internal/admin", "otpgate/internal/fraud", "otpgate/internal/events"),
+			"otpgate/internal/admin", "otpgate/internal/fraud", "otpgate/internal/events", "otpgate/internal/spend"),
 		// The admin listener reaches history, limits, apps, webhooks and the fraud guard
 		// through their services only, never a store or a driver.
 		"otpgate/internal/admin": append(drivers,
@@ -35,6 +35,14 @@ func forbidden() map[string][]string {
 			"github.com/go-chi/chi", "github.com/prometheus", "net/http", "otpgate/internal/http",
 			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem",
 			"otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/idempotency", "otpgate/internal/notify"),
+		// The spend step prices and budgets sends; it knows otp, history's audit entry and the
+		// events' payload (whose package holds the dispatcher, hence net/http), nothing of how
+		// it is stored, served or counted.
+		"otpgate/internal/spend": append(drivers,
+			"github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/http",
+			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem",
+			"otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/idempotency", "otpgate/internal/notify",
+			"otpgate/internal/fraud", "otpgate/internal/admin"),
 		"otpgate/internal/notify":    {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
 		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},

@@ -8,7 +8,7 @@
 //
 //	| metric | type | labels | what it counts |
 //	|---|---|---|---|
-//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, duplicate, invalid (invalid_email too), provider_error, unavailable, error | send calls that reached the service |
+//	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, budget_exceeded, duplicate, invalid (invalid_email too), provider_error, unavailable, error | send calls that reached the service |
 //	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
 //	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
 //	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
@@ -40,6 +40,9 @@
 //	| `otpgate_fraud_shadow_total` | counter | `scope` | sends that shadow fraud rules or the shadow guard would have refused |
 //	| `otpgate_fraud_blocks_started_total` | counter | `scope`, `mode` | blocks the fraud guard started |
 //	| `otpgate_fraud_blocks_active` | gauge | `scope`, `mode` | fraud guard blocks in force, as last counted |
+//	| `otpgate_spend_total` | counter | `app`, `country` (ISO region, empty for email), `channel` | the estimated cost of sends handed to a provider, in the price table's currency (refused sends and test numbers cost nothing) |
+//	| `otpgate_budget_used_ratio` | gauge | `budget`, `period`: day, month | what each budget's current window has spent, as a fraction of its cap, as this instance last saw it |
+//	| `otpgate_budget_shadow_total` | counter | `budget` | sends a shadow budget would have refused and let through |
 //	| `go_*`, `process_*` | | | the Go runtime and the process, from the standard collectors |
 //
 // Sends and checks are counted when they reach the service: requests the API refuses
@@ -89,6 +92,7 @@ type Metrics struct {
 	httpSeries sync.Map
 	outcomes   sync.Map
 	fraud      fraudMetrics
+	spend      spendMetrics
 	// rejected counts refused delivery callbacks, registered by the first ReceiptReceiver.
 	rejected     *prometheus.CounterVec
 	rejectedOnce sync.Once
@@ -139,6 +143,7 @@ func New() *Metrics {
 	)
 	m.delivery = newDeliveryMetrics(m.reg)
 	m.fraud = registerFraud(m.reg)
+	m.spend = registerSpend(m.reg)
 	// Known label values start at zero, so rates and alerts work before the first event.
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)

@@ -12,7 +12,7 @@ import (
 var (
 	sendOutcomes = []string{
 		"created", "resent", "rate_limited", "duplicate", "invalid", "provider_error", "unavailable", "error",
-		"fraud_blocked", "blocked",
+		"fraud_blocked", "blocked", "budget_exceeded",
 	}
 	checkOutcomes = []string{
 		"approved", "invalid_code", "too_many_attempts", "expired", "not_found", "rate_limited", "invalid", "unavailable", "error",
@@ -32,6 +32,9 @@ type verifier struct {
 func (v *verifier) Send(ctx context.Context, in otp.SendInput) (otp.SendResult, error) {
 	res, err := v.next.Send(ctx, in)
 	v.m.outcome(v.m.sends, "send", sendOutcome(res, err)).Inc()
+	if err == nil && res.Cost > 0 {
+		v.m.spend.total.WithLabelValues(otp.StoredAppID(res.Verification.AppID), res.Country, res.Channel).Add(float64(res.Cost) / 1e6)
+	}
 	return res, err
 }
 
@@ -75,7 +78,8 @@ func outcome(c otp.Code) string {
 	case otp.CodeDuplicateSubmit:
 		return "duplicate"
 	case otp.CodeRateLimited, otp.CodeInvalidCode, otp.CodeTooManyAttempts, otp.CodeExpired,
-		otp.CodeNotFound, otp.CodeProviderError, otp.CodeUnavailable, otp.CodeFraudBlocked, otp.CodeBlocked:
+		otp.CodeNotFound, otp.CodeProviderError, otp.CodeUnavailable, otp.CodeFraudBlocked, otp.CodeBlocked,
+		otp.CodeBudgetExceeded:
 		return string(c)
 	}
 	return "error"

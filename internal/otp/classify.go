@@ -41,6 +41,9 @@ const (
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 	// CodeRateLimited: a limiter rule refused; nothing was sent.
 	CodeRateLimited Code = "rate_limited"
+	// CodeBudgetExceeded: an enforcing spend budget's window has spent what it may; nothing
+	// was spent or sent.
+	CodeBudgetExceeded Code = "budget_exceeded"
 	// CodeFraudBlocked: the fraud guard blocked a target of the send; nothing was spent.
 	CodeFraudBlocked Code = "fraud_blocked"
 	// CodeBlocked: the fraud block list refuses the send; nothing was spent.
@@ -119,6 +122,7 @@ func chainCode(err error) Code {
 		demand   *ErrChallengeRequired
 		solution *ErrChallengeInvalid
 		ntype    *ErrNumberType
+		spent    *ErrBudgetExceeded
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -139,6 +143,8 @@ func chainCode(err error) Code {
 		return CodeIdempotencyKeyReused
 	case errors.As(err, &limited), errors.As(err, &budget):
 		return CodeRateLimited
+	case errors.As(err, &spent):
+		return CodeBudgetExceeded
 	case errors.As(err, &fraud):
 		return CodeFraudBlocked
 	case errors.As(err, &blocked):

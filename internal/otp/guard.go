@@ -227,6 +227,11 @@ func (d Decision) ShadowFindings() []string {
 			out = append(out, ReasonChallenge+" "+g.Scope+" "+g.Key)
 		}
 	}
+	for _, b := range d.Budgets {
+		if b.Over && b.Mode == BudgetShadow {
+			out = append(out, b.Scope+" "+b.Key+":shadow")
+		}
+	}
 	return out
 }
 

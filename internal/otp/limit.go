@@ -186,6 +186,10 @@ type Budget struct {
 	Cap, Cost int64
 	// TTL is how long the window's key lives: until the window ends, and a margin.
 	TTL time.Duration
+	// Name, Period and Resets say which budget and window this is, for the refusal and
+	// the events: the limiter does not read them.
+	Name, Period string
+	Resets       time.Time
 }
 
 // BudgetState is what one budget said in a decision.

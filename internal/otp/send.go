@@ -35,10 +35,23 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return res, err
 	}
 
+	// The message is rendered before the limiter decides, since its segments are what
+	// the budgets reserve; a code that is never sent is only forgotten.
+	code, err := newCode(s.Rand, app.CodeLength)
+	if err != nil {
+		return res, err
+	}
+	msg, err := s.compose(app, t, code, in.FriendlyName)
+	if err != nil {
+		return res, fmt.Errorf("otp: send: render: %w", err)
+	}
+	sq, quote := s.quote(app, t, msg.Segments, s.Now())
+
 	policy := append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...)
 	if solved.ID != "" {
 		policy = append(policy, s.solutionLimit(solved))
 	}
+	policy = append(policy, quote.Limits...)
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
 	dec, err := s.limiter.Allow(lctx, policy)
 	cancel()
@@ -48,20 +61,11 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	res.Decision = dec
 	now := s.Now()
 	s.startedBlocks(ctx, fraud, policy, dec, now)
+	s.spendDecided(ctx, sq, policy, dec)
 	if !dec.Allowed {
 		return res, s.denied(app.ID, t, in.ClientIP, policy, dec, now)
 	}
 
-	code, err := newCode(s.Rand, app.CodeLength)
-	if err != nil {
-		s.refund(ctx, dec.Reservation)
-		return res, err
-	}
-	msg, err := s.compose(app, t, code, in.FriendlyName)
-	if err != nil {
-		s.refund(ctx, dec.Reservation)
-		return res, fmt.Errorf("otp: send: render: %w", err)
-	}
 	sendID := s.NewID()
 	var seen *Verification
 	if v, ok := s.seenPending(app.ID, t.address); ok {
@@ -78,6 +82,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		Shadow:   dec.ShadowReport(),
 		Fraud:    dec.Explain(policy),
 		Seen:     seen,
+		Cost:     quote.Cost, Currency: quote.Currency,
 	})
 	cancel()
 	if err != nil {
@@ -108,6 +113,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	res.Channel = t.channel
 	res.SendsLeft = max(app.MaxSends-start.Verification.Sends, 0)
 	res.NextResendAt = now.Add(dec.RetryAfterNext())
+	res.Cost, res.Currency, res.Country = quote.Cost, quote.Currency, t.region
 	return res, nil
 }
 
@@ -149,8 +155,13 @@ func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec 
 		}
 		reason = first.Scope + " " + first.Rule.String()
 	}
-	if fraudErr == nil {
-		// Only when no rule refused: a challenge cannot admit what the rules refuse.
+	spent := budgetExceeded(policy, dec, now)
+	if spent != nil && fraudErr == nil && len(violations) == 0 {
+		reason = ScopeBudget + " " + spent.Budget + " " + spent.Period
+	}
+	if fraudErr == nil && spent == nil {
+		// Only when no rule refused: a challenge cannot admit what the rules refuse, nor
+		// what a budget does.
 		blocked, fraudErr = s.challengeDenied(t, ip, dec, now)
 	}
 	why := dec.explainShadow(policy)
@@ -168,6 +179,8 @@ func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec 
 		return fraudErr
 	case status == SendDuplicate:
 		return ErrDuplicateSubmit
+	case len(violations) == 0 && spent != nil:
+		return spent
 	}
 	return &ErrRateLimited{Decision: dec}
 }

@@ -69,6 +69,7 @@ type Service struct {
 	fraud   Fraud // nil: no fraud step (see UseFraud)
 	// challenger issues and checks the guard's challenges; nil: none (see UseChallenger).
 	challenger Challenger
+	spend      Spend // nil: sends cost nothing (see UseSpend)
 
 	// Now is the service's clock (history times, expiry); tests replace it.
 	Now func() time.Time
@@ -127,6 +128,10 @@ type SendResult struct {
 	// SendsLeft is how many more sends this verification may have.
 	SendsLeft int
 	Decision  Decision
+	// Cost is the send's estimated cost in micro-units of Currency; Country the number's
+	// ISO region (empty for email).
+	Cost              int64
+	Currency, Country string
 }
 
 // CheckInput is one attempt to prove a code: by verification ID, by Phone or by Email.

@@ -73,6 +73,10 @@ type BeginSend struct {
 	// step while it is still the pending one, and must otherwise decide on what it holds
 	// (it may have been checked, closed, expired or replaced since).
 	Seen *Verification
+	// Cost is the send's estimated cost in micro-units of Currency (0: nothing, such as a
+	// test number's send or when no price applies).
+	Cost     int64
+	Currency string
 }
 
 // SendStart is the outcome of Store.BeginSend.

@@ -57,26 +57,26 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 }
 
 // beginSendSQL calls otpgate_begin_send; markSendSQL marks a send row with why the fraud
-// guard let it through and whether it went to a test number.
+// guard let it through, whether it went to a test number and its estimated cost.
 const (
 	beginSendSQL = `SELECT * FROM otpgate_begin_send(
 		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
-	markSendSQL = `UPDATE sends SET fraud = $2, test = $3 WHERE id = $1`
+	markSendSQL = `UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5 WHERE id = $1`
 )
 
-// beginSendRow makes one call of otpgate_begin_send. The rare send that carries more (a
-// solved challenge, a shadow finding, a test number) marks its row in the same round trip:
+// beginSendRow makes one call of otpgate_begin_send. A send that carries more (a solved
+// challenge, a shadow finding, a test number, a cost) marks its row in the same round trip:
 // both statements go in one pipeline, which Postgres runs as one implicit transaction, and
 // the mark finds the row only when the call wrote it.
 func (s *Store) beginSendRow(ctx context.Context, p otp.BeginSend, channel string, newHash []byte, knownID *string, knownHash []byte) pgx.Row {
 	args := []any{p.AppID, p.Phone, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
 		p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments}
-	if p.Fraud == nil && !p.Test {
+	if p.Fraud == nil && !p.Test && p.Cost == 0 {
 		return s.pool.QueryRow(ctx, beginSendSQL, args...)
 	}
 	b := &pgx.Batch{}
 	b.Queue(beginSendSQL, args...)
-	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test)
+	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency)
 	return &batchRow{results: s.pool.SendBatch(ctx, b)}
 }
 

@@ -39,6 +39,8 @@ func payloadOf(typ string) (any, []string, error) {
 		return &events.FraudBlockData{}, nil, nil
 	case events.FraudBlockEnded:
 		return &events.FraudBlockData{}, []string{"ended_at"}, nil
+	case events.BudgetThreshold:
+		return &events.BudgetThresholdData{}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("no payload type for event type %q", typ)
 }

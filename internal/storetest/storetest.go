@@ -21,6 +21,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/spend"
 )
 
 // Stores is one implementation under test, fresh and empty. What Store can do beyond
@@ -41,6 +42,8 @@ type Stores struct {
 	Fraud fraud.Store
 	// Events is the same store as an events.Store.
 	Events events.Store
+	// Spend is the same store as a spend.Store.
+	Spend spend.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest. The cases of a capability
@@ -63,6 +66,9 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("AppsNumbers", func(t *testing.T) { testAppsNumbers(t, newStore) })
 	t.Run("Fraud", func(t *testing.T) { testFraud(t, newStore) })
 	t.Run("FraudExplained", func(t *testing.T) { testFraudExplained(t, newStore) })
+	t.Run("Spend", func(t *testing.T) { testSpend(t, newStore) })
+	t.Run("SpendConfig", func(t *testing.T) { testSpendConfig(t, newStore) })
+	t.Run("SpendFigures", func(t *testing.T) { testSpendFigures(t, newStore) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })

@@ -93,6 +93,11 @@ func errorFor(err error) restError {
 		if errors.As(err, &limited) && budgetSpent(limited) {
 			e = restError{Code: codeMaxSends, Status: http.StatusTooManyRequests, Message: "Max send attempts reached"}
 		}
+	case otp.CodeBudgetExceeded:
+		e = restError{Code: codeTooManyRequests, Status: http.StatusTooManyRequests, Message: "Too many requests: the spend budget is exceeded"}
+		if spent, ok := errors.AsType[*otp.ErrBudgetExceeded](err); ok {
+			e.Message += ": " + spent.Error()
+		}
 	case otp.CodeDuplicateSubmit:
 		e = restError{Code: codeTooManyRequests, Status: http.StatusTooManyRequests, Message: "Too many requests: the same number was just submitted"}
 	case otp.CodeTooManyAttempts:

@@ -39,12 +39,15 @@ func setRetryAfter(w http.ResponseWriter, err error) {
 	}
 	var (
 		limited *otp.ErrRateLimited
+		spent   *otp.ErrBudgetExceeded
 		known   retryAfter
 		after   time.Duration
 	)
 	switch {
 	case errors.As(err, &limited):
 		after = limited.RetryAfter()
+	case errors.As(err, &spent):
+		after = spent.RetryAfter
 	case errors.As(err, &known):
 		after = known.after
 	}

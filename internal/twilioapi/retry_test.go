@@ -3,6 +3,7 @@ package twilioapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -55,6 +56,7 @@ func TestRetryAfterOnEveryRateLimitAnswer(t *testing.T) {
 	}{
 		{"RateLimited", "/Verifications", refusing{err: &otp.ErrRateLimited{Decision: violated("phone", 41500*time.Millisecond)}}, 20429, "42"},
 		{"DuplicateSubmit", "/Verifications", refusing{err: otp.ErrDuplicateSubmit, send: otp.SendResult{Decision: violated(otp.ScopeDuplicate, 3*time.Second)}}, 20429, "3"},
+		{"BudgetExceeded", "/Verifications", refusing{err: fmt.Errorf("otp: send: %w", &otp.ErrBudgetExceeded{Budget: "cap", Period: "day", RetryAfter: 90*time.Minute + time.Millisecond})}, 20429, "5401"},
 		{"SendsSpent", "/Verifications", refusing{err: &otp.ErrRateLimited{Decision: violated(otp.ScopeVerification, 4*time.Minute)}}, 60203, "240"},
 		{"CheckRateLimited", "/VerificationCheck", refusing{err: &otp.ErrRateLimited{Decision: violated("check_ip", 7*time.Second)}}, 20429, "7"},
 		{"WrongGuessesSpent", "/VerificationCheck", refusing{err: otp.ErrTooManyAttempts,

@@ -1,0 +1,105 @@
+package otp
+
+import (
+	"context"
+	"time"
+)
+
+// ScopeBudget is the limiter scope of budgets: each window of each budget is one key.
+const ScopeBudget = "budget"
+
+// Spend is the spend step of sends: what a send is estimated to cost and the budgets it
+// reserves that cost in. internal/spend implements it over the live price table and
+// budgets; the domain only asks, so prices, budgets and their reloading stay out of it.
+type Spend interface {
+	// Quote prices a send and returns the budget limits to add to its policy, each window
+	// of each matching budget one limit reserving the cost.
+	Quote(q SpendQuery) Quote
+	// Decided reports a send's decision on its budgets (thresholds crossed, what shadow
+	// budgets would have refused) for events and gauges; it runs detached from the client.
+	// Errors are logged.
+	Decided(ctx context.Context, q SpendQuery, policy []Limit, dec Decision)
+}
+
+// SpendQuery is what the spend step knows of a send.
+type SpendQuery struct {
+	AppID, Channel string
+	// Region is the number's ISO 3166 country (empty for email); Address the number or address.
+	Region, Address string
+	// Provider is the sender's name, which names the provider when there is one.
+	Provider string
+	Segments int
+	Now      time.Time
+}
+
+// Quote is a send's estimated cost and the budgets it counts against.
+type Quote struct {
+	// Cost is in micro-units of Currency (1,000,000 to the unit).
+	Cost     int64
+	Currency string
+	Limits   []Limit
+}
+
+// UseSpend adds the spend step to sends; without it sends cost nothing and no budget
+// applies. Call it while wiring, before the service serves.
+func (s *Service) UseSpend(sp Spend) { s.spend = sp }
+
+// quote asks the spend step, when there is one.
+func (s *Service) quote(app App, t target, segments int, now time.Time) (SpendQuery, Quote) {
+	q := SpendQuery{AppID: app.ID, Channel: t.channel, Region: t.region, Address: t.address,
+		Provider: s.sender.Name(), Segments: segments, Now: now}
+	if s.spend == nil {
+		return q, Quote{}
+	}
+	return q, s.spend.Quote(q)
+}
+
+// spendDecided tells the spend step how the decision went, bounded like a store call.
+func (s *Service) spendDecided(ctx context.Context, q SpendQuery, policy []Limit, dec Decision) {
+	if s.spend == nil || len(dec.Budgets) == 0 {
+		return
+	}
+	ctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.StoreTimeout, finishTimeout))
+	defer cancel()
+	s.spend.Decided(ctx, q, policy, dec)
+}
+
+// BudgetWindow finds the budget limit of policy that st reports on.
+func BudgetWindow(policy []Limit, st BudgetState) (*Budget, bool) {
+	for _, l := range policy {
+		if l.Budget != nil && l.Scope == st.Scope && l.Key == st.Key {
+			return l.Budget, true
+		}
+	}
+	return nil, false
+}
+
+// ErrBudgetExceeded means an enforcing budget refused the send: its window has spent what
+// it may. Nothing was reserved or sent.
+type ErrBudgetExceeded struct {
+	// Budget names the budget; Period is its window (day or month).
+	Budget, Period string
+	// ResetsAt is when the window ends and the budget admits sends again.
+	ResetsAt time.Time
+	// RetryAfter is how long until then.
+	RetryAfter time.Duration
+}
+
+func (e *ErrBudgetExceeded) Error() string {
+	return "budget " + e.Budget + " exceeded for this " + e.Period + "; it resets at " + e.ResetsAt.UTC().Format(time.RFC3339)
+}
+
+// budgetExceeded names an enforcing budget's refusal, when one refused.
+func budgetExceeded(policy []Limit, dec Decision, now time.Time) *ErrBudgetExceeded {
+	st, ok := dec.BudgetRefusal()
+	if !ok {
+		return nil
+	}
+	b, _ := BudgetWindow(policy, st)
+	e := &ErrBudgetExceeded{Budget: st.Key, Period: "window"}
+	if b != nil {
+		e.Budget, e.Period, e.ResetsAt = b.Name, b.Period, b.Resets
+		e.RetryAfter = max(b.Resets.Sub(now), time.Second)
+	}
+	return e
+}

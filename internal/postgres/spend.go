@@ -1,0 +1,134 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/events"
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+	"otpgate/internal/spend"
+)
+
+var _ spend.Store = (*Store)(nil)
+
+// SpendConfig implements spend.Store.
+func (s *Store) SpendConfig(ctx context.Context) ([]byte, int64, error) {
+	var (
+		raw []byte
+		v   int64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT config, version FROM spend_settings`).Scan(&raw, &v)
+	return raw, v, wrap("spend config", err)
+}
+
+// SpendVersion implements spend.Store.
+func (s *Store) SpendVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT version FROM spend_settings`).Scan(&v)
+	return v, wrap("spend version", err)
+}
+
+// UpdateSpendConfig implements spend.Store.
+func (s *Store) UpdateSpendConfig(ctx context.Context, update func([]byte) ([]byte, history.AdminAction, error)) (int64, error) {
+	var version int64
+	var refused error
+	err := s.inTx(ctx, "update spend config", func(tx pgx.Tx) error {
+		var raw []byte
+		if err := tx.QueryRow(ctx, `SELECT config FROM spend_settings FOR UPDATE`).Scan(&raw); err != nil {
+			return err
+		}
+		next, a, err := update(raw)
+		if err != nil {
+			refused = err
+			return err
+		}
+		if !json.Valid(next) {
+			return fmt.Errorf("%w: the spend configuration is not JSON", errBug)
+		}
+		if err := tx.QueryRow(ctx, `UPDATE spend_settings SET config = $1::jsonb, updated_at = $2, version = version + 1
+			RETURNING version`, string(next), s.Now()).Scan(&version); err != nil {
+			return err
+		}
+		return s.auditTx(ctx, tx, a)
+	})
+	if refused != nil {
+		return 0, refused
+	}
+	return version, err
+}
+
+// RecordBudgetThreshold implements spend.Store: one row per subscribed endpoint, in no
+// order (no subject); the event id comes from key, so a second record writes nothing.
+func (s *Store) RecordBudgetThreshold(ctx context.Context, key string, d events.BudgetThresholdData, at time.Time) error {
+	data, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("postgres: record budget threshold: %w", err)
+	}
+	var app *string
+	if d.AppID != "" {
+		if !validID(d.AppID) {
+			return nil // no endpoint belongs to an app id of another shape
+		}
+		app = &d.AppID
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO event_outbox (event_id, endpoint_id, type, data, created_at, next_attempt_at)
+		SELECT $1, w.id, $2, $3::jsonb, $4, $4 FROM webhook_endpoints w
+		WHERE $2 = ANY(w.event_types) AND ($5::uuid IS NULL OR w.app_id = $5::uuid)
+		ON CONFLICT DO NOTHING`, events.EventID(events.BudgetThreshold, key), events.BudgetThreshold, string(data), at, app)
+	return wrap("record budget threshold", err)
+}
+
+// spentSends are the sends that cost something: priced, and not failed (a failed send's
+// row keeps its estimate, but nothing went out).
+const spentSends = `cost > 0 AND status <> 'failed'`
+
+// SpendByDay implements spend.Store.
+func (s *Store) SpendByDay(ctx context.Context, from, to time.Time) ([]spend.DayTotal, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT date_trunc('day', created_at AT TIME ZONE 'UTC'), app_id::text, country, sum(cost)::bigint, count(*)
+		FROM sends WHERE created_at >= $1 AND created_at < $2 AND `+spentSends+`
+		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, from, to)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (spend.DayTotal, error) {
+		var d spend.DayTotal
+		err := r.Scan(&d.Day, &d.AppID, &d.Country, &d.Cost, &d.Sends)
+		d.Day = time.Date(d.Day.Year(), d.Day.Month(), d.Day.Day(), 0, 0, 0, 0, time.UTC)
+		return d, err
+	})
+	return out, wrap("spend by day", err)
+}
+
+// TopPrefixes implements spend.Store.
+func (s *Store) TopPrefixes(ctx context.Context, from time.Time, drop, limit int) ([]spend.PrefixTotal, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT left(phone, greatest(length(phone) - $2, 2)), country, sum(cost)::bigint, count(*)
+		FROM sends WHERE created_at >= $1 AND channel <> 'email' AND `+spentSends+`
+		GROUP BY 1, 2 ORDER BY 3 DESC, 1 LIMIT $3`, from, drop, limit)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (spend.PrefixTotal, error) {
+		var p spend.PrefixTotal
+		return p, r.Scan(&p.Prefix, &p.Country, &p.Cost, &p.Sends)
+	})
+	return out, wrap("top prefixes", err)
+}
+
+// SpentSince implements spend.Store.
+func (s *Store) SpentSince(ctx context.Context, from time.Time, app, country string) (spend.Micros, error) {
+	if app != "" && !validID(otp.StoredAppID(app)) {
+		return 0, nil // no send belongs to an app id of another shape
+	}
+	var sum spend.Micros
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(cost), 0)::bigint FROM sends
+		WHERE created_at >= $1 AND `+spentSends+` AND ($2 = '' OR app_id::text = $2) AND ($3 = '' OR country = $3)`,
+		from, storedApp(app), country).Scan(&sum)
+	return sum, wrap("spent since", err)
+}
+
+// storedApp is the app id as sends keep it; empty stays empty (every app).
+func storedApp(app string) string {
+	if app == "" {
+		return ""
+	}
+	return otp.StoredAppID(app)
+}

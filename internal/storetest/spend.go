@@ -1,0 +1,194 @@
+package storetest
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"otpgate/internal/events"
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+	"otpgate/internal/spend"
+)
+
+func testSpend(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("ASendKeepsItsCostAndCurrency", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		priced := params("+819012345678", "111111", base())
+		priced.Cost, priced.Currency = 163_400, "USD"
+		free := params("+819012345679", "222222", base().Add(time.Second))
+		resend := params("+819012345678", "333333", base().Add(2*time.Second))
+		resend.Cost, resend.Currency = 81_700, "USD"
+		for _, p := range []otp.BeginSend{priced, free, resend} {
+			e.send(p)
+		}
+		for _, c := range []struct {
+			id   string
+			cost int64
+			cur  string
+		}{{priced.SendID, 163_400, "USD"}, {free.SendID, 0, ""}, {resend.SendID, 81_700, "USD"}} {
+			if got := e.sendRow(c.id); got.Cost != c.cost || got.Currency != c.cur {
+				t.Errorf("send %s: got cost %d %q, want %d %q", c.id, got.Cost, got.Currency, c.cost, c.cur)
+			}
+		}
+	})
+
+	t.Run("RefusedSendsCostNothing", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := newID()
+		e.Denied.RecordDenied(otp.DeniedSend{ID: id, Phone: "+819012345678", Status: otp.SendBlocked, Reason: "budget x day", Time: base()})
+		e.flush()
+		if got := e.sendRow(id); got.Cost != 0 {
+			t.Errorf("got cost %d, want 0", got.Cost)
+		}
+	})
+}
+
+func testSpendConfig(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("AChangeBumpsTheVersionAndIsAudited", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		raw, v0, err := e.Spend.SpendConfig(e.ctx)
+		if err != nil || raw != nil {
+			t.Fatalf("fresh store: got %s, %v; want nothing stored", raw, err)
+		}
+		doc := []byte(`{"currency":"EUR","prices":[],"budgets":[]}`)
+		v1, err := e.Spend.UpdateSpendConfig(e.ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
+			if stored != nil {
+				t.Errorf("update saw %s, want nothing stored", stored)
+			}
+			return doc, history.AdminAction{Action: spend.ActionConfigChanged, Target: "spend:config", Detail: "currency"}, nil
+		})
+		if err != nil || v1 <= v0 {
+			t.Fatalf("got version %d, %v; want above %d", v1, err, v0)
+		}
+		raw, v, err := e.Spend.SpendConfig(e.ctx)
+		if err != nil || v != v1 || !jsonEqual(raw, doc) {
+			t.Errorf("got %s at %d, %v; want %s at %d", raw, v, err, doc, v1)
+		}
+		if got, err := e.Spend.SpendVersion(e.ctx); err != nil || got != v1 {
+			t.Errorf("version: got %d, %v; want %d", got, err, v1)
+		}
+		acts, err := e.History.AdminActions(e.ctx, 10)
+		if err != nil || len(acts) == 0 || acts[0].Action != spend.ActionConfigChanged {
+			t.Errorf("audit: got %+v, %v; want the change first", acts, err)
+		}
+	})
+
+	t.Run("ARefusedChangeChangesNothing", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"currency": "bad"}}
+		_, err := e.Spend.UpdateSpendConfig(e.ctx, func([]byte) ([]byte, history.AdminAction, error) {
+			return nil, history.AdminAction{}, refusal
+		})
+		if !errors.Is(err, refusal) {
+			t.Errorf("got %v, want the refusal", err)
+		}
+		if raw, v, err := e.Spend.SpendConfig(e.ctx); err != nil || raw != nil || v != 0 {
+			t.Errorf("got %s at %d, %v; want nothing changed", raw, v, err)
+		}
+	})
+
+	t.Run("AThresholdIsWrittenOncePerWindowToItsEndpoints", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		other := newID()
+		all := e.subscribe(otp.DefaultAppID, events.BudgetThreshold)
+		mine := e.subscribe(other, events.BudgetThreshold)
+		e.subscribe(other, events.SendBlocked)
+		global := events.BudgetThresholdData{Budget: "all", Kind: "global", Period: "day", Mode: "enforce", Threshold: 50,
+			Spent: "0.50", Cap: "1.00", Currency: "USD", WindowStart: events.Time(base()), ResetsAt: events.Time(base().Add(24 * time.Hour))}
+		app := global
+		app.Budget, app.Kind, app.AppID = "mine", "app", other
+		for range 2 {
+			for _, c := range []struct {
+				key string
+				d   events.BudgetThresholdData
+			}{{"all:day:20300101:50", global}, {"mine:day:20300101:50", app}} {
+				if err := e.Spend.RecordBudgetThreshold(e.ctx, c.key, c.d, base()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got := e.drain(base().Add(time.Minute))
+		per := map[string]int{}
+		for _, ev := range got {
+			d := payload[events.BudgetThresholdData](t, ev)
+			per[d.Budget]++
+			if ev.Type != events.BudgetThreshold || d.Threshold != 50 || d.Cap != "1.00" {
+				t.Errorf("got %s %+v, want the threshold as recorded", ev.Type, d)
+			}
+		}
+		// The global budget goes to both endpoints subscribed to the type, the app's to its own.
+		if per["all"] != 2 || per["mine"] != 1 || len(got) != 3 {
+			t.Errorf("got %v in %d events, want all twice and mine once (endpoints %s, %s)", per, len(got), all, mine)
+		}
+	})
+}
+
+// jsonEqual reports whether two JSON documents hold the same values, whatever their spacing
+// and key order (Postgres keeps jsonb in its own).
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func testSpendFigures(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("SumsPerDayAppCountryAndPrefixLeaveOutFailedSends", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		app := newID()
+		day1, day2 := base(), base().Add(24*time.Hour)
+		var sends []otp.BeginSend
+		add := func(appID, phone, country string, at time.Time, cost int64) otp.BeginSend {
+			p := params(phone, "111111", at)
+			p.AppID, p.Country, p.Cost, p.Currency = appID, country, cost, "USD"
+			e.send(p)
+			sends = append(sends, p)
+			return p
+		}
+		add("", "+819012340001", "JP", day1, 80_000)
+		add("", "+819012340002", "JP", day1.Add(time.Minute), 80_000)
+		add(app, "+998901230001", "UZ", day1.Add(2*time.Minute), 290_000)
+		failed := add(app, "+998901230002", "UZ", day1.Add(3*time.Minute), 290_000)
+		add(app, "+998901239999", "UZ", day2, 290_000)
+		add("", "+12025550123", "US", day2.Add(time.Minute), 0) // nothing priced it
+		e.finishAs(failed, otp.SendFailed)
+		e.flush()
+
+		days, err := e.Spend.SpendByDay(e.ctx, day1, day2.Add(24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d1 := time.Date(day1.Year(), day1.Month(), day1.Day(), 0, 0, 0, 0, time.UTC)
+		want := []spend.DayTotal{
+			{Day: d1, AppID: otp.DefaultAppID, Country: "JP", Cost: 160_000, Sends: 2},
+			{Day: d1, AppID: app, Country: "UZ", Cost: 290_000, Sends: 1},
+			{Day: d1.Add(24 * time.Hour), AppID: app, Country: "UZ", Cost: 290_000, Sends: 1},
+		}
+		slices.SortFunc(want, func(a, b spend.DayTotal) int {
+			return cmp.Or(a.Day.Compare(b.Day), cmp.Compare(a.AppID, b.AppID), cmp.Compare(a.Country, b.Country))
+		})
+		if !reflect.DeepEqual(days, want) {
+			t.Errorf("per day: got %+v, want %+v", days, want)
+		}
+		top, err := e.Spend.TopPrefixes(e.ctx, day1, 4, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTop := []spend.PrefixTotal{{Prefix: "+99890123", Country: "UZ", Cost: 580_000, Sends: 2}, {Prefix: "+81901234", Country: "JP", Cost: 160_000, Sends: 2}}
+		if !reflect.DeepEqual(top, wantTop) {
+			t.Errorf("top prefixes: got %+v, want %+v", top, wantTop)
+		}
+		for _, c := range []struct {
+			from         time.Time
+			app, country string
+			want         int64
+		}{{day1, "", "", 740_000}, {day1, app, "", 580_000}, {day1, "", "JP", 160_000}, {day2, app, "UZ", 290_000}, {day2, "", "JP", 0}} {
+			if got, err := e.Spend.SpentSince(e.ctx, c.from, c.app, c.country); err != nil || got != c.want {
+				t.Errorf("spent since %v for %q %q: got %d, %v; want %d", c.from, c.app, c.country, got, err, c.want)
+			}
+		}
+	})
+}
