@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -106,6 +107,21 @@ func TestNoCrossTenantLockout(t *testing.T) {
 		for _, k := range []string{"phone " + phone + " 1/1m", "phone key|" + phone + " 1/1m", "phone " + publicApp + "|" + phone + " 1/1m"} {
 			if used[k] != 1 {
 				t.Errorf("admin limits: got %v, want %q used once", used, k)
+			}
+		}
+		// The console shows each partition by its key.
+		req, _ := http.NewRequest(http.MethodGet, in.admin+"/admin/limits?phone="+url.QueryEscape(phone), nil)
+		req.SetBasicAuth("admin", testAdminToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, k := range []string{"key|" + phone, publicApp + "|" + phone} {
+			// html/template writes + as &#43;.
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), strings.ReplaceAll(k, "+", "&#43;")) {
+				t.Errorf("console limits page: got %d, want it to list partition %q", resp.StatusCode, k)
 			}
 		}
 		// The operator's reset clears every partition.
