@@ -3987,9 +3987,12 @@ type ClientInterface interface {
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
 	// except a `503` from Redis failing before the limiter answered and the refusals
-	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 	//
-	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+	// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+	// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+	// `404 not_found` whose detail names the default app).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4011,9 +4014,12 @@ type ClientInterface interface {
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
 	// except a `503` from Redis failing before the limiter answered and the refusals
-	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 	//
-	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+	// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+	// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+	// `404 not_found` whose detail names the default app).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4026,8 +4032,10 @@ type ClientInterface interface {
 	// spends one of its attempts; the guess that spends the last is still
 	// `422 invalid_code` with `attempts_left: 0`, and every check after it is
 	// `429 too_many_attempts`. A check by the id of an unknown verification spends the
-	// client IP's check budget too. RateLimit headers are set whenever the check
-	// limiter was asked.
+	// client IP's check budget too. A check spends the address's check budget (scope
+	// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+	// a pending verification for it; any other check spends the client IP's alone.
+	// RateLimit headers are set whenever the check limiter was asked.
 	//
 	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 	// It finds only the default app's verifications.
@@ -4043,8 +4051,10 @@ type ClientInterface interface {
 	// spends one of its attempts; the guess that spends the last is still
 	// `422 invalid_code` with `attempts_left: 0`, and every check after it is
 	// `429 too_many_attempts`. A check by the id of an unknown verification spends the
-	// client IP's check budget too. RateLimit headers are set whenever the check
-	// limiter was asked.
+	// client IP's check budget too. A check spends the address's check budget (scope
+	// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+	// a pending verification for it; any other check spends the client IP's alone.
+	// RateLimit headers are set whenever the check limiter was asked.
 	//
 	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 	// It finds only the default app's verifications.
@@ -4298,9 +4308,12 @@ func (c *Client) DeliveryReceiptWithFormdataBody(ctx context.Context, kind Deliv
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
 // except a `503` from Redis failing before the limiter answered and the refusals
-// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 //
-// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+// `404 not_found` whose detail names the default app).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4332,9 +4345,12 @@ func (c *Client) SendVerificationWithBody(ctx context.Context, params *SendVerif
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
 // except a `503` from Redis failing before the limiter answered and the refusals
-// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 //
-// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+// `404 not_found` whose detail names the default app).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4357,8 +4373,10 @@ func (c *Client) SendVerification(ctx context.Context, params *SendVerificationP
 // spends one of its attempts; the guess that spends the last is still
 // `422 invalid_code` with `attempts_left: 0`, and every check after it is
 // `429 too_many_attempts`. A check by the id of an unknown verification spends the
-// client IP's check budget too. RateLimit headers are set whenever the check
-// limiter was asked.
+// client IP's check budget too. A check spends the address's check budget (scope
+// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+// a pending verification for it; any other check spends the client IP's alone.
+// RateLimit headers are set whenever the check limiter was asked.
 //
 // This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 // It finds only the default app's verifications.
@@ -4384,8 +4402,10 @@ func (c *Client) CheckVerificationWithBody(ctx context.Context, params *CheckVer
 // spends one of its attempts; the guess that spends the last is still
 // `422 invalid_code` with `attempts_left: 0`, and every check after it is
 // `429 too_many_attempts`. A check by the id of an unknown verification spends the
-// client IP's check budget too. RateLimit headers are set whenever the check
-// limiter was asked.
+// client IP's check budget too. A check spends the address's check budget (scope
+// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+// a pending verification for it; any other check spends the client IP's alone.
+// RateLimit headers are set whenever the check limiter was asked.
 //
 // This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 // It finds only the default app's verifications.
@@ -5026,9 +5046,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
 	// except a `503` from Redis failing before the limiter answered and the refusals
-	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 	//
-	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+	// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+	// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+	// `404 not_found` whose detail names the default app).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5050,9 +5073,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every answer carries the RateLimit headers of the rule closest to its limit,
 	// except a `503` from Redis failing before the limiter answered and the refusals
-	// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+	// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 	//
-	// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+	// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+	// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+	// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+	// `404 not_found` whose detail names the default app).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5065,8 +5091,10 @@ type ClientWithResponsesInterface interface {
 	// spends one of its attempts; the guess that spends the last is still
 	// `422 invalid_code` with `attempts_left: 0`, and every check after it is
 	// `429 too_many_attempts`. A check by the id of an unknown verification spends the
-	// client IP's check budget too. RateLimit headers are set whenever the check
-	// limiter was asked.
+	// client IP's check budget too. A check spends the address's check budget (scope
+	// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+	// a pending verification for it; any other check spends the client IP's alone.
+	// RateLimit headers are set whenever the check limiter was asked.
 	//
 	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 	// It finds only the default app's verifications.
@@ -5082,8 +5110,10 @@ type ClientWithResponsesInterface interface {
 	// spends one of its attempts; the guess that spends the last is still
 	// `422 invalid_code` with `attempts_left: 0`, and every check after it is
 	// `429 too_many_attempts`. A check by the id of an unknown verification spends the
-	// client IP's check budget too. RateLimit headers are set whenever the check
-	// limiter was asked.
+	// client IP's check budget too. A check spends the address's check budget (scope
+	// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+	// a pending verification for it; any other check spends the client IP's alone.
+	// RateLimit headers are set whenever the check limiter was asked.
 	//
 	// This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 	// It finds only the default app's verifications.
@@ -5830,6 +5860,8 @@ type SendVerificationResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *SendForbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *AppNotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *SendConflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -5899,6 +5931,11 @@ func (r SendVerificationResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r SendVerificationResponse) GetApplicationproblemJSON403() *SendForbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SendVerificationResponse) GetApplicationproblemJSON404() *AppNotFound {
+	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -6351,9 +6388,12 @@ func (c *ClientWithResponses) DeliveryReceiptWithFormdataBodyWithResponse(ctx co
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
 // except a `503` from Redis failing before the limiter answered and the refusals
-// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 //
-// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+// `404 not_found` whose detail names the default app).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6381,9 +6421,12 @@ func (c *ClientWithResponses) SendVerificationWithBodyWithResponse(ctx context.C
 //
 // Every answer carries the RateLimit headers of the rule closest to its limit,
 // except a `503` from Redis failing before the limiter answered and the refusals
-// made before the body is read: `401`, and `400` for a bad `Otpgate-Client-Ip`.
+// made before the body is read: `401`, `404` and `400` for a bad `Otpgate-Client-Ip`.
 //
-// This is `POST /v1/apps/default/verifications`: the default app's endpoint.
+// This is `POST /v1/apps/default/verifications`: the default app's endpoint. Who may
+// call it is `OTP_DEFAULT_APP_ACCESS`: anyone (`public`, the default), callers with
+// one of the default app's keys (`key`: `401` without one), or nobody (`off`:
+// `404 not_found` whose detail names the default app).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6402,8 +6445,10 @@ func (c *ClientWithResponses) SendVerificationWithResponse(ctx context.Context, 
 // spends one of its attempts; the guess that spends the last is still
 // `422 invalid_code` with `attempts_left: 0`, and every check after it is
 // `429 too_many_attempts`. A check by the id of an unknown verification spends the
-// client IP's check budget too. RateLimit headers are set whenever the check
-// limiter was asked.
+// client IP's check budget too. A check spends the address's check budget (scope
+// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+// a pending verification for it; any other check spends the client IP's alone.
+// RateLimit headers are set whenever the check limiter was asked.
 //
 // This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 // It finds only the default app's verifications.
@@ -6425,8 +6470,10 @@ func (c *ClientWithResponses) CheckVerificationWithBodyWithResponse(ctx context.
 // spends one of its attempts; the guess that spends the last is still
 // `422 invalid_code` with `attempts_left: 0`, and every check after it is
 // `429 too_many_attempts`. A check by the id of an unknown verification spends the
-// client IP's check budget too. RateLimit headers are set whenever the check
-// limiter was asked.
+// client IP's check budget too. A check spends the address's check budget (scope
+// `check_phone` or `check_email`, in the app's partition of it) only when the app has
+// a pending verification for it; any other check spends the client IP's alone.
+// RateLimit headers are set whenever the check limiter was asked.
 //
 // This is `POST /v1/apps/default/verifications/check`: the default app's endpoint.
 // It finds only the default app's verifications.
@@ -7254,6 +7301,13 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AppNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest SendConflict

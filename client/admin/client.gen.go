@@ -21,6 +21,7 @@ import (
 // Defines values for AppAccess.
 const (
 	AppAccessKey    AppAccess = "key"
+	AppAccessOff    AppAccess = "off"
 	AppAccessPublic AppAccess = "public"
 )
 
@@ -28,6 +29,8 @@ const (
 func (e AppAccess) Valid() bool {
 	switch e {
 	case AppAccessKey:
+		return true
+	case AppAccessOff:
 		return true
 	case AppAccessPublic:
 		return true
@@ -1502,7 +1505,7 @@ func (e ListSendsParamsStatus) Valid() bool {
 
 // App One app as the admin API shows it, with its keys (never their secrets).
 type App struct {
-	// Access `public`: calls need no key; `key`: every call needs one of the app's keys.
+	// Access `public`: calls need no key; `key`: every call needs one of the app's keys; `off`: the default app under `OTP_DEFAULT_APP_ACCESS=off`, which takes no call.
 	Access AppAccess `json:"access"`
 
 	// AllowedCountries ISO 3166 alpha-2 codes of the numbers the app serves; `[]` allows all.
@@ -1560,7 +1563,7 @@ type App struct {
 	WebotpDomain string `json:"webotp_domain"`
 }
 
-// AppAccess `public`: calls need no key; `key`: every call needs one of the app's keys.
+// AppAccess `public`: calls need no key; `key`: every call needs one of the app's keys; `off`: the default app under `OTP_DEFAULT_APP_ACCESS=off`, which takes no call.
 type AppAccess string
 
 // AppChannels defines model for App.Channels.

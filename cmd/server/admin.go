@@ -16,7 +16,7 @@ import (
 
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, apps apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, registry *apps.Registry, apps apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	console := history.NewAdmin(p.history, limiter, []otp.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
@@ -25,6 +25,8 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
 	console.LimiterTimeout = cfg.RedisTimeout
+	// A phone's budget has a partition per public app and one for the key apps.
+	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), phone) }
 	return admin.NewServer(admin.Deps{
 		Logger:        log,
 		Admin:         console,

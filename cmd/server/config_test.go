@@ -100,6 +100,9 @@ func TestConfigTypedValues(t *testing.T) {
 		if time.Duration(cfg.HistoryRetention) != 90*24*time.Hour || cfg.RetentionInterval != 15*time.Minute {
 			t.Errorf("got history retention %v checked every %v, want 90d and 15m", time.Duration(cfg.HistoryRetention), cfg.RetentionInterval)
 		}
+		if cfg.DefaultAppAccess != "public" || cfg.serviceConfig(nil).DefaultApp().Access != otp.AccessPublic {
+			t.Errorf("got default app access %q, want public", cfg.DefaultAppAccess)
+		}
 		if cfg.LogLevel.Level != slog.LevelInfo || cfg.DefaultRegion != "" || cfg.AllowedCountries != nil || cfg.TrustedProxies != nil {
 			t.Errorf("got log level %v, region %q, countries %v, proxies %v; want info and none", cfg.LogLevel, cfg.DefaultRegion, cfg.AllowedCountries, cfg.TrustedProxies)
 		}
@@ -128,6 +131,12 @@ func TestConfigTypedValues(t *testing.T) {
 		}
 		if cfg.LogLevel.Level != slog.LevelDebug {
 			t.Errorf("got log level %v, want debug", cfg.LogLevel)
+		}
+		for value, want := range map[string]otp.Access{"public": otp.AccessPublic, " KEY ": otp.AccessKey, "Off": otp.AccessOff} {
+			cfg, err := loadFrom(map[string]string{"OTP_DEFAULT_APP_ACCESS": value})
+			if err != nil || cfg.serviceConfig(nil).DefaultApp().Access != want {
+				t.Errorf("OTP_DEFAULT_APP_ACCESS=%q: got %q, %v; want %q", value, cfg.DefaultAppAccess, err, want)
+			}
 		}
 		for value, want := range map[string]time.Duration{"OFF": 0, "0": 0, " 30d ": 30 * 24 * time.Hour, "36h": 36 * time.Hour} {
 			cfg, err := loadFrom(map[string]string{"OTP_HISTORY_RETENTION": value})

@@ -80,6 +80,7 @@ func TestConfigBadValues(t *testing.T) {
 		{"OTP_TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal", `config: OTP_TRUSTED_PROXIES="10.0.0.0/8,proxy.internal": entry 2 "proxy.internal": ` + notCIDR},
 		{"OTP_TRUSTED_PROXIES", "10.0.0.0/33", `config: OTP_TRUSTED_PROXIES="10.0.0.0/33": entry 1 "10.0.0.0/33": ` + notCIDR},
 		{"OTP_OUTBOUND_ALLOW", "127.0.0.0/8,localhost", `config: OTP_OUTBOUND_ALLOW="127.0.0.0/8,localhost": entry 2 "localhost": ` + notCIDR},
+		{"OTP_DEFAULT_APP_ACCESS", "private", `config: OTP_DEFAULT_APP_ACCESS="private": must be public, key or off`},
 		{"OTP_LOG_LEVEL", "verbose", `config: OTP_LOG_LEVEL="verbose": must be debug, info, warn or error`},
 		{"OTP_LOG_LEVEL", "warn+2", `config: OTP_LOG_LEVEL="warn+2": must be debug, info, warn or error`},
 		{"OTP_MIGRATE", "maybe", `config: OTP_MIGRATE="maybe": must be true or false`},

@@ -13,6 +13,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"otpgate/internal/fraud"
+	"otpgate/internal/otp"
 )
 
 // prefixes is a comma-separated list of CIDRs and single addresses, such as
@@ -79,6 +80,21 @@ func (l *logLevel) UnmarshalText(text []byte) error {
 		l.Level = slog.LevelError
 	default:
 		return errors.New("must be debug, info, warn or error")
+	}
+	return nil
+}
+
+// defaultAccess is OTP_DEFAULT_APP_ACCESS: who may call the default app, public, key or
+// off, in any letter case.
+type defaultAccess otp.Access
+
+// UnmarshalText accepts the three modes and nothing else.
+func (a *defaultAccess) UnmarshalText(text []byte) error {
+	switch m := otp.Access(strings.ToLower(strings.TrimSpace(string(text)))); m {
+	case otp.AccessPublic, otp.AccessKey, otp.AccessOff:
+		*a = defaultAccess(m)
+	default:
+		return errors.New("must be public, key or off")
 	}
 	return nil
 }

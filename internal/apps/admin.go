@@ -91,10 +91,11 @@ func (a *Admin) app(ctx context.Context, ref string) (otp.App, error) {
 }
 
 // CreateApp implements AdminService: unset fields take the default app's settings,
-// except its name, which a new app must have.
+// except its name, which a new app must have, and its access, public unless set (the
+// default app's may be off, which no other app can be).
 func (a *Admin) CreateApp(ctx context.Context, p Patch, actor string) (Info, error) {
 	base := a.registry.DefaultApp()
-	base.Name, base.Default = "", false
+	base.Name, base.Default, base.Access = "", false, otp.AccessPublic
 	now := a.Now().Truncate(time.Microsecond)
 	base.ID, base.CreatedAt, base.UpdatedAt = a.NewID(), now, now
 	app, err := p.Apply(base)

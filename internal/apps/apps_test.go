@@ -141,3 +141,39 @@ func TestRegistry(t *testing.T) {
 		}
 	})
 }
+
+// TestDefaultAppOff holds an app whose access is off (the default app under
+// OTP_DEFAULT_APP_ACCESS=off) to refusing every caller, keyed or not, while apps made
+// beside it are public unless they say otherwise, and the registry lists it first.
+func TestDefaultAppOff(t *testing.T) {
+	ctx := context.Background()
+	mem := inmem.New()
+	off := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5, DefaultAccess: otp.AccessOff}.DefaultApp()
+	reg := apps.NewRegistry(mem, off, slog.New(slog.DiscardHandler))
+	if err := reg.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := apps.NewAdmin(mem, reg)
+	k, err := admin.CreateKey(ctx, otp.DefaultAppAlias, apps.NewKey{Name: "backend"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, key := range map[string]apps.Key{"NoKey": {}, "ItsOwnKey": k.Key} {
+		if err := apps.Authorize(off, key); !errors.Is(err, otp.ErrAppOff) {
+			t.Errorf("%s: got %v, want otp.ErrAppOff", name, err)
+		}
+	}
+	info, err := admin.CreateApp(ctx, apps.Patch{Name: ptr("Shop")}, "test")
+	if err != nil {
+		t.Fatalf("CreateApp beside an app that is off: %v", err)
+	}
+	if info.App.Access != otp.AccessPublic {
+		t.Errorf("new app: got access %q, want public", info.App.Access)
+	}
+	if err := reg.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.Apps(); len(got) != 2 || got[0].ID != otp.DefaultAppID || got[1].ID != info.App.ID {
+		t.Errorf("Apps: got %d apps %+v, want the default app, then the new one", len(got), got)
+	}
+}

@@ -71,8 +71,12 @@ var ErrBadKey = otp.Errorf(otp.CodeUnauthorized, "API key missing, wrong or revo
 
 // Authorize decides whether a caller with key (ID empty for none) may call app.
 // A key app needs one of its own keys; a public app takes calls without one, but a
-// key that was given must be one of the app's. Errors: ErrBadKey.
+// key that was given must be one of the app's; an app whose access is off takes no
+// caller at all. Errors: ErrBadKey, otp.ErrAppOff.
 func Authorize(app otp.App, key Key) error {
+	if app.Access == otp.AccessOff {
+		return otp.ErrAppOff
+	}
 	if key.ID == "" {
 		if app.Access == otp.AccessKey {
 			return ErrBadKey

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +88,18 @@ func NewRegistry(store Store, defaultApp otp.App, log *slog.Logger) *Registry {
 
 // DefaultApp is the app built from the environment.
 func (r *Registry) DefaultApp() otp.App { return r.defaultApp }
+
+// Apps are the default app and then every app of the current snapshot by id.
+func (r *Registry) Apps() []otp.App {
+	s := r.snap.Load()
+	out := make([]otp.App, 0, len(s.apps)+1)
+	out = append(out, s.defaultApp)
+	for _, a := range s.apps {
+		out = append(out, a)
+	}
+	slices.SortFunc(out[1:], func(a, b otp.App) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
 
 // Version is the store version the current snapshot was read at; -1 before the first load.
 func (r *Registry) Version() int64 { return r.snap.Load().version }

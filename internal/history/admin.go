@@ -46,6 +46,17 @@ type Admin struct {
 	Now func() time.Time
 	// LimiterTimeout bounds one limiter call, as for the public API.
 	LimiterTimeout time.Duration
+	// AddressKeys are the keys a phone has in its scopes, one per partition of its budget
+	// (otp.AddressKey); nil: the phone alone, as when the default app is the only app.
+	AddressKeys func(phone string) []string
+}
+
+// keys are the limiter keys of the target: every partition of a phone, an IP as it is.
+func (a *Admin) keys(t LimitTarget) []string {
+	if t.Kind == TargetPhone && a.AddressKeys != nil {
+		return a.AddressKeys(t.Key)
+	}
+	return []string{t.Key}
 }
 
 // NewAdmin returns the admin service over history and limiter; limits are the
@@ -117,13 +128,15 @@ func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, err
 		if len(rules) == 0 {
 			continue
 		}
-		lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
-		states, err := a.limiter.Inspect(lctx, otp.Limit{Scope: scope, Key: t.Key, Rules: rules})
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("otp: admin: inspect %s: %w", scope, err)
+		for _, key := range a.keys(t) {
+			lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
+			states, err := a.limiter.Inspect(lctx, otp.Limit{Scope: scope, Key: key, Rules: rules})
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("otp: admin: inspect %s: %w", scope, err)
+			}
+			out = append(out, states...)
 		}
-		out = append(out, states...)
 	}
 	return out, nil
 }
@@ -143,11 +156,13 @@ func (a *Admin) ResetLimits(ctx context.Context, t LimitTarget, actor string) er
 		return fmt.Errorf("otp: admin: audit reset: %w", err)
 	}
 	for _, scope := range scopes {
-		lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
-		err := a.limiter.Reset(lctx, scope, t.Key)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("otp: admin: reset %s: %w", scope, err)
+		for _, key := range a.keys(t) {
+			lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
+			err := a.limiter.Reset(lctx, scope, key)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("otp: admin: reset %s: %w", scope, err)
+			}
 		}
 	}
 	return nil

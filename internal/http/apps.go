@@ -52,6 +52,10 @@ func withApp(log *slog.Logger, dir apps.Directory, v6prefix int, next http.Handl
 		if errors.Is(err, otp.ErrNotFound) {
 			err = errNoSuchApp
 		}
+		if err == nil && app.Access == otp.AccessOff {
+			// Before the key is looked at: an app that is off takes no call, with any key.
+			err = otp.ErrAppOff
+		}
 		if err != nil {
 			writeProblem(w, r, log, err)
 			return

@@ -179,6 +179,8 @@ func ProblemFor(err error) Problem {
 			out.Detail = "there is no such app"
 		} else if errors.Is(err, errNoSuchReceiver) {
 			out.Detail = errNoSuchReceiver.Message
+		} else if errors.Is(err, otp.ErrAppOff) {
+			out.Detail = otp.ErrAppOff.Message
 		}
 	case otp.CodeUnauthorized:
 		if errors.Is(err, apps.ErrBadKey) {

@@ -24,6 +24,20 @@ func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, 
 	return clone(v), nil
 }
 
+// Newest implements otp.Store.
+func (s *Store) Newest(ctx context.Context, appID, address string) (otp.Verification, error) {
+	if err := alive("newest", ctx); err != nil {
+		return otp.Verification{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.lookup(otp.CheckRef{AppID: appID, Phone: address})
+	if v == nil {
+		return otp.Verification{}, fmt.Errorf("inmem: newest: %w", otp.ErrNotFound)
+	}
+	return clone(v), nil
+}
+
 // Check implements otp.Store; decide runs under the store's lock.
 func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	if err := alive("check", ctx); err != nil {

@@ -38,6 +38,13 @@ func (s *store) Verification(ctx context.Context, id string) (otp.Verification, 
 	return v, err
 }
 
+func (s *store) Newest(ctx context.Context, appID, address string) (otp.Verification, error) {
+	start := time.Now()
+	v, err := s.next.Newest(ctx, appID, address)
+	s.observe("newest", start, err)
+	return v, err
+}
+
 func (s *store) Check(ctx context.Context, p otp.CheckRef, decide func(otp.Verification) (otp.Verification, otp.CheckOutcome)) (otp.Verification, otp.CheckOutcome, error) {
 	start := time.Now()
 	v, o, err := s.next.Check(ctx, p, decide)

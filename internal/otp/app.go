@@ -29,7 +29,15 @@ const (
 	AccessPublic Access = "public"
 	// AccessKey apps need one of their API keys on every call.
 	AccessKey Access = "key"
+	// AccessOff is for the default app alone (OTP_DEFAULT_APP_ACCESS=off): it takes no
+	// call at all, so a server of key apps has no unauthenticated door.
+	AccessOff Access = "off"
 )
+
+// ErrAppOff refuses every call of an app whose access is off (the default app under
+// OTP_DEFAULT_APP_ACCESS=off) before anything is looked up or spent.
+var ErrAppOff = Errorf(CodeNotFound, "the default app is off on this server (OTP_DEFAULT_APP_ACCESS=off): "+
+	"call /v1/apps/{app_id}/verifications with the id of your app")
 
 // Bounds of an app's settings; the code bounds are the ones OTP_CODE_LENGTH and
 // OTP_CODE_TTL have.
@@ -147,6 +155,10 @@ func (a App) Validate() (App, error) {
 	}
 	switch a.Access {
 	case AccessPublic, AccessKey:
+	case AccessOff:
+		if !a.Default {
+			f["access"] = `must be "public" or "key"`
+		}
 	case "":
 		a.Access = AccessPublic
 	default:
@@ -190,10 +202,18 @@ func regions(list []string) ([]string, string) {
 // DefaultApp is the default app as the configuration describes it.
 func (c Config) DefaultApp() App {
 	return App{
-		ID: DefaultAppID, Name: DefaultAppAlias, Default: true, Access: AccessPublic,
+		ID: DefaultAppID, Name: DefaultAppAlias, Default: true, Access: c.defaultAccess(),
 		CodeLength: c.CodeLength, CodeTTL: c.CodeTTL, MaxSends: c.MaxSends, MaxAttempts: c.MaxAttempts,
 		AllowedCountries: c.AllowedCountries, WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
 	}
+}
+
+// defaultAccess is the default app's access mode: public unless the configuration says.
+func (c Config) defaultAccess() Access {
+	if c.DefaultAccess == "" {
+		return AccessPublic
+	}
+	return c.DefaultAccess
 }
 
 // AcceptsLocale reports whether the app sends messages in locale l, a built-in locale

@@ -1,6 +1,9 @@
 package otp
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Scopes of an app's own rules. Their keys are "<app id>|<E.164 phone>", so each app
 // counts its own sends and checks per phone on top of the shared scopes, which every
@@ -10,13 +13,52 @@ const (
 	ScopeAppCheck = "app_check"
 )
 
-// appSendPolicy adds the app's own send rules to the shared policy. The duplicate
-// window is the app's own, too: the same phone asked for by two apps is no double
-// submit. The default app's keys stay as they were before there were apps.
+// keyPartition is the key prefix of the per-address scopes that every app with key
+// access shares.
+const keyPartition = "key|"
+
+// AddressKey is the key address has in the per-address scopes (phone, email,
+// check_phone, check_email) for calls of app: its partition of the address's budget.
+// Apps with key access share one partition ("key|<address>"): their callers are
+// authenticated, and a number costs the same whichever of them asks. Every app without
+// a key has a partition of its own, so that no unauthenticated caller can spend what
+// protects another app's users: the public default app keeps the key it had before
+// there were apps (the bare address), any other public app has "<app id>|<address>".
+func AddressKey(app App, address string) string {
+	switch {
+	case app.Access == AccessKey:
+		return keyPartition + address
+	case app.Default:
+		return address
+	}
+	return app.ID + "|" + address
+}
+
+// AddressKeys are every partition of address for apps, in the order of apps with the
+// key apps' partition once: what an operator inspects and resets for one address.
+func AddressKeys(apps []App, address string) []string {
+	var out []string
+	for _, a := range apps {
+		if k := AddressKey(a, address); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// appSendPolicy adds the app's own send rules to the shared policy and keys the
+// per-address scope in the app's partition (AddressKey). The duplicate window is the
+// app's own, too: the same phone asked for by two apps is no double submit. The default
+// app's duplicate keys stay as they were before there were apps.
 func appSendPolicy(app App, address string, shared []Limit) []Limit {
 	for i := range shared {
-		if shared[i].Scope == ScopeDuplicate && !app.Default {
-			shared[i].Key = app.ID + "|" + shared[i].Key
+		switch shared[i].Scope {
+		case ScopeDuplicate:
+			if !app.Default {
+				shared[i].Key = app.ID + "|" + shared[i].Key
+			}
+		case ScopePhone, ScopeEmail:
+			shared[i].Key = AddressKey(app, address)
 		}
 	}
 	if len(app.SendRules) == 0 {

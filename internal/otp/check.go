@@ -13,50 +13,77 @@ import (
 // Check proves a code against a verification and closes it when it matches. The
 // store runs the decision under a lock, so concurrent guesses never exceed the
 // attempt budget and one code never approves twice.
+//
+// Only a check that could succeed spends the address's check budget: one for a pending
+// verification of the app. Any other check (no verification, another app's, a closed
+// one) costs the client IP a guess and nothing more, so that nobody can lock a
+// number's owner out of checking by checking where there is nothing to check (see
+// docs/apps.md). A number of a country the app does not serve has no verification to
+// check: it is answered before anything is spent.
 func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error) {
 	var res CheckResult
 	app := s.appOf(in.App)
+	if app.Access == AccessOff {
+		return res, ErrAppOff
+	}
 	if err := checkInput(in, app.CodeLength); err != nil {
 		return res, err
 	}
 	in.ID = strings.ToLower(in.ID)
 	ref := CheckRef{AppID: app.ID, ID: in.ID, ClientIP: in.ClientIP}
-	phone, known := "", true
+	// target is the verification the check is for as last seen; nil when there is none.
+	var target *Verification
 	switch {
 	case in.Email != "":
 		e, err := NormalizeEmail(in.Email)
 		if err != nil {
 			return res, err
 		}
-		phone, ref.Phone = e, e
+		ref.Phone = e
 	case in.Phone != "":
-		p, _, err := s.normalizePhone(in.Phone)
+		p, region, err := s.normalizePhone(in.Phone)
 		if err != nil {
 			return res, err
 		}
-		phone, ref.Phone = p, p
+		if !app.AllowsCountry(region) && s.testNumber(app, p) == nil {
+			return res, ErrNotFound
+		}
+		ref.Phone = p
 	default:
 		v, err := s.lastSeen(ctx, in.ID)
 		switch {
 		case errors.Is(err, ErrNotFound), err == nil && v.AppID != app.ID:
 			// An unknown id (or another app's) still costs the client IP a guess, so ids
 			// cannot be probed for free.
-			known = false
 		case err != nil:
 			return res, fmt.Errorf("otp: check: find verification: %w", err)
 		default:
-			phone, ref.Seen = v.Address, &v
+			target, ref.Seen = &v, &v
 		}
 	}
-
 	if ref.Phone != "" {
-		if v, ok := s.seenPending(app.ID, ref.Phone); ok {
-			ref.Seen = &v
+		v, err := s.newest(ctx, app.ID, ref.Phone)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return res, fmt.Errorf("otp: check: find verification: %w", err)
+		case v.Status == StatusPending:
+			target, ref.Seen = &v, &v
+		default:
+			// A closed verification is final: the check is decided on it alone, so that a
+			// newer one created meanwhile cannot be guessed at without its budget spent.
+			target, ref.Seen, ref.ID, ref.Phone = &v, &v, v.ID, ""
 		}
+	}
+	// A verification's status only ever leaves pending, so one seen closed is closed.
+	open := target != nil && target.Status == StatusPending
+	address := ""
+	if open {
+		address = target.Address
 	}
 
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, append(s.checkPolicy(phone, in.ClientIP), appCheckLimits(app, phone)...))
+	dec, err := s.limiter.Allow(lctx, append(s.checkPolicy(app, address, in.ClientIP), appCheckLimits(app, address)...))
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: check: limiter: %w", err)
@@ -65,7 +92,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	if !dec.Allowed {
 		return res, &ErrRateLimited{Decision: dec}
 	}
-	if !known {
+	if target == nil {
 		return res, ErrNotFound
 	}
 
@@ -73,6 +100,11 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
 	defer cancel()
 	v, outcome, err := s.store.Check(sctx, ref, func(v Verification) (Verification, CheckOutcome) {
+		if !open && v.Status == StatusPending {
+			// Never reached while statuses only close; should one reopen, a check that
+			// spent no address budget still compares no code.
+			return v, OutcomeNotPending
+		}
 		return s.decide(v, in.Code, ref.Now)
 	})
 	if err != nil {
@@ -98,6 +130,22 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	default:
 		return res, ErrNotFound
 	}
+}
+
+// newest is the app's newest verification of address: the pending one this instance
+// remembers, else the stored one (which it then remembers). Errors: ErrNotFound, and the
+// store's.
+func (s *Service) newest(ctx context.Context, appID, address string) (Verification, error) {
+	if v, ok := s.seenPending(appID, address); ok {
+		return v, nil
+	}
+	ctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	v, err := s.store.Newest(ctx, appID, address)
+	if err == nil {
+		s.remember(v)
+	}
+	return v, err
 }
 
 // decide is the whole check rule, run by the store while it holds the verification's lock.

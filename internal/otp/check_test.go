@@ -117,7 +117,8 @@ func TestCheckAsksTheLimiter(t *testing.T) {
 		{"ByIDPaysForTheVerificationsPhone", true, func(id string) otp.CheckInput { return otp.CheckInput{ID: id} }, []otp.Limit{checkPhone, checkIP}, nil},
 		{"ByPhone", true, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkPhone, checkIP}, nil},
 		{"UnknownIDStillCostsTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{ID: unknownID} }, []otp.Limit{checkIP}, otp.ErrNotFound},
-		{"UnknownPhone", false, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkPhone, checkIP}, otp.ErrNotFound},
+		// Nothing to check: the phone's check budget is not spent (issue 19), the IP's is.
+		{"UnknownPhoneCostsOnlyTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkIP}, otp.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,8 +295,8 @@ func TestCheckByPhoneDecidesOnTheRememberedPendingVerification(t *testing.T) {
 		t.Errorf("on the sending instance: got seen %+v, want the pending verification it sent", s)
 	}
 	other := e.otherInstance(t)
-	if s := seen(other); s != nil {
-		t.Errorf("on another instance: got seen %+v, want none (it saw nothing)", s)
+	if s := seen(other); s == nil || s.ID != sent.Verification.ID || s.Status != otp.StatusPending || s.Attempts != 1 {
+		t.Errorf("on another instance: got seen %+v, want the pending verification it read before the limiter", s)
 	}
 	in.Code = codes[0]
 	if _, err := other.Check(context.Background(), in); err != nil {
@@ -308,7 +309,7 @@ func TestCheckByPhoneDecidesOnTheRememberedPendingVerification(t *testing.T) {
 	if _, err := other.Check(context.Background(), in); !errors.Is(err, otp.ErrNotFound) {
 		t.Fatalf("after approval: got %v, want not found", err)
 	}
-	if s := e.store.LastCheck.Seen; s != nil {
-		t.Errorf("after approval: got seen %+v, want none: a closed verification is not the phone's for a check by phone", s)
+	if last := e.store.LastCheck; last.ID != sent.Verification.ID || last.Phone != "" || last.Seen == nil || last.Seen.Status != otp.StatusApproved {
+		t.Errorf("after approval: got %+v, want the check pinned to the closed verification by id", last)
 	}
 }

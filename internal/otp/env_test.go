@@ -149,7 +149,7 @@ func (e *env) wantUntouched(t *testing.T) {
 	if got := e.limiter.Allows(); len(got) != 0 {
 		t.Errorf("limiter asked: got %v, want no call", got)
 	}
-	for _, m := range []string{"BeginSend", "FinishSend", "Verification", "Check"} {
+	for _, m := range []string{"BeginSend", "FinishSend", "Verification", "Newest", "Check"} {
 		if got := e.store.Calls(m); got != 0 {
 			t.Errorf("store %s: got %d calls, want 0", m, got)
 		}

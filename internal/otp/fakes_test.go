@@ -168,6 +168,8 @@ type faultyStore struct {
 	BeginSendErr, FinishSendErr, VerificationErr, CheckErr error
 	// AfterBeginSend, when set, runs after a successful BeginSend.
 	AfterBeginSend func()
+	// AfterNewest, when set, runs after Newest read, before its answer returns.
+	AfterNewest func()
 	// LastCheck is the reference of the latest Check call.
 	LastCheck otp.CheckRef
 	// LastBegin is what the latest BeginSend call was given.
@@ -214,6 +216,15 @@ func (s *faultyStore) FinishSend(ctx context.Context, p otp.FinishSend) error {
 		return err
 	}
 	return s.Store.FinishSend(ctx, p)
+}
+
+func (s *faultyStore) Newest(ctx context.Context, appID, address string) (otp.Verification, error) {
+	s.called("Newest", nil)
+	v, err := s.Store.Newest(ctx, appID, address)
+	if s.AfterNewest != nil {
+		s.AfterNewest()
+	}
+	return v, err
 }
 
 func (s *faultyStore) Verification(ctx context.Context, id string) (otp.Verification, error) {

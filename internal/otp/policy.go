@@ -50,16 +50,18 @@ func (s *Service) sendPolicy(t target, ip, fingerprint string) []Limit {
 	return limits
 }
 
-// checkPolicy lists the limits one check must pass; address is empty when the
-// verification named by id does not exist (the IP still pays for the guess).
-func (s *Service) checkPolicy(address, ip string) []Limit {
+// checkPolicy lists the limits one check must pass; address is empty when the check
+// cannot succeed (no verification of the app's could be approved by it: the IP still
+// pays for the guess, but no budget of the address is spent). The address's check
+// budget is the app's partition of it (AddressKey).
+func (s *Service) checkPolicy(app App, address, ip string) []Limit {
 	var limits []Limit
 	scope, rules := ScopeCheckPhone, s.cfg.CheckPhoneRules
 	if IsEmailAddress(address) {
 		scope, rules = ScopeCheckEmail, s.cfg.CheckEmailRules
 	}
 	if address != "" && len(rules) > 0 {
-		limits = append(limits, Limit{Scope: scope, Key: address, Rules: rules})
+		limits = append(limits, Limit{Scope: scope, Key: AddressKey(app, address), Rules: rules})
 	}
 	if len(s.cfg.CheckIPRules) > 0 {
 		limits = append(limits, Limit{Scope: ScopeCheckIP, Key: ip, Rules: s.cfg.CheckIPRules})

@@ -19,6 +19,9 @@ const finishTimeout = 5 * time.Second
 func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	var res SendResult
 	app := s.appOf(in.App)
+	if app.Access == AccessOff {
+		return res, ErrAppOff
+	}
 	t, err := s.sendTarget(in, app)
 	if err != nil {
 		return res, err

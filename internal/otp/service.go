@@ -46,6 +46,8 @@ type Config struct {
 	// DeniedNumberTypes are the number types (PhoneType) codes are not sent to by SMS or
 	// voice; an app may set its own.
 	DeniedNumberTypes []string
+	// DefaultAccess is the default app's access mode (OTP_DEFAULT_APP_ACCESS); empty is public.
+	DefaultAccess Access
 }
 
 // Service sends and checks verification codes.

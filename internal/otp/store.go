@@ -25,6 +25,10 @@ type Store interface {
 	FinishSend(ctx context.Context, p FinishSend) error
 	// Verification returns one verification by id. Errors: ErrNotFound.
 	Verification(ctx context.Context, id string) (Verification, error)
+	// Newest returns the app's newest verification of address (the E.164 phone or the
+	// email address), whatever its status: the one a check by address is for.
+	// Errors: ErrNotFound when the app has none.
+	Newest(ctx context.Context, appID, address string) (Verification, error)
 	// Check calls decide with the verification named by CheckRef (by id, or the phone's
 	// newest), saves the Status, Attempts and ClosedAt that decide returns and records the
 	// attempt with decide's outcome, atomically: what it saves was decided on the state

@@ -25,6 +25,23 @@ func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, 
 	return v, wrap("verification", err)
 }
 
+// Newest implements otp.Store with the statement a check by phone reads with.
+func (s *Store) Newest(ctx context.Context, appID, address string) (otp.Verification, error) {
+	appID = otp.StoredAppID(appID)
+	if !validID(appID) || address == "" {
+		return otp.Verification{}, fmt.Errorf("postgres: newest: %w", otp.ErrNotFound)
+	}
+	v, err := scanVerification(s.pool.QueryRow(ctx, newestQuery, address, appID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = otp.ErrNotFound
+	}
+	return v, wrap("newest", err)
+}
+
+// newestQuery reads the app's newest verification of a phone or email address.
+const newestQuery = `SELECT ` + verificationCols + ` FROM verifications WHERE phone = $1 AND app_id = $2
+			ORDER BY created_at DESC, id DESC LIMIT 1`
+
 // Check implements otp.Store. It decides on the verification as read (ref.Seen, or an
 // unlocked read) and saves the outcome and the attempt row in one statement, in autocommit,
 // on condition that the verification is still in the state decide saw; when a concurrent
@@ -39,8 +56,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 	case ref.ID != "" && validID(ref.ID):
 		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1 AND app_id = $2`, ref.ID
 	case ref.ID == "" && ref.Phone != "":
-		query, key = `SELECT `+verificationCols+` FROM verifications WHERE phone = $1 AND app_id = $2
-			ORDER BY created_at DESC, id DESC LIMIT 1`, ref.Phone
+		query, key = newestQuery, ref.Phone
 	default:
 		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	}

@@ -217,3 +217,33 @@ func testCheck(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 }
+
+// testNewest holds Store.Newest: the app's newest verification of an address, whatever
+// its status, which a check by address reads before its limiter call.
+func testNewest(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("NewestOfTheAppAndAddress", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		const phone = "+819012345670"
+		_, err := e.Store.Newest(e.ctx, "", phone)
+		wantNotFound(t, "before any send", err)
+		first := e.send(params(phone, "111111", base())).Verification.ID
+		v, err := e.Store.Newest(e.ctx, otp.DefaultAppID, phone)
+		if err != nil || v.ID != first || v.Status != otp.StatusPending || v.Address != phone || v.AppID != otp.DefaultAppID {
+			t.Fatalf("pending: got %+v, %v, want verification %s pending", v, err, first)
+		}
+		e.check(first, "111111", base().Add(time.Minute))
+		if v, err = e.Store.Newest(e.ctx, "", phone); err != nil || v.ID != first || v.Status != otp.StatusApproved {
+			t.Errorf("closed: got %+v, %v, want %s approved: the newest, whatever its status", v, err, first)
+		}
+		second := e.send(params(phone, "222222", base().Add(2*time.Minute))).Verification.ID
+		if v, err = e.Store.Newest(e.ctx, "", phone); err != nil || v.ID != second || v.Status != otp.StatusPending {
+			t.Errorf("after a new send: got %+v, %v, want %s pending", v, err, second)
+		}
+		_, err = e.Store.Newest(e.ctx, "0190a000-0000-7000-8000-0000000000ff", phone)
+		wantNotFound(t, "another app", err)
+		_, err = e.Store.Newest(e.ctx, "", "+819012345671")
+		wantNotFound(t, "another phone", err)
+		_, err = e.Store.Newest(e.ctx, "not-an-id", phone)
+		wantNotFound(t, "a malformed app id", err)
+	})
+}

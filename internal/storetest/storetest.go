@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("FinishSend", func(t *testing.T) { testFinish(t, newStore) })
 	t.Run("Settle", func(t *testing.T) { testSettle(t, newStore) })
 	t.Run("Check", func(t *testing.T) { testCheck(t, newStore) })
+	t.Run("Newest", func(t *testing.T) { testNewest(t, newStore) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("Pagination", func(t *testing.T) { testPagination(t, newStore) })

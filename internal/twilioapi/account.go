@@ -28,8 +28,10 @@ var errAccountOnly = otp.Errorf(otp.CodeUnauthorized, "this resource needs the a
 func isAccount(k apps.Key) bool { return k.ID == accountKeyID && k.AppID == "" }
 
 // mayCall reports whether the caller may use the app's resources: the account may use
-// every app's, a key its own app's (apps.Authorize).
-func mayCall(app otp.App, k apps.Key) bool { return isAccount(k) || apps.Authorize(app, k) == nil }
+// every app's, a key its own app's (apps.Authorize); nobody an app that is off.
+func mayCall(app otp.App, k apps.Key) bool {
+	return app.Access != otp.AccessOff && (isAccount(k) || apps.Authorize(app, k) == nil)
+}
 
 // caller authenticates HTTP Basic credentials: the account credential when the user is
 // an account SID, else an app key. The token is compared by its SHA-256 with
