@@ -33,6 +33,7 @@ type Store struct {
 	apps          appState
 	fraud         fraudState
 	ev            eventState
+	totp          totpState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 
