@@ -16,6 +16,7 @@ func addRoutes(r chi.Router, d Deps) {
 	r.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
 	r.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
 	r.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	totpRoutes(r, d, app)
 	r.Method(http.MethodPost, "/v1/receipts/{kind}/{instance}", handleReceipt(d.Logger, d.Receipts))
 	if d.Twilio != nil {
 		r.Mount("/v2", d.Twilio)
