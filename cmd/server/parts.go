@@ -36,7 +36,7 @@ type parts struct {
 	// events keeps webhook endpoints and the outbox.
 	events events.Store
 	// totp keeps entities, factors and challenges.
-	totp totp.Store
+	totp   totp.Store
 	secret []byte
 	token  string
 	// accountToken is the Twilio API's account credential (OTP_ACCOUNT_TOKEN); dev mode
