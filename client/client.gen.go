@@ -2172,6 +2172,9 @@ type TOTPEnrolment struct {
 	Identity     string             `json:"identity"`
 	Period       int                `json:"period"`
 
+	// QrPng The URI drawn as a 256-pixel QR code, a PNG in a data URI, ready for an `img` element's `src`.
+	QrPng string `json:"qr_png"`
+
 	// Secret The secret in unpadded base32, for typing into an authenticator app.
 	Secret    string              `json:"secret"`
 	Skew      int                 `json:"skew"`
@@ -3358,7 +3361,7 @@ type ClientInterface interface {
 	// Creates the user (the entity) when it does not exist yet, and an `unverified`
 	// factor with a fresh 160-bit secret from the operating system's random source,
 	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-	// (or `secret` for typing); then confirm the factor with a first code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 	//
 	// Takes any type of body and a specified content type.
@@ -3371,7 +3374,7 @@ type ClientInterface interface {
 	// Creates the user (the entity) when it does not exist yet, and an `unverified`
 	// factor with a fresh 160-bit secret from the operating system's random source,
 	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-	// (or `secret` for typing); then confirm the factor with a first code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -3733,7 +3736,7 @@ func (c *Client) ListTOTPFactors(ctx context.Context, appId AppID, identity TOTP
 // Creates the user (the entity) when it does not exist yet, and an `unverified`
 // factor with a fresh 160-bit secret from the operating system's random source,
 // kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-// (or `secret` for typing); then confirm the factor with a first code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 // (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 //
 // Takes any type of body and a specified content type.
@@ -3756,7 +3759,7 @@ func (c *Client) CreateTOTPFactorWithBody(ctx context.Context, appId AppID, iden
 // Creates the user (the entity) when it does not exist yet, and an `unverified`
 // factor with a fresh 160-bit secret from the operating system's random source,
 // kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-// (or `secret` for typing); then confirm the factor with a first code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 // (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 //
 // Takes a body of the `application/json` content type.
@@ -5036,7 +5039,7 @@ type ClientWithResponsesInterface interface {
 	// Creates the user (the entity) when it does not exist yet, and an `unverified`
 	// factor with a fresh 160-bit secret from the operating system's random source,
 	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-	// (or `secret` for typing); then confirm the factor with a first code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5049,7 +5052,7 @@ type ClientWithResponsesInterface interface {
 	// Creates the user (the entity) when it does not exist yet, and an `unverified`
 	// factor with a fresh 160-bit secret from the operating system's random source,
 	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-	// (or `secret` for typing); then confirm the factor with a first code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -7065,7 +7068,7 @@ func (c *ClientWithResponses) ListTOTPFactorsWithResponse(ctx context.Context, a
 // Creates the user (the entity) when it does not exist yet, and an `unverified`
 // factor with a fresh 160-bit secret from the operating system's random source,
 // kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-// (or `secret` for typing); then confirm the factor with a first code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 // (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7084,7 +7087,7 @@ func (c *ClientWithResponses) CreateTOTPFactorWithBodyWithResponse(ctx context.C
 // Creates the user (the entity) when it does not exist yet, and an `unverified`
 // factor with a fresh 160-bit secret from the operating system's random source,
 // kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
-// (or `secret` for typing); then confirm the factor with a first code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
 // (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"time"
@@ -97,6 +98,8 @@ type totpEnrolment struct {
 	totpFactor
 	Secret string `json:"secret"`
 	URI    string `json:"uri"`
+	// QRPNG is the URI as a QR code, a PNG in a data URI, for an img element.
+	QRPNG string `json:"qr_png"`
 }
 
 func handleTOTPFactorCreate(log *slog.Logger, s TOTP) http.Handler {
@@ -131,8 +134,14 @@ func handleTOTPFactorCreate(log *slog.Logger, s TOTP) http.Handler {
 			writeProblem(w, r, log, err)
 			return
 		}
+		qr, err := totp.QRPNG(en.URI)
+		if err != nil {
+			writeProblem(w, r, log, err)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-store")
-		_ = Encode(w, http.StatusCreated, totpEnrolment{totpFactor: newTOTPFactor(en.Factor), Secret: en.Secret, URI: en.URI})
+		_ = Encode(w, http.StatusCreated, totpEnrolment{totpFactor: newTOTPFactor(en.Factor), Secret: en.Secret, URI: en.URI,
+			QRPNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(qr)})
 	})
 }
 

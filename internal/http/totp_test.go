@@ -1,6 +1,8 @@
 package http
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -84,6 +86,10 @@ func TestNativeTOTPFlow(t *testing.T) {
 	en := decodeJSON[totpEnrolment](t, w.Body.Bytes())
 	if en.Status != "unverified" || en.Digits != 8 || !strings.HasPrefix(en.URI, "otpauth://totp/Acme:") {
 		t.Fatalf("create: got %+v", en)
+	}
+	qr, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(en.QRPNG, "data:image/png;base64,"))
+	if want, _ := totp.QRPNG(en.URI); err != nil || !bytes.Equal(qr, want) {
+		t.Errorf("qr_png: got %d bytes (%v), want the PNG of the URI's QR code", len(qr), err)
 	}
 	code := func(at time.Time) string {
 		c, err := pqtotp.GenerateCodeCustom(en.Secret, at, pqtotp.ValidateOpts{Period: 30, Digits: 8})

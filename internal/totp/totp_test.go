@@ -1,8 +1,14 @@
 package totp_test
 
 import (
+	"bytes"
+	"image/png"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	qrcode "github.com/skip2/go-qrcode"
 
 	"otpgate/internal/totp"
 )
@@ -136,5 +142,57 @@ func TestURIIsTheKeyURIFormat(t *testing.T) {
 	}
 	if _, ok := totp.DecodeSecret("GEZDGNBV"); ok {
 		t.Error("a 40-bit secret was accepted")
+	}
+}
+
+// TestQRPNGHoldsTheURI draws a URI and reads the PNG back module by module: it shows the
+// very modules of that URI's QR code (and not another string's).
+func TestQRPNGHoldsTheURI(t *testing.T) {
+	uri := totp.URI("Acme", "phone", []byte("12345678901234567890"), totp.DefaultConfig())
+	raw, err := totp.QRPNG(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != totp.QRSize || b.Dy() != totp.QRSize {
+		t.Errorf("got %v, want %d px square", b, totp.QRSize)
+	}
+	modules := func(s string) [][]bool {
+		q, err := qrcode.New(s, qrcode.Medium)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.Bitmap()
+	}
+	want := modules(uri)
+	n := len(want)
+	// The PNG scales the bitmap to QRSize: sample each module at its centre.
+	read := make([][]bool, n)
+	for y := range n {
+		read[y] = make([]bool, n)
+		for x := range n {
+			r, _, _, _ := img.At((2*x+1)*totp.QRSize/(2*n), (2*y+1)*totp.QRSize/(2*n)).RGBA()
+			read[y][x] = r < 0x8000
+		}
+	}
+	same := func(a, b [][]bool) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !slices.Equal(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(read, want) {
+		t.Error("the PNG does not show the URI's QR code")
+	}
+	if same(read, modules(strings.Replace(uri, "Acme", "Acmf", 1))) {
+		t.Error("the PNG also reads as another URI's code: the comparison proves nothing")
 	}
 }
