@@ -174,3 +174,34 @@ func TestNativeTOTPBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		t.Errorf("after bad input: got %d %s, want no entity (404)", w.Code, w.Body)
 	}
 }
+
+func TestNativeTOTPGuessesAreLimited(t *testing.T) {
+	e := newTOTPEnv(t)
+	w := post(t, e.h, e.base+"/factors", `{"friendly_name":"phone"}`, e.bearer)
+	if w.Code != http.StatusCreated {
+		t.Fatalf("create: got %d %s", w.Code, w.Body)
+	}
+	en := decodeJSON[totpEnrolment](t, w.Body.Bytes())
+	right, err := pqtotp.GenerateCodeCustom(en.Secret, e.clock(), pqtotp.ValidateOpts{Period: 30, Digits: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := "000000"
+	if wrong == right {
+		wrong = "000001"
+	}
+	verify := e.base + "/factors/" + en.ID + "/verify"
+	for i := range 5 {
+		if w := post(t, e.h, verify, `{"code":"`+wrong+`"}`, e.bearer); w.Code != http.StatusUnprocessableEntity {
+			t.Fatalf("wrong guess %d: got %d %s, want 422", i+1, w.Code, w.Body)
+		}
+	}
+	w = post(t, e.h, verify, `{"code":"`+right+`"}`, e.bearer)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), `"totp_factor"`) {
+		t.Errorf("sixth guess: got %d %s, want 429 on totp_factor with Retry-After", w.Code, w.Body)
+	}
+	w = do(t, e.h, request{method: http.MethodGet, path: e.base + "/factors/" + en.ID, header: e.bearer})
+	if f := decodeJSON[totpFactor](t, w.Body.Bytes()); f.Status != "unverified" {
+		t.Errorf("after a refused guess with the right code: got %s, want unverified (nothing decided)", f.Status)
+	}
+}
