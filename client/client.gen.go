@@ -1035,6 +1035,60 @@ func (e ProblemSendUnprocessableWindow) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTOTPWrongCodeCode.
+const (
+	ProblemTOTPWrongCodeCodeInvalidCode ProblemTOTPWrongCodeCode = "invalid_code"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTOTPWrongCodeCode enum.
+func (e ProblemTOTPWrongCodeCode) Valid() bool {
+	switch e {
+	case ProblemTOTPWrongCodeCodeInvalidCode:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTOTPWrongCodeTarget.
+const (
+	ProblemTOTPWrongCodeTargetCountry ProblemTOTPWrongCodeTarget = "country"
+	ProblemTOTPWrongCodeTargetIpNet   ProblemTOTPWrongCodeTarget = "ip_net"
+	ProblemTOTPWrongCodeTargetPrefix  ProblemTOTPWrongCodeTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTOTPWrongCodeTarget enum.
+func (e ProblemTOTPWrongCodeTarget) Valid() bool {
+	switch e {
+	case ProblemTOTPWrongCodeTargetCountry:
+		return true
+	case ProblemTOTPWrongCodeTargetIpNet:
+		return true
+	case ProblemTOTPWrongCodeTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTOTPWrongCodeWindow.
+const (
+	ProblemTOTPWrongCodeWindowDay   ProblemTOTPWrongCodeWindow = "day"
+	ProblemTOTPWrongCodeWindowMonth ProblemTOTPWrongCodeWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTOTPWrongCodeWindow enum.
+func (e ProblemTOTPWrongCodeWindow) Valid() bool {
+	switch e {
+	case ProblemTOTPWrongCodeWindowDay:
+		return true
+	case ProblemTOTPWrongCodeWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTooLargeCode.
 const (
 	ProblemTooLargeCodeRequestTooLarge ProblemTooLargeCode = "request_too_large"
@@ -1326,6 +1380,120 @@ func (e SendRequestChannel) Valid() bool {
 	case SendRequestChannelVoice:
 		return true
 	case SendRequestChannelWhatsapp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TOTPChallengeStatus.
+const (
+	TOTPChallengeStatusApproved TOTPChallengeStatus = "approved"
+	TOTPChallengeStatusDenied   TOTPChallengeStatus = "denied"
+)
+
+// Valid indicates whether the value is a known member of the TOTPChallengeStatus enum.
+func (e TOTPChallengeStatus) Valid() bool {
+	switch e {
+	case TOTPChallengeStatusApproved:
+		return true
+	case TOTPChallengeStatusDenied:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TOTPEnrolmentAlg.
+const (
+	TOTPEnrolmentAlgSha1   TOTPEnrolmentAlg = "sha1"
+	TOTPEnrolmentAlgSha256 TOTPEnrolmentAlg = "sha256"
+	TOTPEnrolmentAlgSha512 TOTPEnrolmentAlg = "sha512"
+)
+
+// Valid indicates whether the value is a known member of the TOTPEnrolmentAlg enum.
+func (e TOTPEnrolmentAlg) Valid() bool {
+	switch e {
+	case TOTPEnrolmentAlgSha1:
+		return true
+	case TOTPEnrolmentAlgSha256:
+		return true
+	case TOTPEnrolmentAlgSha512:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TOTPEnrolmentStatus.
+const (
+	TOTPEnrolmentStatusUnverified TOTPEnrolmentStatus = "unverified"
+)
+
+// Valid indicates whether the value is a known member of the TOTPEnrolmentStatus enum.
+func (e TOTPEnrolmentStatus) Valid() bool {
+	switch e {
+	case TOTPEnrolmentStatusUnverified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TOTPFactorAlg.
+const (
+	TOTPFactorAlgSha1   TOTPFactorAlg = "sha1"
+	TOTPFactorAlgSha256 TOTPFactorAlg = "sha256"
+	TOTPFactorAlgSha512 TOTPFactorAlg = "sha512"
+)
+
+// Valid indicates whether the value is a known member of the TOTPFactorAlg enum.
+func (e TOTPFactorAlg) Valid() bool {
+	switch e {
+	case TOTPFactorAlgSha1:
+		return true
+	case TOTPFactorAlgSha256:
+		return true
+	case TOTPFactorAlgSha512:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TOTPFactorStatus.
+const (
+	TOTPFactorStatusUnverified TOTPFactorStatus = "unverified"
+	TOTPFactorStatusVerified   TOTPFactorStatus = "verified"
+)
+
+// Valid indicates whether the value is a known member of the TOTPFactorStatus enum.
+func (e TOTPFactorStatus) Valid() bool {
+	switch e {
+	case TOTPFactorStatusUnverified:
+		return true
+	case TOTPFactorStatusVerified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TOTPFactorRequestAlg.
+const (
+	TOTPFactorRequestAlgSha1   TOTPFactorRequestAlg = "sha1"
+	TOTPFactorRequestAlgSha256 TOTPFactorRequestAlg = "sha256"
+	TOTPFactorRequestAlgSha512 TOTPFactorRequestAlg = "sha512"
+)
+
+// Valid indicates whether the value is a known member of the TOTPFactorRequestAlg enum.
+func (e TOTPFactorRequestAlg) Valid() bool {
+	switch e {
+	case TOTPFactorRequestAlgSha1:
+		return true
+	case TOTPFactorRequestAlgSha256:
+		return true
+	case TOTPFactorRequestAlgSha512:
 		return true
 	default:
 		return false
@@ -2417,6 +2585,57 @@ type ProblemSendUnprocessableTarget string
 // ProblemSendUnprocessableWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemSendUnprocessableWindow string
 
+// ProblemTOTPWrongCode defines model for ProblemTOTPWrongCode.
+type ProblemTOTPWrongCode struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge               `json:"challenge,omitempty"`
+	Code      ProblemTOTPWrongCodeCode `json:"code"`
+	Detail    string                   `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTOTPWrongCodeTarget `json:"target,omitempty"`
+	Title  string                      `json:"title"`
+	Type   string                      `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTOTPWrongCodeWindow `json:"window,omitempty"`
+}
+
+// ProblemTOTPWrongCodeCode defines model for ProblemTOTPWrongCode.Code.
+type ProblemTOTPWrongCodeCode string
+
+// ProblemTOTPWrongCodeTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTOTPWrongCodeTarget string
+
+// ProblemTOTPWrongCodeWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTOTPWrongCodeWindow string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -2734,6 +2953,103 @@ type SendRequest struct {
 // is `400`.
 type SendRequestChannel string
 
+// TOTPChallenge defines model for TOTPChallenge.
+type TOTPChallenge struct {
+	CreatedAt time.Time           `json:"created_at"`
+	FactorId  openapi_types.UUID  `json:"factor_id"`
+	Id        openapi_types.UUID  `json:"id"`
+	Identity  string              `json:"identity"`
+	Status    TOTPChallengeStatus `json:"status"`
+}
+
+// TOTPChallengeStatus defines model for TOTPChallenge.Status.
+type TOTPChallengeStatus string
+
+// TOTPChallengeRequest defines model for TOTPChallengeRequest.
+type TOTPChallengeRequest struct {
+	// Code The code the authenticator shows: 3 to 8 digits; anything else is `400`.
+	Code string `json:"code"`
+
+	// FactorId The id of a verified factor of the user.
+	FactorId string `json:"factor_id"`
+}
+
+// TOTPCodeRequest defines model for TOTPCodeRequest.
+type TOTPCodeRequest struct {
+	// Code The code the authenticator shows: 3 to 8 digits; anything else is `400`.
+	Code string `json:"code"`
+}
+
+// TOTPEnrolment defines model for TOTPEnrolment.
+type TOTPEnrolment struct {
+	Alg          TOTPEnrolmentAlg   `json:"alg"`
+	CreatedAt    time.Time          `json:"created_at"`
+	Digits       int                `json:"digits"`
+	FriendlyName string             `json:"friendly_name"`
+	Id           openapi_types.UUID `json:"id"`
+	Identity     string             `json:"identity"`
+	Period       int                `json:"period"`
+
+	// QrPng The URI drawn as a 256-pixel QR code, a PNG in a data URI, ready for an `img` element's `src`.
+	QrPng string `json:"qr_png"`
+
+	// Secret The secret in unpadded base32, for typing into an authenticator app.
+	Secret    string              `json:"secret"`
+	Skew      int                 `json:"skew"`
+	Status    TOTPEnrolmentStatus `json:"status"`
+	UpdatedAt time.Time           `json:"updated_at"`
+
+	// Uri The otpauth URI (Key Uri Format) to show as a QR code; its issuer is the app's name.
+	Uri string `json:"uri"`
+}
+
+// TOTPEnrolmentAlg defines model for TOTPEnrolment.Alg.
+type TOTPEnrolmentAlg string
+
+// TOTPEnrolmentStatus defines model for TOTPEnrolment.Status.
+type TOTPEnrolmentStatus string
+
+// TOTPFactor defines model for TOTPFactor.
+type TOTPFactor struct {
+	Alg          TOTPFactorAlg      `json:"alg"`
+	CreatedAt    time.Time          `json:"created_at"`
+	Digits       int                `json:"digits"`
+	FriendlyName string             `json:"friendly_name"`
+	Id           openapi_types.UUID `json:"id"`
+	Identity     string             `json:"identity"`
+	Period       int                `json:"period"`
+	Skew         int                `json:"skew"`
+	Status       TOTPFactorStatus   `json:"status"`
+	UpdatedAt    time.Time          `json:"updated_at"`
+}
+
+// TOTPFactorAlg defines model for TOTPFactor.Alg.
+type TOTPFactorAlg string
+
+// TOTPFactorStatus defines model for TOTPFactor.Status.
+type TOTPFactorStatus string
+
+// TOTPFactorRequest defines model for TOTPFactorRequest.
+type TOTPFactorRequest struct {
+	// Alg The HMAC hash; default `sha1`, which every authenticator app knows.
+	Alg *TOTPFactorRequestAlg `json:"alg,omitempty"`
+
+	// Digits The code's length; default 6.
+	Digits *int `json:"digits,omitempty"`
+
+	// FriendlyName The factor's name, shown in the authenticator app after the app's name; 1 to 64 characters.
+	FriendlyName string `json:"friendly_name"`
+
+	// Period The time step in seconds; default 30.
+	Period *int `json:"period,omitempty"`
+
+	// Skew Time steps accepted either side of the current one; default 1.
+	Skew *int `json:"skew,omitempty"`
+}
+
+// TOTPFactorRequestAlg The HMAC hash; default `sha1`, which every authenticator app knows.
+type TOTPFactorRequestAlg string
+
 // Verification A verification of a phone (`phone` is set) or of an email address (`email` is set).
 type Verification struct {
 	// Channel The channel of the verification's first send.
@@ -2808,6 +3124,12 @@ type ClientIP = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// TOTPFactorID defines model for TOTPFactorID.
+type TOTPFactorID = string
+
+// TOTPIdentity defines model for TOTPIdentity.
+type TOTPIdentity = string
 
 // AppNotFound defines model for AppNotFound.
 type AppNotFound = ProblemNotFound
@@ -2887,6 +3209,18 @@ type SendUnprocessable = ProblemSendUnprocessable
 
 // SendUnsupportedMediaType defines model for SendUnsupportedMediaType.
 type SendUnsupportedMediaType = ProblemUnsupportedMediaType
+
+// TOTPNotFound defines model for TOTPNotFound.
+type TOTPNotFound = ProblemNotFound
+
+// TOTPRateLimited defines model for TOTPRateLimited.
+type TOTPRateLimited = ProblemRateLimited
+
+// TOTPUnauthorized defines model for TOTPUnauthorized.
+type TOTPUnauthorized = ProblemUnauthorized
+
+// TOTPWrongCode defines model for TOTPWrongCode.
+type TOTPWrongCode = ProblemTOTPWrongCode
 
 // TooLarge defines model for TooLarge.
 type TooLarge = ProblemTooLarge
@@ -2971,6 +3305,15 @@ type CheckVerificationParams struct {
 	// `400 invalid_request`; for every other caller the header is ignored.
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
 }
+
+// CreateTOTPChallengeJSONRequestBody defines body for CreateTOTPChallenge for application/json ContentType.
+type CreateTOTPChallengeJSONRequestBody = TOTPChallengeRequest
+
+// CreateTOTPFactorJSONRequestBody defines body for CreateTOTPFactor for application/json ContentType.
+type CreateTOTPFactorJSONRequestBody = TOTPFactorRequest
+
+// VerifyTOTPFactorJSONRequestBody defines body for VerifyTOTPFactor for application/json ContentType.
+type VerifyTOTPFactorJSONRequestBody = TOTPCodeRequest
 
 // SendAppVerificationJSONRequestBody defines body for SendAppVerification for application/json ContentType.
 type SendAppVerificationJSONRequestBody = SendRequest
@@ -3859,6 +4202,100 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteTOTPEntity Delete an app's user with every factor and challenge of theirs.
+	//
+	// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity} (the `DeleteTOTPEntity` operationId).
+	DeleteTOTPEntity(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTOTPChallengeWithBody Decide a code of a verified factor at sign-in.
+	//
+	// `approved` when the code is right and was never accepted before (a code approves
+	// once: its time step is remembered atomically), `denied` otherwise; either way the
+	// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+	// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+	// one makes no challenge.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+	CreateTOTPChallengeWithBody(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTOTPChallenge Decide a code of a verified factor at sign-in.
+	//
+	// `approved` when the code is right and was never accepted before (a code approves
+	// once: its time step is remembered atomically), `denied` otherwise; either way the
+	// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+	// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+	// one makes no challenge.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+	CreateTOTPChallenge(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPChallengeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTOTPFactors List a user's factors, oldest first.
+	//
+	// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors (the `ListTOTPFactors` operationId).
+	ListTOTPFactors(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTOTPFactorWithBody Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+	//
+	// Creates the user (the entity) when it does not exist yet, and an `unverified`
+	// factor with a fresh 160-bit secret from the operating system's random source,
+	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+	CreateTOTPFactorWithBody(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTOTPFactor Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+	//
+	// Creates the user (the entity) when it does not exist yet, and an `unverified`
+	// factor with a fresh 160-bit secret from the operating system's random source,
+	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+	CreateTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteTOTPFactor Delete a factor with its challenges.
+	//
+	// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `DeleteTOTPFactor` operationId).
+	DeleteTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTOTPFactor Read a factor (never its secret).
+	//
+	// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `GetTOTPFactor` operationId).
+	GetTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyTOTPFactorWithBody Confirm a factor's enrolment with a first code from the authenticator.
+	//
+	// A right code of the current time step (or one of `skew` steps either side) that was
+	// never accepted before verifies the factor. Every code passes the limiter first (scope
+	// `totp_factor`, per factor); a right one gives its reservation back.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+	VerifyTOTPFactorWithBody(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyTOTPFactor Confirm a factor's enrolment with a first code from the authenticator.
+	//
+	// A right code of the current time step (or one of `skew` steps either side) that was
+	// never accepted before verifies the factor. Every code passes the limiter first (scope
+	// `totp_factor`, per factor); a right one gives its reservation back.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+	VerifyTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
 	//
 	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -4100,6 +4537,200 @@ func (c *Client) OpenAPIDocument(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteTOTPEntity Delete an app's user with every factor and challenge of theirs.
+//
+// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity} (the `DeleteTOTPEntity` operationId).
+func (c *Client) DeleteTOTPEntity(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteTOTPEntityRequest(c.Server, appId, identity)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTOTPChallengeWithBody Decide a code of a verified factor at sign-in.
+//
+// `approved` when the code is right and was never accepted before (a code approves
+// once: its time step is remembered atomically), `denied` otherwise; either way the
+// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+// one makes no challenge.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+func (c *Client) CreateTOTPChallengeWithBody(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTOTPChallengeRequestWithBody(c.Server, appId, identity, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTOTPChallenge Decide a code of a verified factor at sign-in.
+//
+// `approved` when the code is right and was never accepted before (a code approves
+// once: its time step is remembered atomically), `denied` otherwise; either way the
+// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+// one makes no challenge.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+func (c *Client) CreateTOTPChallenge(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPChallengeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTOTPChallengeRequest(c.Server, appId, identity, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTOTPFactors List a user's factors, oldest first.
+//
+// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors (the `ListTOTPFactors` operationId).
+func (c *Client) ListTOTPFactors(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTOTPFactorsRequest(c.Server, appId, identity)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTOTPFactorWithBody Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+//
+// Creates the user (the entity) when it does not exist yet, and an `unverified`
+// factor with a fresh 160-bit secret from the operating system's random source,
+// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+func (c *Client) CreateTOTPFactorWithBody(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTOTPFactorRequestWithBody(c.Server, appId, identity, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTOTPFactor Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+//
+// Creates the user (the entity) when it does not exist yet, and an `unverified`
+// factor with a fresh 160-bit secret from the operating system's random source,
+// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+func (c *Client) CreateTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTOTPFactorRequest(c.Server, appId, identity, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteTOTPFactor Delete a factor with its challenges.
+//
+// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `DeleteTOTPFactor` operationId).
+func (c *Client) DeleteTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteTOTPFactorRequest(c.Server, appId, identity, factorId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTOTPFactor Read a factor (never its secret).
+//
+// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `GetTOTPFactor` operationId).
+func (c *Client) GetTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTOTPFactorRequest(c.Server, appId, identity, factorId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyTOTPFactorWithBody Confirm a factor's enrolment with a first code from the authenticator.
+//
+// A right code of the current time step (or one of `skew` steps either side) that was
+// never accepted before verifies the factor. Every code passes the limiter first (scope
+// `totp_factor`, per factor); a right one gives its reservation back.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+func (c *Client) VerifyTOTPFactorWithBody(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyTOTPFactorRequestWithBody(c.Server, appId, identity, factorId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyTOTPFactor Confirm a factor's enrolment with a first code from the authenticator.
+//
+// A right code of the current time step (or one of `skew` steps either side) that was
+// never accepted before verifies the factor. Every code passes the limiter first (scope
+// `totp_factor`, per factor); a right one gives its reservation back.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+func (c *Client) VerifyTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyTOTPFactorRequest(c.Server, appId, identity, factorId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4502,6 +5133,353 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteTOTPEntityRequest constructs an http.Request for the DeleteTOTPEntity method
+func NewDeleteTOTPEntityRequest(server string, appId AppID, identity TOTPIdentity) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateTOTPChallengeRequest calls the generic CreateTOTPChallenge builder with application/json body
+func NewCreateTOTPChallengeRequest(server string, appId AppID, identity TOTPIdentity, body CreateTOTPChallengeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateTOTPChallengeRequestWithBody(server, appId, identity, "application/json", bodyReader)
+}
+
+// NewCreateTOTPChallengeRequestWithBody constructs an http.Request for the CreateTOTPChallenge method, with any body, and a specified content type
+func NewCreateTOTPChallengeRequestWithBody(server string, appId AppID, identity TOTPIdentity, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s/challenges", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListTOTPFactorsRequest constructs an http.Request for the ListTOTPFactors method
+func NewListTOTPFactorsRequest(server string, appId AppID, identity TOTPIdentity) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s/factors", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateTOTPFactorRequest calls the generic CreateTOTPFactor builder with application/json body
+func NewCreateTOTPFactorRequest(server string, appId AppID, identity TOTPIdentity, body CreateTOTPFactorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateTOTPFactorRequestWithBody(server, appId, identity, "application/json", bodyReader)
+}
+
+// NewCreateTOTPFactorRequestWithBody constructs an http.Request for the CreateTOTPFactor method, with any body, and a specified content type
+func NewCreateTOTPFactorRequestWithBody(server string, appId AppID, identity TOTPIdentity, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s/factors", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteTOTPFactorRequest constructs an http.Request for the DeleteTOTPFactor method
+func NewDeleteTOTPFactorRequest(server string, appId AppID, identity TOTPIdentity, factorId TOTPFactorID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "factor_id", factorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s/factors/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTOTPFactorRequest constructs an http.Request for the GetTOTPFactor method
+func NewGetTOTPFactorRequest(server string, appId AppID, identity TOTPIdentity, factorId TOTPFactorID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "factor_id", factorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s/factors/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVerifyTOTPFactorRequest calls the generic VerifyTOTPFactor builder with application/json body
+func NewVerifyTOTPFactorRequest(server string, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVerifyTOTPFactorRequestWithBody(server, appId, identity, factorId, "application/json", bodyReader)
+}
+
+// NewVerifyTOTPFactorRequestWithBody constructs an http.Request for the VerifyTOTPFactor method, with any body, and a specified content type
+func NewVerifyTOTPFactorRequestWithBody(server string, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "identity", identity, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "factor_id", factorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/totp/entities/%s/factors/%s/verify", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4918,6 +5896,108 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// DeleteTOTPEntityWithResponse Delete an app's user with every factor and challenge of theirs.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity} (the `DeleteTOTPEntity` operationId).
+	DeleteTOTPEntityWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*DeleteTOTPEntityResponse, error)
+
+	// CreateTOTPChallengeWithBodyWithResponse Decide a code of a verified factor at sign-in.
+	//
+	// `approved` when the code is right and was never accepted before (a code approves
+	// once: its time step is remembered atomically), `denied` otherwise; either way the
+	// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+	// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+	// one makes no challenge.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+	CreateTOTPChallengeWithBodyWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTOTPChallengeResponse, error)
+
+	// CreateTOTPChallengeWithResponse Decide a code of a verified factor at sign-in.
+	//
+	// `approved` when the code is right and was never accepted before (a code approves
+	// once: its time step is remembered atomically), `denied` otherwise; either way the
+	// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+	// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+	// one makes no challenge.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+	CreateTOTPChallengeWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPChallengeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTOTPChallengeResponse, error)
+
+	// ListTOTPFactorsWithResponse List a user's factors, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors (the `ListTOTPFactors` operationId).
+	ListTOTPFactorsWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*ListTOTPFactorsResponse, error)
+
+	// CreateTOTPFactorWithBodyWithResponse Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+	//
+	// Creates the user (the entity) when it does not exist yet, and an `unverified`
+	// factor with a fresh 160-bit secret from the operating system's random source,
+	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+	CreateTOTPFactorWithBodyWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTOTPFactorResponse, error)
+
+	// CreateTOTPFactorWithResponse Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+	//
+	// Creates the user (the entity) when it does not exist yet, and an `unverified`
+	// factor with a fresh 160-bit secret from the operating system's random source,
+	// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+	// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+	// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+	CreateTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTOTPFactorResponse, error)
+
+	// DeleteTOTPFactorWithResponse Delete a factor with its challenges.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `DeleteTOTPFactor` operationId).
+	DeleteTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*DeleteTOTPFactorResponse, error)
+
+	// GetTOTPFactorWithResponse Read a factor (never its secret).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `GetTOTPFactor` operationId).
+	GetTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*GetTOTPFactorResponse, error)
+
+	// VerifyTOTPFactorWithBodyWithResponse Confirm a factor's enrolment with a first code from the authenticator.
+	//
+	// A right code of the current time step (or one of `skew` steps either side) that was
+	// never accepted before verifies the factor. Every code passes the limiter first (scope
+	// `totp_factor`, per factor); a right one gives its reservation back.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+	VerifyTOTPFactorWithBodyWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyTOTPFactorResponse, error)
+
+	// VerifyTOTPFactorWithResponse Confirm a factor's enrolment with a first code from the authenticator.
+	//
+	// A right code of the current time step (or one of `skew` steps either side) that was
+	// never accepted before verifies the factor. Every code passes the limiter first (scope
+	// `totp_factor`, per factor); a right one gives its reservation back.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+	VerifyTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyTOTPFactorResponse, error)
+
 	// SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
 	//
 	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -5269,6 +6349,626 @@ func (r ReadyzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteTOTPEntityResponse401Headers the declared response headers of an HTTP 401 response for DeleteTOTPEntity
+type DeleteTOTPEntityResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type DeleteTOTPEntityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TOTPNotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteTOTPEntityResponse401Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteTOTPEntityResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteTOTPEntityResponse) GetApplicationproblemJSON404() *TOTPNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTOTPEntityResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteTOTPEntityResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteTOTPEntityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteTOTPEntityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteTOTPEntityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteTOTPEntityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateTOTPChallengeResponse401Headers the declared response headers of an HTTP 401 response for CreateTOTPChallenge
+type CreateTOTPChallengeResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// CreateTOTPChallengeResponse429Headers the declared response headers of an HTTP 429 response for CreateTOTPChallenge
+type CreateTOTPChallengeResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CreateTOTPChallengeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TOTPChallenge
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TOTPNotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TOTPRateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateTOTPChallengeResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateTOTPChallengeResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateTOTPChallengeResponse) GetJSON201() *TOTPChallenge {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON404() *TOTPNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON429() *TOTPRateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateTOTPChallengeResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateTOTPChallengeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateTOTPChallengeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateTOTPChallengeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateTOTPChallengeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListTOTPFactorsResponse401Headers the declared response headers of an HTTP 401 response for ListTOTPFactors
+type ListTOTPFactorsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListTOTPFactorsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Factors []TOTPFactor `json:"factors"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TOTPNotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTOTPFactorsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTOTPFactorsResponse) GetJSON200() *struct {
+	Factors []TOTPFactor `json:"factors"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListTOTPFactorsResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListTOTPFactorsResponse) GetApplicationproblemJSON404() *TOTPNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListTOTPFactorsResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListTOTPFactorsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTOTPFactorsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTOTPFactorsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTOTPFactorsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTOTPFactorsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateTOTPFactorResponse401Headers the declared response headers of an HTTP 401 response for CreateTOTPFactor
+type CreateTOTPFactorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateTOTPFactorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TOTPEnrolment
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *AppNotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateTOTPFactorResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateTOTPFactorResponse) GetJSON201() *TOTPEnrolment {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON404() *AppNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateTOTPFactorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateTOTPFactorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateTOTPFactorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateTOTPFactorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateTOTPFactorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteTOTPFactorResponse401Headers the declared response headers of an HTTP 401 response for DeleteTOTPFactor
+type DeleteTOTPFactorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type DeleteTOTPFactorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TOTPNotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteTOTPFactorResponse401Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteTOTPFactorResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteTOTPFactorResponse) GetApplicationproblemJSON404() *TOTPNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTOTPFactorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteTOTPFactorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteTOTPFactorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteTOTPFactorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteTOTPFactorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteTOTPFactorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTOTPFactorResponse401Headers the declared response headers of an HTTP 401 response for GetTOTPFactor
+type GetTOTPFactorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetTOTPFactorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TOTPFactor
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TOTPNotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTOTPFactorResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTOTPFactorResponse) GetJSON200() *TOTPFactor {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTOTPFactorResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTOTPFactorResponse) GetApplicationproblemJSON404() *TOTPNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetTOTPFactorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTOTPFactorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTOTPFactorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTOTPFactorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTOTPFactorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTOTPFactorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VerifyTOTPFactorResponse401Headers the declared response headers of an HTTP 401 response for VerifyTOTPFactor
+type VerifyTOTPFactorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// VerifyTOTPFactorResponse429Headers the declared response headers of an HTTP 429 response for VerifyTOTPFactor
+type VerifyTOTPFactorResponse429Headers struct {
+	RetryAfter *int
+}
+
+type VerifyTOTPFactorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TOTPFactor
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *TOTPUnauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *TOTPNotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *TOTPWrongCode
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TOTPRateLimited
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VerifyTOTPFactorResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VerifyTOTPFactorResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VerifyTOTPFactorResponse) GetJSON200() *TOTPFactor {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON401() *TOTPUnauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON404() *TOTPNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON422() *TOTPWrongCode {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON429() *TOTPRateLimited {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r VerifyTOTPFactorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyTOTPFactorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyTOTPFactorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyTOTPFactorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyTOTPFactorResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6218,6 +7918,168 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// DeleteTOTPEntityWithResponse Delete an app's user with every factor and challenge of theirs.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity} (the `DeleteTOTPEntity` operationId).
+func (c *ClientWithResponses) DeleteTOTPEntityWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*DeleteTOTPEntityResponse, error) {
+	rsp, err := c.DeleteTOTPEntity(ctx, appId, identity, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteTOTPEntityResponse(rsp)
+}
+
+// CreateTOTPChallengeWithBodyWithResponse Decide a code of a verified factor at sign-in.
+//
+// `approved` when the code is right and was never accepted before (a code approves
+// once: its time step is remembered atomically), `denied` otherwise; either way the
+// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+// one makes no challenge.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+func (c *ClientWithResponses) CreateTOTPChallengeWithBodyWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTOTPChallengeResponse, error) {
+	rsp, err := c.CreateTOTPChallengeWithBody(ctx, appId, identity, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTOTPChallengeResponse(rsp)
+}
+
+// CreateTOTPChallengeWithResponse Decide a code of a verified factor at sign-in.
+//
+// `approved` when the code is right and was never accepted before (a code approves
+// once: its time step is remembered atomically), `denied` otherwise; either way the
+// challenge is kept. A factor not yet verified is `400 invalid_request` naming
+// `factor_id`. Every code passes the limiter first (scope `totp_factor`); a refused
+// one makes no challenge.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/challenges (the `CreateTOTPChallenge` operationId).
+func (c *ClientWithResponses) CreateTOTPChallengeWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPChallengeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTOTPChallengeResponse, error) {
+	rsp, err := c.CreateTOTPChallenge(ctx, appId, identity, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTOTPChallengeResponse(rsp)
+}
+
+// ListTOTPFactorsWithResponse List a user's factors, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors (the `ListTOTPFactors` operationId).
+func (c *ClientWithResponses) ListTOTPFactorsWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, reqEditors ...RequestEditorFn) (*ListTOTPFactorsResponse, error) {
+	rsp, err := c.ListTOTPFactors(ctx, appId, identity, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTOTPFactorsResponse(rsp)
+}
+
+// CreateTOTPFactorWithBodyWithResponse Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+//
+// Creates the user (the entity) when it does not exist yet, and an `unverified`
+// factor with a fresh 160-bit secret from the operating system's random source,
+// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+func (c *ClientWithResponses) CreateTOTPFactorWithBodyWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTOTPFactorResponse, error) {
+	rsp, err := c.CreateTOTPFactorWithBody(ctx, appId, identity, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTOTPFactorResponse(rsp)
+}
+
+// CreateTOTPFactorWithResponse Enrol an authenticator app for a user; the secret and its otpauth URI are shown once.
+//
+// Creates the user (the entity) when it does not exist yet, and an `unverified`
+// factor with a fresh 160-bit secret from the operating system's random source,
+// kept sealed (AES-256-GCM with a key from `OTP_SECRET`). Show `uri` as a QR code
+// (`qr_png` is that QR code, ready to show) or `secret` for typing; then confirm the factor with a first code
+// (`…/factors/{factor_id}/verify`). The answer carries `Cache-Control: no-store`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors (the `CreateTOTPFactor` operationId).
+func (c *ClientWithResponses) CreateTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, body CreateTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTOTPFactorResponse, error) {
+	rsp, err := c.CreateTOTPFactor(ctx, appId, identity, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTOTPFactorResponse(rsp)
+}
+
+// DeleteTOTPFactorWithResponse Delete a factor with its challenges.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `DeleteTOTPFactor` operationId).
+func (c *ClientWithResponses) DeleteTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*DeleteTOTPFactorResponse, error) {
+	rsp, err := c.DeleteTOTPFactor(ctx, appId, identity, factorId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteTOTPFactorResponse(rsp)
+}
+
+// GetTOTPFactorWithResponse Read a factor (never its secret).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id} (the `GetTOTPFactor` operationId).
+func (c *ClientWithResponses) GetTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, reqEditors ...RequestEditorFn) (*GetTOTPFactorResponse, error) {
+	rsp, err := c.GetTOTPFactor(ctx, appId, identity, factorId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTOTPFactorResponse(rsp)
+}
+
+// VerifyTOTPFactorWithBodyWithResponse Confirm a factor's enrolment with a first code from the authenticator.
+//
+// A right code of the current time step (or one of `skew` steps either side) that was
+// never accepted before verifies the factor. Every code passes the limiter first (scope
+// `totp_factor`, per factor); a right one gives its reservation back.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+func (c *ClientWithResponses) VerifyTOTPFactorWithBodyWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyTOTPFactorResponse, error) {
+	rsp, err := c.VerifyTOTPFactorWithBody(ctx, appId, identity, factorId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyTOTPFactorResponse(rsp)
+}
+
+// VerifyTOTPFactorWithResponse Confirm a factor's enrolment with a first code from the authenticator.
+//
+// A right code of the current time step (or one of `skew` steps either side) that was
+// never accepted before verifies the factor. Every code passes the limiter first (scope
+// `totp_factor`, per factor); a right one gives its reservation back.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
+func (c *ClientWithResponses) VerifyTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyTOTPFactorResponse, error) {
+	rsp, err := c.VerifyTOTPFactor(ctx, appId, identity, factorId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyTOTPFactorResponse(rsp)
+}
+
 // SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
 //
 // As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -6590,6 +8452,573 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseDeleteTOTPEntityResponse parses an HTTP response from a DeleteTOTPEntityWithResponse call
+func ParseDeleteTOTPEntityResponse(rsp *http.Response) (*DeleteTOTPEntityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteTOTPEntityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TOTPNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteTOTPEntityResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateTOTPChallengeResponse parses an HTTP response from a CreateTOTPChallengeWithResponse call
+func ParseCreateTOTPChallengeResponse(rsp *http.Response) (*CreateTOTPChallengeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateTOTPChallengeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TOTPChallenge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TOTPNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TOTPRateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateTOTPChallengeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateTOTPChallengeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListTOTPFactorsResponse parses an HTTP response from a ListTOTPFactorsWithResponse call
+func ParseListTOTPFactorsResponse(rsp *http.Response) (*ListTOTPFactorsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTOTPFactorsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Factors []TOTPFactor `json:"factors"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TOTPNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListTOTPFactorsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateTOTPFactorResponse parses an HTTP response from a CreateTOTPFactorWithResponse call
+func ParseCreateTOTPFactorResponse(rsp *http.Response) (*CreateTOTPFactorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateTOTPFactorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TOTPEnrolment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AppNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateTOTPFactorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteTOTPFactorResponse parses an HTTP response from a DeleteTOTPFactorWithResponse call
+func ParseDeleteTOTPFactorResponse(rsp *http.Response) (*DeleteTOTPFactorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteTOTPFactorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TOTPNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteTOTPFactorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTOTPFactorResponse parses an HTTP response from a GetTOTPFactorWithResponse call
+func ParseGetTOTPFactorResponse(rsp *http.Response) (*GetTOTPFactorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTOTPFactorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TOTPFactor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TOTPNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTOTPFactorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVerifyTOTPFactorResponse parses an HTTP response from a VerifyTOTPFactorWithResponse call
+func ParseVerifyTOTPFactorResponse(rsp *http.Response) (*VerifyTOTPFactorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyTOTPFactorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TOTPFactor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TOTPUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest TOTPNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest TOTPWrongCode
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TOTPRateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers VerifyTOTPFactorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers VerifyTOTPFactorResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

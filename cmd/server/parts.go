@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
 	"otpgate/internal/spend"
+	"otpgate/internal/totp"
 )
 
 // parts are the backing pieces of one server, dev or production.
@@ -40,6 +41,8 @@ type parts struct {
 	receipts otp.ReceiptStore
 	// events keeps webhook endpoints and the outbox.
 	events events.Store
+	// totp keeps entities, factors and challenges.
+	totp   totp.Store
 	secret []byte
 	token  string
 	// accountToken is the Twilio API's account credential (OTP_ACCOUNT_TOKEN); dev mode
@@ -97,7 +100,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events = mem, mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events, p.totp = mem, mem, mem, mem, mem, mem, mem, mem
 	p.spend = mem
 	p.pingStore = mem.Ping
 
@@ -142,7 +145,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events = store, store, store, store, store, store, store
+	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.totp = store, store, store, store, store, store, store, store
 	p.spend = store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})

@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/retention"
 	"otpgate/internal/tracing"
+	"otpgate/internal/totp"
 	"otpgate/internal/twilioapi"
 )
 
@@ -108,6 +109,13 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 
+	totpSealer, err := totp.NewSealer(p.secret)
+	if err != nil {
+		return nil, err
+	}
+	// TOTP guesses pass the same limiter (and its metrics) as every send and check.
+	factors := totp.NewService(p.totp, limiter, totpSealer, svc.NewID)
+
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
 	appAdmin := apps.NewAdmin(p.apps, s.registry)
@@ -121,7 +129,9 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			ClientIP:  func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 			PublicURL: cfg.PublicURL,
 			Admin:     appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
+			TOTP: factors,
 		}),
+		TOTP:           factors,
 		Idempotency:    newIdempotency(cfg, p),
 		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
 		TrustedProxies: cfg.TrustedProxies,

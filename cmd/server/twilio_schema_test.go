@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -133,4 +134,26 @@ func TestTwilioAnswersHaveTwilioShapes(t *testing.T) {
 	wantTwilioShape(t, "Attempts summary", account(http.MethodGet, "/Attempts/Summary?VerifyServiceSid="+svc.Sid, nil),
 		"verify.v2.verification_attempts_summary", "", "")
 	wantTwilioShape(t, "Template list", account(http.MethodGet, "/Templates", nil), "ListVerificationTemplateResponse", "templates", "verify.v2.verification_template")
+
+	entities := "/Services/" + svc.Sid + "/Entities"
+	wantTwilioShape(t, "Entity", account(http.MethodPost, entities, url.Values{"Identity": {"shape-user-0001"}}), "verify.v2.service.entity", "", "")
+	wantTwilioShape(t, "Entity fetched", account(http.MethodGet, entities+"/shape-user-0001", nil), "verify.v2.service.entity", "", "")
+	wantTwilioShape(t, "Entity list", account(http.MethodGet, entities, nil), "ListEntityResponse", "entities", "verify.v2.service.entity")
+	raw = account(http.MethodPost, entities+"/shape-user-0001/Factors", url.Values{"FriendlyName": {"phone"}, "FactorType": {"totp"}})
+	wantTwilioShape(t, "New factor", raw, "verify.v2.service.entity.new_factor", "", "")
+	var nf struct {
+		Sid     string
+		Binding struct{ URI string }
+	}
+	_ = json.Unmarshal(raw, &nf)
+	factor := entities + "/shape-user-0001/Factors/" + nf.Sid
+	wantTwilioShape(t, "Factor verified", account(http.MethodPost, factor, url.Values{"AuthPayload": {totpCode(t, nf.Binding.URI, time.Now())}}),
+		"verify.v2.service.entity.factor", "", "")
+	wantTwilioShape(t, "Factor list", account(http.MethodGet, entities+"/shape-user-0001/Factors", nil), "ListFactorResponse", "factors", "verify.v2.service.entity.factor")
+	raw = account(http.MethodPost, entities+"/shape-user-0001/Challenges", url.Values{"FactorSid": {nf.Sid}, "AuthPayload": {"000000"}})
+	wantTwilioShape(t, "Challenge", raw, "verify.v2.service.entity.challenge", "", "")
+	var ch struct{ Sid string }
+	_ = json.Unmarshal(raw, &ch)
+	wantTwilioShape(t, "Challenge fetched", account(http.MethodGet, entities+"/shape-user-0001/Challenges/"+ch.Sid, nil), "verify.v2.service.entity.challenge", "", "")
+	wantTwilioShape(t, "Challenge list", account(http.MethodGet, entities+"/shape-user-0001/Challenges", nil), "ListChallengeResponse", "challenges", "verify.v2.service.entity.challenge")
 }

@@ -20,6 +20,7 @@ func addRoutes(r chi.Router, d Deps) {
 	native.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
 	native.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
 	native.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	totpRoutes(native, d, app)
 	native.Method(http.MethodPost, "/v1/receipts/{kind}/{instance}", handleReceipt(d.Logger, d.Receipts))
 	if d.Twilio != nil {
 		r.Mount("/v2", d.Twilio)

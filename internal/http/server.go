@@ -31,6 +31,8 @@ type Deps struct {
 	// Apps finds apps and authenticates their keys; nil serves only the default app,
 	// without keys.
 	Apps apps.Directory
+	// TOTP, when set, serves the native TOTP API under /v1/apps/{app}/totp.
+	TOTP TOTP
 	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
 	Twilio http.Handler
 	// Receipts takes providers' delivery callbacks; nil answers them 404.

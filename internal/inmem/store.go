@@ -34,6 +34,7 @@ type Store struct {
 	fraud         fraudState
 	spend         spendState
 	ev            eventState
+	totp          totpState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
+	"otpgate/internal/totp"
 )
 
 // Stores is one implementation under test, fresh and empty. What Store can do beyond
@@ -44,6 +45,8 @@ type Stores struct {
 	Events events.Store
 	// Spend is the same store as a spend.Store.
 	Spend spend.Store
+	// TOTP is the same store as a totp.Store.
+	TOTP totp.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest. The cases of a capability
@@ -74,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	t.Run("Text", func(t *testing.T) { testText(t, newStore) })
+	t.Run("TOTP", func(t *testing.T) { testTOTP(t, newStore) })
 }
 
 const (

@@ -42,6 +42,8 @@ type Deps struct {
 	Texts Texts
 	// Attempts reads the Verification Attempts from history; required.
 	Attempts Attempts
+	// TOTP serves Entities, Factors and Challenges; nil leaves them unserved (20404).
+	TOTP TOTP
 	// AccountToken is the password of the account credential (OTP_ACCOUNT_TOKEN, see
 	// account.go); empty refuses it.
 	AccountToken string
@@ -67,6 +69,7 @@ func NewHandler(d Deps) http.Handler {
 		r.Method(http.MethodGet, "/Verifications/{Sid}", handleFetch(d))
 		r.Method(http.MethodPost, "/Verifications/{Sid}", handleUpdate(d))
 		r.Method(http.MethodPost, "/VerificationCheck", handleCheck(d))
+		totpRoutes(r, d)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, d.Logger, errNoResource) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, d.Logger, errMethod) })

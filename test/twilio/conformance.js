@@ -133,6 +133,42 @@ async function wantError(name, code, status, fn) {
     client.verify.v2.verificationAttempts.list({ verifyServiceSid: attemptsSvc.sid }));
   const templates = await account.verify.v2.templates.list({ friendlyName: "built-in" });
   want("templates", templates.length === 1 && templates[0].sid === "HJ00000000000000000000000000000000" && "en" in templates[0].translations, templates);
+  // TOTP: an entity, a factor verified with a first code, challenges approved once per code.
+  // The codes are made here with node:crypto (RFC 6238), not by otpgate.
+  const totpCode = (secretB32, atSeconds) => {
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let bits = "";
+    for (const ch of secretB32) bits += alphabet.indexOf(ch).toString(2).padStart(5, "0");
+    const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+    const msg = Buffer.alloc(8);
+    msg.writeBigUInt64BE(BigInt(Math.floor(atSeconds / 30)));
+    const mac = require("node:crypto").createHmac("sha1", key).update(msg).digest();
+    const off = mac[mac.length - 1] & 0x0f;
+    return String((mac.readUInt32BE(off) & 0x7fffffff) % 1000000).padStart(6, "0");
+  };
+  const identity = "node-" + p1.replace("+", "");
+  const entity = await service().entities.create({ identity });
+  want("entity create", /^YE[0-9a-f]{32}$/.test(entity.sid) && entity.identity === identity, entity);
+  const factor = await service().entities(identity).newFactors.create({ friendlyName: "Node phone", factorType: "totp" });
+  want("factor create: unverified, with its binding", factor.status === "unverified" && factor.factorType === "totp" &&
+    factor.binding.uri.startsWith("otpauth://totp/") && factor.binding.secret.length === 32, factor);
+  await wantError("challenge of an unverified factor", 60318, 403, () =>
+    service().entities(identity).challenges.create({ factorSid: factor.sid, authPayload: "123456" }));
+  const now = Date.now() / 1000;
+  const first = totpCode(factor.binding.secret, now);
+  const verified = await service().entities(identity).factors(factor.sid).update({ authPayload: first });
+  want("factor verified by the first code", verified.status === "verified", verified);
+  const replay = await service().entities(identity).challenges.create({ factorSid: factor.sid, authPayload: first });
+  want("the same code again: denied", replay.status === "denied", replay);
+  const next = totpCode(factor.binding.secret, now + 30);
+  const approvedOne = await service().entities(identity).challenges.create({ factorSid: factor.sid, authPayload: next });
+  want("the next code: approved", approvedOne.status === "approved" && approvedOne.factorSid === factor.sid, approvedOne);
+  const approved = await service().entities(identity).challenges.list({ factorSid: factor.sid, status: "approved" });
+  want("challenge list, approved", approved.length === 1 && approved[0].sid === approvedOne.sid, approved);
+  await wantError("FactorType=push", 60200, 400, () =>
+    service().entities(identity).newFactors.create({ friendlyName: "x", factorType: "push" }));
+  want("entity delete", (await service().entities(identity).remove()) === true, identity);
+  await wantError("entity fetch after delete", 20404, 404, () => service().entities(identity).fetch());
   console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
 })().catch((e) => {
   console.error("FAIL unexpected error:", e);

@@ -2,10 +2,15 @@
 conformance test (cmd/server/twilio_clients_test.go starts the server and sets the
 environment). Prints one "ok" line per assertion; exits 1 at the first failure."""
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import re
+import struct
 import sys
+import time
 import urllib.parse
 import urllib.request
 
@@ -150,4 +155,41 @@ want_list_error("another service's attempts with a key", 20404, 404,
 templates = account.verify.v2.templates.list(friendly_name="built-in")
 want("templates", [t.sid for t in templates] == ["HJ00000000000000000000000000000000"] and "en" in templates[0].translations,
      [t.__dict__ for t in templates])
+# TOTP: an entity, a factor verified with a first code, challenges approved once per code.
+# The codes are made here with the standard library (RFC 6238), not by otpgate.
+
+
+def totp_code(secret_b32, at, step=30, digits=6):
+    key = base64.b32decode(secret_b32 + "=" * (-len(secret_b32) % 8))
+    mac = hmac.new(key, struct.pack(">Q", int(at) // step), hashlib.sha1).digest()
+    off = mac[-1] & 0x0F
+    return str((struct.unpack(">I", mac[off:off + 4])[0] & 0x7FFFFFFF) % 10 ** digits).zfill(digits)
+
+
+identity = "py-" + P1.lstrip("+")
+entity = service().entities.create(identity=identity)
+want("entity create", re.fullmatch(r"YE[0-9a-f]{32}", entity.sid) and entity.identity == identity, entity.__dict__)
+factor = service().entities(identity).new_factors.create(friendly_name="Python phone", factor_type="totp")
+want("factor create: unverified, with its binding", factor.status == "unverified" and factor.factor_type == "totp"
+     and factor.binding["uri"].startswith("otpauth://totp/") and len(factor.binding["secret"]) == 32, factor.__dict__)
+want_error("challenge of an unverified factor", 60318, 403,
+           lambda: service().entities(identity).challenges.create(factor_sid=factor.sid, auth_payload="123456"))
+now = time.time()
+code = totp_code(factor.binding["secret"], now)
+verified = service().entities(identity).factors(factor.sid).update(auth_payload=code)
+want("factor verified by the first code", verified.status == "verified", verified.__dict__)
+replay = service().entities(identity).challenges.create(factor_sid=factor.sid, auth_payload=code)
+want("the same code again: denied", replay.status == "denied", replay.__dict__)
+nxt = totp_code(factor.binding["secret"], now + 30)
+ok = service().entities(identity).challenges.create(factor_sid=factor.sid, auth_payload=nxt)
+want("the next code: approved", ok.status == "approved" and ok.factor_sid == factor.sid, ok.__dict__)
+want("challenge fetch", service().entities(identity).challenges(ok.sid).fetch().status == "approved", ok.sid)
+approved = service().entities(identity).challenges.list(factor_sid=factor.sid, status="approved")
+want("challenge list, approved", [c.sid for c in approved] == [ok.sid], [c.__dict__ for c in approved])
+want("factor list", [f.sid for f in service().entities(identity).factors.list()] == [factor.sid], factor.sid)
+want_error("FactorType=push", 60200, 400,
+           lambda: service().entities(identity).new_factors.create(friendly_name="x", factor_type="push"))
+want("factor delete", service().entities(identity).factors(factor.sid).delete() is True, factor.sid)
+want("entity delete", service().entities(identity).delete() is True, identity)
+want_error("entity fetch after delete", 20404, 404, lambda: service().entities(identity).fetch())
 print(f"twilio-python {twilio.__version__}: all flows passed")

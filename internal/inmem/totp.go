@@ -1,0 +1,298 @@
+package inmem
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"otpgate/internal/otp"
+	"otpgate/internal/totp"
+)
+
+var _ totp.Store = (*Store)(nil)
+
+// totpState holds entities, factors and challenges, each by id.
+type totpState struct {
+	entities   map[string]totp.Entity
+	factors    map[string]totp.Factor
+	challenges map[string]totp.Challenge
+}
+
+func (t *totpState) init() {
+	if t.entities == nil {
+		t.entities, t.factors, t.challenges = map[string]totp.Entity{}, map[string]totp.Factor{}, map[string]totp.Challenge{}
+	}
+}
+
+// entity finds an app's entity by identity; call with s.mu held.
+func (s *Store) entity(appID, identity string) (totp.Entity, bool) {
+	s.totp.init()
+	for _, e := range s.totp.entities {
+		if e.AppID == strings.ToLower(appID) && e.Identity == identity {
+			return e, true
+		}
+	}
+	return totp.Entity{}, false
+}
+
+// EnsureEntity implements totp.Store.
+func (s *Store) EnsureEntity(ctx context.Context, e totp.Entity) (totp.Entity, bool, error) {
+	if err := alive("ensure entity", ctx); err != nil {
+		return totp.Entity{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.entity(e.AppID, e.Identity); ok {
+		return old, false, nil
+	}
+	e.AppID, e.CreatedAt = strings.ToLower(e.AppID), ts(e.CreatedAt)
+	s.totp.entities[e.ID] = e
+	return e, true, nil
+}
+
+// Entity implements totp.Store.
+func (s *Store) Entity(ctx context.Context, appID, identity string) (totp.Entity, error) {
+	if err := alive("entity", ctx); err != nil {
+		return totp.Entity{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.entity(appID, identity); ok {
+		return e, nil
+	}
+	return totp.Entity{}, otp.ErrNotFound
+}
+
+// Entities implements totp.Store.
+func (s *Store) Entities(ctx context.Context, appID string) ([]totp.Entity, error) {
+	if err := alive("entities", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.totp.init()
+	var out []totp.Entity
+	for _, e := range s.totp.entities {
+		if e.AppID == strings.ToLower(appID) {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b totp.Entity) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// DeleteEntity implements totp.Store.
+func (s *Store) DeleteEntity(ctx context.Context, appID, identity string) error {
+	if err := alive("delete entity", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entity(appID, identity)
+	if !ok {
+		return otp.ErrNotFound
+	}
+	for id, f := range s.totp.factors {
+		if f.EntityID == e.ID {
+			s.dropFactor(id)
+		}
+	}
+	delete(s.totp.entities, e.ID)
+	return nil
+}
+
+// dropFactor deletes a factor with its challenges; call with s.mu held.
+func (s *Store) dropFactor(id string) {
+	for cid, c := range s.totp.challenges {
+		if c.FactorID == id {
+			delete(s.totp.challenges, cid)
+		}
+	}
+	delete(s.totp.factors, id)
+}
+
+// CreateFactor implements totp.Store.
+func (s *Store) CreateFactor(ctx context.Context, f totp.Factor) error {
+	if err := alive("create factor", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.totp.init()
+	if _, ok := s.totp.entities[f.EntityID]; !ok {
+		return otp.ErrNotFound
+	}
+	f.AppID, f.Sealed, f.CreatedAt, f.UpdatedAt = strings.ToLower(f.AppID), slices.Clone(f.Sealed), ts(f.CreatedAt), ts(f.UpdatedAt)
+	s.totp.factors[f.ID] = f
+	return nil
+}
+
+// factor finds a factor of an app's entity; call with s.mu held.
+func (s *Store) factor(appID, identity, id string) (totp.Factor, bool) {
+	e, ok := s.entity(appID, identity)
+	if !ok {
+		return totp.Factor{}, false
+	}
+	f, ok := s.totp.factors[strings.ToLower(id)]
+	if !ok || f.EntityID != e.ID {
+		return totp.Factor{}, false
+	}
+	f.Sealed = slices.Clone(f.Sealed)
+	return f, true
+}
+
+// Factor implements totp.Store.
+func (s *Store) Factor(ctx context.Context, appID, identity, id string) (totp.Factor, error) {
+	if err := alive("factor", ctx); err != nil {
+		return totp.Factor{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.factor(appID, identity, id); ok {
+		return f, nil
+	}
+	return totp.Factor{}, otp.ErrNotFound
+}
+
+// Factors implements totp.Store.
+func (s *Store) Factors(ctx context.Context, appID, identity string) ([]totp.Factor, error) {
+	if err := alive("factors", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entity(appID, identity)
+	if !ok {
+		return nil, nil
+	}
+	var out []totp.Factor
+	for _, f := range s.totp.factors {
+		if f.EntityID == e.ID {
+			f.Sealed = slices.Clone(f.Sealed)
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b totp.Factor) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// RenameFactor implements totp.Store.
+func (s *Store) RenameFactor(ctx context.Context, appID, identity, id, name string, now time.Time) (totp.Factor, error) {
+	if err := alive("rename factor", ctx); err != nil {
+		return totp.Factor{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.factor(appID, identity, id)
+	if !ok {
+		return totp.Factor{}, otp.ErrNotFound
+	}
+	f.FriendlyName, f.UpdatedAt = name, ts(now)
+	s.totp.factors[f.ID] = f
+	f.Sealed = slices.Clone(f.Sealed)
+	return f, nil
+}
+
+// DeleteFactor implements totp.Store.
+func (s *Store) DeleteFactor(ctx context.Context, appID, identity, id string) error {
+	if err := alive("delete factor", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.factor(appID, identity, id)
+	if !ok {
+		return otp.ErrNotFound
+	}
+	s.dropFactor(f.ID)
+	return nil
+}
+
+// AcceptStep implements totp.Store: the mutex makes the compare and the change one step.
+func (s *Store) AcceptStep(ctx context.Context, appID, id string, step int64, now time.Time) (totp.Factor, bool, error) {
+	if err := alive("accept step", ctx); err != nil {
+		return totp.Factor{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.totp.init()
+	f, ok := s.totp.factors[strings.ToLower(id)]
+	if !ok || f.AppID != strings.ToLower(appID) {
+		return totp.Factor{}, false, otp.ErrNotFound
+	}
+	accepted := step > f.LastStep
+	if accepted {
+		f.LastStep, f.Status, f.UpdatedAt = step, totp.FactorVerified, ts(now)
+		s.totp.factors[f.ID] = f
+	}
+	f.Sealed = slices.Clone(f.Sealed)
+	return f, accepted, nil
+}
+
+// CreateChallenge implements totp.Store.
+func (s *Store) CreateChallenge(ctx context.Context, c totp.Challenge) error {
+	if err := alive("create challenge", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.totp.init()
+	if _, ok := s.totp.factors[c.FactorID]; !ok {
+		return otp.ErrNotFound
+	}
+	c.AppID, c.CreatedAt = strings.ToLower(c.AppID), ts(c.CreatedAt)
+	s.totp.challenges[c.ID] = c
+	return nil
+}
+
+// Challenge implements totp.Store.
+func (s *Store) Challenge(ctx context.Context, appID, identity, id string) (totp.Challenge, error) {
+	if err := alive("challenge", ctx); err != nil {
+		return totp.Challenge{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entity(appID, identity)
+	c, found := s.totp.challenges[strings.ToLower(id)]
+	if !ok || !found || c.EntityID != e.ID {
+		return totp.Challenge{}, otp.ErrNotFound
+	}
+	return c, nil
+}
+
+// Challenges implements totp.Store.
+func (s *Store) Challenges(ctx context.Context, appID, identity, factorID string, status totp.ChallengeStatus) ([]totp.Challenge, error) {
+	if err := alive("challenges", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entity(appID, identity)
+	if !ok {
+		return nil, nil
+	}
+	var out []totp.Challenge
+	for _, c := range s.totp.challenges {
+		if c.EntityID == e.ID && (factorID == "" || c.FactorID == strings.ToLower(factorID)) && (status == "" || c.Status == status) {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b totp.Challenge) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out, nil
+}
