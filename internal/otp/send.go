@@ -57,7 +57,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		s.refund(ctx, dec.Reservation)
 		return res, err
 	}
-	msg, err := s.compose(app, t, code, in.FriendlyName)
+	msg, err := s.compose(app, t, code, in.FriendlyName, in.Transaction)
 	if err != nil {
 		s.refund(ctx, dec.Reservation)
 		return res, fmt.Errorf("otp: send: render: %w", err)
@@ -74,10 +74,11 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		Provider: s.sender.Name(), Now: now, TTL: app.CodeTTL,
 		MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
 		NewVerificationID: s.NewID(), SendID: sendID,
-		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
-		Shadow:   dec.ShadowReport(),
-		Fraud:    dec.Explain(policy),
-		Seen:     seen,
+		CodeHash:    func(id string) []byte { return hashBound(s.cfg.Secret, id, code, in.Transaction) },
+		Shadow:      dec.ShadowReport(),
+		Fraud:       dec.Explain(policy),
+		Seen:        seen,
+		Transaction: in.Transaction,
 	})
 	cancel()
 	if err != nil {

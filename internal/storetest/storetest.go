@@ -66,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
+	t.Run("PSD2", func(t *testing.T) { testPSD2(t, newStore) })
 }
 
 const (
