@@ -1412,7 +1412,7 @@ type AppSettings struct {
 
 	// Templates The app's own templates by locale (a locale as `locales` takes it), replacing
 	// all it had; `{}` restores the built-in ones. Each is a Go template over
-	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}` and `{{.Expiry}}`; one
+	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}`, `{{.Expiry}}`, `{{.Amount}}` and `{{.Payee}}` (PSD2); one
 	// that does not parse, names another field, is too long or (but the subject)
 	// does not show the code is `400` naming `templates.<locale>.<field>`.
 	Templates *map[string]AppTemplates `json:"templates,omitempty"`
@@ -1990,7 +1990,7 @@ type NewApp struct {
 
 	// Templates The app's own templates by locale (a locale as `locales` takes it), replacing
 	// all it had; `{}` restores the built-in ones. Each is a Go template over
-	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}` and `{{.Expiry}}`; one
+	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}`, `{{.Expiry}}`, `{{.Amount}}` and `{{.Payee}}` (PSD2); one
 	// that does not parse, names another field, is too long or (but the subject)
 	// does not show the code is `400` naming `templates.<locale>.<field>`.
 	Templates *map[string]AppTemplates `json:"templates,omitempty"`
