@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
@@ -33,6 +34,7 @@ type Store struct {
 	apps          appState
 	fraud         fraudState
 	ev            eventState
+	rateLimits    []apps.RateLimit // oldest first
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

@@ -36,6 +36,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 
 	policy := append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...)
+	policy = append(policy, keyedLimits(app, in.RateLimits)...)
 	if solved.ID != "" {
 		policy = append(policy, s.solutionLimit(solved))
 	}

@@ -56,6 +56,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 		fields["friendly_name"] = problem
 	}
 	checkTransaction(app, in.Transaction, fields)
+	checkKeyedLimits(in.RateLimits, fields)
 	if len(fields) > 0 {
 		return t, &ErrInvalidRequest{Fields: fields}
 	}

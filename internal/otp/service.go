@@ -113,6 +113,9 @@ type SendInput struct {
 	// Transaction is the payment the code confirms; required by an app with PSD2, refused
 	// by any other.
 	Transaction Transaction
+	// RateLimits are the app's rate limits the caller keys this send by: each one's rules
+	// are met on its value, in the send's one limiter call.
+	RateLimits []KeyedLimit
 }
 
 // SendResult is what a send produced. Decision is set whenever the limiter was

@@ -67,6 +67,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	t.Run("PSD2", func(t *testing.T) { testPSD2(t, newStore) })
+	t.Run("RateLimits", func(t *testing.T) { testRateLimits(t, newStore) })
 }
 
 const (
