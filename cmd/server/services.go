@@ -91,6 +91,11 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
 	appAdmin := apps.NewAdmin(p.apps, s.registry)
+	// Both stores keep rate limits; a store that did not would leave the resources 20404.
+	var rateLimits twilioapi.RateLimits
+	if rs, ok := p.apps.(apps.RateLimitStore); ok {
+		rateLimits = apps.NewRateLimitService(rs)
+	}
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
 	s.public = otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
@@ -101,6 +106,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			ClientIP:  func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 			PublicURL: cfg.PublicURL,
 			Admin:     appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
+			RateLimits: rateLimits,
 		}),
 		Idempotency:    newIdempotency(cfg, p),
 		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"otpgate/internal/otp"
 )
 
@@ -134,3 +136,158 @@ func indexByName(list []RateLimit, name string) int {
 	return -1
 }
 
+// RateLimitService manages apps' rate limits and turns a send's values into its limits;
+// the Twilio API's Rate Limits and Buckets resources are its callers.
+type RateLimitService struct {
+	store RateLimitStore
+	// Now and NewID are the clock and the id source; tests replace them.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// NewRateLimitService returns the service over store.
+func NewRateLimitService(store RateLimitStore) *RateLimitService {
+	return &RateLimitService{store: store, Now: func() time.Time { return time.Now().UTC() }, NewID: newUUID}
+}
+
+// List is an app's rate limits with their buckets, oldest first.
+func (s *RateLimitService) List(ctx context.Context, appID string) ([]RateLimit, error) {
+	return s.store.RateLimits(ctx, appID)
+}
+
+// Get is one rate limit of an app. Errors: otp.ErrNotFound.
+func (s *RateLimitService) Get(ctx context.Context, appID, id string) (RateLimit, error) {
+	list, err := s.store.RateLimits(ctx, appID)
+	if err != nil {
+		return RateLimit{}, err
+	}
+	for _, r := range list {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return RateLimit{}, otp.ErrNotFound
+}
+
+// Create adds a rate limit to an app. Errors: *otp.ErrInvalidRequest naming unique_name
+// or description.
+func (s *RateLimitService) Create(ctx context.Context, appID, uniqueName, description string) (RateLimit, error) {
+	f := map[string]string{}
+	CheckRateLimitNames(uniqueName, description, f)
+	if len(f) == 0 {
+		if list, err := s.store.RateLimits(ctx, appID); err != nil {
+			return RateLimit{}, err
+		} else if len(list) >= MaxRateLimits {
+			f["unique_name"] = fmt.Sprintf("the service has %d rate limits, the most it may have", MaxRateLimits)
+		}
+	}
+	if len(f) > 0 {
+		return RateLimit{}, &otp.ErrInvalidRequest{Fields: f}
+	}
+	now := s.Now()
+	r := RateLimit{ID: s.NewID(), AppID: appID, UniqueName: uniqueName, Description: description, CreatedAt: now, UpdatedAt: now}
+	if err := s.store.CreateRateLimit(ctx, r); err != nil {
+		return RateLimit{}, err
+	}
+	return s.Get(ctx, appID, r.ID)
+}
+
+// Update sets a rate limit's description. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest.
+func (s *RateLimitService) Update(ctx context.Context, appID, id, description string) (RateLimit, error) {
+	f := map[string]string{}
+	CheckRateLimitNames("x", description, f)
+	if len(f) > 0 {
+		return RateLimit{}, &otp.ErrInvalidRequest{Fields: f}
+	}
+	if err := s.store.UpdateRateLimit(ctx, appID, id, description, s.Now()); err != nil {
+		return RateLimit{}, err
+	}
+	return s.Get(ctx, appID, id)
+}
+
+// Delete removes a rate limit and its buckets. Errors: otp.ErrNotFound.
+func (s *RateLimitService) Delete(ctx context.Context, appID, id string) error {
+	return s.store.DeleteRateLimit(ctx, appID, id)
+}
+
+// Bucket is one bucket of a rate limit of an app. Errors: otp.ErrNotFound.
+func (s *RateLimitService) Bucket(ctx context.Context, appID, rateLimitID, id string) (Bucket, error) {
+	r, err := s.Get(ctx, appID, rateLimitID)
+	if err != nil {
+		return Bucket{}, err
+	}
+	for _, b := range r.Buckets {
+		if b.ID == id {
+			return b, nil
+		}
+	}
+	return Bucket{}, otp.ErrNotFound
+}
+
+// AddBucket adds a bucket to a rate limit. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest
+// naming max or interval.
+func (s *RateLimitService) AddBucket(ctx context.Context, appID, rateLimitID string, maxSends int, interval time.Duration) (Bucket, error) {
+	r, err := s.Get(ctx, appID, rateLimitID)
+	if err != nil {
+		return Bucket{}, err
+	}
+	now := s.Now()
+	b := Bucket{ID: s.NewID(), RateLimitID: r.ID, Max: maxSends, Interval: interval, CreatedAt: now, UpdatedAt: now}
+	f := map[string]string{}
+	CheckBucket(b, f)
+	if len(r.Buckets) >= MaxBuckets {
+		f["max"] = fmt.Sprintf("the rate limit has %d buckets, the most it may have", MaxBuckets)
+	}
+	if len(f) > 0 {
+		return Bucket{}, &otp.ErrInvalidRequest{Fields: f}
+	}
+	if err := s.store.CreateBucket(ctx, appID, b); err != nil {
+		return Bucket{}, err
+	}
+	return s.Bucket(ctx, appID, rateLimitID, b.ID)
+}
+
+// UpdateBucket changes a bucket's max or interval (nil keeps it). Errors: otp.ErrNotFound,
+// *otp.ErrInvalidRequest.
+func (s *RateLimitService) UpdateBucket(ctx context.Context, appID, rateLimitID, id string, maxSends *int, interval *time.Duration) (Bucket, error) {
+	b, err := s.Bucket(ctx, appID, rateLimitID, id)
+	if err != nil {
+		return Bucket{}, err
+	}
+	if maxSends != nil {
+		b.Max = *maxSends
+	}
+	if interval != nil {
+		b.Interval = *interval
+	}
+	f := map[string]string{}
+	if CheckBucket(b, f); len(f) > 0 {
+		return Bucket{}, &otp.ErrInvalidRequest{Fields: f}
+	}
+	b.UpdatedAt = s.Now()
+	if err := s.store.UpdateBucket(ctx, appID, b); err != nil {
+		return Bucket{}, err
+	}
+	return s.Bucket(ctx, appID, rateLimitID, id)
+}
+
+// DeleteBucket removes a bucket. Errors: otp.ErrNotFound.
+func (s *RateLimitService) DeleteBucket(ctx context.Context, appID, rateLimitID, id string) error {
+	return s.store.DeleteBucket(ctx, appID, rateLimitID, id)
+}
+
+// SendLimits are the limits of a send that names values of the app's rate limits (unique
+// name → value). Errors: *otp.ErrInvalidRequest naming each unknown name.
+func (s *RateLimitService) SendLimits(ctx context.Context, appID string, values map[string]string) ([]otp.KeyedLimit, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	list, err := s.store.RateLimits(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	return Limits(list, values)
+}
+
+// newUUID is a time-ordered id (UUID v7), so rows sort by creation.
+func newUUID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -16,7 +16,7 @@ import (
 // that nobody believes, say, their CustomCode was sent.
 var unsupported = []string{
 	"CustomCode", "CustomMessage", "SendDigits",
-	"TemplateCustomSubstitutions", "RateLimits", "ChannelConfiguration", "AppHash",
+	"TemplateCustomSubstitutions", "ChannelConfiguration", "AppHash",
 }
 
 // refused names each of the parameters that the request holds.
@@ -167,6 +167,12 @@ func handleCreate(d Deps) http.Handler {
 			ClientIP: c.clientIP, Fingerprint: r.UserAgent(), Transaction: transaction(r),
 		}
 		in.Phone, in.Email = address(r.PostForm.Get("To"))
+		limits, err := rateLimitsOf(r, d, c.app)
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		in.RateLimits = limits
 		res, err := d.Verifier.Send(r.Context(), in)
 		if err != nil {
 			writeError(w, r, d.Logger, withRetryAfter(err, res.Decision.RetryAfter()))
@@ -176,6 +182,19 @@ func handleCreate(d Deps) http.Handler {
 		out.sentOn(res.Channel)
 		writeJSON(w, http.StatusCreated, out)
 	})
+}
+
+// rateLimitsOf reads RateLimits of a create into the app's keyed limits. Errors:
+// *otp.ErrInvalidRequest for a malformed value or a name the service has no rate limit of.
+func rateLimitsOf(r *http.Request, d Deps, app otp.App) ([]otp.KeyedLimit, error) {
+	values, err := sendRateLimits(r)
+	if err != nil || len(values) == 0 {
+		return nil, err
+	}
+	if d.RateLimits == nil {
+		return nil, &otp.ErrInvalidRequest{Fields: map[string]string{"RateLimits": "is not supported by this server"}}
+	}
+	return d.RateLimits.SendLimits(r.Context(), app.ID, values)
 }
 
 // channel is Twilio's channel name in otpgate's: Twilio calls a voice call "call".
