@@ -102,6 +102,7 @@ func TestTwilioHelperLibraries(t *testing.T) {
 	t.Run("GoAttempts", func(t *testing.T) { twilioGoAttemptFlows(t, s) })
 	t.Run("GoTemplates", func(t *testing.T) { twilioGoTemplateFlows(t, s) })
 	t.Run("GoPSD2", func(t *testing.T) { twilioGoPSD2Flows(t, s) })
+	t.Run("GoRateLimits", func(t *testing.T) { twilioGoRateLimitFlows(t, s) })
 
 	t.Run("Python", func(t *testing.T) {
 		// Debian's python3-twilio lives in the system interpreter.
