@@ -63,10 +63,12 @@ func newTwilioSetup(t *testing.T) *twilioSetup {
 func (s *twilioSetup) env() []string {
 	phones := []string{newPhone(), newPhone(), newPhone(), newPhone()}
 	more := []string{newPhone(), newPhone(), newPhone(), newPhone()}
+	extra := []string{newPhone(), newPhone(), newPhone(), newPhone(), newPhone()}
 	return append(os.Environ(),
 		"OTPGATE_BASE="+s.in.api, "OTPGATE_KEY_ID="+s.keyID, "OTPGATE_SECRET="+s.secret,
 		"OTPGATE_SERVICE_SID="+s.serviceSID, "OTPGATE_CODE_URL="+s.codeURL, "OTPGATE_PHONES="+strings.Join(phones, ","),
-		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken, "OTPGATE_MORE_PHONES="+strings.Join(more, ","))
+		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken, "OTPGATE_MORE_PHONES="+strings.Join(more, ","),
+		"OTPGATE_EXTRA_PHONES="+strings.Join(extra, ","))
 }
 
 // missing skips a client library that is not installed, or fails under CI=true, where

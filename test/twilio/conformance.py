@@ -150,4 +150,40 @@ want_list_error("another service's attempts with a key", 20404, 404,
 templates = account.verify.v2.templates.list(friendly_name="built-in")
 want("templates", [t.sid for t in templates] == ["HJ00000000000000000000000000000000"] and "en" in templates[0].translations,
      [t.__dict__ for t in templates])
+# PSD2: a service with psd2_enabled binds each code to its amount and payee.
+X1, X2, X3, X4, X5 = os.environ["OTPGATE_EXTRA_PHONES"].split(",")
+psd2 = account.verify.v2.services.create(friendly_name="Python PSD2", psd2_enabled=True)
+want("psd2 service", psd2.psd2_enabled is True, psd2.__dict__)
+pv = account.verify.v2.services(psd2.sid).verifications.create(to=X1, channel="sms", amount="€39.99", payee="Acme Inc.")
+want("psd2 create shows amount and payee", pv.amount == "€39.99" and pv.payee == "Acme Inc.", pv.__dict__)
+pcode = code_for(X1)
+other = account.verify.v2.services(psd2.sid).verification_checks.create(to=X1, code=pcode, amount="€399.9", payee="Acme Inc.")
+want("psd2 check, another amount: pending", other.status == "pending" and other.valid is False, other.__dict__)
+same = account.verify.v2.services(psd2.sid).verification_checks.create(to=X1, code=pcode, amount="€39.99", payee="Acme Inc.")
+want("psd2 check, same amount and payee: approved", same.status == "approved" and same.valid is True, same.__dict__)
+want_error("psd2 create without amount", 60200, 400,
+           lambda: account.verify.v2.services(psd2.sid).verifications.create(to=X2, channel="sms"))
+want_error("amount on a service without psd2", 60200, 400,
+           lambda: service().verifications.create(to=X2, channel="sms", amount="€1", payee="Acme"))
+# Rate Limits and Buckets: a bucket of max 2 on end_user_id.
+rl = account.verify.v2.services(psd2.sid).rate_limits.create(unique_name="end_user_id", description="per user")
+want("rate limit create", re.fullmatch(r"RK[0-9a-f]{32}", rl.sid) and rl.unique_name == "end_user_id", rl.__dict__)
+want("rate limit update", account.verify.v2.services(psd2.sid).rate_limits(rl.sid).update(description="x").description == "x", rl.sid)
+want("rate limit list", [r.sid for r in account.verify.v2.services(psd2.sid).rate_limits.list()] == [rl.sid], rl.sid)
+bucket = account.verify.v2.services(psd2.sid).rate_limits(rl.sid).buckets.create(max=2, interval=60)
+want("bucket create", re.fullmatch(r"BL[0-9a-f]{32}", bucket.sid) and bucket.max == 2 and bucket.interval == 60, bucket.__dict__)
+fetched_b = account.verify.v2.services(psd2.sid).rate_limits(rl.sid).buckets(bucket.sid).fetch()
+want("bucket fetch", fetched_b.sid == bucket.sid and fetched_b.max == 2, fetched_b.__dict__)
+want_error("bucket max 0", 60200, 400, lambda: account.verify.v2.services(psd2.sid).rate_limits(rl.sid).buckets.create(max=0, interval=60))
+keyed = lambda to, user: account.verify.v2.services(psd2.sid).verifications.create(
+    to=to, channel="sms", amount="€1", payee="Acme", rate_limits={"end_user_id": user})
+keyed(X2, "u1")
+keyed(X3, "u1")
+want_error("third send of one value over a bucket of 2", 20429, 429, lambda: keyed(X4, "u1"))
+want("another value has its own bucket", keyed(X5, "u2").status == "pending", X5)
+want_error("rate limits naming none of the service's", 60200, 400,
+           lambda: account.verify.v2.services(psd2.sid).verifications.create(to=X4, channel="sms", amount="€1", payee="Acme", rate_limits={"nope": "x"}))
+want("bucket delete", account.verify.v2.services(psd2.sid).rate_limits(rl.sid).buckets(bucket.sid).delete() is True, bucket.sid)
+want("rate limit delete", account.verify.v2.services(psd2.sid).rate_limits(rl.sid).delete() is True, rl.sid)
+want_error("rate limit fetch after delete", 20404, 404, lambda: account.verify.v2.services(psd2.sid).rate_limits(rl.sid).fetch())
 print(f"twilio-python {twilio.__version__}: all flows passed")
