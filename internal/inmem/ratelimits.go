@@ -48,7 +48,7 @@ func (s *Store) CreateRateLimit(ctx context.Context, r apps.RateLimit) error {
 	return nil
 }
 
-// find is the index of an app's rate limit, or -1.
+// findRateLimit is the index of an app's rate limit, or -1.
 func (s *Store) findRateLimit(appID, id string) int {
 	appID = otp.StoredAppID(appID)
 	return slices.IndexFunc(s.rateLimits, func(r apps.RateLimit) bool { return r.AppID == appID && r.ID == id })
