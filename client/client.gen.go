@@ -1593,6 +1593,11 @@ type ChallengeAlgorithm string
 // CheckRequest The code, and exactly one of a non-empty `phone`, a non-empty `email` or a
 // non-empty `id` (an empty string counts as absent).
 type CheckRequest struct {
+	// Amount For an app with `psd2_enabled` (required there, `400` elsewhere): the amount
+	// the code was sent for. Another amount or payee does not approve: it is
+	// `422 invalid_code` and costs a guess, as a wrong code does.
+	Amount *string `json:"amount,omitempty"`
+
 	// Code The code, the app's `code_length` ASCII digits (4 to 10; `OTP_CODE_LENGTH`, 6 by default, for the default app).
 	Code string `json:"code"`
 
@@ -1601,6 +1606,9 @@ type CheckRequest struct {
 
 	// Id The verification's `id`, a UUID in any letter case.
 	Id *string `json:"id,omitempty"`
+
+	// Payee For an app with `psd2_enabled`, with `amount`: the payee the code was sent for.
+	Payee *string `json:"payee,omitempty"`
 
 	// Phone The phone the code was sent to, in any spelling the send endpoint takes.
 	Phone *string `json:"phone,omitempty"`
@@ -2902,6 +2910,16 @@ type SendRequest struct {
 	// challenge_invalid`. Send it only in answer to a challenge.
 	Altcha *string `json:"altcha,omitempty"`
 
+	// Amount PSD2 dynamic linking, for an app with `psd2_enabled`: the payment's amount as the
+	// user reads it, a number (at most 15 digits, at most 4 decimals after a point or
+	// a comma, no thousands separators) with at most one currency, a symbol or an ISO
+	// 4217 code, before or after it. The code is bound to it and to `payee`: a check
+	// must name both as sent. Required by such an app, `400` for any other.
+	//
+	//
+	// Examples: €39.99, EUR 39,99, 39.99 CHF
+	Amount *string `json:"amount,omitempty"`
+
 	// Captcha Instead of `altcha`, a token of the operator's CAPTCHA provider
 	// (`OTP_CAPTCHA_PROVIDER`: Cloudflare Turnstile, hCaptcha or reCAPTCHA), checked
 	// with the provider; a refused one is `422 challenge_invalid`.
@@ -2937,6 +2955,14 @@ type SendRequest struct {
 	//
 	// Examples: en, ja, pt-BR, zh-Hant
 	Locale *string `json:"locale,omitempty"`
+
+	// Payee PSD2 dynamic linking, with `amount`: who is paid, as the user reads it, 1 to 64
+	// characters without line breaks, control or formatting characters, nor leading
+	// or trailing spaces. The message names the amount and the payee.
+	//
+	//
+	// Examples: Acme Inc.
+	Payee *string `json:"payee,omitempty"`
 
 	// Phone A phone number: E.164 (`+819012345678`), or any spelling that normalises to it
 	// (spaces, dashes, dots, brackets, full-width digits). Without a leading `+` it
@@ -3424,6 +3450,13 @@ func (t CheckRequest) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.Amount != nil {
+		object["amount"], err = json.Marshal(t.Amount)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'amount': %w", err)
+		}
+	}
+
 	object["code"], err = json.Marshal(t.Code)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'code': %w", err)
@@ -3440,6 +3473,13 @@ func (t CheckRequest) MarshalJSON() ([]byte, error) {
 		object["id"], err = json.Marshal(t.Id)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'id': %w", err)
+		}
+	}
+
+	if t.Payee != nil {
+		object["payee"], err = json.Marshal(t.Payee)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'payee': %w", err)
 		}
 	}
 
@@ -3464,6 +3504,13 @@ func (t *CheckRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["amount"]; found {
+		err = json.Unmarshal(raw, &t.Amount)
+		if err != nil {
+			return fmt.Errorf("error reading 'amount': %w", err)
+		}
+	}
+
 	if raw, found := object["code"]; found {
 		err = json.Unmarshal(raw, &t.Code)
 		if err != nil {
@@ -3482,6 +3529,13 @@ func (t *CheckRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Id)
 		if err != nil {
 			return fmt.Errorf("error reading 'id': %w", err)
+		}
+	}
+
+	if raw, found := object["payee"]; found {
+		err = json.Unmarshal(raw, &t.Payee)
+		if err != nil {
+			return fmt.Errorf("error reading 'payee': %w", err)
 		}
 	}
 

@@ -1547,6 +1547,9 @@ type App struct {
 	// Name Shown in front of every message of the app but the default one.
 	Name string `json:"name"`
 
+	// Psd2Enabled PSD2 dynamic linking (Twilio's `Psd2Enabled`) — every send and check names the payment's `amount` and `payee`, each code is bound to them, and the message shows them.
+	Psd2Enabled bool `json:"psd2_enabled"`
+
 	// SendRules The app's own send rules per phone (scope `app`), such as `5/1h`, or `off`.
 	SendRules string `json:"send_rules"`
 
@@ -1632,12 +1635,15 @@ type AppSettings struct {
 	// Name One line of printable text, 1 to 64 characters once trimmed.
 	Name *string `json:"name,omitempty"`
 
+	// Psd2Enabled Binds every code of the app to the payment it confirms; sends and checks must then name `amount` and `payee`, which other apps refuse.
+	Psd2Enabled *bool `json:"psd2_enabled,omitempty"`
+
 	// SendRules Written like `OTP_LIMIT_PHONE`, such as `1/1m,10/1h`; `off` or empty for none.
 	SendRules *string `json:"send_rules,omitempty"`
 
 	// Templates The app's own templates by locale (a locale as `locales` takes it), replacing
 	// all it had; `{}` restores the built-in ones. Each is a Go template over
-	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}` and `{{.Expiry}}`; one
+	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}`, `{{.Expiry}}`, `{{.Amount}}` and `{{.Payee}}` (PSD2); one
 	// that does not parse, names another field, is too long or (but the subject)
 	// does not show the code is `400` naming `templates.<locale>.<field>`.
 	Templates *map[string]AppTemplates `json:"templates,omitempty"`
@@ -2207,12 +2213,15 @@ type NewApp struct {
 	// Name One line of printable text, 1 to 64 characters once trimmed.
 	Name string `json:"name"`
 
+	// Psd2Enabled Binds every code of the app to the payment it confirms; sends and checks must then name `amount` and `payee`, which other apps refuse.
+	Psd2Enabled *bool `json:"psd2_enabled,omitempty"`
+
 	// SendRules Written like `OTP_LIMIT_PHONE`, such as `1/1m,10/1h`; `off` or empty for none.
 	SendRules *string `json:"send_rules,omitempty"`
 
 	// Templates The app's own templates by locale (a locale as `locales` takes it), replacing
 	// all it had; `{}` restores the built-in ones. Each is a Go template over
-	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}` and `{{.Expiry}}`; one
+	// `{{.Code}}`, `{{.App}}`, `{{.Minutes}}`, `{{.Seconds}}`, `{{.Expiry}}`, `{{.Amount}}` and `{{.Payee}}` (PSD2); one
 	// that does not parse, names another field, is too long or (but the subject)
 	// does not show the code is `400` naming `templates.<locale>.<field>`.
 	Templates *map[string]AppTemplates `json:"templates,omitempty"`

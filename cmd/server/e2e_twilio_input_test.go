@@ -40,7 +40,7 @@ func twilioCall(t *testing.T, in *instance, keyID, secret, method, path string, 
 }
 
 // TestTwilioAdapterInput holds the Twilio compatible API to what it may be given and what
-// it answers: CustomFriendlyName as Twilio bounds it, PSD2 parameters refused on checks,
+// it answers: CustomFriendlyName as Twilio bounds it, PSD2 parameters refused by a service without Psd2Enabled,
 // a resend's own channel, and urls built from OTP_PUBLIC_URL whatever the Host header.
 func TestTwilioAdapterInput(t *testing.T) {
 	const sid, token = "AC0123456789abcdef0123456789abcdef", "twilio-auth-token"
@@ -89,7 +89,7 @@ func TestTwilioAdapterInput(t *testing.T) {
 		}
 	})
 
-	t.Run("AmountAndPayeeOnACheckAreRefused", func(t *testing.T) {
+	t.Run("AmountAndPayeeOnACheckWithoutPsd2AreRefused", func(t *testing.T) {
 		to := newPhone()
 		if st, body := call(http.MethodPost, "/Verifications", url.Values{"To": {to}}, ""); st != http.StatusCreated {
 			t.Fatalf("create: got %d %v", st, body)

@@ -119,6 +119,11 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
 	appAdmin := apps.NewAdmin(p.apps, s.registry)
+	// Both stores keep rate limits; a store that did not would leave the resources 20404.
+	var rateLimits twilioapi.RateLimits
+	if rs, ok := p.apps.(apps.RateLimitStore); ok {
+		rateLimits = apps.NewRateLimitService(rs)
+	}
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
 	s.public = tracing.Handler(p.tracer, "public", otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
@@ -130,6 +135,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			PublicURL: cfg.PublicURL,
 			Admin:     appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
 			TOTP: factors,
+			RateLimits: rateLimits,
 		}),
 		TOTP:           factors,
 		Idempotency:    newIdempotency(cfg, p),

@@ -63,10 +63,12 @@ func newTwilioSetup(t *testing.T) *twilioSetup {
 func (s *twilioSetup) env() []string {
 	phones := []string{newPhone(), newPhone(), newPhone(), newPhone()}
 	more := []string{newPhone(), newPhone(), newPhone(), newPhone()}
+	extra := []string{newPhone(), newPhone(), newPhone(), newPhone(), newPhone()}
 	return append(os.Environ(),
 		"OTPGATE_BASE="+s.in.api, "OTPGATE_KEY_ID="+s.keyID, "OTPGATE_SECRET="+s.secret,
 		"OTPGATE_SERVICE_SID="+s.serviceSID, "OTPGATE_CODE_URL="+s.codeURL, "OTPGATE_PHONES="+strings.Join(phones, ","),
-		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken, "OTPGATE_MORE_PHONES="+strings.Join(more, ","))
+		"OTPGATE_ACCOUNT_SID="+twilioAccountSID, "OTPGATE_ACCOUNT_TOKEN="+twilioAccountToken, "OTPGATE_MORE_PHONES="+strings.Join(more, ","),
+		"OTPGATE_EXTRA_PHONES="+strings.Join(extra, ","))
 }
 
 // missing skips a client library that is not installed, or fails under CI=true, where
@@ -102,6 +104,8 @@ func TestTwilioHelperLibraries(t *testing.T) {
 	t.Run("GoAttempts", func(t *testing.T) { twilioGoAttemptFlows(t, s) })
 	t.Run("GoTemplates", func(t *testing.T) { twilioGoTemplateFlows(t, s) })
 	t.Run("GoTOTP", func(t *testing.T) { twilioGoTOTPFlows(t, s) })
+	t.Run("GoPSD2", func(t *testing.T) { twilioGoPSD2Flows(t, s) })
+	t.Run("GoRateLimits", func(t *testing.T) { twilioGoRateLimitFlows(t, s) })
 
 	t.Run("Python", func(t *testing.T) {
 		// Debian's python3-twilio lives in the system interpreter.

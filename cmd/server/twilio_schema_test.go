@@ -156,4 +156,22 @@ func TestTwilioAnswersHaveTwilioShapes(t *testing.T) {
 	_ = json.Unmarshal(raw, &ch)
 	wantTwilioShape(t, "Challenge fetched", account(http.MethodGet, entities+"/shape-user-0001/Challenges/"+ch.Sid, nil), "verify.v2.service.entity.challenge", "", "")
 	wantTwilioShape(t, "Challenge list", account(http.MethodGet, entities+"/shape-user-0001/Challenges", nil), "ListChallengeResponse", "challenges", "verify.v2.service.entity.challenge")
+	raw = account(http.MethodPost, "/Services/"+svc.Sid+"/RateLimits", url.Values{"UniqueName": {"end_user_id"}, "Description": {"per user"}})
+	wantTwilioShape(t, "Rate Limit", raw, "verify.v2.service.rate_limit", "", "")
+	var rl struct{ Sid string }
+	_ = json.Unmarshal(raw, &rl)
+	limits := "/Services/" + svc.Sid + "/RateLimits"
+	wantTwilioShape(t, "Rate Limit fetched", account(http.MethodGet, limits+"/"+rl.Sid, nil), "verify.v2.service.rate_limit", "", "")
+	wantTwilioShape(t, "Rate Limit updated", account(http.MethodPost, limits+"/"+rl.Sid, url.Values{"Description": {"x"}}), "verify.v2.service.rate_limit", "", "")
+	wantTwilioShape(t, "Rate Limit list", account(http.MethodGet, limits, nil), "ListRateLimitResponse", "rate_limits", "verify.v2.service.rate_limit")
+	raw = account(http.MethodPost, limits+"/"+rl.Sid+"/Buckets", url.Values{"Max": {"3"}, "Interval": {"60"}})
+	wantTwilioShape(t, "Bucket", raw, "verify.v2.service.rate_limit.bucket", "", "")
+	var b struct{ Sid string }
+	_ = json.Unmarshal(raw, &b)
+	buckets := limits + "/" + rl.Sid + "/Buckets"
+	wantTwilioShape(t, "Bucket fetched", account(http.MethodGet, buckets+"/"+b.Sid, nil), "verify.v2.service.rate_limit.bucket", "", "")
+	wantTwilioShape(t, "Bucket updated", account(http.MethodPost, buckets+"/"+b.Sid, url.Values{"Max": {"4"}}), "verify.v2.service.rate_limit.bucket", "", "")
+	wantTwilioShape(t, "Bucket list", account(http.MethodGet, buckets, nil), "ListBucketResponse", "buckets", "verify.v2.service.rate_limit.bucket")
+	raw = account(http.MethodPost, "/Services/"+svc.Sid+"/Verifications", url.Values{"To": {newPhone()}, "RateLimits": {`{"end_user_id":"u1"}`}})
+	wantTwilioShape(t, "Verification with RateLimits", raw, "verify.v2.service.verification", "", "")
 }

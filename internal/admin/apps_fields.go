@@ -33,6 +33,8 @@ type appRequest struct {
 	AndroidAppHash *string                  `json:"android_app_hash"`
 	// DeniedNumberTypes replaces the app's; "default" gives it the server's again.
 	DeniedNumberTypes typesOrDefault `json:"denied_number_types"`
+	// PSD2Enabled binds the app's codes to the payment each confirms (amount and payee).
+	PSD2Enabled *bool `json:"psd2_enabled"`
 }
 
 // typesOrDefault is a list of number types, or the string "default" for the server's:
@@ -79,6 +81,7 @@ func (q appRequest) patch() apps.Patch {
 		Name: q.Name, CodeLength: q.CodeLength, MaxSends: q.MaxSends, MaxAttempts: q.MaxAttempts,
 		Locales: q.Locales, AllowedCountries: q.AllowedCountries, Channels: q.Channels,
 		SendRules: q.SendRules, CheckRules: q.CheckRules, WebOTPDomain: q.WebOTPDomain, AndroidAppHash: q.AndroidAppHash,
+		PSD2: q.PSD2Enabled,
 	}
 	if q.Templates != nil {
 		m := make(map[string]otp.MessageTemplates, len(*q.Templates))
@@ -125,10 +128,12 @@ type adminApp struct {
 	WebOTPDomain   string                  `json:"webotp_domain"`
 	AndroidAppHash string                  `json:"android_app_hash"`
 	// DeniedNumberTypes are the app's own; null when it takes the server's.
-	DeniedNumberTypes *[]string  `json:"denied_number_types"`
-	CreatedAt         *time.Time `json:"created_at,omitempty"`
-	UpdatedAt         *time.Time `json:"updated_at,omitempty"`
-	Keys              []adminKey `json:"keys"`
+	DeniedNumberTypes *[]string `json:"denied_number_types"`
+	// PSD2Enabled: every send and check names the payment's amount and payee.
+	PSD2Enabled bool       `json:"psd2_enabled"`
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+	Keys        []adminKey `json:"keys"`
 }
 
 func toAdminApp(info apps.Info) adminApp {
@@ -140,7 +145,7 @@ func toAdminApp(info apps.Info) adminApp {
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(), Access: string(a.Access),
 		CreatedAt: timeOrNil(a.CreatedAt), UpdatedAt: timeOrNil(a.UpdatedAt), Keys: make([]adminKey, len(info.Keys)),
 		Templates: make(map[string]appTemplates, len(a.Templates)), WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
-		DeniedNumberTypes: a.DeniedNumberTypes,
+		DeniedNumberTypes: a.DeniedNumberTypes, PSD2Enabled: a.PSD2,
 	}
 	for l, t := range a.Templates {
 		out.Templates[l] = appTemplates(t)

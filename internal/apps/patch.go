@@ -30,6 +30,8 @@ type Patch struct {
 	// type); ServerNumberTypes, when set instead, gives the app the server's again.
 	DeniedNumberTypes *[]string
 	ServerNumberTypes bool
+	// PSD2 binds the app's codes to the payments they confirm (otp.App.PSD2).
+	PSD2 *bool
 }
 
 // Apply returns a with the patch's fields set and validated by otp.App.Validate. Errors:
@@ -58,6 +60,7 @@ func (p Patch) Apply(a otp.App) (otp.App, error) {
 	set(&a.Templates, p.Templates)
 	set(&a.WebOTPDomain, p.WebOTPDomain)
 	set(&a.AndroidAppHash, p.AndroidAppHash)
+	set(&a.PSD2, p.PSD2)
 	switch {
 	case p.ServerNumberTypes:
 		a.DeniedNumberTypes = nil

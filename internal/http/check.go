@@ -14,6 +14,9 @@ type checkRequest struct {
 	Email string `json:"email"`
 	ID    string `json:"id"`
 	Code  string `json:"code"`
+	// Amount and Payee are the payment the code was sent for, for an app with PSD2.
+	Amount string `json:"amount"`
+	Payee  string `json:"payee"`
 }
 
 // checkResponse is the body of an approved check.
@@ -40,7 +43,8 @@ func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
 			writeProblem(w, r, log, err)
 			return
 		}
-		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: ClientIPFrom(ctx)})
+		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: ClientIPFrom(ctx),
+			Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee}})
 		setRateLimitHeaders(w.Header(), res.Decision)
 		if err != nil {
 			writeProblem(w, r, log, err)

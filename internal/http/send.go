@@ -20,6 +20,9 @@ type sendRequest struct {
 	// operator's provider instead.
 	Altcha  string `json:"altcha"`
 	Captcha string `json:"captcha"`
+	// Amount and Payee are the payment the code confirms, for an app with PSD2.
+	Amount string `json:"amount"`
+	Payee  string `json:"payee"`
 }
 
 // sendResponse is the body of a successful send.
@@ -112,7 +115,8 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 				App:   appFrom(ctx),
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
-				Solution: otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
+				Solution:    otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
+				Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee},
 			})
 			if err != nil {
 				fail(w, err, res.Decision)

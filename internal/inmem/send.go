@@ -38,6 +38,9 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		v.Sends++
 		v.ExpiresAt = ts(p.Now.Add(p.TTL))
 		v.CodeHashes = append(v.CodeHashes, slices.Clone(p.CodeHash(v.ID)))
+		if !p.Transaction.IsZero() {
+			v.Transaction = p.Transaction
+		}
 		s.addSend(sendID, v.ID, p, now)
 		return otp.SendStart{Verification: clone(v)}, nil
 	}
@@ -50,7 +53,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	v = &otp.Verification{
 		ID: newID, AppID: p.AppID, Address: p.Phone, Channel: p.Channel, Locale: p.Locale, Status: otp.StatusPending,
 		CodeHashes: [][]byte{slices.Clone(p.CodeHash(newID))}, Sends: 1, MaxAttempts: p.MaxAttempts,
-		ClientIP: p.ClientIP, CreatedAt: now, ExpiresAt: ts(p.Now.Add(p.TTL)),
+		ClientIP: p.ClientIP, CreatedAt: now, ExpiresAt: ts(p.Now.Add(p.TTL)), Transaction: p.Transaction,
 	}
 	s.verifications[newID] = v
 	s.byPhone[pk] = append(s.byPhone[pk], newID)

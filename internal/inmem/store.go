@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
@@ -35,6 +36,7 @@ type Store struct {
 	spend         spendState
 	ev            eventState
 	totp          totpState
+	rateLimits    []apps.RateLimit // oldest first
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

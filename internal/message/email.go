@@ -42,8 +42,14 @@ func (l *locale) email(d Data) (otp.MessageContent, error) {
 	}
 	var err error
 	out.Subject = strings.Join(strings.Fields(lines["subject"]), " ") // a header is one line
+	// The payment goes with the intro of the built-in parts, after an app's own text.
+	if lines["intro"], err = l.withPayment(lines["intro"], d, false, " "); err != nil {
+		return out, err
+	}
 	if l.text != nil {
-		out.Body, err = run(l.text, d)
+		if out.Body, err = run(l.text, d); err == nil {
+			out.Body, err = l.withPayment(out.Body, d, l.ownEmail, "\n\n")
+		}
 	} else {
 		out.Body = fmt.Sprintf("%s\n\n    %s\n\n%s %s\n\n%s\n", lines["intro"], d.Code, lines["expiry"], lines["warn"], lines["ignore"])
 	}

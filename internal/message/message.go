@@ -45,6 +45,10 @@ type customKey struct {
 type locale struct {
 	texts
 	sms, voice, subject, intro, expiry, warn, ignore *template.Template
+	// payment names the payment a code confirms (paymentTexts); ownSMS, ownVoice and
+	// ownEmail mark an app's templates that name it themselves.
+	payment                    *template.Template
+	ownSMS, ownVoice, ownEmail bool
 	// text and html replace the built-in email body when set.
 	text *template.Template
 	html *htmltemplate.Template
@@ -106,6 +110,9 @@ func (c *Catalog) Render(p otp.MessageParams) (otp.MessageContent, error) {
 		if out.Body, err = run(l.sms, d); err != nil {
 			return out, err
 		}
+		if out.Body, err = l.withPayment(out.Body, d, l.ownSMS, "\n"); err != nil {
+			return out, err
+		}
 		if p.Channel != otp.ChannelWhatsApp {
 			if out.Body, err = addSMSLines(out.Body, p); err != nil {
 				return out, err
@@ -114,7 +121,9 @@ func (c *Catalog) Render(p otp.MessageParams) (otp.MessageContent, error) {
 		}
 	case otp.ChannelVoice:
 		d.Code = strings.Join(strings.Split(p.Code, ""), l.digitSep)
-		out.Body, err = run(l.voice, d)
+		if out.Body, err = run(l.voice, d); err == nil {
+			out.Body, err = l.withPayment(out.Body, d, l.ownVoice, " ")
+		}
 	case otp.ChannelEmail:
 		out, err = l.email(d)
 	default:
@@ -126,7 +135,7 @@ func (c *Catalog) Render(p otp.MessageParams) (otp.MessageContent, error) {
 // data is the template data for p in this locale.
 func (l *locale) data(p otp.MessageParams) Data {
 	secs := max(int(p.TTL/time.Second), 0)
-	d := Data{Code: p.Code, App: p.App, Minutes: secs / 60, Seconds: secs}
+	d := Data{Code: p.Code, App: p.App, Minutes: secs / 60, Seconds: secs, Amount: p.Amount, Payee: p.Payee}
 	if d.Minutes > 0 {
 		d.Expiry = l.count(l.minute, d.Minutes)
 	} else {
@@ -206,6 +215,11 @@ func parseLocale(tag string, t texts) (*locale, error) {
 		}
 		*f.dst = p
 	}
+	p, err := parsePayment(tag)
+	if err != nil {
+		return nil, err
+	}
+	l.payment = p
 	return l, nil
 }
 
@@ -225,6 +239,9 @@ func (l *locale) override(t Templates) error {
 		}
 		*f.dst = p
 	}
+	l.ownSMS = t.SMS != "" && namesPayment(t.SMS)
+	l.ownVoice = t.Voice != "" && namesPayment(t.Voice)
+	l.ownEmail = t.EmailText != "" && namesPayment(t.EmailText) && (t.EmailHTML == "" || namesPayment(t.EmailHTML))
 	if t.EmailHTML != "" {
 		h, err := otp.ParseHTMLTemplate("email html", t.EmailHTML)
 		if err != nil {

@@ -82,6 +82,9 @@ type App struct {
 	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
 	// are not sent to by SMS or voice (an empty list sends to every type).
 	DeniedNumberTypes *[]string
+	// PSD2 binds every code to the payment it confirms (Transaction): every send and check
+	// must name its amount and payee, and a check naming others fails (Twilio's Psd2Enabled).
+	PSD2 bool
 	// TestNumbers are the app's test numbers by address, expired ones included (see
 	// App.TestNumber); the apps registry fills them in, Validate ignores them.
 	TestNumbers map[string]TestNumber

@@ -26,7 +26,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	if app.Access == AccessOff {
 		return res, ErrAppOff
 	}
-	if err := checkInput(in, app.CodeLength); err != nil {
+	if err := checkInput(in, app); err != nil {
 		return res, err
 	}
 	in.ID = strings.ToLower(in.ID)
@@ -105,7 +105,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 			// spent no address budget still compares no code.
 			return v, OutcomeNotPending
 		}
-		return s.decide(v, in.Code, ref.Now)
+		return s.decide(v, in.Code, in.Transaction, ref.Now)
 	})
 	if err != nil {
 		if ref.Seen != nil {
@@ -149,7 +149,9 @@ func (s *Service) newest(ctx context.Context, appID, address string) (Verificati
 }
 
 // decide is the whole check rule, run by the store while it holds the verification's lock.
-func (s *Service) decide(v Verification, code string, now time.Time) (Verification, CheckOutcome) {
+// A code matches only with the transaction it was sent for: a check naming another amount
+// or payee is a wrong guess, as Twilio answers it (pending, not valid), and costs one.
+func (s *Service) decide(v Verification, code string, tx Transaction, now time.Time) (Verification, CheckOutcome) {
 	switch v.Status {
 	case StatusPending:
 	case StatusExpired:
@@ -167,7 +169,7 @@ func (s *Service) decide(v Verification, code string, now time.Time) (Verificati
 		v.Status, v.ClosedAt = StatusFailed, now
 		return v, OutcomeTooManyAttempts
 	}
-	if codeMatches(s.cfg.Secret, v, code) {
+	if codeMatches(s.cfg.Secret, v, code, tx) {
 		v.Status, v.ClosedAt = StatusApproved, now
 		return v, OutcomeApproved
 	}
@@ -179,7 +181,7 @@ func (s *Service) decide(v Verification, code string, now time.Time) (Verificati
 }
 
 // checkInput refuses malformed checks before anything is looked up or spent.
-func checkInput(in CheckInput, codeLength int) error {
+func checkInput(in CheckInput, app App) error {
 	fields := map[string]string{}
 	given := 0
 	for _, v := range []string{in.ID, in.Phone, in.Email} {
@@ -199,9 +201,10 @@ func checkInput(in CheckInput, codeLength int) error {
 			fields["id"] = "must be a verification id (UUID)"
 		}
 	}
-	if !validCodeFormat(in.Code, codeLength) {
-		fields["code"] = fmt.Sprintf("must be %d digits", codeLength)
+	if !validCodeFormat(in.Code, app.CodeLength) {
+		fields["code"] = fmt.Sprintf("must be %d digits", app.CodeLength)
 	}
+	checkTransaction(app, in.Transaction, fields)
 	if len(fields) > 0 {
 		return &ErrInvalidRequest{Fields: fields}
 	}

@@ -33,8 +33,9 @@ func hashCode(secret []byte, verificationID, code string) []byte {
 
 // codeMatches compares against every code sent for the verification, always all
 // of them and in constant time, so timing reveals neither which nor how many matched.
-func codeMatches(secret []byte, v Verification, code string) bool {
-	want := hashCode(secret, v.ID, code)
+// A code sent for a transaction (PSD2) matches only with that transaction.
+func codeMatches(secret []byte, v Verification, code string, tx Transaction) bool {
+	want := hashBound(secret, v.ID, code, tx)
 	match := 0
 	for _, h := range v.CodeHashes {
 		match |= subtle.ConstantTimeCompare(h, want)

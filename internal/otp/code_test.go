@@ -77,12 +77,12 @@ func TestCodeMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := codeMatches(secret, tt.v, tt.code); got != tt.want {
+			if got := codeMatches(secret, tt.v, tt.code, Transaction{}); got != tt.want {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
-	if codeMatches([]byte("other secret"), v, "111111") {
+	if codeMatches([]byte("other secret"), v, "111111", Transaction{}) {
 		t.Error("a code matched under another secret")
 	}
 }

@@ -23,6 +23,9 @@ type MessageParams struct {
 	AppHash string
 	// Templates are the app's own templates for the locale; empty ones are the built-in ones.
 	Templates MessageTemplates
+	// Amount and Payee, when set, are the payment the code confirms (PSD2): the message
+	// names them, so the user sees what they approve.
+	Amount, Payee string
 }
 
 // MessageContent is a rendered message.

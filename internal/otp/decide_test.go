@@ -35,7 +35,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, outcome := s.decide(tt.v, tt.code, now)
+			v, outcome := s.decide(tt.v, tt.code, Transaction{}, now)
 			if outcome != tt.wantOutcome || v.Status != tt.wantStatus || v.Attempts != tt.wantAttempts {
 				t.Errorf("got %s %s attempts=%d, want %s %s attempts=%d", outcome, v.Status, v.Attempts, tt.wantOutcome, tt.wantStatus, tt.wantAttempts)
 			}
@@ -70,7 +70,7 @@ func TestCheckInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := invalidFields(checkInput(tt.in, 6)); !reflect.DeepEqual(got, tt.want) {
+			if got := invalidFields(checkInput(tt.in, App{CodeLength: 6})); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})

@@ -44,13 +44,14 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return res, err
 	}
-	msg, err := s.compose(app, t, code, in.FriendlyName)
+	msg, err := s.compose(app, t, code, in.FriendlyName, in.Transaction)
 	if err != nil {
 		return res, fmt.Errorf("otp: send: render: %w", err)
 	}
 	sq, quote := s.quote(app, t, msg.Segments, s.Now())
 
 	policy := append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...)
+	policy = append(policy, keyedLimits(app, in.RateLimits)...)
 	if solved.ID != "" {
 		policy = append(policy, s.solutionLimit(solved))
 	}
@@ -81,11 +82,12 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		Provider: s.sender.Name(), Now: now, TTL: app.CodeTTL,
 		MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
 		NewVerificationID: s.NewID(), SendID: sendID,
-		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, code) },
-		Shadow:   dec.ShadowReport(),
-		Fraud:    dec.Explain(policy),
-		Seen:     seen,
-		Cost:     quote.Cost, Currency: quote.Currency,
+		CodeHash:    func(id string) []byte { return hashBound(s.cfg.Secret, id, code, in.Transaction) },
+		Shadow:      dec.ShadowReport(),
+		Fraud:       dec.Explain(policy),
+		Seen:        seen,
+		Cost:        quote.Cost, Currency: quote.Currency,
+		Transaction: in.Transaction,
 	})
 	cancel()
 	if err != nil {

@@ -21,10 +21,11 @@ func carriedChannels(s Sender) []string {
 	return []string{ChannelSMS}
 }
 
-// compose renders the message for a target with the app's templates and SMS options.
+// compose renders the message for a target with the app's templates and SMS options,
+// naming the payment the code confirms when there is one (PSD2).
 // The app is named by the caller's friendly name when one was given, else by its name,
 // except for the default app, whose messages name none.
-func (s *Service) compose(app App, t target, code, friendlyName string) (Message, error) {
+func (s *Service) compose(app App, t target, code, friendlyName string, tx Transaction) (Message, error) {
 	name := strings.TrimSpace(friendlyName)
 	if name == "" && !app.Default {
 		name = app.Name
@@ -32,6 +33,7 @@ func (s *Service) compose(app App, t target, code, friendlyName string) (Message
 	c, err := s.renderer.Render(MessageParams{
 		Channel: t.channel, Locale: t.locale, Code: code, App: name, TTL: app.CodeTTL,
 		WebOTPDomain: app.WebOTPDomain, AppHash: app.AndroidAppHash, Templates: app.TemplatesFor(t.locale),
+		Amount: tx.Amount, Payee: tx.Payee,
 	})
 	if err != nil {
 		return Message{}, err

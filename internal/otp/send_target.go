@@ -55,6 +55,8 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	if problem := checkFriendlyName(in.FriendlyName); problem != "" {
 		fields["friendly_name"] = problem
 	}
+	checkTransaction(app, in.Transaction, fields)
+	checkKeyedLimits(in.RateLimits, fields)
 	if len(fields) > 0 {
 		return t, &ErrInvalidRequest{Fields: fields}
 	}

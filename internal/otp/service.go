@@ -113,6 +113,12 @@ type SendInput struct {
 	FriendlyName string
 	// Solution answers a challenge the fraud guard asked of an earlier send.
 	Solution ChallengeSolution
+	// Transaction is the payment the code confirms; required by an app with PSD2, refused
+	// by any other.
+	Transaction Transaction
+	// RateLimits are the app's rate limits the caller keys this send by: each one's rules
+	// are met on its value, in the send's one limiter call.
+	RateLimits []KeyedLimit
 }
 
 // SendResult is what a send produced. Decision is set whenever the limiter was
@@ -146,6 +152,9 @@ type CheckInput struct {
 	Email    string
 	Code     string
 	ClientIP string
+	// Transaction is the payment the code was sent for: a code approves only with the
+	// amount and payee it was sent with. Required by an app with PSD2, refused by any other.
+	Transaction Transaction
 }
 
 // CheckResult is an approved verification. Decision is set whenever the limiter was asked.

@@ -72,6 +72,9 @@ type BeginSend struct {
 	Fraud *FraudExplanation
 	// Test marks a send to one of the app's test numbers: nothing went out.
 	Test bool
+	// Transaction, when not zero, is the payment this send's code is bound to (PSD2): the
+	// verification keeps it as its Transaction.
+	Transaction Transaction
 	// Seen, when set, is the pending verification of the app and address as the caller saw
 	// it earlier: a store may hash the code for its id up front and count the send in one
 	// step while it is still the pending one, and must otherwise decide on what it holds

@@ -36,11 +36,14 @@ type TemplateData struct {
 	// Expiry is the lifetime as the locale says it ("5 minutes", "1 Minute", "5分"),
 	// rounded down like Minutes; seconds under a minute.
 	Expiry string
+	// Amount and Payee are the payment the code confirms (PSD2), or empty.
+	Amount, Payee string
 }
 
 // SampleTemplateData is what a template is tried with when it is set: the longest code,
 // a long app name, ten minutes.
-var sampleTemplateData = TemplateData{Code: "1234567890", App: strings.Repeat("A", maxAppNameLen), Minutes: 10, Seconds: 600, Expiry: "10 minutes"}
+var sampleTemplateData = TemplateData{Code: "1234567890", App: strings.Repeat("A", maxAppNameLen), Minutes: 10, Seconds: 600, Expiry: "10 minutes",
+	Amount: "EUR 123456789012345.6789", Payee: strings.Repeat("P", maxPayeeLen)}
 
 // Bounds of a template's text, so that one app cannot make every message huge.
 var templateLimits = map[string]int{"sms": 400, "voice": 800, "email_subject": 200, "email_text": 2000, "email_html": 8000}

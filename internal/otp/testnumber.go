@@ -70,8 +70,8 @@ func (s *Service) sendTest(ctx context.Context, app App, t target, in SendInput)
 	start, err := s.store.BeginSend(bctx, BeginSend{
 		AppID: app.ID, Phone: t.address, Channel: t.channel, Locale: t.locale, ClientIP: in.ClientIP, Country: t.region,
 		Provider: ProviderTest, Now: now, TTL: app.CodeTTL, MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
-		NewVerificationID: s.NewID(), SendID: sendID, Test: true,
-		CodeHash: func(id string) []byte { return hashCode(s.cfg.Secret, id, tn.Code) },
+		NewVerificationID: s.NewID(), SendID: sendID, Test: true, Transaction: in.Transaction,
+		CodeHash: func(id string) []byte { return hashBound(s.cfg.Secret, id, tn.Code, in.Transaction) },
 	})
 	cancel()
 	if err != nil {

@@ -40,6 +40,9 @@ type Verification struct {
 	ExpiresAt   time.Time
 	// ClosedAt is set when the status left pending.
 	ClosedAt time.Time
+	// Transaction is the payment its latest send was for (PSD2); each code is bound to its
+	// own send's.
+	Transaction Transaction
 }
 
 // AttemptsLeft is how many wrong guesses the verification still tolerates.

@@ -20,7 +20,7 @@ var _ apps.Store = (*Store)(nil)
 // appCols are read by scanApp, in this order.
 const appCols = `id, name, code_length, code_ttl_ms, max_sends, max_attempts, locales,
 	allowed_countries, channels, send_rules, check_rules, access, created_at, updated_at,
-	templates, webotp_domain, android_app_hash, denied_number_types`
+	templates, webotp_domain, android_app_hash, denied_number_types, psd2_enabled`
 
 // keyCols are read by scanKey, in this order.
 const keyCols = `id, app_id, name, secret_sha256, trusted_client_ip, created_at, last_used_at, revoked_at`
@@ -35,7 +35,7 @@ func scanApp(row pgx.Row) (otp.App, error) {
 	)
 	err := row.Scan(&a.ID, &a.Name, &a.CodeLength, &ttlMS, &a.MaxSends, &a.MaxAttempts, &a.Locales,
 		&a.AllowedCountries, &a.Channels, &sendRules, &checks, &access, &a.CreatedAt, &a.UpdatedAt,
-		&templates, &a.WebOTPDomain, &a.AndroidAppHash, &a.DeniedNumberTypes)
+		&templates, &a.WebOTPDomain, &a.AndroidAppHash, &a.DeniedNumberTypes, &a.PSD2)
 	if err != nil {
 		return otp.App{}, err
 	}
@@ -142,7 +142,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
 	}
 	return s.changeApps(ctx, "create app", audit, func(tx pgx.Tx) (int64, error) {
-		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			appArgs(a)...)
 		return tag.RowsAffected(), err
 	})
@@ -161,7 +161,7 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		tag, err := tx.Exec(ctx, `UPDATE apps SET name = $2, code_length = $3, code_ttl_ms = $4, max_sends = $5,
 				max_attempts = $6, locales = $7, allowed_countries = $8, channels = $9, send_rules = $10,
 				check_rules = $11, access = $12, updated_at = $13, templates = $14, webotp_domain = $15, android_app_hash = $16,
-				denied_number_types = $17
+				denied_number_types = $17, psd2_enabled = $18
 			WHERE id = $1 AND deleted_at IS NULL`, slices.Delete(appArgs(a), 12, 13)...)
 		return tag.RowsAffected(), err
 	})
@@ -178,7 +178,7 @@ func appArgs(a otp.App) []any {
 	return []any{a.ID, a.Name, a.CodeLength, a.CodeTTL.Milliseconds(), a.MaxSends, a.MaxAttempts,
 		orEmpty(a.Locales), orEmpty(a.AllowedCountries), orEmpty(a.Channels),
 		rulesText(a.SendRules), rulesText(a.CheckRules), string(a.Access), a.CreatedAt, a.UpdatedAt,
-		templatesJSON(a.Templates), a.WebOTPDomain, a.AndroidAppHash, numberTypes(a.DeniedNumberTypes)}
+		templatesJSON(a.Templates), a.WebOTPDomain, a.AndroidAppHash, numberTypes(a.DeniedNumberTypes), a.PSD2}
 }
 
 // numberTypes is an app's denied number types as the column keeps them: NULL for the

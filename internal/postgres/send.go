@@ -38,12 +38,16 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	}
 	for range 3 {
 		var outcome string
-		v, err := scanVerification(outcomeRow{s.beginSendRow(ctx, p, channel, newHash, knownID, knownHash), &outcome})
+		v, err := scanBegun(outcomeRow{s.beginSendRow(ctx, p, channel, newHash, knownID, knownHash), &outcome})
 		if err != nil {
 			return otp.SendStart{}, wrap("begin send", err)
 		}
 		switch outcome {
 		case "created", "counted":
+			// What the pipeline wrote (markSendSQL): the send's transaction is the verification's.
+			if !p.Transaction.IsZero() {
+				v.Transaction = p.Transaction
+			}
 			return otp.SendStart{Verification: v, Created: outcome == "created"}, nil
 		case "budget":
 			return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w", &otp.ErrSendBudget{MaxSends: p.MaxSends, ExpiresAt: v.ExpiresAt})
@@ -57,26 +61,29 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 }
 
 // beginSendSQL calls otpgate_begin_send; markSendSQL marks a send row with why the fraud
-// guard let it through, whether it went to a test number and its estimated cost.
+// guard let it through, whether it went to a test number and its estimated cost, and
+// gives its verification the send's transaction (PSD2) when it has one; both find nothing
+// when the call wrote no send.
 const (
 	beginSendSQL = `SELECT * FROM otpgate_begin_send(
 		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
-	markSendSQL = `UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5 WHERE id = $1`
+	markSendSQL = `WITH s AS (UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5 WHERE id = $1 RETURNING verification_id)
+		UPDATE verifications v SET amount = $6::text, payee = $7::text FROM s WHERE v.id = s.verification_id AND $6::text IS NOT NULL`
 )
 
 // beginSendRow makes one call of otpgate_begin_send. A send that carries more (a solved
-// challenge, a shadow finding, a test number, a cost) marks its row in the same round trip:
+// challenge, a shadow finding, a test number, a cost, a transaction) marks its rows in the same round trip:
 // both statements go in one pipeline, which Postgres runs as one implicit transaction, and
 // the mark finds the row only when the call wrote it.
 func (s *Store) beginSendRow(ctx context.Context, p otp.BeginSend, channel string, newHash []byte, knownID *string, knownHash []byte) pgx.Row {
 	args := []any{p.AppID, p.Phone, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
 		p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments}
-	if p.Fraud == nil && !p.Test && p.Cost == 0 {
+	if p.Fraud == nil && !p.Test && p.Cost == 0 && p.Transaction.IsZero() {
 		return s.pool.QueryRow(ctx, beginSendSQL, args...)
 	}
 	b := &pgx.Batch{}
 	b.Queue(beginSendSQL, args...)
-	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency)
+	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency, nullText(p.Transaction.Amount), nullText(p.Transaction.Payee))
 	return &batchRow{results: s.pool.SendBatch(ctx, b)}
 }
 
@@ -177,3 +184,11 @@ const sentEventsCTE = `v AS (
 		ORDER BY r.at, r.send_id
 		ON CONFLICT DO NOTHING
 	)`
+
+// nullText stores the empty string as NULL.
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -105,18 +105,31 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(pgx.Tx) error) erro
 	return wrap(op, pgx.BeginFunc(ctx, s.pool, fn))
 }
 
-// verificationCols are read by scanVerification, in this order.
+// verificationCols are read by scanVerification, in this order: the columns
+// otpgate_begin_send returns (read by scanBegun), then the transaction's.
 const verificationCols = `id, phone, channel, locale, status, code_hashes, sends, attempts,
-	max_attempts, client_ip, created_at, expires_at, closed_at, app_id`
+	max_attempts, client_ip, created_at, expires_at, closed_at, app_id, amount, payee`
 
 func scanVerification(row pgx.Row) (otp.Verification, error) {
+	var amount, payee *string
+	v, err := scanVerificationOf(row, &amount, &payee)
+	if err == nil && amount != nil && payee != nil {
+		v.Transaction = otp.Transaction{Amount: *amount, Payee: *payee}
+	}
+	return v, err
+}
+
+// scanBegun reads the verification otpgate_begin_send returns, without its transaction.
+func scanBegun(row pgx.Row) (otp.Verification, error) { return scanVerificationOf(row) }
+
+func scanVerificationOf(row pgx.Row, extra ...any) (otp.Verification, error) {
 	var (
 		v      otp.Verification
 		status string
 		closed *time.Time
 	)
-	err := row.Scan(&v.ID, &v.Address, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
-		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed, &v.AppID)
+	err := row.Scan(append([]any{&v.ID, &v.Address, &v.Channel, &v.Locale, &status, &v.CodeHashes, &v.Sends,
+		&v.Attempts, &v.MaxAttempts, &v.ClientIP, &v.CreatedAt, &v.ExpiresAt, &closed, &v.AppID}, extra...)...)
 	if err != nil {
 		return otp.Verification{}, err
 	}

@@ -78,6 +78,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	t.Run("Text", func(t *testing.T) { testText(t, newStore) })
 	t.Run("TOTP", func(t *testing.T) { testTOTP(t, newStore) })
+	t.Run("PSD2", func(t *testing.T) { testPSD2(t, newStore) })
+	t.Run("RateLimits", func(t *testing.T) { testRateLimits(t, newStore) })
 }
 
 const (

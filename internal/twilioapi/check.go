@@ -26,13 +26,9 @@ type verificationCheck struct {
 	SnaAttemptsErrorCodes []struct{} `json:"sna_attempts_error_codes"`
 }
 
-// unsupportedCheck are the check's parameters that otpgate does not offer: PSD2's
-// amount and payee, which Twilio binds into the code. Ignored, a caller would believe
-// the transaction was confirmed.
-var unsupportedCheck = []string{"Amount", "Payee"}
-
 // handleCheck serves POST /v2/Services/{ServiceSid}/VerificationCheck: Code with To or
-// VerificationSid. A wrong code is an answer, not an error, as in Twilio: 200 with the
+// VerificationSid, and the Amount and Payee the code was sent for when the service has
+// Psd2Enabled: another amount or payee is answered as a wrong code is. A wrong code is an answer, not an error, as in Twilio: 200 with the
 // verification's status and valid false; once the wrong guesses are spent, 60202.
 func handleCheck(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -41,11 +37,7 @@ func handleCheck(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		if fields := refused(r, unsupportedCheck); len(fields) > 0 {
-			writeError(w, r, d.Logger, &otp.ErrInvalidRequest{Fields: fields})
-			return
-		}
-		in := otp.CheckInput{App: &c.app, Code: strings.TrimSpace(r.PostForm.Get("Code")), ClientIP: c.clientIP}
+		in := otp.CheckInput{App: &c.app, Code: strings.TrimSpace(r.PostForm.Get("Code")), ClientIP: c.clientIP, Transaction: transaction(r)}
 		in.Phone, in.Email = address(r.PostForm.Get("To"))
 		if sid := r.PostForm.Get("VerificationSid"); sid != "" {
 			id, ok := apps.IDFromSID(sid, "VE")
@@ -65,6 +57,7 @@ func handleCheck(d Deps) http.Handler {
 		writeJSON(w, http.StatusOK, verificationCheck{
 			Sid: apps.VerificationSID(v.ID), ServiceSid: apps.ServiceSID(c.app.ID), AccountSid: accountSID(c.app),
 			To: v.Address, Channel: twilioChannel(v.Channel), Status: status(v), Valid: v.Status == otp.StatusApproved,
+			Amount: textOrNil(v.Transaction.Amount), Payee: textOrNil(v.Transaction.Payee),
 			DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, c.app)),
 			SnaAttemptsErrorCodes: []struct{}{},
 		})

@@ -47,7 +47,7 @@ type restError struct {
 // twilioParams names otpgate's fields by the parameters Twilio clients send.
 var twilioParams = map[string]string{
 	"phone": "To", "email": "To", "channel": "Channel", "locale": "Locale", "code": "Code", "id": "VerificationSid", "status": "Status",
-	"friendly_name": "CustomFriendlyName",
+	"friendly_name": "CustomFriendlyName", "amount": "Amount", "payee": "Payee",
 }
 
 // errorFor maps err, classified by otp.ErrorCode, to Twilio's code, status and message.

@@ -44,6 +44,9 @@ type Deps struct {
 	Attempts Attempts
 	// TOTP serves Entities, Factors and Challenges; nil leaves them unserved (20404).
 	TOTP TOTP
+	// RateLimits serves the Rate Limits and Buckets resources and RateLimits on a create;
+	// nil answers them 20404 and refuses RateLimits.
+	RateLimits RateLimits
 	// AccountToken is the password of the account credential (OTP_ACCOUNT_TOKEN, see
 	// account.go); empty refuses it.
 	AccountToken string
@@ -65,6 +68,9 @@ func NewHandler(d Deps) http.Handler {
 	r.Route("/Services/{ServiceSid}", func(r chi.Router) {
 		r.Use(authenticate(d))
 		serviceRoutes(r, d)
+		if d.RateLimits != nil {
+			rateLimitRoutes(r, d)
+		}
 		r.Method(http.MethodPost, "/Verifications", handleCreate(d))
 		r.Method(http.MethodGet, "/Verifications/{Sid}", handleFetch(d))
 		r.Method(http.MethodPost, "/Verifications/{Sid}", handleUpdate(d))

@@ -10,7 +10,7 @@ import (
 )
 
 // service is Twilio's Service resource: an otpgate app. Only friendly_name (the app's
-// name) and code_length are the app's own; the other settings are what otpgate always
+// name), code_length and psd2_enabled are the app's own; the other settings are what otpgate always
 // does, and a request that asks for anything else is refused (serviceParams).
 type service struct {
 	Sid                            string            `json:"sid"`
@@ -40,7 +40,7 @@ func newService(r *http.Request, app otp.App) service {
 	sid := apps.ServiceSID(app.ID)
 	path := "/Services/" + sid
 	return service{
-		Sid: sid, AccountSid: accountSID(app), FriendlyName: app.Name, CodeLength: app.CodeLength,
+		Sid: sid, AccountSid: accountSID(app), FriendlyName: app.Name, CodeLength: app.CodeLength, Psd2Enabled: app.PSD2,
 		// Every built-in message warns never to share the code.
 		DoNotShareWarningEnabled: true,
 		DateCreated:              twilioTime(app.CreatedAt), DateUpdated: twilioTime(app.UpdatedAt),
@@ -86,7 +86,9 @@ func servicePatch(r *http.Request) (apps.Patch, error) {
 	p.fixed("DtmfInputRequired", false, "a call reads the code without asking for a key press; only false")
 	p.fixed("CustomCodeEnabled", false, "otpgate always draws the code itself; only false")
 	p.fixed("VerifyEventSubscriptionEnabled", false, "otpgate's events are its webhooks (admin API); only false")
-	p.fixed("Psd2Enabled", false, "PSD2 amount and payee are not supported by otpgate; only false")
+	if on, ok := p.boolean("Psd2Enabled"); ok {
+		patch.PSD2 = &on
+	}
 	p.fixed("DoNotShareWarningEnabled", true, "every built-in message warns never to share the code; only true (an app's own templates are set in the admin API)")
 	p.refuse("is not supported by otpgate", "TtsName", "Push.IncludeDate", "Push.ApnCredentialSid", "Push.FcmCredentialSid",
 		"Totp.Issuer", "Totp.TimeStep", "Totp.CodeLength", "Totp.Skew", "DefaultTemplateSid", "Whatsapp.MsgServiceSid", "Whatsapp.From",

@@ -150,6 +150,7 @@ func TestServices(t *testing.T) {
 			"NameOnTwoLines":  {"FriendlyName": {"a\nb"}},
 			"EmptyName":       {"FriendlyName": {" "}},
 			"CustomCodeTrue":  {"FriendlyName": {"x"}, "CustomCodeEnabled": {"True"}},
+			"Psd2NotABoolean": {"FriendlyName": {"x"}, "Psd2Enabled": {"on"}},
 			"TemplateUnknown": {"FriendlyName": {"x"}, "DefaultTemplateSid": {"HJ" + strings.Repeat("a", 32)}},
 		} {
 			got := a.account(t, http.MethodPost, "/Services", form)
@@ -163,6 +164,26 @@ func TestServices(t *testing.T) {
 		}
 		wantError(t, "update of the default app", a.account(t, http.MethodPost, "/Services/"+apps.ServiceSID(otp.DefaultAppID), url.Values{"FriendlyName": {"x"}}), 60200, 400)
 		wantError(t, "delete of the default app", a.account(t, http.MethodDelete, "/Services/"+apps.ServiceSID(otp.DefaultAppID), nil), 60200, 400)
+	})
+
+	t.Run("Psd2EnabledIsTheAppsPSD2", func(t *testing.T) {
+		a := newAccountAPI(t)
+		got := a.account(t, http.MethodPost, "/Services", url.Values{"FriendlyName": {"Bank"}, "Psd2Enabled": {"true"}})
+		sid, _ := got.body["sid"].(string)
+		if got.status != http.StatusCreated || got.body["psd2_enabled"] != true {
+			t.Fatalf("create: got %d %v, want 201 with psd2_enabled true", got.status, got.body)
+		}
+		id, _ := apps.IDFromSID(sid, "VA")
+		if app, err := a.store.AppByID(t.Context(), id); err != nil || !app.PSD2 {
+			t.Errorf("stored: got PSD2=%v, %v; want true", app.PSD2, err)
+		}
+		got = a.account(t, http.MethodPost, "/Services/"+sid, url.Values{"Psd2Enabled": {"false"}})
+		if got.status != http.StatusOK || got.body["psd2_enabled"] != false {
+			t.Errorf("update: got %d %v, want psd2_enabled false", got.status, got.body)
+		}
+		if app, _ := a.store.AppByID(t.Context(), id); app.PSD2 {
+			t.Errorf("stored after the update: PSD2 still on")
+		}
 	})
 
 	t.Run("OnlyTheAccountTokenIsTheAccount", func(t *testing.T) {

@@ -39,7 +39,7 @@ var totpParams = map[string]string{
 	"period": "Config.TimeStep", "skew": "Config.Skew", "secret": "Binding.Secret", "code": "AuthPayload", "factor_id": "FactorSid",
 }
 
-// sid writes a row's UUID as a Twilio sid with prefix.
+// sid writes a row's UUID as a Twilio sid with prefix (YE, YF, YC for TOTP; RK, BL for rate limits and buckets).
 func sid(prefix, id string) string { return prefix + strings.ReplaceAll(id, "-", "") }
 
 // entity is Twilio's Entity resource.

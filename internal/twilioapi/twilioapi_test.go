@@ -112,17 +112,37 @@ func TestURLsNeverComeFromTheHostHeader(t *testing.T) {
 	}
 }
 
-func TestCheckRefusesPSD2Parameters(t *testing.T) {
-	s := &stub{}
+func TestPSD2ParametersReachTheDomain(t *testing.T) {
+	payment := otp.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
+	s := &stub{send: func(in otp.SendInput) (otp.SendResult, error) {
+		v := pending(1)
+		v.Transaction = in.Transaction
+		return otp.SendResult{Verification: v, Created: true}, nil
+	}}
 	h := newAPI(s, "")
-	for _, p := range []string{"Amount", "Payee"} {
-		st, body := call(t, h, http.MethodPost, service+"/VerificationCheck", url.Values{"To": {"+15551234567"}, "Code": {"123456"}, p: {"x"}})
-		if st != http.StatusBadRequest || body["code"] != float64(60200) || !strings.Contains(body["message"].(string), "`"+p+"`") {
-			t.Errorf("%s: got %d %v, want 400 60200 naming it", p, st, body)
-		}
+	st, body := call(t, h, http.MethodPost, service+"/Verifications", url.Values{"To": {"+15551234567"}, "Amount": {payment.Amount}, "Payee": {payment.Payee}})
+	if st != http.StatusCreated || body["amount"] != payment.Amount || body["payee"] != payment.Payee {
+		t.Errorf("create: got %d %v, want 201 showing the amount and payee", st, body)
 	}
-	if len(s.checks) != 0 {
-		t.Errorf("the service got %d checks, want none", len(s.checks))
+	call(t, h, http.MethodPost, service+"/VerificationCheck", url.Values{"To": {"+15551234567"}, "Code": {"123456"}, "Amount": {payment.Amount}, "Payee": {payment.Payee}})
+	if len(s.sends) != 1 || s.sends[0].Transaction != payment || len(s.checks) != 1 || s.checks[0].Transaction != payment {
+		t.Errorf("the service got sends %+v and checks %+v, want both with %+v", s.sends, s.checks, payment)
+	}
+	// Without them, Twilio's answer has null, not "".
+	st, body = call(t, h, http.MethodPost, service+"/Verifications", url.Values{"To": {"+15551234567"}})
+	if v, ok := body["amount"]; st != http.StatusCreated || !ok || v != nil {
+		t.Errorf("create without: got %d %v, want amount null", st, body)
+	}
+}
+
+func TestTransactionProblemsNameTheTwilioParameters(t *testing.T) {
+	s := &stub{send: func(otp.SendInput) (otp.SendResult, error) {
+		return otp.SendResult{}, &otp.ErrInvalidRequest{Fields: map[string]string{"amount": "is required: the app has PSD2 enabled", "payee": "must be at most 64 characters"}}
+	}}
+	st, body := call(t, newAPI(s, ""), http.MethodPost, service+"/Verifications", url.Values{"To": {"+15551234567"}})
+	want := "Invalid parameter `Amount` is required: the app has PSD2 enabled; `Payee` must be at most 64 characters"
+	if st != http.StatusBadRequest || body["code"] != float64(60200) || body["message"] != want {
+		t.Errorf("got %d %v, want 400 60200 %q", st, body, want)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 // checked in ways otpgate does not offer; they are refused rather than ignored, so
 // that nobody believes, say, their CustomCode was sent.
 var unsupported = []string{
-	"CustomCode", "CustomMessage", "SendDigits", "Amount", "Payee",
-	"TemplateCustomSubstitutions", "RateLimits", "ChannelConfiguration", "AppHash",
+	"CustomCode", "CustomMessage", "SendDigits",
+	"TemplateCustomSubstitutions", "ChannelConfiguration", "AppHash",
 }
 
 // refused names each of the parameters that the request holds.
@@ -90,7 +90,7 @@ func newVerification(base string, app otp.App, v otp.Verification) verification 
 	sid := apps.VerificationSID(v.ID)
 	out := verification{
 		Sid: sid, ServiceSid: apps.ServiceSID(app.ID), AccountSid: accountSID(app), To: v.Address, Channel: twilioChannel(v.Channel),
-		Status: status(v), Valid: v.Status == otp.StatusApproved,
+		Status: status(v), Valid: v.Status == otp.StatusApproved, Amount: textOrNil(v.Transaction.Amount), Payee: textOrNil(v.Transaction.Payee),
 		DateCreated: twilioTime(v.CreatedAt), DateUpdated: twilioTime(lastChange(v, app)),
 		URL: base + "/v2/Services/" + apps.ServiceSID(app.ID) + "/Verifications/" + sid,
 	}
@@ -111,6 +111,20 @@ func newVerification(base string, app otp.App, v otp.Verification) verification 
 	return out
 }
 
+// transaction reads PSD2's Amount and Payee; the domain requires them of an app with
+// PSD2 enabled and refuses them of any other.
+func transaction(r *http.Request) otp.Transaction {
+	return otp.Transaction{Amount: r.PostForm.Get("Amount"), Payee: r.PostForm.Get("Payee")}
+}
+
+// textOrNil is s, or null when it is empty, as Twilio writes absent fields.
+func textOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func twoHex(i int) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[(i>>4)&15], digits[i&15]})
@@ -127,7 +141,7 @@ func (out *verification) sentOn(channel string) {
 }
 
 // handleCreate serves POST /v2/Services/{ServiceSid}/Verifications: To, Channel,
-// Locale and CustomFriendlyName. A resend of a pending verification answers 201, as
+// Locale, CustomFriendlyName, and Amount and Payee for a service with Psd2Enabled. A resend of a pending verification answers 201, as
 // Twilio does, with the channel it went out on.
 func handleCreate(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,9 +164,15 @@ func handleCreate(d Deps) http.Handler {
 		in := otp.SendInput{
 			App: &c.app, Channel: channel(r.PostForm.Get("Channel")),
 			Locale: r.PostForm.Get("Locale"), FriendlyName: r.PostForm.Get("CustomFriendlyName"),
-			ClientIP: c.clientIP, Fingerprint: r.UserAgent(),
+			ClientIP: c.clientIP, Fingerprint: r.UserAgent(), Transaction: transaction(r),
 		}
 		in.Phone, in.Email = address(r.PostForm.Get("To"))
+		limits, err := rateLimitsOf(r, d, c.app)
+		if err != nil {
+			writeError(w, r, d.Logger, err)
+			return
+		}
+		in.RateLimits = limits
 		res, err := d.Verifier.Send(r.Context(), in)
 		if err != nil {
 			writeError(w, r, d.Logger, withRetryAfter(err, res.Decision.RetryAfter()))
@@ -162,6 +182,19 @@ func handleCreate(d Deps) http.Handler {
 		out.sentOn(res.Channel)
 		writeJSON(w, http.StatusCreated, out)
 	})
+}
+
+// rateLimitsOf reads RateLimits of a create into the app's keyed limits. Errors:
+// *otp.ErrInvalidRequest for a malformed value or a name the service has no rate limit of.
+func rateLimitsOf(r *http.Request, d Deps, app otp.App) ([]otp.KeyedLimit, error) {
+	values, err := sendRateLimits(r)
+	if err != nil || len(values) == 0 {
+		return nil, err
+	}
+	if d.RateLimits == nil {
+		return nil, &otp.ErrInvalidRequest{Fields: map[string]string{"RateLimits": "is not supported by this server"}}
+	}
+	return d.RateLimits.SendLimits(r.Context(), app.ID, values)
 }
 
 // channel is Twilio's channel name in otpgate's: Twilio calls a voice call "call".

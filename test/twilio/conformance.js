@@ -169,6 +169,35 @@ async function wantError(name, code, status, fn) {
     service().entities(identity).newFactors.create({ friendlyName: "x", factorType: "push" }));
   want("entity delete", (await service().entities(identity).remove()) === true, identity);
   await wantError("entity fetch after delete", 20404, 404, () => service().entities(identity).fetch());
+  // PSD2: a service with psd2Enabled binds each code to its amount and payee.
+  const [x1, x2, x3, x4, x5] = env("OTPGATE_EXTRA_PHONES").split(",");
+  const psd2 = await account.verify.v2.services.create({ friendlyName: "Node PSD2", psd2Enabled: true });
+  want("psd2 service", psd2.psd2Enabled === true, psd2);
+  const psvc = account.verify.v2.services(psd2.sid);
+  const pv = await psvc.verifications.create({ to: x1, channel: "sms", amount: "€39.99", payee: "Acme Inc." });
+  want("psd2 create shows amount and payee", pv.amount === "€39.99" && pv.payee === "Acme Inc.", pv);
+  const pcode = await codeFor(x1);
+  const otherPayee = await psvc.verificationChecks.create({ to: x1, code: pcode, amount: "€39.99", payee: "Acme Ltd." });
+  want("psd2 check, another payee: pending", otherPayee.status === "pending" && otherPayee.valid === false, otherPayee);
+  const same = await psvc.verificationChecks.create({ to: x1, code: pcode, amount: "€39.99", payee: "Acme Inc." });
+  want("psd2 check, same amount and payee: approved", same.status === "approved" && same.valid === true, same);
+  await wantError("psd2 create without payee", 60200, 400, () => psvc.verifications.create({ to: x2, channel: "sms", amount: "€1" }));
+  // Rate Limits and Buckets: a bucket of max 2 on end_user_id.
+  const rl = await psvc.rateLimits.create({ uniqueName: "end_user_id", description: "per user" });
+  want("rate limit create", /^RK[0-9a-f]{32}$/.test(rl.sid) && rl.uniqueName === "end_user_id", rl);
+  want("rate limit fetch", (await psvc.rateLimits(rl.sid).fetch()).description === "per user", rl.sid);
+  const bucket = await psvc.rateLimits(rl.sid).buckets.create({ max: 2, interval: 60 });
+  want("bucket create", /^BL[0-9a-f]{32}$/.test(bucket.sid) && bucket.max === 2 && bucket.interval === 60, bucket);
+  const updatedBucket = await psvc.rateLimits(rl.sid).buckets(bucket.sid).update({ interval: 120 });
+  want("bucket update", updatedBucket.max === 2 && updatedBucket.interval === 120, updatedBucket);
+  want("bucket list", (await psvc.rateLimits(rl.sid).buckets.list()).length === 1, bucket.sid);
+  const keyed = (to, user) => psvc.verifications.create({ to, channel: "sms", amount: "€1", payee: "Acme", rateLimits: { end_user_id: user } });
+  await keyed(x2, "u1");
+  await keyed(x3, "u1");
+  await wantError("third send of one value over a bucket of 2", 20429, 429, () => keyed(x4, "u1"));
+  want("another value has its own bucket", (await keyed(x5, "u2")).status === "pending", x5);
+  want("rate limit delete", (await psvc.rateLimits(rl.sid).remove()) === true, rl.sid);
+  await wantError("bucket fetch after its rate limit's delete", 20404, 404, () => psvc.rateLimits(rl.sid).buckets(bucket.sid).fetch());
   console.log("twilio-node " + require("twilio/package.json").version + ": all flows passed");
 })().catch((e) => {
   console.error("FAIL unexpected error:", e);
