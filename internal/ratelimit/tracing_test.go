@@ -35,8 +35,8 @@ func TestTracing(t *testing.T) {
 	var statuses []string
 	for _, s := range rec.Ended() {
 		for _, kv := range s.Attributes() {
-			if strings.Contains(kv.Value.Emit(), "9012345678") {
-				t.Errorf("span %s attribute %s holds the number: %q", s.Name(), kv.Key, kv.Value.Emit())
+			if strings.Contains(kv.Value.String(), "9012345678") {
+				t.Errorf("span %s attribute %s holds the number: %q", s.Name(), kv.Key, kv.Value.String())
 			}
 		}
 		if s.Name() != "ratelimit.script" {
@@ -55,7 +55,7 @@ func TestTracing(t *testing.T) {
 func value(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == attribute.Key(key) {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
