@@ -17,8 +17,8 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/retention"
-	"otpgate/internal/tracing"
 	"otpgate/internal/totp"
+	"otpgate/internal/tracing"
 	"otpgate/internal/twilioapi"
 )
 
@@ -134,7 +134,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			ClientIP:  func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 			PublicURL: cfg.PublicURL,
 			Admin:     appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
-			TOTP: factors,
+			TOTP:       factors,
 			RateLimits: rateLimits,
 		}),
 		TOTP:           factors,

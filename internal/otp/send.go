@@ -82,11 +82,11 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		Provider: s.sender.Name(), Now: now, TTL: app.CodeTTL,
 		MaxSends: app.MaxSends, MaxAttempts: app.MaxAttempts,
 		NewVerificationID: s.NewID(), SendID: sendID,
-		CodeHash:    func(id string) []byte { return hashBound(s.cfg.Secret, id, code, in.Transaction) },
-		Shadow:      dec.ShadowReport(),
-		Fraud:       dec.Explain(policy),
-		Seen:        seen,
-		Cost:        quote.Cost, Currency: quote.Currency,
+		CodeHash: func(id string) []byte { return hashBound(s.cfg.Secret, id, code, in.Transaction) },
+		Shadow:   dec.ShadowReport(),
+		Fraud:    dec.Explain(policy),
+		Seen:     seen,
+		Cost:     quote.Cost, Currency: quote.Currency,
 		Transaction: in.Transaction,
 	})
 	cancel()
