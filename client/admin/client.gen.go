@@ -645,6 +645,27 @@ func (e LimitsKind) Valid() bool {
 	}
 }
 
+// Defines values for MeKind.
+const (
+	MeKindBreakGlass MeKind = "break-glass"
+	MeKindSession    MeKind = "session"
+	MeKindToken      MeKind = "token"
+)
+
+// Valid indicates whether the value is a known member of the MeKind enum.
+func (e MeKind) Valid() bool {
+	switch e {
+	case MeKindBreakGlass:
+		return true
+	case MeKindSession:
+		return true
+	case MeKindToken:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NewAppAccess.
 const (
 	NewAppAccessEmpty  NewAppAccess = ""
@@ -702,36 +723,39 @@ func (e ProblemTarget) Valid() bool {
 	}
 }
 
-// Defines values for ProblemCSRFFailedCode.
+// Defines values for ProblemForbiddenCode.
 const (
-	ProblemCSRFFailedCodeCsrfFailed ProblemCSRFFailedCode = "csrf_failed"
+	ProblemForbiddenCodeCsrfFailed ProblemForbiddenCode = "csrf_failed"
+	ProblemForbiddenCodeForbidden  ProblemForbiddenCode = "forbidden"
 )
 
-// Valid indicates whether the value is a known member of the ProblemCSRFFailedCode enum.
-func (e ProblemCSRFFailedCode) Valid() bool {
+// Valid indicates whether the value is a known member of the ProblemForbiddenCode enum.
+func (e ProblemForbiddenCode) Valid() bool {
 	switch e {
-	case ProblemCSRFFailedCodeCsrfFailed:
+	case ProblemForbiddenCodeCsrfFailed:
+		return true
+	case ProblemForbiddenCodeForbidden:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for ProblemCSRFFailedTarget.
+// Defines values for ProblemForbiddenTarget.
 const (
-	ProblemCSRFFailedTargetCountry ProblemCSRFFailedTarget = "country"
-	ProblemCSRFFailedTargetIpNet   ProblemCSRFFailedTarget = "ip_net"
-	ProblemCSRFFailedTargetPrefix  ProblemCSRFFailedTarget = "prefix"
+	ProblemForbiddenTargetCountry ProblemForbiddenTarget = "country"
+	ProblemForbiddenTargetIpNet   ProblemForbiddenTarget = "ip_net"
+	ProblemForbiddenTargetPrefix  ProblemForbiddenTarget = "prefix"
 )
 
-// Valid indicates whether the value is a known member of the ProblemCSRFFailedTarget enum.
-func (e ProblemCSRFFailedTarget) Valid() bool {
+// Valid indicates whether the value is a known member of the ProblemForbiddenTarget enum.
+func (e ProblemForbiddenTarget) Valid() bool {
 	switch e {
-	case ProblemCSRFFailedTargetCountry:
+	case ProblemForbiddenTargetCountry:
 		return true
-	case ProblemCSRFFailedTargetIpNet:
+	case ProblemForbiddenTargetIpNet:
 		return true
-	case ProblemCSRFFailedTargetPrefix:
+	case ProblemForbiddenTargetPrefix:
 		return true
 	default:
 		return false
@@ -1044,6 +1068,27 @@ func (e ProviderAttemptOutcome) Valid() bool {
 	case ProviderAttemptOutcomeSkipped:
 		return true
 	case ProviderAttemptOutcomeUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Role.
+const (
+	RoleAdmin    Role = "admin"
+	RoleOperator Role = "operator"
+	RoleViewer   Role = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the Role enum.
+func (e Role) Valid() bool {
+	switch e {
+	case RoleAdmin:
+		return true
+	case RoleOperator:
+		return true
+	case RoleViewer:
 		return true
 	default:
 		return false
@@ -1485,6 +1530,20 @@ type CreatedAppKey struct {
 	// Secret `otpgate`, the key's id and 64 hex digits: send it as `Authorization: Bearer <secret>`.
 	Secret          string `json:"secret"`
 	TrustedClientIp bool   `json:"trusted_client_ip"`
+}
+
+// CreatedOperatorToken A new token with its secret, which only this answer ever shows.
+type CreatedOperatorToken struct {
+	CreatedAt  time.Time          `json:"created_at"`
+	ExpiresAt  time.Time          `json:"expires_at"`
+	Id         string             `json:"id"`
+	LastUsedAt *time.Time         `json:"last_used_at"`
+	Name       string             `json:"name"`
+	OperatorId openapi_types.UUID `json:"operator_id"`
+	RevokedAt  *time.Time         `json:"revoked_at"`
+
+	// Secret Send it as a Bearer token, or as the password of HTTP Basic in the console.
+	Secret string `json:"secret"`
 }
 
 // CreatedWebhook A webhook endpoint just made, with its secret, shown this once.
@@ -1946,6 +2005,20 @@ type Limits struct {
 // LimitsKind defines model for Limits.Kind.
 type LimitsKind string
 
+// Me defines model for Me.
+type Me struct {
+	// Kind `break-glass` is ADMIN_TOKEN; `session` a console sign-in; `token` a personal token.
+	Kind     MeKind    `json:"kind"`
+	Operator *Operator `json:"operator"`
+
+	// Role Viewers read; operators also lift blocks, reset limits and redeliver events; admins change everything.
+	Role    Role    `json:"role"`
+	TokenId *string `json:"token_id"`
+}
+
+// MeKind `break-glass` is ADMIN_TOKEN; `session` a console sign-in; `token` a personal token.
+type MeKind string
+
 // NewApp An app's settings; `name` is required, the fields left out take the default app's values.
 type NewApp struct {
 	// Access `public` (also the empty string) or `key`.
@@ -2030,6 +2103,22 @@ type NewFraudListEntry struct {
 	Value string `json:"value"`
 }
 
+// NewOperator defines model for NewOperator.
+type NewOperator struct {
+	Email string  `json:"email"`
+	Name  *string `json:"name,omitempty"`
+
+	// Role Viewers read; operators also lift blocks, reset limits and redeliver events; admins change everything.
+	Role Role `json:"role"`
+}
+
+// NewOperatorToken defines model for NewOperatorToken.
+type NewOperatorToken struct {
+	// ExpiresInDays How long the token lives; 90 days when left out.
+	ExpiresInDays *int    `json:"expires_in_days,omitempty"`
+	Name          *string `json:"name,omitempty"`
+}
+
 // NewTestNumber defines model for NewTestNumber.
 type NewTestNumber struct {
 	// Address A phone number (in E.164, or national in `OTP_DEFAULT_REGION`) or an email address.
@@ -2052,6 +2141,58 @@ type NewWebhook struct {
 
 	// Url An absolute http or https URL without credentials or fragment, at most 2048 characters, that does not lead to a loopback, private, link-local or other special address (a literal one, or a name that resolves to one) unless OTP_OUTBOUND_ALLOW allow-lists it.
 	Url string `json:"url"`
+}
+
+// Operator One operator account; `tokens` only on GET of the account.
+type Operator struct {
+	CreatedAt time.Time          `json:"created_at"`
+	Disabled  bool               `json:"disabled"`
+	Email     string             `json:"email"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// LastSeenAt When the operator last signed in or used a token, to about a minute; null if never.
+	LastSeenAt *time.Time `json:"last_seen_at"`
+	Name       string     `json:"name"`
+
+	// Role Viewers read; operators also lift blocks, reset limits and redeliver events; admins change everything.
+	Role Role `json:"role"`
+
+	// RoleFromConsole The role was set in the console or this API; sign-in claims no longer change it.
+	RoleFromConsole bool `json:"role_from_console"`
+
+	// Subject The identity provider's subject, once the operator signed in with single sign-on.
+	Subject   *string          `json:"subject"`
+	Tokens    *[]OperatorToken `json:"tokens,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at"`
+}
+
+// OperatorPatch Fields left out stay as they are; at least one is needed.
+type OperatorPatch struct {
+	Disabled *bool   `json:"disabled,omitempty"`
+	Name     *string `json:"name,omitempty"`
+
+	// Role Viewers read; operators also lift blocks, reset limits and redeliver events; admins change everything.
+	Role *Role `json:"role,omitempty"`
+}
+
+// OperatorToken One personal admin API token; its secret is never shown again.
+type OperatorToken struct {
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Id        string    `json:"id"`
+
+	// LastUsedAt When the token was last used, to about a minute; null if never.
+	LastUsedAt *time.Time         `json:"last_used_at"`
+	Name       string             `json:"name"`
+	OperatorId openapi_types.UUID `json:"operator_id"`
+
+	// RevokedAt Null unless the token was revoked.
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+// Operators defines model for Operators.
+type Operators struct {
+	Operators []Operator `json:"operators"`
 }
 
 // Problem An RFC 9457 problem. `type` is `urn:otpgate:problem:<code>` and `status` the
@@ -2092,8 +2233,8 @@ type Problem struct {
 // `challenge_required`): the number's country, its prefix, or the client's network.
 type ProblemTarget string
 
-// ProblemCSRFFailed defines model for ProblemCSRFFailed.
-type ProblemCSRFFailed struct {
+// ProblemForbidden defines model for ProblemForbidden.
+type ProblemForbidden struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
 	AttemptsLeft *int `json:"attempts_left,omitempty"`
 
@@ -2101,9 +2242,9 @@ type ProblemCSRFFailed struct {
 	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
 	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
-	Challenge *Challenge            `json:"challenge,omitempty"`
-	Code      ProblemCSRFFailedCode `json:"code"`
-	Detail    string                `json:"detail"`
+	Challenge *Challenge           `json:"challenge,omitempty"`
+	Code      ProblemForbiddenCode `json:"code"`
+	Detail    string               `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2115,20 +2256,20 @@ type ProblemCSRFFailed struct {
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
-	Target *ProblemCSRFFailedTarget `json:"target,omitempty"`
-	Title  string                   `json:"title"`
-	Type   string                   `json:"type"`
+	Target *ProblemForbiddenTarget `json:"target,omitempty"`
+	Title  string                  `json:"title"`
+	Type   string                  `json:"type"`
 
 	// Violations Every rule that refused (`rate_limited`).
 	Violations *[]Violation `json:"violations,omitempty"`
 }
 
-// ProblemCSRFFailedCode defines model for ProblemCSRFFailed.Code.
-type ProblemCSRFFailedCode string
+// ProblemForbiddenCode defines model for ProblemForbidden.Code.
+type ProblemForbiddenCode string
 
-// ProblemCSRFFailedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// ProblemForbiddenTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 // `challenge_required`): the number's country, its prefix, or the client's network.
-type ProblemCSRFFailedTarget string
+type ProblemForbiddenTarget string
 
 // ProblemInternal defines model for ProblemInternal.
 type ProblemInternal struct {
@@ -2451,6 +2592,9 @@ type ProviderAttempt struct {
 // ProviderAttemptOutcome `sent` (it took the message), `failed` (it certainly sent nothing), `unknown` (timeout, 5xx: it may have), `skipped` (circuit breaker open).
 type ProviderAttemptOutcome string
 
+// Role Viewers read; operators also lift blocks, reset limits and redeliver events; admins change everything.
+type Role string
+
 // RuleState defines model for RuleState.
 type RuleState struct {
 	Key               string `json:"key"`
@@ -2691,17 +2835,20 @@ type LimitIP = string
 // LimitPhone defines model for LimitPhone.
 type LimitPhone = string
 
+// OperatorID defines model for OperatorID.
+type OperatorID = string
+
 // WebhookID defines model for WebhookID.
 type WebhookID = string
-
-// CSRFFailed defines model for CSRFFailed.
-type CSRFFailed = ProblemCSRFFailed
 
 // DefaultAppReadOnly defines model for DefaultAppReadOnly.
 type DefaultAppReadOnly = ProblemInvalidRequest
 
 // Document defines model for Document.
 type Document = map[string]interface{}
+
+// Forbidden defines model for Forbidden.
+type Forbidden = ProblemForbidden
 
 // Healthy defines model for Healthy.
 type Healthy = Health
@@ -2888,6 +3035,30 @@ type GetLimitsParams struct {
 	Ip *LimitIP `form:"ip,omitempty" json:"ip,omitempty"`
 }
 
+// CreateOperatorParams defines parameters for CreateOperator.
+type CreateOperatorParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// UpdateOperatorParams defines parameters for UpdateOperator.
+type UpdateOperatorParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// CreateOperatorTokenParams defines parameters for CreateOperatorToken.
+type CreateOperatorTokenParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
+// RevokeOperatorTokenParams defines parameters for RevokeOperatorToken.
+type RevokeOperatorTokenParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
 // ListSendsParams defines parameters for ListSends.
 type ListSendsParams struct {
 	// App An app's id (a UUID) or `default`: only that app's sends count (an id of no app
@@ -2952,6 +3123,15 @@ type UpdateFraudConfigJSONRequestBody = FraudConfigUpdate
 
 // AddFraudListEntryJSONRequestBody defines body for AddFraudListEntry for application/json ContentType.
 type AddFraudListEntryJSONRequestBody = NewFraudListEntry
+
+// CreateOperatorJSONRequestBody defines body for CreateOperator for application/json ContentType.
+type CreateOperatorJSONRequestBody = NewOperator
+
+// UpdateOperatorJSONRequestBody defines body for UpdateOperator for application/json ContentType.
+type UpdateOperatorJSONRequestBody = OperatorPatch
+
+// CreateOperatorTokenJSONRequestBody defines body for CreateOperatorToken for application/json ContentType.
+type CreateOperatorTokenJSONRequestBody = NewOperatorToken
 
 // AsAppSettingsDeniedNumberTypes0 returns the union data inside the AppSettings_DeniedNumberTypes as a AppSettingsDeniedNumberTypes0
 func (t AppSettings_DeniedNumberTypes) AsAppSettingsDeniedNumberTypes0() (AppSettingsDeniedNumberTypes0, error) {
@@ -3572,6 +3752,80 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /admin/api/limits (the `GetLimits` operationId).
 	GetLimits(ctx context.Context, params *GetLimitsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMe Who the caller is and the role they act with.
+	//
+	// Corresponds with GET /admin/api/me (the `GetMe` operationId).
+	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListOperators Every operator account, by email (admin).
+	//
+	// Corresponds with GET /admin/api/operators (the `ListOperators` operationId).
+	ListOperators(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOperatorWithBody Create an operator account (admin); the role given counts as assigned in the console.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+	CreateOperatorWithBody(ctx context.Context, params *CreateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOperator Create an operator account (admin); the role given counts as assigned in the console.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+	CreateOperator(ctx context.Context, params *CreateOperatorParams, body CreateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOperator One operator account with its personal tokens (admin).
+	//
+	// Corresponds with GET /admin/api/operators/{id} (the `GetOperator` operationId).
+	GetOperator(ctx context.Context, id OperatorID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateOperatorWithBody Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+	//
+	// Disabling an account ends its console sessions and stops its tokens at once;
+	// enabling it again brings its live tokens back. The email cannot change.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+	UpdateOperatorWithBody(ctx context.Context, id OperatorID, params *UpdateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateOperator Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+	//
+	// Disabling an account ends its console sessions and stops its tokens at once;
+	// enabling it again brings its live tokens back. The email cannot change.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+	UpdateOperator(ctx context.Context, id OperatorID, params *UpdateOperatorParams, body UpdateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOperatorTokenWithBody Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+	//
+	// The token acts with its operator's role as it is at each call. The body may be
+	// left out: the token then has no name and lives 90 days.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+	CreateOperatorTokenWithBody(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOperatorToken Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+	//
+	// The token acts with its operator's role as it is at each call. The body may be
+	// left out: the token then has no name and lives 90 days.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+	CreateOperatorToken(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, body CreateOperatorTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeOperatorToken Revoke a personal token (admin).
+	//
+	// Corresponds with DELETE /admin/api/operators/{id}/tokens/{token_id} (the `RevokeOperatorToken` operationId).
+	RevokeOperatorToken(ctx context.Context, id OperatorID, tokenId string, params *RevokeOperatorTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSends Sends, newest first, one keyset page at a time.
 	//
@@ -4248,6 +4502,180 @@ func (c *Client) ResetLimits(ctx context.Context, params *ResetLimitsParams, req
 // Corresponds with GET /admin/api/limits (the `GetLimits` operationId).
 func (c *Client) GetLimits(ctx context.Context, params *GetLimitsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLimitsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMe Who the caller is and the role they act with.
+//
+// Corresponds with GET /admin/api/me (the `GetMe` operationId).
+func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListOperators Every operator account, by email (admin).
+//
+// Corresponds with GET /admin/api/operators (the `ListOperators` operationId).
+func (c *Client) ListOperators(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListOperatorsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOperatorWithBody Create an operator account (admin); the role given counts as assigned in the console.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+func (c *Client) CreateOperatorWithBody(ctx context.Context, params *CreateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOperatorRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOperator Create an operator account (admin); the role given counts as assigned in the console.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+func (c *Client) CreateOperator(ctx context.Context, params *CreateOperatorParams, body CreateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOperatorRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOperator One operator account with its personal tokens (admin).
+//
+// Corresponds with GET /admin/api/operators/{id} (the `GetOperator` operationId).
+func (c *Client) GetOperator(ctx context.Context, id OperatorID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOperatorRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateOperatorWithBody Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+//
+// Disabling an account ends its console sessions and stops its tokens at once;
+// enabling it again brings its live tokens back. The email cannot change.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+func (c *Client) UpdateOperatorWithBody(ctx context.Context, id OperatorID, params *UpdateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOperatorRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateOperator Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+//
+// Disabling an account ends its console sessions and stops its tokens at once;
+// enabling it again brings its live tokens back. The email cannot change.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+func (c *Client) UpdateOperator(ctx context.Context, id OperatorID, params *UpdateOperatorParams, body UpdateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOperatorRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOperatorTokenWithBody Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+//
+// The token acts with its operator's role as it is at each call. The body may be
+// left out: the token then has no name and lives 90 days.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+func (c *Client) CreateOperatorTokenWithBody(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOperatorTokenRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOperatorToken Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+//
+// The token acts with its operator's role as it is at each call. The body may be
+// left out: the token then has no name and lives 90 days.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+func (c *Client) CreateOperatorToken(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, body CreateOperatorTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOperatorTokenRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeOperatorToken Revoke a personal token (admin).
+//
+// Corresponds with DELETE /admin/api/operators/{id}/tokens/{token_id} (the `RevokeOperatorToken` operationId).
+func (c *Client) RevokeOperatorToken(ctx context.Context, id OperatorID, tokenId string, params *RevokeOperatorTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeOperatorTokenRequest(c.Server, id, tokenId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5854,6 +6282,329 @@ func NewGetLimitsRequest(server string, params *GetLimitsParams) (*http.Request,
 	return req, nil
 }
 
+// NewGetMeRequest constructs an http.Request for the GetMe method
+func NewGetMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListOperatorsRequest constructs an http.Request for the ListOperators method
+func NewListOperatorsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/operators")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateOperatorRequest calls the generic CreateOperator builder with application/json body
+func NewCreateOperatorRequest(server string, params *CreateOperatorParams, body CreateOperatorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateOperatorRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateOperatorRequestWithBody constructs an http.Request for the CreateOperator method, with any body, and a specified content type
+func NewCreateOperatorRequestWithBody(server string, params *CreateOperatorParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/operators")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOperatorRequest constructs an http.Request for the GetOperator method
+func NewGetOperatorRequest(server string, id OperatorID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/operators/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateOperatorRequest calls the generic UpdateOperator builder with application/json body
+func NewUpdateOperatorRequest(server string, id OperatorID, params *UpdateOperatorParams, body UpdateOperatorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateOperatorRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateOperatorRequestWithBody constructs an http.Request for the UpdateOperator method, with any body, and a specified content type
+func NewUpdateOperatorRequestWithBody(server string, id OperatorID, params *UpdateOperatorParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/operators/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateOperatorTokenRequest calls the generic CreateOperatorToken builder with application/json body
+func NewCreateOperatorTokenRequest(server string, id OperatorID, params *CreateOperatorTokenParams, body CreateOperatorTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateOperatorTokenRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateOperatorTokenRequestWithBody constructs an http.Request for the CreateOperatorToken method, with any body, and a specified content type
+func NewCreateOperatorTokenRequestWithBody(server string, id OperatorID, params *CreateOperatorTokenParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/operators/%s/tokens", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeOperatorTokenRequest constructs an http.Request for the RevokeOperatorToken method
+func NewRevokeOperatorTokenRequest(server string, id OperatorID, tokenId string, params *RevokeOperatorTokenParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "token_id", tokenId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/operators/%s/tokens/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListSendsRequest constructs an http.Request for the ListSends method
 func NewListSendsRequest(server string, params *ListSendsParams) (*http.Request, error) {
 	var err error
@@ -6628,6 +7379,88 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /admin/api/limits (the `GetLimits` operationId).
 	GetLimitsWithResponse(ctx context.Context, params *GetLimitsParams, reqEditors ...RequestEditorFn) (*GetLimitsResponse, error)
 
+	// GetMeWithResponse Who the caller is and the role they act with.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/me (the `GetMe` operationId).
+	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
+
+	// ListOperatorsWithResponse Every operator account, by email (admin).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/operators (the `ListOperators` operationId).
+	ListOperatorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListOperatorsResponse, error)
+
+	// CreateOperatorWithBodyWithResponse Create an operator account (admin); the role given counts as assigned in the console.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+	CreateOperatorWithBodyWithResponse(ctx context.Context, params *CreateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOperatorResponse, error)
+
+	// CreateOperatorWithResponse Create an operator account (admin); the role given counts as assigned in the console.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+	CreateOperatorWithResponse(ctx context.Context, params *CreateOperatorParams, body CreateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOperatorResponse, error)
+
+	// GetOperatorWithResponse One operator account with its personal tokens (admin).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/api/operators/{id} (the `GetOperator` operationId).
+	GetOperatorWithResponse(ctx context.Context, id OperatorID, reqEditors ...RequestEditorFn) (*GetOperatorResponse, error)
+
+	// UpdateOperatorWithBodyWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+	//
+	// Disabling an account ends its console sessions and stops its tokens at once;
+	// enabling it again brings its live tokens back. The email cannot change.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+	UpdateOperatorWithBodyWithResponse(ctx context.Context, id OperatorID, params *UpdateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOperatorResponse, error)
+
+	// UpdateOperatorWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+	//
+	// Disabling an account ends its console sessions and stops its tokens at once;
+	// enabling it again brings its live tokens back. The email cannot change.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+	UpdateOperatorWithResponse(ctx context.Context, id OperatorID, params *UpdateOperatorParams, body UpdateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOperatorResponse, error)
+
+	// CreateOperatorTokenWithBodyWithResponse Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+	//
+	// The token acts with its operator's role as it is at each call. The body may be
+	// left out: the token then has no name and lives 90 days.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+	CreateOperatorTokenWithBodyWithResponse(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOperatorTokenResponse, error)
+
+	// CreateOperatorTokenWithResponse Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+	//
+	// The token acts with its operator's role as it is at each call. The body may be
+	// left out: the token then has no name and lives 90 days.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+	CreateOperatorTokenWithResponse(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, body CreateOperatorTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOperatorTokenResponse, error)
+
+	// RevokeOperatorTokenWithResponse Revoke a personal token (admin).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/operators/{id}/tokens/{token_id} (the `RevokeOperatorToken` operationId).
+	RevokeOperatorTokenWithResponse(ctx context.Context, id OperatorID, tokenId string, params *RevokeOperatorTokenParams, reqEditors ...RequestEditorFn) (*RevokeOperatorTokenResponse, error)
+
 	// ListSendsWithResponse Sends, newest first, one keyset page at a time.
 	//
 	// Pass `next_cursor` back as `cursor` with the same filters for the next page; it
@@ -6703,6 +7536,8 @@ type ListAppsResponse struct {
 	JSON200 *AppList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -6719,6 +7554,11 @@ func (r ListAppsResponse) GetJSON200() *AppList {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListAppsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListAppsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -6780,7 +7620,7 @@ type CreateAppResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *TooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -6811,7 +7651,7 @@ func (r CreateAppResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateAppResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r CreateAppResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -6877,7 +7717,7 @@ type DeleteAppResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -6899,7 +7739,7 @@ func (r DeleteAppResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r DeleteAppResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r DeleteAppResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -6959,6 +7799,8 @@ type GetAppResponse struct {
 	JSON200 *App
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -6977,6 +7819,11 @@ func (r GetAppResponse) GetJSON200() *App {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetAppResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAppResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -7038,7 +7885,7 @@ type UpdateAppResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7069,7 +7916,7 @@ func (r UpdateAppResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r UpdateAppResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r UpdateAppResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7142,7 +7989,7 @@ type CreateAppKeyResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7173,7 +8020,7 @@ func (r CreateAppKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateAppKeyResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r CreateAppKeyResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7242,7 +8089,7 @@ type RevokeAppKeyResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7259,7 +8106,7 @@ func (r RevokeAppKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RevokeAppKeyResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r RevokeAppKeyResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7319,6 +8166,8 @@ type ListTestNumbersResponse struct {
 	JSON200 *TestNumbers
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7337,6 +8186,11 @@ func (r ListTestNumbersResponse) GetJSON200() *TestNumbers {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListTestNumbersResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListTestNumbersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -7398,7 +8252,7 @@ type CreateTestNumberResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7429,7 +8283,7 @@ func (r CreateTestNumberResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateTestNumberResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r CreateTestNumberResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7500,7 +8354,7 @@ type DeleteTestNumberResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7522,7 +8376,7 @@ func (r DeleteTestNumberResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r DeleteTestNumberResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r DeleteTestNumberResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7582,6 +8436,8 @@ type ListWebhooksResponse struct {
 	JSON200 *Webhooks
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7600,6 +8456,11 @@ func (r ListWebhooksResponse) GetJSON200() *Webhooks {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListWebhooksResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListWebhooksResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -7666,7 +8527,7 @@ type CreateWebhookResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7699,7 +8560,7 @@ func (r CreateWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateWebhookResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r CreateWebhookResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7768,7 +8629,7 @@ type DeleteWebhookResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7785,7 +8646,7 @@ func (r DeleteWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r DeleteWebhookResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r DeleteWebhookResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -7847,6 +8708,8 @@ type ListDeliveriesResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7870,6 +8733,11 @@ func (r ListDeliveriesResponse) GetApplicationproblemJSON400() *InvalidRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListDeliveriesResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -7929,7 +8797,7 @@ type RedeliverEventResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -7951,7 +8819,7 @@ func (r RedeliverEventResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RedeliverEventResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r RedeliverEventResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8012,7 +8880,7 @@ type TestWebhookResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -8034,7 +8902,7 @@ func (r TestWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r TestWebhookResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r TestWebhookResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8096,6 +8964,8 @@ type GetDeliveryRatesResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8117,6 +8987,11 @@ func (r GetDeliveryRatesResponse) GetApplicationproblemJSON400() *InvalidRequest
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetDeliveryRatesResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetDeliveryRatesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -8172,6 +9047,8 @@ type ListFraudBlocksResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8193,6 +9070,11 @@ func (r ListFraudBlocksResponse) GetApplicationproblemJSON400() *InvalidRequest 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListFraudBlocksResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListFraudBlocksResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -8247,7 +9129,7 @@ type LiftFraudBlockResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -8269,7 +9151,7 @@ func (r LiftFraudBlockResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r LiftFraudBlockResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r LiftFraudBlockResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8329,6 +9211,8 @@ type GetFraudConfigResponse struct {
 	JSON200 *FraudConfig
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8345,6 +9229,11 @@ func (r GetFraudConfigResponse) GetJSON200() *FraudConfig {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetFraudConfigResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetFraudConfigResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -8401,7 +9290,7 @@ type UpdateFraudConfigResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *TooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -8430,7 +9319,7 @@ func (r UpdateFraudConfigResponse) GetApplicationproblemJSON401() *Unauthorized 
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r UpdateFraudConfigResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r UpdateFraudConfigResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8497,6 +9386,8 @@ type GetFraudConversionResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8518,6 +9409,11 @@ func (r GetFraudConversionResponse) GetApplicationproblemJSON400() *InvalidReque
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetFraudConversionResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetFraudConversionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -8573,6 +9469,8 @@ type ListFraudListEntriesResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8594,6 +9492,11 @@ func (r ListFraudListEntriesResponse) GetApplicationproblemJSON400() *InvalidReq
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListFraudListEntriesResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListFraudListEntriesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -8650,7 +9553,7 @@ type AddFraudListEntryResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *TooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -8679,7 +9582,7 @@ func (r AddFraudListEntryResponse) GetApplicationproblemJSON401() *Unauthorized 
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r AddFraudListEntryResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r AddFraudListEntryResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8745,7 +9648,7 @@ type RemoveFraudListEntryResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -8767,7 +9670,7 @@ func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON401() *Unauthoriz
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r RemoveFraudListEntryResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8830,7 +9733,7 @@ type ResetLimitsResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *CSRFFailed
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8855,7 +9758,7 @@ func (r ResetLimitsResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ResetLimitsResponse) GetApplicationproblemJSON403() *CSRFFailed {
+func (r ResetLimitsResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -8912,6 +9815,8 @@ type GetLimitsResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8933,6 +9838,11 @@ func (r GetLimitsResponse) GetApplicationproblemJSON400() *InvalidRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetLimitsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -8974,6 +9884,629 @@ func (r GetLimitsResponse) ContentType() string {
 	return ""
 }
 
+// GetMeResponse401Headers the declared response headers of an HTTP 401 response for GetMe
+type GetMeResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetMeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Me
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMeResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMeResponse) GetJSON200() *Me {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetMeResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetMeResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetMeResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetMeResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListOperatorsResponse401Headers the declared response headers of an HTTP 401 response for ListOperators
+type ListOperatorsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type ListOperatorsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Operators
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListOperatorsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListOperatorsResponse) GetJSON200() *Operators {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListOperatorsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListOperatorsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListOperatorsResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListOperatorsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListOperatorsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListOperatorsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListOperatorsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListOperatorsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateOperatorResponse201Headers the declared response headers of an HTTP 201 response for CreateOperator
+type CreateOperatorResponse201Headers struct {
+	Location *string
+}
+
+// CreateOperatorResponse401Headers the declared response headers of an HTTP 401 response for CreateOperator
+type CreateOperatorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateOperatorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Operator
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateOperatorResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateOperatorResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateOperatorResponse) GetJSON201() *Operator {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateOperatorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateOperatorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateOperatorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateOperatorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateOperatorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOperatorResponse401Headers the declared response headers of an HTTP 401 response for GetOperator
+type GetOperatorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type GetOperatorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Operator
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOperatorResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOperatorResponse) GetJSON200() *Operator {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetOperatorResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOperatorResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetOperatorResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetOperatorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetOperatorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOperatorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOperatorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOperatorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOperatorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateOperatorResponse401Headers the declared response headers of an HTTP 401 response for UpdateOperator
+type UpdateOperatorResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type UpdateOperatorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Operator
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateOperatorResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateOperatorResponse) GetJSON200() *Operator {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateOperatorResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateOperatorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateOperatorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateOperatorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateOperatorResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateOperatorTokenResponse401Headers the declared response headers of an HTTP 401 response for CreateOperatorToken
+type CreateOperatorTokenResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type CreateOperatorTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedOperatorToken
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidBody
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateOperatorTokenResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateOperatorTokenResponse) GetJSON201() *CreatedOperatorToken {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON400() *InvalidBody {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateOperatorTokenResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateOperatorTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateOperatorTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateOperatorTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateOperatorTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeOperatorTokenResponse401Headers the declared response headers of an HTTP 401 response for RevokeOperatorToken
+type RevokeOperatorTokenResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RevokeOperatorTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeOperatorTokenResponse401Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeOperatorTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeOperatorTokenResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeOperatorTokenResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RevokeOperatorTokenResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeOperatorTokenResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeOperatorTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeOperatorTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeOperatorTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeOperatorTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSendsResponse401Headers the declared response headers of an HTTP 401 response for ListSends
 type ListSendsResponse401Headers struct {
 	WWWAuthenticate string
@@ -8988,6 +10521,8 @@ type ListSendsResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -9009,6 +10544,11 @@ func (r ListSendsResponse) GetApplicationproblemJSON400() *InvalidRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListSendsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSendsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -9062,6 +10602,8 @@ type GetSendResponse struct {
 	JSON200 *Send
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9080,6 +10622,11 @@ func (r GetSendResponse) GetJSON200() *Send {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetSendResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSendResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -9140,6 +10687,8 @@ type GetStatsResponse struct {
 	ApplicationproblemJSON400 *InvalidRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -9161,6 +10710,11 @@ func (r GetStatsResponse) GetApplicationproblemJSON400() *InvalidRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetStatsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetStatsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -9214,6 +10768,8 @@ type GetVerificationResponse struct {
 	JSON200 *VerificationDetail
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9232,6 +10788,11 @@ func (r GetVerificationResponse) GetJSON200() *VerificationDetail {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r GetVerificationResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetVerificationResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -9290,6 +10851,8 @@ type AdminOpenAPIDocumentResponse struct {
 	JSON200 *Document
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9304,6 +10867,11 @@ func (r AdminOpenAPIDocumentResponse) GetJSON200() *Document {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r AdminOpenAPIDocumentResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AdminOpenAPIDocumentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -10019,6 +11587,148 @@ func (c *ClientWithResponses) GetLimitsWithResponse(ctx context.Context, params 
 	return ParseGetLimitsResponse(rsp)
 }
 
+// GetMeWithResponse Who the caller is and the role they act with.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/me (the `GetMe` operationId).
+func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResponse, error) {
+	rsp, err := c.GetMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMeResponse(rsp)
+}
+
+// ListOperatorsWithResponse Every operator account, by email (admin).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/operators (the `ListOperators` operationId).
+func (c *ClientWithResponses) ListOperatorsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListOperatorsResponse, error) {
+	rsp, err := c.ListOperators(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListOperatorsResponse(rsp)
+}
+
+// CreateOperatorWithBodyWithResponse Create an operator account (admin); the role given counts as assigned in the console.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+func (c *ClientWithResponses) CreateOperatorWithBodyWithResponse(ctx context.Context, params *CreateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOperatorResponse, error) {
+	rsp, err := c.CreateOperatorWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOperatorResponse(rsp)
+}
+
+// CreateOperatorWithResponse Create an operator account (admin); the role given counts as assigned in the console.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/operators (the `CreateOperator` operationId).
+func (c *ClientWithResponses) CreateOperatorWithResponse(ctx context.Context, params *CreateOperatorParams, body CreateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOperatorResponse, error) {
+	rsp, err := c.CreateOperator(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOperatorResponse(rsp)
+}
+
+// GetOperatorWithResponse One operator account with its personal tokens (admin).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/api/operators/{id} (the `GetOperator` operationId).
+func (c *ClientWithResponses) GetOperatorWithResponse(ctx context.Context, id OperatorID, reqEditors ...RequestEditorFn) (*GetOperatorResponse, error) {
+	rsp, err := c.GetOperator(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOperatorResponse(rsp)
+}
+
+// UpdateOperatorWithBodyWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+//
+// Disabling an account ends its console sessions and stops its tokens at once;
+// enabling it again brings its live tokens back. The email cannot change.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+func (c *ClientWithResponses) UpdateOperatorWithBodyWithResponse(ctx context.Context, id OperatorID, params *UpdateOperatorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOperatorResponse, error) {
+	rsp, err := c.UpdateOperatorWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateOperatorResponse(rsp)
+}
+
+// UpdateOperatorWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
+//
+// Disabling an account ends its console sessions and stops its tokens at once;
+// enabling it again brings its live tokens back. The email cannot change.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /admin/api/operators/{id} (the `UpdateOperator` operationId).
+func (c *ClientWithResponses) UpdateOperatorWithResponse(ctx context.Context, id OperatorID, params *UpdateOperatorParams, body UpdateOperatorJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOperatorResponse, error) {
+	rsp, err := c.UpdateOperator(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateOperatorResponse(rsp)
+}
+
+// CreateOperatorTokenWithBodyWithResponse Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+//
+// The token acts with its operator's role as it is at each call. The body may be
+// left out: the token then has no name and lives 90 days.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+func (c *ClientWithResponses) CreateOperatorTokenWithBodyWithResponse(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOperatorTokenResponse, error) {
+	rsp, err := c.CreateOperatorTokenWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOperatorTokenResponse(rsp)
+}
+
+// CreateOperatorTokenWithResponse Make a personal admin API token of an operator (admin); the answer is the only place its secret appears.
+//
+// The token acts with its operator's role as it is at each call. The body may be
+// left out: the token then has no name and lives 90 days.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/api/operators/{id}/tokens (the `CreateOperatorToken` operationId).
+func (c *ClientWithResponses) CreateOperatorTokenWithResponse(ctx context.Context, id OperatorID, params *CreateOperatorTokenParams, body CreateOperatorTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOperatorTokenResponse, error) {
+	rsp, err := c.CreateOperatorToken(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOperatorTokenResponse(rsp)
+}
+
+// RevokeOperatorTokenWithResponse Revoke a personal token (admin).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/operators/{id}/tokens/{token_id} (the `RevokeOperatorToken` operationId).
+func (c *ClientWithResponses) RevokeOperatorTokenWithResponse(ctx context.Context, id OperatorID, tokenId string, params *RevokeOperatorTokenParams, reqEditors ...RequestEditorFn) (*RevokeOperatorTokenResponse, error) {
+	rsp, err := c.RevokeOperatorToken(ctx, id, tokenId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeOperatorTokenResponse(rsp)
+}
+
 // ListSendsWithResponse Sends, newest first, one keyset page at a time.
 //
 // Pass `next_cursor` back as `cursor` with the same filters for the next page; it
@@ -10157,6 +11867,13 @@ func ParseListAppsResponse(rsp *http.Response) (*ListAppsResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10225,7 +11942,7 @@ func ParseCreateAppResponse(rsp *http.Response) (*CreateAppResponse, error) {
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10319,7 +12036,7 @@ func ParseDeleteAppResponse(rsp *http.Response) (*DeleteAppResponse, error) {
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10391,6 +12108,13 @@ func ParseGetAppResponse(rsp *http.Response) (*GetAppResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -10467,7 +12191,7 @@ func ParseUpdateAppResponse(rsp *http.Response) (*UpdateAppResponse, error) {
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10562,7 +12286,7 @@ func ParseCreateAppKeyResponse(rsp *http.Response) (*CreateAppKeyResponse, error
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10646,7 +12370,7 @@ func ParseRevokeAppKeyResponse(rsp *http.Response) (*RevokeAppKeyResponse, error
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10718,6 +12442,13 @@ func ParseListTestNumbersResponse(rsp *http.Response) (*ListTestNumbersResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -10794,7 +12525,7 @@ func ParseCreateTestNumberResponse(rsp *http.Response) (*CreateTestNumberRespons
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10882,7 +12613,7 @@ func ParseDeleteTestNumberResponse(rsp *http.Response) (*DeleteTestNumberRespons
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10954,6 +12685,13 @@ func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -11030,7 +12768,7 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11124,7 +12862,7 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11204,6 +12942,13 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11272,7 +13017,7 @@ func ParseRedeliverEventResponse(rsp *http.Response) (*RedeliverEventResponse, e
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11346,7 +13091,7 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11426,6 +13171,13 @@ func ParseGetDeliveryRatesResponse(rsp *http.Response) (*GetDeliveryRatesRespons
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11493,6 +13245,13 @@ func ParseListFraudBlocksResponse(rsp *http.Response) (*ListFraudBlocksResponse,
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11554,7 +13313,7 @@ func ParseLiftFraudBlockResponse(rsp *http.Response) (*LiftFraudBlockResponse, e
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11627,6 +13386,13 @@ func ParseGetFraudConfigResponse(rsp *http.Response) (*GetFraudConfigResponse, e
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11695,7 +13461,7 @@ func ParseUpdateFraudConfigResponse(rsp *http.Response) (*UpdateFraudConfigRespo
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11782,6 +13548,13 @@ func ParseGetFraudConversionResponse(rsp *http.Response) (*GetFraudConversionRes
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11848,6 +13621,13 @@ func ParseListFraudListEntriesResponse(rsp *http.Response) (*ListFraudListEntrie
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -11917,7 +13697,7 @@ func ParseAddFraudListEntryResponse(rsp *http.Response) (*AddFraudListEntryRespo
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11998,7 +13778,7 @@ func ParseRemoveFraudListEntryResponse(rsp *http.Response) (*RemoveFraudListEntr
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12079,7 +13859,7 @@ func ParseResetLimitsResponse(rsp *http.Response) (*ResetLimitsResponse, error) 
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest CSRFFailed
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12152,6 +13932,13 @@ func ParseGetLimitsResponse(rsp *http.Response) (*GetLimitsResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12171,6 +13958,572 @@ func ParseGetLimitsResponse(rsp *http.Response) (*GetLimitsResponse, error) {
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetLimitsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMeResponse parses an HTTP response from a GetMeWithResponse call
+func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Me
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetMeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListOperatorsResponse parses an HTTP response from a ListOperatorsWithResponse call
+func ParseListOperatorsResponse(rsp *http.Response) (*ListOperatorsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListOperatorsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Operators
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListOperatorsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateOperatorResponse parses an HTTP response from a CreateOperatorWithResponse call
+func ParseCreateOperatorResponse(rsp *http.Response) (*CreateOperatorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateOperatorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Operator
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateOperatorResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateOperatorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOperatorResponse parses an HTTP response from a GetOperatorWithResponse call
+func ParseGetOperatorResponse(rsp *http.Response) (*GetOperatorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOperatorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Operator
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOperatorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateOperatorResponse parses an HTTP response from a UpdateOperatorWithResponse call
+func ParseUpdateOperatorResponse(rsp *http.Response) (*UpdateOperatorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateOperatorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Operator
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateOperatorResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateOperatorTokenResponse parses an HTTP response from a CreateOperatorTokenWithResponse call
+func ParseCreateOperatorTokenResponse(rsp *http.Response) (*CreateOperatorTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateOperatorTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedOperatorToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateOperatorTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeOperatorTokenResponse parses an HTTP response from a RevokeOperatorTokenWithResponse call
+func ParseRevokeOperatorTokenResponse(rsp *http.Response) (*RevokeOperatorTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeOperatorTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RevokeOperatorTokenResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12218,6 +14571,13 @@ func ParseListSendsResponse(rsp *http.Response) (*ListSendsResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -12278,6 +14638,13 @@ func ParseGetSendResponse(rsp *http.Response) (*GetSendResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -12353,6 +14720,13 @@ func ParseGetStatsResponse(rsp *http.Response) (*GetStatsResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12412,6 +14786,13 @@ func ParseGetVerificationResponse(rsp *http.Response) (*GetVerificationResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -12479,6 +14860,13 @@ func ParseAdminOpenAPIDocumentResponse(rsp *http.Response) (*AdminOpenAPIDocumen
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal

@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
+	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 )
 
@@ -30,6 +31,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		Apps:          apps,
 		Fraud:         fraud,
 		Webhooks:      webhooks,
+		Operators:     operators.NewAdmin(p.operators),
 		Token:         p.token,
 		DefaultRegion: string(cfg.DefaultRegion),
 		IPv6Prefix:    cfg.IPv6Prefix,

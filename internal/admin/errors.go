@@ -17,7 +17,11 @@ import (
 // a send or verification.
 func adminProblemFor(err error) otphttp.Problem {
 	p := otphttp.ProblemFor(err)
-	if errors.Is(err, otp.ErrNotFound) {
+	var named *notFoundError
+	switch {
+	case errors.As(err, &named):
+		p.Detail = named.what
+	case errors.Is(err, otp.ErrNotFound):
 		p.Detail = "there is no such send or verification"
 	}
 	return p
@@ -44,6 +48,9 @@ func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *
 		page.Message = "Log in with any user name and the admin token (ADMIN_TOKEN) as the password."
 	case http.StatusForbidden:
 		page.Message = "This form is out of date or was sent from another site. Go back, reload the page and try again."
+		if p.Code == string(otp.CodeForbidden) {
+			page.Message = "Your role does not allow this. Ask an admin."
+		}
 	case http.StatusBadRequest:
 		page.Message = "Some values are not valid."
 		page.Problems = sortedProblems(p.Errors)

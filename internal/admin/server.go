@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
+	"otpgate/internal/operators"
 )
 
 // Deps is what the admin listener needs; zero values get the defaults documented per field.
@@ -36,6 +37,9 @@ type Deps struct {
 	Fraud fraud.AdminService
 	// Webhooks manages the apps' webhook endpoints; nil leaves them out of the apps pages and API.
 	Webhooks events.AdminService
+	// Operators manages operator accounts and checks their personal tokens; nil accepts
+	// ADMIN_TOKEN only and serves no operators pages.
+	Operators operators.AdminService
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

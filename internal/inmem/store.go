@@ -33,6 +33,7 @@ type Store struct {
 	apps          appState
 	fraud         fraudState
 	ev            eventState
+	ops           operatorState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

@@ -20,6 +20,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
+	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 )
 
@@ -41,6 +42,8 @@ type Stores struct {
 	Fraud fraud.Store
 	// Events is the same store as an events.Store.
 	Events events.Store
+	// Operators is the same store as an operators.Store.
+	Operators operators.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest. The cases of a capability
@@ -66,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
+	t.Run("Operators", func(t *testing.T) { testOperators(t, newStore) })
 }
 
 const (
