@@ -25,17 +25,26 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
 	console.LimiterTimeout = cfg.RedisTimeout
+	var signOn admin.SignOn
+	if cfg.sso != nil {
+		signOn = cfg.sso // a nil *sso.Client in the interface would not be nil
+	}
 	return admin.NewServer(admin.Deps{
-		Logger:        log,
-		Admin:         console,
-		Apps:          apps,
-		Fraud:         fraud,
-		Webhooks:      webhooks,
-		Operators:     operators.NewAdmin(p.operators),
-		Token:         p.token,
-		DefaultRegion: string(cfg.DefaultRegion),
-		IPv6Prefix:    cfg.IPv6Prefix,
-		Ready:         ready,
-		Metrics:       metrics,
+		SignOn:          signOn,
+		Logger:          log,
+		Admin:           console,
+		Apps:            apps,
+		Fraud:           fraud,
+		Webhooks:        webhooks,
+		Operators:       operators.NewAdmin(p.operators),
+		Roles:           cfg.roles,
+		SessionSecret:   p.secret,
+		SessionTTL:      cfg.AdminSessionTTL,
+		InsecureCookies: cfg.insecureAdminCookies(),
+		Token:           p.token,
+		DefaultRegion:   string(cfg.DefaultRegion),
+		IPv6Prefix:      cfg.IPv6Prefix,
+		Ready:           ready,
+		Metrics:         metrics,
 	})
 }

@@ -70,6 +70,7 @@ type config struct {
 	ChallengeSettings
 	DeliverySettings
 	EventSettings
+	OperatorSettings
 
 	// Derived by parse.
 	dev bool
@@ -156,6 +157,9 @@ func (c *config) parse(getenv func(string) string) error {
 		return err
 	}
 	if err := c.checkEvents(); err != nil {
+		return err
+	}
+	if err := c.checkOperators(); err != nil {
 		return err
 	}
 	return c.checkFraud()

@@ -36,6 +36,9 @@ const (
 	authBasic
 	// authBearer is an API client's token, which no browser attaches by itself.
 	authBearer
+	// authSession is the console's single sign-on cookie, which the browser sends by
+	// itself: state changes made with it need a CSRF token too.
+	authSession
 )
 
 // adminCtxKey keys what requireAdmin hands to handlers.
@@ -63,6 +66,8 @@ type authenticator struct {
 	token string
 	// operators checks personal tokens; nil accepts none.
 	operators operators.AdminService
+	// sessions reads the single sign-on cookie; nil accepts none.
+	sessions *signIn
 }
 
 // authenticate returns the principal of the request's credential and how it came.
@@ -82,6 +87,18 @@ func (a authenticator) authenticate(r *http.Request) (operators.Principal, admin
 			return operators.Principal{}, authNone, "", nil
 		}
 		secret, user, how = pass, u, authBasic
+	case r.Header.Get("Authorization") == "":
+		// A signed-in console: the account is read at every request, so a disabled
+		// account or a changed role counts at once.
+		id := a.sessions.sessionOf(r)
+		if id == "" {
+			return operators.Principal{}, authNone, "", nil
+		}
+		p, err := a.operators.Session(r.Context(), id)
+		if errors.Is(err, operators.ErrBadToken) {
+			return operators.Principal{}, authNone, "", nil
+		}
+		return p, authSession, "", err
 	default:
 		return operators.Principal{}, authNone, "", nil
 	}
@@ -121,7 +138,7 @@ func requireAdmin(log *slog.Logger, view *adminView, auth authenticator, csrf cs
 				adminError(w, r, log, view, errUnauthorized)
 				return
 			}
-			if how == authBasic && !safeMethod(r.Method) {
+			if (how == authBasic || how == authSession) && !safeMethod(r.Method) {
 				if err := csrf.verify(r); err != nil {
 					log.WarnContext(r.Context(), "admin change refused", "request_id", otphttp.RequestIDFrom(r.Context()), "reason", err.Error())
 					adminError(w, r, log, view, err)

@@ -45,7 +45,7 @@ func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *
 	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: otphttp.RequestIDFrom(ctx)}
 	switch p.Status {
 	case http.StatusUnauthorized:
-		page.Message = "Log in with any user name and the admin token (ADMIN_TOKEN) as the password."
+		page.Message = "Sign in with single sign-on, or log in with any user name and your personal admin token (or, as break-glass, ADMIN_TOKEN) as the password."
 	case http.StatusForbidden:
 		page.Message = "This form is out of date or was sent from another site. Go back, reload the page and try again."
 		if p.Code == string(otp.CodeForbidden) {

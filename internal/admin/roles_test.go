@@ -69,14 +69,14 @@ func newFullEnv(t *testing.T) *fullEnv {
 }
 
 // wantRole is the least role each admin route needs, written down apart from the route
-// table: viewers read; operators also reset limits, lift blocks and redeliver events;
+// table: viewers read (and sign out); operators also reset limits, lift blocks and redeliver events;
 // admins do everything else, and only they read operators and the runtime profiles.
 func wantRole(method, pattern string) operators.Role {
 	switch {
 	case strings.HasPrefix(pattern, "/debug/pprof/"),
 		strings.HasPrefix(pattern, "/admin/operators"), strings.HasPrefix(pattern, "/admin/api/operators"):
 		return operators.RoleAdmin
-	case method == http.MethodGet:
+	case method == http.MethodGet, pattern == "/admin/logout":
 		return operators.RoleViewer
 	case pattern == "/admin/limits/reset" && method == http.MethodPost,
 		pattern == "/admin/api/limits" && method == http.MethodDelete,

@@ -30,8 +30,20 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 	r.Method(http.MethodGet, "/admin", handleRedirect("/admin/"))
 	r.Method(http.MethodGet, "/admin/static/*", handleAdminStatic(log, view))
 
+	var sso *signIn
+	if d.SignOn != nil && d.Operators != nil {
+		// Single sign-on: the routes that start and finish it need no credential.
+		ttl := d.SessionTTL
+		if ttl == 0 {
+			ttl = DefaultSessionTTL
+		}
+		sso = &signIn{provider: d.SignOn, ops: d.Operators, roles: d.Roles, seal: newSealer(d.SessionSecret), ttl: ttl, secure: !d.InsecureCookies, now: d.Now}
+		r.Method(http.MethodGet, "/admin/login", handleLogin(log, view, sso))
+		r.Method(http.MethodGet, "/admin/oidc/callback", handleCallback(log, view, sso))
+	}
+
 	r.Group(func(r chi.Router) {
-		r.Use(requireAdmin(log, view, authenticator{token: d.Token, operators: d.Operators}, view.csrf))
+		r.Use(requireAdmin(log, view, authenticator{token: d.Token, operators: d.Operators, sessions: sso}, view.csrf))
 		t := table{r: r, log: log, view: view}
 
 		// Sends and verifications.
@@ -96,8 +108,9 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			}
 		}
 
-		// Who the caller is.
+		// Who the caller is, and the end of a console session.
 		t.add(asViewer, http.MethodGet, "/admin/api/me", handleAdminMe())
+		t.add(asViewer, http.MethodPost, "/admin/logout", handleLogout(view, sso))
 
 		if o := d.Operators; o != nil {
 			// Operator accounts and their personal tokens.

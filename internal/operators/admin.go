@@ -72,6 +72,9 @@ type AdminService interface {
 	// Authenticate finds the principal of a personal token's secret. Errors: ErrBadToken,
 	// or ones wrapping otp.ErrUnavailable.
 	Authenticate(ctx context.Context, secret string) (Principal, error)
+	// SignIn finds or creates the account of a person the identity provider vouched for;
+	// see (*Admin).SignIn. Errors: ErrNoAccess, or ones wrapping otp.ErrUnavailable.
+	SignIn(ctx context.Context, id Identity, roles RoleMap) (Principal, error)
 	// Session finds the principal of a signed-in operator's account, as it is now.
 	// Errors: ErrBadToken when the account is gone or disabled, or ones wrapping otp.ErrUnavailable.
 	Session(ctx context.Context, operatorID string) (Principal, error)
