@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode"
 
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
@@ -145,8 +146,10 @@ func requireAdmin(log *slog.Logger, view *adminView, auth authenticator, csrf cs
 					return
 				}
 			}
+			ip := otphttp.ClientIPFrom(r.Context())
 			ctx := operators.WithPrincipal(r.Context(), p)
-			ctx = context.WithValue(ctx, adminActorKey, describeActor(p, how, user)+" from "+otphttp.ClientIPFrom(r.Context()))
+			ctx = context.WithValue(ctx, adminActorKey, describeActor(p, how, user)+" from "+ip)
+			ctx = history.WithActor(ctx, auditActor(p, ip))
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
@@ -162,6 +165,17 @@ func describeActor(p operators.Principal, how adminAuth, user string) string {
 		return "break-glass console user " + actorName(user)
 	}
 	return "break-glass api token"
+}
+
+// auditActor is who the audit log records for the principal's changes.
+func auditActor(p operators.Principal, ip string) history.Actor {
+	switch p.Kind {
+	case operators.KindSession:
+		return history.Actor{Kind: history.ActorSession, Name: p.Operator.Email, ID: p.Operator.ID, ClientIP: ip}
+	case operators.KindToken:
+		return history.Actor{Kind: history.ActorToken, Name: p.Operator.Email, ID: p.Operator.ID, TokenID: p.TokenID, ClientIP: ip}
+	}
+	return history.Actor{Kind: history.ActorBreakGlass, Name: history.ActorBreakGlass, ClientIP: ip}
 }
 
 // requireRole refuses the request with 403 unless its principal's role allows need.

@@ -9,15 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
+	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/ratelimit"
+	"otpgate/internal/testenv"
 )
 
 // fullEnv is the admin listener with every feature it can serve, over one in-memory
@@ -49,7 +54,12 @@ func newFullEnv(t *testing.T) *fullEnv {
 		t.Fatal(err)
 	}
 	f := &fullEnv{features: store, ops: operators.NewAdmin(store), tokens: map[operators.Role]string{}, ids: map[operators.Role]string{}}
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
 	f.adminEnv = newAdminEnv(t, func(d *Deps) {
+		// One store for everything, as in production: the audit log is history's.
+		d.Admin = history.NewAdmin(store, ratelimit.New(rdb, testenv.KeyPrefix(t)), testRules())
 		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{}), f.ops
 		d.Fraud = fraud.NewAdmin(store, reloader, &liftRecorder{})
 		f.deps = *d
@@ -264,4 +274,44 @@ func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) 
 // or as the console's page, rather than a CSRF failure.
 func refusedForRole(body string) bool {
 	return strings.Contains(body, `"code":"forbidden"`) || strings.Contains(body, "Your role does not allow this")
+}
+
+func TestAuditRecordsWhoAndWhat(t *testing.T) {
+	e := newFullEnv(t)
+	with := func(body string) map[string]string {
+		return map[string]string{"body": body, "Content-Type": "application/json"}
+	}
+	admin := bearer(e.tokens[operators.RoleAdmin])
+	w := e.call(t, http.MethodPost, "/admin/api/apps", admin, with(`{"name":"Shop"}`))
+	if w.Code != http.StatusCreated {
+		t.Fatalf("create app: got %d %s", w.Code, w.Body)
+	}
+	var app struct{ ID string }
+	decodeInto(t, w, &app)
+	if w := e.call(t, http.MethodPatch, "/admin/api/apps/"+app.ID, bearer(testAdminToken), with(`{"name":"Shop 2"}`)); w.Code != http.StatusOK {
+		t.Fatalf("update app: got %d %s", w.Code, w.Body)
+	}
+
+	var page auditResponse
+	decodeInto(t, e.call(t, http.MethodGet, "/admin/api/audit?actor=admin%40example.com&action=app_create", bearer(e.tokens[operators.RoleViewer]), nil), &page)
+	if len(page.Entries) != 1 {
+		t.Fatalf("admin's creations: got %+v, want the one", page.Entries)
+	}
+	created := page.Entries[0]
+	if created.ActorKind != "token" || created.ActorID != e.ids[operators.RoleAdmin] || !strings.HasPrefix(created.TokenID, "OT") ||
+		created.ClientIP != "192.0.2.1" || created.Before != "" || !strings.Contains(created.After, `name "Shop"`) {
+		t.Errorf("creation: got %+v, want the admin's token, address and the new app", created)
+	}
+	decodeInto(t, e.call(t, http.MethodGet, "/admin/api/audit?actor=break-glass", admin, nil), &page)
+	if len(page.Entries) != 1 || page.Entries[0].Action != "app_update" || !strings.Contains(page.Entries[0].Before, `name "Shop"`) ||
+		!strings.Contains(page.Entries[0].After, `name "Shop 2"`) {
+		t.Errorf("break-glass changes: got %+v, want the update with before and after", page.Entries)
+	}
+	if w := e.call(t, http.MethodGet, "/admin/api/audit?from=yesterday", admin, nil); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"from"`) {
+		t.Errorf("bad from: got %d %s, want 400 naming from", w.Code, w.Body)
+	}
+	w = e.call(t, http.MethodGet, "/admin/audit?action=app_update", basic("x", e.tokens[operators.RoleViewer]), nil)
+	if body := w.Body.String(); w.Code != http.StatusOK || !strings.Contains(body, "break-glass") || !strings.Contains(body, "Shop 2") || strings.Contains(body, "app_create") {
+		t.Errorf("audit page: got %d, want the update only, by break-glass", w.Code)
+	}
 }

@@ -108,6 +108,10 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			}
 		}
 
+		// The audit log.
+		t.add(asViewer, http.MethodGet, "/admin/audit", handleAuditPage(log, view, d.Admin))
+		t.add(asViewer, http.MethodGet, "/admin/api/audit", handleAdminAudit(log, d.Admin))
+
 		// Who the caller is, and the end of a console session.
 		t.add(asViewer, http.MethodGet, "/admin/api/me", handleAdminMe())
 		t.add(asViewer, http.MethodPost, "/admin/logout", handleLogout(view, sso))

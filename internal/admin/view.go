@@ -34,7 +34,7 @@ type adminView struct {
 
 // adminPageNames are the page templates; each defines "content" for layout.html.
 func adminPageNames() []string {
-	return []string{"history", "verification", "limits", "confirm", "charts", "delivery", "fraud", "error", "apps", "app", "webhook", "operators", "operator"}
+	return []string{"history", "verification", "limits", "confirm", "charts", "delivery", "fraud", "error", "apps", "app", "webhook", "operators", "operator", "audit"}
 }
 
 func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {

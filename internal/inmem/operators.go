@@ -211,6 +211,6 @@ func (s *Store) changeOperators(ctx context.Context, op string, audit history.Ad
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)
 	}
-	s.audit(audit)
+	s.audit(ctx, audit)
 	return nil
 }

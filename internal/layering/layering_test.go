@@ -67,6 +67,10 @@ func forbidden() map[string][]string {
 		// operators owns accounts, roles and tokens; it audits in history's log and
 		// knows nothing of how it is stored or served.
 		"otpgate/internal/operators": append(drivers, "github.com/go-chi/chi", "net/http", "otpgate/internal/"),
+		// The single sign-on client speaks OpenID Connect and returns identities; accounts,
+		// sessions and routes are others' business.
+		"otpgate/internal/sso": append(drivers, "github.com/go-chi/chi", "otpgate/internal/http", "otpgate/internal/admin",
+			"otpgate/internal/postgres", "otpgate/internal/inmem"),
 		// The outbound address policy is a small library that the events and the providers use.
 		"otpgate/internal/outbound": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/"),
 	}

@@ -151,7 +151,7 @@ func (a *Admin) CreateOperator(ctx context.Context, n NewOperator, actor string)
 	if err := o.Validate(); err != nil {
 		return Operator{}, err
 	}
-	act := audit(ActionOperatorCreate, o.ID, describe(o), actor)
+	act := audit(ActionOperatorCreate, o.ID, describe(o), actor, "", describe(o))
 	if err := a.store.CreateOperator(ctx, o, act); err != nil {
 		return Operator{}, fmt.Errorf("operators: create: %w", err)
 	}
@@ -185,7 +185,7 @@ func (a *Admin) UpdateOperator(ctx context.Context, id string, p Patch, actor st
 		return Operator{}, err
 	}
 	o.UpdatedAt = a.Now().Truncate(time.Microsecond)
-	act := audit(ActionOperatorUpdate, o.ID, "from "+describe(old)+"; to "+describe(o), actor)
+	act := audit(ActionOperatorUpdate, o.ID, "changed", actor, describe(old), describe(o))
 	if err := a.store.UpdateOperator(ctx, o, act); err != nil {
 		return Operator{}, fmt.Errorf("operators: update: %w", err)
 	}
@@ -217,7 +217,7 @@ func (a *Admin) CreateToken(ctx context.Context, operatorID string, n NewToken, 
 	id, secret, hash := newTokenSecret()
 	t := Token{ID: id, OperatorID: o.ID, Name: name, Hash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	detail := fmt.Sprintf("token %s of %s; name %q; expires %s", id, o.Email, name, t.ExpiresAt.Format(time.RFC3339))
-	if err := a.store.CreateToken(ctx, t, audit(ActionTokenCreate, o.ID, detail, actor)); err != nil {
+	if err := a.store.CreateToken(ctx, t, audit(ActionTokenCreate, o.ID, detail, actor, "", detail)); err != nil {
 		return CreatedToken{}, fmt.Errorf("operators: create token: %w", err)
 	}
 	return CreatedToken{Token: t, Secret: secret}, nil
@@ -230,7 +230,7 @@ func (a *Admin) RevokeToken(ctx context.Context, operatorID, tokenID, actor stri
 		return err
 	}
 	detail := fmt.Sprintf("token %s of %s", tokenID, o.Email)
-	if err := a.store.RevokeToken(ctx, o.ID, tokenID, a.Now(), audit(ActionTokenRevoke, o.ID, detail, actor)); err != nil {
+	if err := a.store.RevokeToken(ctx, o.ID, tokenID, a.Now(), audit(ActionTokenRevoke, o.ID, detail, actor, detail+" live", detail+" revoked")); err != nil {
 		return fmt.Errorf("operators: revoke token: %w", err)
 	}
 	return nil
@@ -281,9 +281,9 @@ func (a *Admin) Session(ctx context.Context, operatorID string) (Principal, erro
 	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
 }
 
-// audit makes the audit entry of a change of an account.
-func audit(action, operatorID, detail, actor string) history.AdminAction {
-	return history.AdminAction{Action: action, Target: "operator:" + operatorID, Detail: detail + "; by " + actor}
+// audit makes the audit entry of a change of an account, with what it was and is.
+func audit(action, operatorID, detail, actor, before, after string) history.AdminAction {
+	return history.AdminAction{Action: action, Target: "operator:" + operatorID, Detail: detail + "; by " + actor, Before: before, After: after}
 }
 
 // describe sums an account up for the audit log.

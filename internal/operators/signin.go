@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -99,7 +100,9 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if err := o.Validate(); err != nil {
 			return Principal{}, fmt.Errorf("%w: %w", ErrNoAccess, err)
 		}
-		if err := a.store.CreateOperator(ctx, o, audit(ActionOperatorSignIn, o.ID, "created at first sign-in: "+describe(o), "single sign-on")); err != nil {
+		act := audit(ActionOperatorSignIn, o.ID, "created at first sign-in", "single sign-on", "", describe(o))
+		act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
+		if err := a.store.CreateOperator(ctx, o, act); err != nil {
 			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 		}
 	case err != nil:
@@ -121,7 +124,8 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		}
 		if next != o {
 			next.UpdatedAt = now
-			act := audit(ActionOperatorSignIn, o.ID, "from "+describe(o)+"; to "+describe(next), "single sign-on")
+			act := audit(ActionOperatorSignIn, o.ID, "changed at sign-in", "single sign-on", describe(o), describe(next))
+			act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
 			if err := a.store.UpdateOperator(ctx, next, act); err != nil {
 				return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 			}
@@ -147,4 +151,3 @@ func clip(name string) string {
 	}
 	return name
 }
-

@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })
 	t.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	t.Run("Operators", func(t *testing.T) { testOperators(t, newStore) })
+	t.Run("Audit", func(t *testing.T) { testAudit(t, newStore) })
 }
 
 const (
