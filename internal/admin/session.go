@@ -18,7 +18,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"otpgate/internal/operators"
-	"otpgate/internal/otp"
 )
 
 // SignOn is the identity provider as the console's single sign-on needs it; *sso.Client
@@ -153,9 +152,6 @@ func handleLogin(log *slog.Logger, view *adminView, s *signIn) http.Handler {
 		http.Redirect(w, r, to, http.StatusFound)
 	})
 }
-
-// errSignIn refuses a callback that does not finish a sign-in this browser started.
-var errSignIn = otp.Errorf(otp.CodeUnauthorized, "sign-in failed")
 
 // handleCallback finishes a sign-in: the state must be the one this browser started
 // with, the code is exchanged with the PKCE verifier, the ID token is verified, and the
