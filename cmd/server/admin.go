@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
+	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
@@ -27,17 +28,27 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 	console.LimiterTimeout = cfg.RedisTimeout
 	// A phone's budget has a partition per public app and one for the key apps.
 	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), phone) }
+	var signOn admin.SignOn
+	if cfg.sso != nil {
+		signOn = cfg.sso // a nil *sso.Client in the interface would not be nil
+	}
 	return admin.NewServer(admin.Deps{
-		Logger:        log,
-		Admin:         console,
-		Apps:          apps,
-		Fraud:         fraud,
-		Webhooks:      webhooks,
-		Spend:         spendAdmin,
-		Token:         p.token,
-		DefaultRegion: string(cfg.DefaultRegion),
-		IPv6Prefix:    cfg.IPv6Prefix,
-		Ready:         ready,
-		Metrics:       metrics,
+		SignOn:          signOn,
+		Logger:          log,
+		Admin:           console,
+		Apps:            apps,
+		Fraud:           fraud,
+		Webhooks:        webhooks,
+		Operators:       operators.NewAdmin(p.operators),
+		Roles:           cfg.roles,
+		SessionSecret:   p.secret,
+		SessionTTL:      cfg.AdminSessionTTL,
+		InsecureCookies: cfg.insecureAdminCookies(),
+		Token:           p.token,
+		DefaultRegion:   string(cfg.DefaultRegion),
+		IPv6Prefix:      cfg.IPv6Prefix,
+		Ready:           ready,
+		Metrics:         metrics,
+		Spend:           spendAdmin,
 	})
 }

@@ -74,6 +74,7 @@ type config struct {
 	DeliverySettings
 	EventSettings
 	TraceSettings
+	OperatorSettings
 
 	// Derived by parse.
 	dev bool
@@ -163,6 +164,9 @@ func (c *config) parse(getenv func(string) string) error {
 		return err
 	}
 	if err := c.checkEvents(); err != nil {
+		return err
+	}
+	if err := c.checkOperators(); err != nil {
 		return err
 	}
 	return c.checkFraud()

@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
+	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
@@ -42,9 +43,11 @@ type parts struct {
 	// events keeps webhook endpoints and the outbox.
 	events events.Store
 	// totp keeps entities, factors and challenges.
-	totp   totp.Store
-	secret []byte
-	token  string
+	totp totp.Store
+	// operators keeps operator accounts and their personal tokens.
+	operators operators.Store
+	secret    []byte
+	token     string
 	// accountToken is the Twilio API's account credential (OTP_ACCOUNT_TOKEN); dev mode
 	// makes one up when it is unset.
 	accountToken string
@@ -100,8 +103,9 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events, p.totp = mem, mem, mem, mem, mem, mem, mem, mem
+	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events, p.operators = mem, mem, mem, mem, mem, mem, mem, mem
 	p.spend = mem
+	p.totp = mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -145,8 +149,9 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
-	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.totp = store, store, store, store, store, store, store, store
+	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.operators = store, store, store, store, store, store, store, store
 	p.spend = store
+	p.totp = store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 	"strings"
 	"unicode"
 
+	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
+	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 )
 
@@ -24,7 +27,7 @@ var (
 	errCSRF         = otp.Errorf(otp.CodeCSRFFailed, "csrf check failed")
 )
 
-// adminAuth is how a request proved that it knows the admin token.
+// adminAuth is how a request proved who it comes from.
 type adminAuth int
 
 const (
@@ -34,6 +37,9 @@ const (
 	authBasic
 	// authBearer is an API client's token, which no browser attaches by itself.
 	authBearer
+	// authSession is the console's single sign-on cookie, which the browser sends by
+	// itself: state changes made with it need a CSRF token too.
+	authSession
 )
 
 // adminCtxKey keys what requireAdmin hands to handlers.
@@ -51,14 +57,81 @@ const (
 // maxActorName bounds the Basic user name written to the audit log.
 const maxActorName = 64
 
-// requireAdmin refuses requests without the admin token (401, with a challenge the
+// errForbidden refuses a call the caller's role does not allow.
+var errForbidden = otp.Errorf(otp.CodeForbidden, "your role does not allow this")
+
+// authenticator finds who a request comes from: ADMIN_TOKEN (break-glass) or an
+// operator's personal token, as a Bearer token or the password of HTTP Basic.
+type authenticator struct {
+	// token is ADMIN_TOKEN; empty refuses it.
+	token string
+	// operators checks personal tokens; nil accepts none.
+	operators operators.AdminService
+	// sessions reads the single sign-on cookie; nil accepts none.
+	sessions *signIn
+}
+
+// authenticate returns the principal of the request's credential and how it came.
+// A wrong credential is authNone; an error means the operators' store did not answer.
+func (a authenticator) authenticate(r *http.Request) (operators.Principal, adminAuth, string, error) {
+	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	var (
+		secret, user string
+		how          adminAuth
+	)
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		secret, how = strings.TrimSpace(cred), authBearer
+	case strings.EqualFold(scheme, "Basic"):
+		u, pass, ok := r.BasicAuth()
+		if !ok {
+			return operators.Principal{}, authNone, "", nil
+		}
+		secret, user, how = pass, u, authBasic
+	case r.Header.Get("Authorization") == "":
+		// A signed-in console: the account is read at every request, so a disabled
+		// account or a changed role counts at once.
+		id := a.sessions.sessionOf(r)
+		if id == "" {
+			return operators.Principal{}, authNone, "", nil
+		}
+		p, err := a.operators.Session(r.Context(), id)
+		if errors.Is(err, operators.ErrBadToken) {
+			return operators.Principal{}, authNone, "", nil
+		}
+		return p, authSession, "", err
+	default:
+		return operators.Principal{}, authNone, "", nil
+	}
+	if tokenMatches(secret, a.token) {
+		return operators.BreakGlass(), how, user, nil
+	}
+	if a.operators == nil || !operators.LooksLikeToken(secret) {
+		return operators.Principal{}, authNone, "", nil
+	}
+	p, err := a.operators.Authenticate(r.Context(), secret)
+	switch {
+	case errors.Is(err, operators.ErrBadToken):
+		return operators.Principal{}, authNone, "", nil
+	case err != nil:
+		return operators.Principal{}, authNone, "", err
+	}
+	return p, how, user, nil
+}
+
+// requireAdmin refuses requests without a valid credential (401, with a challenge the
 // client understands) and state changes made with a browser's Basic login that do not
-// carry a valid CSRF token (403). The Authorization header is never logged.
-func requireAdmin(log *slog.Logger, view *adminView, token string, csrf csrfGuard) func(http.Handler) http.Handler {
+// carry a valid CSRF token (403). It hands the principal and the actor's description to
+// the handlers. The Authorization header is never logged.
+func requireAdmin(log *slog.Logger, view *adminView, auth authenticator, csrf csrfGuard) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			auth, user := authenticate(r, token)
-			if auth == authNone {
+			p, how, user, err := auth.authenticate(r)
+			if err != nil {
+				adminError(w, r, log, view, err)
+				return
+			}
+			if how == authNone {
 				if isAdminAPI(r) {
 					w.Header().Add("WWW-Authenticate", `Bearer realm="otpgate admin"`)
 				}
@@ -66,43 +139,62 @@ func requireAdmin(log *slog.Logger, view *adminView, token string, csrf csrfGuar
 				adminError(w, r, log, view, errUnauthorized)
 				return
 			}
-			if auth == authBasic && !safeMethod(r.Method) {
+			if (how == authBasic || how == authSession) && !safeMethod(r.Method) {
 				if err := csrf.verify(r); err != nil {
 					log.WarnContext(r.Context(), "admin change refused", "request_id", otphttp.RequestIDFrom(r.Context()), "reason", err.Error())
 					adminError(w, r, log, view, err)
 					return
 				}
 			}
-			actor := "api token"
-			if auth == authBasic {
-				actor = "console user " + actorName(user)
-			}
-			actor += " from " + otphttp.ClientIPFrom(r.Context())
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), adminActorKey, actor)))
+			ip := otphttp.ClientIPFrom(r.Context())
+			ctx := operators.WithPrincipal(r.Context(), p)
+			ctx = context.WithValue(ctx, adminActorKey, describeActor(p, how, user)+" from "+ip)
+			ctx = history.WithActor(ctx, auditActor(p, ip))
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// describeActor names the principal for the audit log. The break-glass login says how
+// it came and, for the console, the user name the browser gave, which nobody checked.
+func describeActor(p operators.Principal, how adminAuth, user string) string {
+	if p.Kind != operators.KindBreakGlass {
+		return p.String()
+	}
+	if how == authBasic {
+		return "break-glass console user " + actorName(user)
+	}
+	return "break-glass api token"
+}
+
+// auditActor is who the audit log records for the principal's changes.
+func auditActor(p operators.Principal, ip string) history.Actor {
+	switch p.Kind {
+	case operators.KindSession:
+		return history.Actor{Kind: history.ActorSession, Name: p.Operator.Email, ID: p.Operator.ID, ClientIP: ip}
+	case operators.KindToken:
+		return history.Actor{Kind: history.ActorToken, Name: p.Operator.Email, ID: p.Operator.ID, TokenID: p.TokenID, ClientIP: ip}
+	}
+	return history.Actor{Kind: history.ActorBreakGlass, Name: history.ActorBreakGlass, ClientIP: ip}
+}
+
+// requireRole refuses the request with 403 unless its principal's role allows need.
+// requireAdmin runs first, so a request without a principal never gets here; if one
+// did, it would be refused too.
+func requireRole(log *slog.Logger, view *adminView, need operators.Role, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := operators.PrincipalFrom(r.Context()); !ok || !p.Allows(need) {
+			adminError(w, r, log, view, errForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // actorFrom describes who made the request, for the audit log.
 func actorFrom(ctx context.Context) string {
 	a, _ := ctx.Value(adminActorKey).(string)
 	return a
-}
-
-// authenticate checks the Authorization header against token in constant time.
-func authenticate(r *http.Request, token string) (adminAuth, string) {
-	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	switch {
-	case strings.EqualFold(scheme, "Bearer"):
-		if tokenMatches(strings.TrimSpace(cred), token) {
-			return authBearer, ""
-		}
-	case strings.EqualFold(scheme, "Basic"):
-		if user, pass, ok := r.BasicAuth(); ok && tokenMatches(pass, token) {
-			return authBasic, user
-		}
-	}
-	return authNone, ""
 }
 
 // tokenMatches compares hashes, so neither the content nor the length of the token

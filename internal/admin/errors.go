@@ -17,7 +17,11 @@ import (
 // a send or verification.
 func adminProblemFor(err error) otphttp.Problem {
 	p := otphttp.ProblemFor(err)
-	if errors.Is(err, otp.ErrNotFound) {
+	var named *notFoundError
+	switch {
+	case errors.As(err, &named):
+		p.Detail = named.what
+	case errors.Is(err, otp.ErrNotFound):
 		p.Detail = "there is no such send or verification"
 	}
 	return p
@@ -41,9 +45,12 @@ func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *
 	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: otphttp.RequestIDFrom(ctx)}
 	switch p.Status {
 	case http.StatusUnauthorized:
-		page.Message = "Log in with any user name and the admin token (ADMIN_TOKEN) as the password."
+		page.Message = "Sign in with single sign-on, or log in with any user name and your personal admin token (or, as break-glass, ADMIN_TOKEN) as the password."
 	case http.StatusForbidden:
 		page.Message = "This form is out of date or was sent from another site. Go back, reload the page and try again."
+		if p.Code == string(otp.CodeForbidden) {
+			page.Message = "Your role does not allow this. Ask an admin."
+		}
 	case http.StatusBadRequest:
 		page.Message = "Some values are not valid."
 		page.Problems = sortedProblems(p.Errors)

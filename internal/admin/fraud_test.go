@@ -185,7 +185,7 @@ func TestAdminFraudAPI(t *testing.T) {
 			t.Fatalf("GET: got %+v", blocks)
 		}
 		w := e.api(t, http.MethodDelete, "/admin/api/fraud/blocks/"+blocks.Blocks[0].ID, "")
-		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"lifted_by":"api token`) {
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"lifted_by":"break-glass api token`) {
 			t.Fatalf("DELETE: got %d %s", w.Code, w.Body)
 		}
 		if len(e.counter.lifted) != 1 || e.counter.lifted[0] != "prefix +81901234" {

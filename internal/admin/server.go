@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
+	"otpgate/internal/operators"
 	"otpgate/internal/spend"
 )
 
@@ -39,6 +40,20 @@ type Deps struct {
 	Spend spend.AdminService
 	// Webhooks manages the apps' webhook endpoints; nil leaves them out of the apps pages and API.
 	Webhooks events.AdminService
+	// Operators manages operator accounts and checks their personal tokens; nil accepts
+	// ADMIN_TOKEN only and serves no operators pages.
+	Operators operators.AdminService
+	// SignOn is the identity provider of the console's single sign-on; nil serves none.
+	SignOn SignOn
+	// Roles maps the identity provider's role claim to roles at sign-in.
+	Roles operators.RoleMap
+	// SessionSecret keys the sealed sign-in cookies (OTP_SECRET); required with SignOn.
+	SessionSecret []byte
+	// SessionTTL is how long a console sign-in lasts; 0 means DefaultSessionTTL.
+	SessionTTL time.Duration
+	// InsecureCookies drops Secure from the sign-in cookies, for a console served over
+	// plain http (dev mode, or an http OTP_ADMIN_PUBLIC_URL).
+	InsecureCookies bool
 	// Token is ADMIN_TOKEN, the password of the console and the API's bearer token. An
 	// empty token refuses everyone.
 	Token string

@@ -102,7 +102,7 @@ func (a *Admin) CreateApp(ctx context.Context, p Patch, actor string) (Info, err
 	if err != nil {
 		return Info{}, err
 	}
-	if err := a.store.CreateApp(ctx, app, audit(ActionAppCreate, app.ID, describe(app), actor)); err != nil {
+	if err := a.store.CreateApp(ctx, app, withChange(audit(ActionAppCreate, app.ID, describe(app), actor), "", describe(app))); err != nil {
 		return Info{}, fmt.Errorf("apps: create: %w", err)
 	}
 	a.refresh(ctx)
@@ -123,7 +123,7 @@ func (a *Admin) UpdateApp(ctx context.Context, id string, p Patch, actor string)
 	if err != nil {
 		return Info{}, err
 	}
-	if err := a.store.UpdateApp(ctx, app, audit(ActionAppUpdate, app.ID, describe(app), actor)); err != nil {
+	if err := a.store.UpdateApp(ctx, app, withChange(audit(ActionAppUpdate, app.ID, describe(app), actor), describe(old), describe(app))); err != nil {
 		return Info{}, fmt.Errorf("apps: update: %w", err)
 	}
 	a.refresh(ctx)
@@ -139,7 +139,7 @@ func (a *Admin) DeleteApp(ctx context.Context, id, actor string) error {
 	if app.Default {
 		return errDefaultReadOnly
 	}
-	if err := a.store.DeleteApp(ctx, app.ID, a.Now(), audit(ActionAppDelete, app.ID, "name "+app.Name, actor)); err != nil {
+	if err := a.store.DeleteApp(ctx, app.ID, a.Now(), withChange(audit(ActionAppDelete, app.ID, "name "+app.Name, actor), describe(app), "")); err != nil {
 		return fmt.Errorf("apps: delete: %w", err)
 	}
 	a.refresh(ctx)
@@ -159,7 +159,7 @@ func (a *Admin) CreateKey(ctx context.Context, appID string, nk NewKey, actor st
 	id, secret, hash := newSecret()
 	k := Key{ID: id, AppID: app.ID, Name: name, Hash: hash, TrustedClientIP: nk.TrustedClientIP, CreatedAt: a.Now().Truncate(time.Microsecond)}
 	detail := fmt.Sprintf("app %s; name %q; trusted_client_ip %v", app.ID, name, nk.TrustedClientIP)
-	if err := a.store.CreateKey(ctx, k, audit(ActionKeyCreate, "key:"+id, detail, actor)); err != nil {
+	if err := a.store.CreateKey(ctx, k, withChange(audit(ActionKeyCreate, "key:"+id, detail, actor), "", detail)); err != nil {
 		return CreatedKey{}, fmt.Errorf("apps: create key: %w", err)
 	}
 	a.refresh(ctx)
@@ -172,7 +172,7 @@ func (a *Admin) RevokeKey(ctx context.Context, appID, keyID, actor string) error
 	if err != nil {
 		return err
 	}
-	if err := a.store.RevokeKey(ctx, app.ID, keyID, a.Now(), audit(ActionKeyRevoke, "key:"+keyID, "app "+app.ID, actor)); err != nil {
+	if err := a.store.RevokeKey(ctx, app.ID, keyID, a.Now(), withChange(audit(ActionKeyRevoke, "key:"+keyID, "app "+app.ID, actor), "key "+keyID+" live", "key "+keyID+" revoked")); err != nil {
 		return fmt.Errorf("apps: revoke key: %w", err)
 	}
 	a.refresh(ctx)
@@ -198,6 +198,12 @@ func audit(action, target, detail, actor string) history.AdminAction {
 		target = "app:" + target
 	}
 	return history.AdminAction{Action: action, Target: target, Detail: detail + "; by " + actor}
+}
+
+// withChange records what a change made of its target: before and after.
+func withChange(a history.AdminAction, before, after string) history.AdminAction {
+	a.Before, a.After = before, after
+	return a
 }
 
 // describe sums an app's settings up for the audit log.

@@ -3,6 +3,7 @@ package fraud
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -105,16 +106,20 @@ func (a *Admin) UpdateSettings(ctx context.Context, values map[string]string, ac
 		}
 		before, after := current.Values(), next.Values()
 		var changes []string
+		was, is := map[string]string{}, map[string]string{}
 		for _, name := range FieldNames() {
 			if before[name] != after[name] {
 				changes = append(changes, fmt.Sprintf("%s %s → %s", name, before[name], after[name]))
+				was[name], is[name] = before[name], after[name]
 			}
 		}
 		if len(changes) == 0 {
 			changes = []string{"no setting changed"}
 		}
+		wasJSON, _ := json.Marshal(was) // maps of strings always marshal
+		isJSON, _ := json.Marshal(is)
 		return after, history.AdminAction{Action: ActionConfigChanged, Target: "fraud:config",
-			Detail: strings.Join(changes, "; ") + "; by " + actor}, nil
+			Detail: strings.Join(changes, "; ") + "; by " + actor, Before: string(wasJSON), After: string(isJSON)}, nil
 	})
 	if err != nil {
 		return Config{}, 0, err

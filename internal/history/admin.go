@@ -99,6 +99,11 @@ func (a *Admin) AdminActions(ctx context.Context, limit int) ([]AdminAction, err
 	return a.history.AdminActions(ctx, limit)
 }
 
+// AuditLog implements AdminService.
+func (a *Admin) AuditLog(ctx context.Context, f AuditFilter) ([]AdminAction, error) {
+	return a.history.AuditLog(ctx, f)
+}
+
 // Charts implements AdminService with one hourly Stats call: it starts at the first
 // day's midnight, and hours add up into days because both start at whole multiples of
 // their length since the Unix epoch.
@@ -190,6 +195,8 @@ type AdminService interface {
 	ResetLimits(ctx context.Context, t LimitTarget, actor string) error
 	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
 	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
+	// AuditLog returns the audit entries that pass f, newest first.
+	AuditLog(ctx context.Context, f AuditFilter) ([]AdminAction, error)
 }
 
 var _ AdminService = (*Admin)(nil)

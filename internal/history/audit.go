@@ -1,18 +1,87 @@
 package history
 
 import (
+	"context"
 	"time"
 
 	"otpgate/internal/otp"
 )
 
-// AdminAction is one entry of the admin audit log.
+// AdminAction is one entry of the admin audit log. The audit log is never purged by
+// retention: it is the record of who changed what, kept as long as the database.
 type AdminAction struct {
 	ID     int64
 	Action string // such as "limit_reset"
 	Target string // such as "phone:+819012345678"
 	Detail string
 	Time   time.Time
+	// Who made the change: see Actor. Stores fill these from the call's context (Stamp)
+	// when the service left them empty.
+	ActorKind string
+	Actor     string
+	ActorID   string
+	TokenID   string
+	ClientIP  string
+	// Before and After are what changed, as the service describes it (JSON where it
+	// can); empty when there was nothing before (a creation) or after (a deletion).
+	Before string
+	After  string
+}
+
+// Kinds of actor.
+const (
+	// ActorBreakGlass is the shared ADMIN_TOKEN.
+	ActorBreakGlass = "break-glass"
+	// ActorSession is an operator signed in to the console with single sign-on.
+	ActorSession = "session"
+	// ActorToken is an operator's personal admin API token.
+	ActorToken = "token"
+	// ActorAppKey is an app's API key (or the account credential) on the Twilio compatible API.
+	ActorAppKey = "app_key"
+	// ActorSystem is otpgate itself: the fraud guard, a single sign-on creating an account.
+	ActorSystem = "system"
+)
+
+// Actor is who makes an admin change, carried in the call's context from the
+// listener's authentication to the store's one insert, so no service can forget it.
+type Actor struct {
+	// Kind is one of the Actor* kinds.
+	Kind string
+	// Name is who, for people: an operator's email, "break-glass", an app key's id.
+	Name string
+	// ID is the operator's id, or the key's id.
+	ID string
+	// TokenID names the personal token the call came with.
+	TokenID  string
+	ClientIP string
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying who makes the changes of the call.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorFrom returns the actor ctx carries.
+func ActorFrom(ctx context.Context) (Actor, bool) {
+	a, ok := ctx.Value(actorKey{}).(Actor)
+	return a, ok
+}
+
+// Stamp fills the entry's actor from ctx unless the service named one; an entry with
+// neither is made by the system (the fraud guard starting a block).
+func (a AdminAction) Stamp(ctx context.Context) AdminAction {
+	if a.ActorKind != "" {
+		return a
+	}
+	act, ok := ActorFrom(ctx)
+	if !ok {
+		a.ActorKind = ActorSystem
+		return a
+	}
+	a.ActorKind, a.Actor, a.ActorID, a.TokenID, a.ClientIP = act.Kind, act.Name, act.ID, act.TokenID, act.ClientIP
+	return a
 }
 
 // Audit log actions.
@@ -37,4 +106,37 @@ func AdminActionLimit(limit int) int {
 		return MaxListLimit
 	}
 	return limit
+}
+
+// AuditFilter selects audit entries; zero fields select everything.
+type AuditFilter struct {
+	// Actor matches the actor's name, id or kind exactly (an email, an operator's id,
+	// "break-glass").
+	Actor string
+	// Action matches the action exactly, such as "app_update".
+	Action string
+	// From and To bound the time: From inclusive, To exclusive.
+	From, To time.Time
+	// BeforeID pages back: only entries with a smaller id.
+	BeforeID int64
+	// Limit is at most MaxListLimit; AdminActionLimit applies.
+	Limit int
+}
+
+// Matches reports whether an entry passes the filter but its limit and paging; the
+// in-memory store filters with it, and it documents what the SQL does.
+func (f AuditFilter) Matches(a AdminAction) bool {
+	switch {
+	case f.Actor != "" && f.Actor != a.Actor && f.Actor != a.ActorID && f.Actor != a.ActorKind:
+		return false
+	case f.Action != "" && f.Action != a.Action:
+		return false
+	case !f.From.IsZero() && a.Time.Before(f.From):
+		return false
+	case !f.To.IsZero() && !a.Time.Before(f.To):
+		return false
+	case f.BeforeID != 0 && a.ID >= f.BeforeID:
+		return false
+	}
+	return true
 }

@@ -39,6 +39,8 @@ type Store interface {
 	RecordAdminAction(ctx context.Context, a AdminAction) error
 	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
 	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
+	// AuditLog returns the entries that pass f, newest first, at most AdminActionLimit(f.Limit).
+	AuditLog(ctx context.Context, f AuditFilter) ([]AdminAction, error)
 	DeliveryRater
 	AttemptReader
 }

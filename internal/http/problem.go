@@ -110,6 +110,8 @@ func kindOf(c otp.Code) problemKind {
 		return problemKind{http.StatusMethodNotAllowed, "Method not allowed", "the resource does not support this method"}
 	case otp.CodeUnauthorized:
 		return problemKind{http.StatusUnauthorized, "Unauthorized", "send the admin token as a Bearer token, or as the password of HTTP Basic"}
+	case otp.CodeForbidden:
+		return problemKind{http.StatusForbidden, "Forbidden", "your role does not allow this; ask an admin"}
 	case otp.CodeCSRFFailed:
 		return problemKind{http.StatusForbidden, "CSRF check failed", "a change made with a browser login needs the page's CSRF token and must come from this console"}
 	case otp.CodeInvalidPhone:

@@ -222,8 +222,7 @@ func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAc
 		return fmt.Errorf("inmem: %s: %w", op, err)
 	}
 	s.apps.version++
-	audit.ID, audit.Time = int64(len(s.admin)+1), ts(audit.Time)
-	s.admin = append(s.admin, audit)
+	s.audit(ctx, audit)
 	return nil
 }
 

@@ -102,7 +102,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history
 	e.ID, e.AppID, e.CreatedAt = id, otp.StoredAppID(e.AppID), ts(e.CreatedAt)
 	e.Types, e.SecretSealed = slices.Clone(e.Types), slices.Clone(e.SecretSealed)
 	s.ev.endpoints = append(s.ev.endpoints, e)
-	s.audit(a)
+	s.audit(ctx, a)
 	return nil
 }
 
@@ -156,7 +156,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.
 	}
 	gone := s.ev.endpoints[i].ID
 	s.dropEndpoints(func(e events.Endpoint) bool { return e.ID == gone })
-	s.audit(a)
+	s.audit(ctx, a)
 	return nil
 }
 

@@ -178,7 +178,7 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 	if r.status != events.Pending {
 		r.status, r.delivered, r.attempts, r.next, r.redelivered = events.Pending, time.Time{}, 0, ts(now), ts(now)
 	}
-	s.audit(a)
+	s.audit(ctx, a)
 	return r.delivery(), nil
 }
 

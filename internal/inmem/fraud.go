@@ -28,8 +28,9 @@ type fraudState struct {
 	blocks  []fraud.Block
 }
 
-// audit appends an admin action; the caller holds the lock.
-func (s *Store) audit(a history.AdminAction) {
+// audit appends an admin action with the actor ctx carries; the caller holds the lock.
+func (s *Store) audit(ctx context.Context, a history.AdminAction) {
+	a = a.Stamp(ctx)
 	if a.Time.IsZero() {
 		a.Time = s.Now()
 	}
@@ -90,7 +91,7 @@ func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]st
 	}
 	s.fraud.values = maps.Clone(values)
 	s.fraud.version++
-	s.audit(a)
+	s.audit(ctx, a)
 	return s.fraud.version, nil
 }
 
@@ -117,7 +118,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 	e.CreatedAt = ts(e.CreatedAt)
 	s.fraud.entries = append(s.fraud.entries, e)
 	s.fraud.version++
-	s.audit(a)
+	s.audit(ctx, a)
 	return e, nil
 }
 
@@ -136,7 +137,7 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 	s.fraud.entries = slices.Delete(s.fraud.entries, i, i+1)
 	s.fraud.version++
 	a.Target = string(e.List) + ":" + e.String()
-	s.audit(a)
+	s.audit(ctx, a)
 	return e, nil
 }
 
@@ -157,7 +158,7 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.A
 	b.Why = copyExplanation(b.Why)
 	s.fraud.blocks = append(s.fraud.blocks, b)
 	s.emit("", events.FraudBlockStarted, b.ID, b.ID, blockData(&b), b.StartedAt)
-	s.audit(a)
+	s.audit(ctx, a)
 	return nil
 }
 
@@ -209,7 +210,7 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	if a.Time.IsZero() {
 		a.Time = at
 	}
-	s.audit(a)
+	s.audit(ctx, a)
 	return *b, nil
 }
 

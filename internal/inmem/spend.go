@@ -58,7 +58,7 @@ func (s *Store) UpdateSpendConfig(ctx context.Context, update func([]byte) ([]by
 	}
 	s.spend.config = slices.Clone(next)
 	s.spend.version++
-	s.audit(a)
+	s.audit(ctx, a)
 	return s.spend.version, nil
 }
 

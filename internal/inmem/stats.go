@@ -48,9 +48,33 @@ func (s *Store) RecordAdminAction(ctx context.Context, a history.AdminAction) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a.ID, a.Time = int64(len(s.admin)+1), ts(a.Time)
-	s.admin = append(s.admin, a)
+	s.audit(ctx, a)
 	return nil
+}
+
+// AuditLog implements history.Store.
+func (s *Store) AuditLog(ctx context.Context, f history.AuditFilter) ([]history.AdminAction, error) {
+	if err := alive("audit log", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var out []history.AdminAction
+	for _, a := range s.admin {
+		if f.Matches(a) {
+			out = append(out, a)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b history.AdminAction) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return int(b.ID - a.ID)
+	})
+	if n := history.AdminActionLimit(f.Limit); len(out) > n {
+		out = out[:n]
+	}
+	return out, nil
 }
 
 // AdminActions implements history.Store.

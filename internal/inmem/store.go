@@ -37,6 +37,7 @@ type Store struct {
 	ev            eventState
 	totp          totpState
 	rateLimits    []apps.RateLimit // oldest first
+	ops           operatorState
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 

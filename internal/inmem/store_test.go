@@ -15,7 +15,7 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		s := inmem.New()
 		return storetest.Stores{
-			Store: s, History: s, Denied: s, Receipts: s, Apps: s, Fraud: s, Events: s, Spend: s, TOTP: s,
+			Store: s, History: s, Denied: s, Receipts: s, Apps: s, Fraud: s, Events: s, Spend: s, TOTP: s, Operators: s,
 			Flush:    func(context.Context) error { return nil },
 			SetClock: func(now func() time.Time) { s.Now = now },
 		}

@@ -75,6 +75,13 @@ func forbidden() map[string][]string {
 		// TOTP owns its entities, factors and challenges and the Store they are kept in; it
 		// speaks the domain's vocabulary and knows nothing else of otpgate (see allowed).
 		"otpgate/internal/totp": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "net/http", "otpgate/internal/"),
+		// operators owns accounts, roles and tokens; it audits in history's log and
+		// knows nothing of how it is stored or served.
+		"otpgate/internal/operators": append(drivers, "github.com/go-chi/chi", "net/http", "otpgate/internal/"),
+		// The single sign-on client speaks OpenID Connect and returns identities; accounts,
+		// sessions and routes are others' business.
+		"otpgate/internal/sso": append(drivers, "github.com/go-chi/chi", "otpgate/internal/http", "otpgate/internal/admin",
+			"otpgate/internal/postgres", "otpgate/internal/inmem"),
 		// The outbound address policy is a small library that the events and the providers use.
 		"otpgate/internal/outbound": append(drivers, "github.com/go-chi/chi", "github.com/prometheus", "otpgate/internal/"),
 	}
@@ -85,9 +92,10 @@ func forbidden() map[string][]string {
 // its changes in history's log. Dependencies point inward: otp imports neither.
 func allowed() map[string][]string {
 	return map[string][]string{
-		"otpgate/internal/apps":    {"otpgate/internal/otp", "otpgate/internal/history"},
-		"otpgate/internal/history": {"otpgate/internal/otp"},
-		"otpgate/internal/totp":    {"otpgate/internal/otp"},
+		"otpgate/internal/apps":      {"otpgate/internal/otp", "otpgate/internal/history"},
+		"otpgate/internal/history":   {"otpgate/internal/otp"},
+		"otpgate/internal/totp":      {"otpgate/internal/otp"},
+		"otpgate/internal/operators": {"otpgate/internal/otp", "otpgate/internal/history"},
 	}
 }
 

@@ -23,6 +23,8 @@ const (
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	// CodeUnauthorized: a credential is missing or wrong.
 	CodeUnauthorized Code = "unauthorized"
+	// CodeForbidden: the caller is known but their role does not allow the call.
+	CodeForbidden Code = "forbidden"
 	// CodeCSRFFailed: a browser change came without its CSRF token or from another site.
 	CodeCSRFFailed Code = "csrf_failed"
 	// CodeInvalidSignature: a provider's callback is not signed as it must be; nothing changed.

@@ -273,9 +273,7 @@ func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAc
 		if _, err := tx.Exec(ctx, `UPDATE apps_version SET version = version + 1 WHERE id = 1`); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO admin_actions (action, target, detail, created_at) VALUES ($1, $2, $3, $4)`,
-			audit.Action, audit.Target, audit.Detail, audit.Time)
-		return err
+		return s.auditTx(ctx, tx, audit)
 	})
 }
 

@@ -116,8 +116,7 @@ func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a history.AdminAction) e
 	if a.Time.IsZero() {
 		a.Time = s.Now()
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO admin_actions (action, target, detail, created_at) VALUES ($1, $2, $3, $4)`,
-		a.Action, a.Target, a.Detail, a.Time)
+	_, err := tx.Exec(ctx, insertAdminAction, auditArgs(a.Stamp(ctx))...)
 	return err
 }
 

@@ -82,7 +82,7 @@ func TestStore(t *testing.T) {
 		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
 		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
 		st := storetest.Stores{
-			Store: s, History: s, Denied: w, Receipts: s, Apps: s, Fraud: s, Events: s, Spend: s, TOTP: s,
+			Store: s, History: s, Denied: w, Receipts: s, Apps: s, Fraud: s, Events: s, Spend: s, TOTP: s, Operators: s,
 			Flush: func(ctx context.Context) error {
 				return errors.Join(s.Outcomes.Flush(ctx), w.Flush(ctx))
 			},

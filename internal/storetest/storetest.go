@@ -20,6 +20,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
+	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 	"otpgate/internal/totp"
@@ -47,6 +48,8 @@ type Stores struct {
 	Spend spend.Store
 	// TOTP is the same store as a totp.Store.
 	TOTP totp.Store
+	// Operators is the same store as an operators.Store.
+	Operators operators.Store
 }
 
 // Run runs the whole suite; newStore is called once per subtest. The cases of a capability
@@ -80,6 +83,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("TOTP", func(t *testing.T) { testTOTP(t, newStore) })
 	t.Run("PSD2", func(t *testing.T) { testPSD2(t, newStore) })
 	t.Run("RateLimits", func(t *testing.T) { testRateLimits(t, newStore) })
+	t.Run("Operators", func(t *testing.T) { testOperators(t, newStore) })
+	t.Run("Audit", func(t *testing.T) { testAudit(t, newStore) })
 }
 
 const (

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
 
@@ -87,6 +88,15 @@ const accountCallKey callCtxKey = 1
 func accountCaller(ctx context.Context) apps.Key {
 	k, _ := ctx.Value(accountCallKey).(apps.Key)
 	return k
+}
+
+// audited returns ctx naming the caller as the actor of the audit log's entries.
+func audited(ctx context.Context, k apps.Key) context.Context {
+	name := k.ID
+	if isAccount(k) {
+		name = "account credential"
+	}
+	return history.WithActor(ctx, history.Actor{Kind: history.ActorAppKey, Name: name, ID: k.ID})
 }
 
 // actor names the caller in the audit log.

@@ -117,7 +117,7 @@ func handleServiceCreate(d Deps) http.Handler {
 		}
 		access := otp.AccessKey
 		patch.Access = &access
-		info, err := d.Admin.CreateApp(r.Context(), patch, actor(k))
+		info, err := d.Admin.CreateApp(audited(r.Context(), k), patch, actor(k))
 		if err != nil {
 			writeError(w, r, d.Logger, renamed(err, appFieldParams))
 			return
@@ -180,7 +180,7 @@ func handleServiceUpdate(d Deps) http.Handler {
 			writeError(w, r, d.Logger, err)
 			return
 		}
-		info, err := d.Admin.UpdateApp(r.Context(), c.app.ID, patch, actor(c.key))
+		info, err := d.Admin.UpdateApp(audited(r.Context(), c.key), c.app.ID, patch, actor(c.key))
 		if err != nil {
 			writeError(w, r, d.Logger, renamed(err, appFieldParams))
 			return
@@ -198,7 +198,7 @@ func handleServiceDelete(d Deps) http.Handler {
 			writeError(w, r, d.Logger, errAccountOnly)
 			return
 		}
-		if err := d.Admin.DeleteApp(r.Context(), c.app.ID, actor(c.key)); err != nil {
+		if err := d.Admin.DeleteApp(audited(r.Context(), c.key), c.app.ID, actor(c.key)); err != nil {
 			writeError(w, r, d.Logger, renamed(err, appFieldParams))
 			return
 		}

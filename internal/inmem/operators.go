@@ -1,0 +1,216 @@
+package inmem
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"otpgate/internal/history"
+	"otpgate/internal/operators"
+	"otpgate/internal/otp"
+)
+
+// operatorState holds operator accounts and tokens; the store's mutex guards it.
+type operatorState struct {
+	byID   map[string]operators.Operator
+	tokens map[string]operators.Token
+}
+
+var _ operators.Store = (*Store)(nil)
+
+// ListOperators implements operators.Store.
+func (s *Store) ListOperators(ctx context.Context) ([]operators.Operator, error) {
+	if err := alive("list operators", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Collect(maps.Values(s.ops.byID))
+	slices.SortFunc(out, func(a, b operators.Operator) int { return strings.Compare(a.Email, b.Email) })
+	return out, nil
+}
+
+// OperatorByID implements operators.Store.
+func (s *Store) OperatorByID(ctx context.Context, id string) (operators.Operator, error) {
+	return s.operatorWhere(ctx, "operator by id", func(o operators.Operator) bool { return o.ID == id })
+}
+
+// OperatorByEmail implements operators.Store.
+func (s *Store) OperatorByEmail(ctx context.Context, email string) (operators.Operator, error) {
+	return s.operatorWhere(ctx, "operator by email", func(o operators.Operator) bool { return o.Email == email })
+}
+
+// OperatorBySubject implements operators.Store.
+func (s *Store) OperatorBySubject(ctx context.Context, subject string) (operators.Operator, error) {
+	return s.operatorWhere(ctx, "operator by subject", func(o operators.Operator) bool { return subject != "" && o.Subject == subject })
+}
+
+func (s *Store) operatorWhere(ctx context.Context, op string, match func(operators.Operator) bool) (operators.Operator, error) {
+	if err := alive(op, ctx); err != nil {
+		return operators.Operator{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.ops.byID {
+		if match(o) {
+			return o, nil
+		}
+	}
+	return operators.Operator{}, otp.ErrNotFound
+}
+
+// CreateOperator implements operators.Store.
+func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit history.AdminAction) error {
+	return s.changeOperators(ctx, "create operator", audit, func() error {
+		if err := s.operatorTaken(o); err != nil {
+			return err
+		}
+		s.ops.byID[o.ID] = stampOperator(o)
+		return nil
+	})
+}
+
+// UpdateOperator implements operators.Store.
+func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit history.AdminAction) error {
+	return s.changeOperators(ctx, "update operator", audit, func() error {
+		old, ok := s.ops.byID[o.ID]
+		if !ok {
+			return otp.ErrNotFound
+		}
+		if err := s.operatorTaken(o); err != nil {
+			return err
+		}
+		o.CreatedAt, o.LastSeenAt = old.CreatedAt, old.LastSeenAt
+		s.ops.byID[o.ID] = stampOperator(o)
+		return nil
+	})
+}
+
+// operatorTaken refuses an email or subject another account has, as the unique
+// constraints of Postgres do; the caller holds the lock.
+func (s *Store) operatorTaken(o operators.Operator) error {
+	for _, other := range s.ops.byID {
+		if other.ID == o.ID {
+			continue
+		}
+		if other.Email == o.Email {
+			return &otp.ErrInvalidRequest{Fields: map[string]string{"email": "another operator has it"}}
+		}
+		if o.Subject != "" && other.Subject == o.Subject {
+			return &otp.ErrInvalidRequest{Fields: map[string]string{"subject": "another operator has it"}}
+		}
+	}
+	return nil
+}
+
+// stampOperator stores an account's times as Postgres would.
+func stampOperator(o operators.Operator) operators.Operator {
+	o.CreatedAt, o.UpdatedAt, o.LastSeenAt = ts(o.CreatedAt), ts(o.UpdatedAt), ts(o.LastSeenAt)
+	return o
+}
+
+// OperatorTokens implements operators.Store.
+func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]operators.Token, error) {
+	if err := alive("operator tokens", ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []operators.Token
+	for _, t := range s.ops.tokens {
+		if t.OperatorID == operatorID {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b operators.Token) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// CreateToken implements operators.Store.
+func (s *Store) CreateToken(ctx context.Context, t operators.Token, audit history.AdminAction) error {
+	return s.changeOperators(ctx, "create operator token", audit, func() error {
+		if _, ok := s.ops.byID[t.OperatorID]; !ok {
+			return otp.ErrNotFound
+		}
+		t.CreatedAt, t.ExpiresAt, t.RevokedAt, t.LastUsedAt = ts(t.CreatedAt), ts(t.ExpiresAt), ts(t.RevokedAt), ts(t.LastUsedAt)
+		t.Hash = bytes.Clone(t.Hash)
+		s.ops.tokens[t.ID] = t
+		return nil
+	})
+}
+
+// RevokeToken implements operators.Store.
+func (s *Store) RevokeToken(ctx context.Context, operatorID, tokenID string, at time.Time, audit history.AdminAction) error {
+	return s.changeOperators(ctx, "revoke operator token", audit, func() error {
+		t, ok := s.ops.tokens[tokenID]
+		if !ok || t.OperatorID != operatorID || t.Revoked() {
+			return otp.ErrNotFound
+		}
+		t.RevokedAt = ts(at)
+		s.ops.tokens[tokenID] = t
+		return nil
+	})
+}
+
+// TokenByHash implements operators.Store.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (operators.Token, error) {
+	if err := alive("token by hash", ctx); err != nil {
+		return operators.Token{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.ops.tokens {
+		if bytes.Equal(t.Hash, hash) {
+			return t, nil
+		}
+	}
+	return operators.Token{}, otp.ErrNotFound
+}
+
+// TouchOperator implements operators.Store.
+func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error {
+	if err := alive("touch operator", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.ops.byID[operatorID]; ok {
+		o.LastSeenAt = ts(at)
+		s.ops.byID[operatorID] = o
+	}
+	if t, ok := s.ops.tokens[tokenID]; ok && t.OperatorID == operatorID {
+		t.LastUsedAt = ts(at)
+		s.ops.tokens[tokenID] = t
+	}
+	return nil
+}
+
+// changeOperators runs one change with its audit entry under the lock, as one
+// transaction: when change fails, neither it nor the entry is kept.
+func (s *Store) changeOperators(ctx context.Context, op string, audit history.AdminAction, change func() error) error {
+	if err := alive(op, ctx); err != nil {
+		return err
+	}
+	if err := audit.Validate(); err != nil {
+		return fmt.Errorf("inmem: %s: %w", op, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ops.byID == nil {
+		s.ops = operatorState{byID: map[string]operators.Operator{}, tokens: map[string]operators.Token{}}
+	}
+	if err := change(); err != nil {
+		return fmt.Errorf("inmem: %s: %w", op, err)
+	}
+	s.audit(ctx, audit)
+	return nil
+}

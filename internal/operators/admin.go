@@ -1,0 +1,292 @@
+package operators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+)
+
+// ErrBadToken means an admin token is missing, wrong, expired or revoked, or its
+// operator is disabled. It says no more, so a caller cannot probe which.
+var ErrBadToken = otp.Errorf(otp.CodeUnauthorized, "admin token missing or wrong")
+
+// touchEvery is how stale LastSeenAt and LastUsedAt may grow before a use writes them again.
+const touchEvery = time.Minute
+
+// NewOperator asks for an account.
+type NewOperator struct {
+	Email string
+	Name  string
+	Role  string
+}
+
+// Patch changes an account; nil fields stay as they are.
+type Patch struct {
+	Name     *string
+	Role     *string
+	Disabled *bool
+}
+
+// NewToken asks for a token; a zero ExpiresIn means DefaultTokenTTL.
+type NewToken struct {
+	Name      string
+	ExpiresIn time.Duration
+}
+
+// CreatedToken is a new token with its secret, which is shown this once.
+type CreatedToken struct {
+	Token  Token
+	Secret string
+}
+
+// Info is an account with its tokens.
+type Info struct {
+	Operator Operator
+	Tokens   []Token
+}
+
+// AdminService is what the admin listener calls; *Admin implements it. Every change is audited.
+type AdminService interface {
+	// ListOperators lists every account, by email.
+	ListOperators(ctx context.Context) ([]Operator, error)
+	// GetOperator returns an account with its tokens. Errors: otp.ErrNotFound.
+	GetOperator(ctx context.Context, id string) (Info, error)
+	// CreateOperator creates an account; the role it is given counts as assigned in the
+	// console. Errors: *otp.ErrInvalidRequest naming the fields.
+	CreateOperator(ctx context.Context, n NewOperator, actor string) (Operator, error)
+	// UpdateOperator changes an account; a role set here is kept over the identity
+	// provider's claims from then on. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest.
+	UpdateOperator(ctx context.Context, id string, p Patch, actor string) (Operator, error)
+	// CreateToken makes a personal token of an account and returns its secret once.
+	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming name or expires_in.
+	CreateToken(ctx context.Context, operatorID string, n NewToken, actor string) (CreatedToken, error)
+	// RevokeToken revokes a live token of an account. Errors: otp.ErrNotFound.
+	RevokeToken(ctx context.Context, operatorID, tokenID, actor string) error
+	// Authenticate finds the principal of a personal token's secret. Errors: ErrBadToken,
+	// or ones wrapping otp.ErrUnavailable.
+	Authenticate(ctx context.Context, secret string) (Principal, error)
+	// SignIn finds or creates the account of a person the identity provider vouched for;
+	// see (*Admin).SignIn. Errors: ErrNoAccess, or ones wrapping otp.ErrUnavailable.
+	SignIn(ctx context.Context, id Identity, roles RoleMap) (Principal, error)
+	// Session finds the principal of a signed-in operator's account, as it is now.
+	// Errors: ErrBadToken when the account is gone or disabled, or ones wrapping otp.ErrUnavailable.
+	Session(ctx context.Context, operatorID string) (Principal, error)
+}
+
+// Admin implements AdminService over a Store.
+type Admin struct {
+	store Store
+
+	// Now is the clock of created, revoked and used times; tests replace it.
+	Now func() time.Time
+	// NewID makes account ids; tests replace it.
+	NewID func() string
+}
+
+var _ AdminService = (*Admin)(nil)
+
+// NewAdmin returns the service over store.
+func NewAdmin(store Store) *Admin {
+	return &Admin{
+		store: store,
+		Now:   func() time.Time { return time.Now().UTC() },
+		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
+	}
+}
+
+// ListOperators implements AdminService.
+func (a *Admin) ListOperators(ctx context.Context) ([]Operator, error) {
+	out, err := a.store.ListOperators(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("operators: list: %w", err)
+	}
+	return out, nil
+}
+
+// GetOperator implements AdminService.
+func (a *Admin) GetOperator(ctx context.Context, id string) (Info, error) {
+	o, err := a.operator(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	tokens, err := a.store.OperatorTokens(ctx, o.ID)
+	if err != nil {
+		return Info{}, fmt.Errorf("operators: tokens: %w", err)
+	}
+	return Info{Operator: o, Tokens: tokens}, nil
+}
+
+// operator reads an account by a URL's id; a malformed id is simply not found.
+func (a *Admin) operator(ctx context.Context, ref string) (Operator, error) {
+	id, err := uuid.Parse(ref)
+	if err != nil {
+		return Operator{}, otp.ErrNotFound
+	}
+	o, err := a.store.OperatorByID(ctx, id.String())
+	if err != nil {
+		return Operator{}, fmt.Errorf("operators: %w", err)
+	}
+	return o, nil
+}
+
+// CreateOperator implements AdminService.
+func (a *Admin) CreateOperator(ctx context.Context, n NewOperator, actor string) (Operator, error) {
+	now := a.Now().Truncate(time.Microsecond)
+	email, _ := NormalizeEmail(n.Email)
+	if email == "" {
+		email = n.Email // Validate names the field
+	}
+	role, _ := ParseRole(n.Role)
+	o := Operator{
+		ID: a.NewID(), Email: email, Name: strings.TrimSpace(n.Name), Role: role,
+		RoleFromConsole: true, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := o.Validate(); err != nil {
+		return Operator{}, err
+	}
+	act := audit(ActionOperatorCreate, o.ID, describe(o), actor, "", describe(o))
+	if err := a.store.CreateOperator(ctx, o, act); err != nil {
+		return Operator{}, fmt.Errorf("operators: create: %w", err)
+	}
+	return o, nil
+}
+
+// UpdateOperator implements AdminService.
+func (a *Admin) UpdateOperator(ctx context.Context, id string, p Patch, actor string) (Operator, error) {
+	if p.Name == nil && p.Role == nil && p.Disabled == nil {
+		return Operator{}, &otp.ErrInvalidRequest{Detail: "nothing to change", Fields: map[string]string{"name": "give name, role or disabled"}}
+	}
+	old, err := a.operator(ctx, id)
+	if err != nil {
+		return Operator{}, err
+	}
+	o := old
+	if p.Name != nil {
+		o.Name = strings.TrimSpace(*p.Name)
+	}
+	if p.Role != nil {
+		o.Role, _ = ParseRole(*p.Role)
+		if !o.Role.Valid() {
+			o.Role = Role(*p.Role) // Validate names the field
+		}
+		o.RoleFromConsole = true
+	}
+	if p.Disabled != nil {
+		o.Disabled = *p.Disabled
+	}
+	if err := o.Validate(); err != nil {
+		return Operator{}, err
+	}
+	o.UpdatedAt = a.Now().Truncate(time.Microsecond)
+	act := audit(ActionOperatorUpdate, o.ID, "changed", actor, describe(old), describe(o))
+	if err := a.store.UpdateOperator(ctx, o, act); err != nil {
+		return Operator{}, fmt.Errorf("operators: update: %w", err)
+	}
+	return o, nil
+}
+
+// CreateToken implements AdminService.
+func (a *Admin) CreateToken(ctx context.Context, operatorID string, n NewToken, actor string) (CreatedToken, error) {
+	o, err := a.operator(ctx, operatorID)
+	if err != nil {
+		return CreatedToken{}, err
+	}
+	bad := map[string]string{}
+	name := strings.TrimSpace(n.Name)
+	if !oneLine(name, maxName) {
+		bad["name"] = fmt.Sprintf("must be one line of at most %d characters", maxName)
+	}
+	ttl := n.ExpiresIn
+	if ttl == 0 {
+		ttl = DefaultTokenTTL
+	}
+	if ttl < time.Hour || ttl > MaxTokenTTL {
+		bad["expires_in"] = fmt.Sprintf("must be between 1h and %s", MaxTokenTTL)
+	}
+	if len(bad) > 0 {
+		return CreatedToken{}, &otp.ErrInvalidRequest{Fields: bad}
+	}
+	now := a.Now().Truncate(time.Microsecond)
+	id, secret, hash := newTokenSecret()
+	t := Token{ID: id, OperatorID: o.ID, Name: name, Hash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	detail := fmt.Sprintf("token %s of %s; name %q; expires %s", id, o.Email, name, t.ExpiresAt.Format(time.RFC3339))
+	if err := a.store.CreateToken(ctx, t, audit(ActionTokenCreate, o.ID, detail, actor, "", detail)); err != nil {
+		return CreatedToken{}, fmt.Errorf("operators: create token: %w", err)
+	}
+	return CreatedToken{Token: t, Secret: secret}, nil
+}
+
+// RevokeToken implements AdminService.
+func (a *Admin) RevokeToken(ctx context.Context, operatorID, tokenID, actor string) error {
+	o, err := a.operator(ctx, operatorID)
+	if err != nil {
+		return err
+	}
+	detail := fmt.Sprintf("token %s of %s", tokenID, o.Email)
+	if err := a.store.RevokeToken(ctx, o.ID, tokenID, a.Now(), audit(ActionTokenRevoke, o.ID, detail, actor, detail+" live", detail+" revoked")); err != nil {
+		return fmt.Errorf("operators: revoke token: %w", err)
+	}
+	return nil
+}
+
+// Authenticate implements AdminService. The secret is looked up by its hash, so no
+// comparison in Go runs over the secret's bytes.
+func (a *Admin) Authenticate(ctx context.Context, secret string) (Principal, error) {
+	if !LooksLikeToken(secret) {
+		return Principal{}, ErrBadToken
+	}
+	t, err := a.store.TokenByHash(ctx, HashSecret(secret))
+	if errors.Is(err, otp.ErrNotFound) {
+		return Principal{}, ErrBadToken
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("operators: authenticate: %w", err)
+	}
+	now := a.Now()
+	if !t.LiveAt(now) {
+		return Principal{}, ErrBadToken
+	}
+	p, err := a.Session(ctx, t.OperatorID)
+	if err != nil {
+		return Principal{}, err
+	}
+	p.Kind, p.TokenID = KindToken, t.ID
+	if now.Sub(t.LastUsedAt) >= touchEvery {
+		if err := a.store.TouchOperator(ctx, t.OperatorID, t.ID, now); err != nil {
+			return Principal{}, fmt.Errorf("operators: touch: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// Session implements AdminService.
+func (a *Admin) Session(ctx context.Context, operatorID string) (Principal, error) {
+	o, err := a.store.OperatorByID(ctx, operatorID)
+	if errors.Is(err, otp.ErrNotFound) {
+		return Principal{}, ErrBadToken
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("operators: session: %w", err)
+	}
+	if o.Disabled || !o.Role.Valid() {
+		return Principal{}, ErrBadToken
+	}
+	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
+}
+
+// audit makes the audit entry of a change of an account, with what it was and is.
+func audit(action, operatorID, detail, actor, before, after string) history.AdminAction {
+	return history.AdminAction{Action: action, Target: "operator:" + operatorID, Detail: detail + "; by " + actor, Before: before, After: after}
+}
+
+// describe sums an account up for the audit log.
+func describe(o Operator) string {
+	return fmt.Sprintf("email %q; name %q; role %s (from console %v); disabled %v", o.Email, o.Name, o.Role, o.RoleFromConsole, o.Disabled)
+}

@@ -1,0 +1,153 @@
+package operators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+)
+
+// ErrNoAccess refuses a single sign-on: the person has no account that may sign in and
+// their claims map to no role (or the account is disabled, or belongs to another subject).
+var ErrNoAccess = otp.Errorf(otp.CodeForbidden, "this identity may not use the console")
+
+// Identity is what the identity provider says about a person who signed in.
+type Identity struct {
+	// Subject is the provider's stable id of the person ("sub").
+	Subject string
+	Email   string
+	// EmailVerified is false only when the provider says the address is unverified.
+	EmailVerified bool
+	Name          string
+	// Claims are the values of the role claim (such as the person's groups).
+	Claims []string
+}
+
+// RoleMap turns the values of the identity provider's role claim into a role.
+type RoleMap struct {
+	// Values maps a claim value to the role it grants; the highest granted role wins.
+	Values map[string]Role
+	// Default is the role of a person none of whose values is mapped; "" lets them in
+	// only when an admin created their account or assigned their role in the console.
+	Default Role
+}
+
+// ParseRoleMap reads OTP_OIDC_ROLES, such as "otp-admins=admin,otp-ops=operator".
+func ParseRoleMap(s string) (map[string]Role, error) {
+	out := map[string]Role{}
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		value, role, ok := strings.Cut(part, "=")
+		r, valid := ParseRole(role)
+		value = strings.TrimSpace(value)
+		if !ok || value == "" || !valid {
+			return nil, fmt.Errorf("%q: want <claim value>=viewer|operator|admin", part)
+		}
+		out[value] = r
+	}
+	return out, nil
+}
+
+// RoleFor returns the role the claim values grant; ok is false when they grant none and
+// there is no default.
+func (m RoleMap) RoleFor(values []string) (Role, bool) {
+	best := Role("")
+	for _, v := range values {
+		if r, ok := m.Values[v]; ok && r.rank() > best.rank() {
+			best = r
+		}
+	}
+	if best == "" {
+		best = m.Default
+	}
+	return best, best.Valid()
+}
+
+// SignIn finds or creates the account of a person the identity provider vouched for and
+// returns their principal. An account is found by subject, else by email (an account an
+// admin created before the person's first sign-in, whose subject it then records); a
+// person with neither gets an account with the role their claims map to. The claims set
+// the role at every sign-in unless an admin assigned it in the console, which then wins.
+// Errors: ErrNoAccess, or ones wrapping otp.ErrUnavailable.
+func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Principal, error) {
+	email, ok := NormalizeEmail(id.Email)
+	if id.Subject == "" || !ok {
+		return Principal{}, fmt.Errorf("%w: the identity provider gave no subject or no email address", ErrNoAccess)
+	}
+	claimed, mapped := roles.RoleFor(id.Claims)
+	now := a.Now().Truncate(time.Microsecond)
+	o, err := a.store.OperatorBySubject(ctx, id.Subject)
+	if errors.Is(err, otp.ErrNotFound) {
+		o, err = a.store.OperatorByEmail(ctx, email)
+		if err == nil && (o.Subject != "" || !id.EmailVerified) {
+			// The address belongs to another identity, or the provider does not vouch for it.
+			return Principal{}, fmt.Errorf("%w: the account of %s is bound to another identity or the address is unverified", ErrNoAccess, email)
+		}
+	}
+	switch {
+	case errors.Is(err, otp.ErrNotFound):
+		if !mapped {
+			return Principal{}, fmt.Errorf("%w: no role claimed", ErrNoAccess)
+		}
+		o = Operator{ID: a.NewID(), Email: email, Subject: id.Subject, Name: clip(id.Name), Role: claimed, CreatedAt: now, UpdatedAt: now, LastSeenAt: now}
+		if err := o.Validate(); err != nil {
+			return Principal{}, fmt.Errorf("%w: %w", ErrNoAccess, err)
+		}
+		act := audit(ActionOperatorSignIn, o.ID, "created at first sign-in", "single sign-on", "", describe(o))
+		act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
+		if err := a.store.CreateOperator(ctx, o, act); err != nil {
+			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
+		}
+	case err != nil:
+		return Principal{}, fmt.Errorf("operators: sign in: %w", err)
+	default:
+		if o.Disabled {
+			return Principal{}, fmt.Errorf("%w: the account is disabled", ErrNoAccess)
+		}
+		next := o
+		next.Subject = id.Subject
+		if !o.RoleFromConsole {
+			if !mapped {
+				return Principal{}, fmt.Errorf("%w: no role claimed", ErrNoAccess)
+			}
+			next.Role = claimed
+		}
+		if next.Name == "" {
+			next.Name = clip(id.Name)
+		}
+		if next != o {
+			next.UpdatedAt = now
+			act := audit(ActionOperatorSignIn, o.ID, "changed at sign-in", "single sign-on", describe(o), describe(next))
+			act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
+			if err := a.store.UpdateOperator(ctx, next, act); err != nil {
+				return Principal{}, fmt.Errorf("operators: sign in: %w", err)
+			}
+			o = next
+		}
+		if err := a.store.TouchOperator(ctx, o.ID, "", now); err != nil {
+			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
+		}
+	}
+	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
+}
+
+// clip keeps a provider's display name within an account's limits.
+func clip(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(name))
+	if r := []rune(name); len(r) > maxName {
+		name = string(r[:maxName])
+	}
+	return name
+}

@@ -1,0 +1,51 @@
+package operators
+
+import (
+	"context"
+	"time"
+
+	"otpgate/internal/history"
+)
+
+// Store keeps operator accounts and their tokens. Every change is audited in the same
+// transaction. Implementations: internal/postgres and internal/inmem; internal/storetest
+// holds the behaviour both must share.
+type Store interface {
+	// ListOperators lists every account, by email.
+	ListOperators(ctx context.Context) ([]Operator, error)
+	// OperatorByID returns one account. Errors: otp.ErrNotFound.
+	OperatorByID(ctx context.Context, id string) (Operator, error)
+	// OperatorByEmail returns the account of a (normalised) address. Errors: otp.ErrNotFound.
+	OperatorByEmail(ctx context.Context, email string) (Operator, error)
+	// OperatorBySubject returns the account an identity provider's subject signed in to.
+	// Errors: otp.ErrNotFound.
+	OperatorBySubject(ctx context.Context, subject string) (Operator, error)
+	// CreateOperator stores a new account. Errors: *otp.ErrInvalidRequest naming email
+	// (or subject) when another account has it.
+	CreateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
+	// UpdateOperator replaces an account's fields but its id and creation time.
+	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming subject when another account has it.
+	UpdateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
+	// OperatorTokens lists an account's tokens, revoked and expired ones included, oldest first.
+	OperatorTokens(ctx context.Context, operatorID string) ([]Token, error)
+	// CreateToken stores a new token of an existing account. Errors: otp.ErrNotFound.
+	CreateToken(ctx context.Context, t Token, audit history.AdminAction) error
+	// RevokeToken revokes a live token of the account. Errors: otp.ErrNotFound.
+	RevokeToken(ctx context.Context, operatorID, tokenID string, at time.Time, audit history.AdminAction) error
+	// TokenByHash finds a token, live or not, by the hash of its secret. Errors: otp.ErrNotFound.
+	TokenByHash(ctx context.Context, hash []byte) (Token, error)
+	// TouchOperator records that an account signed in or used a token (tokenID, "" for a
+	// sign-in) at at; it is not audited.
+	TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error
+}
+
+// Audit log actions of operators.
+const (
+	ActionOperatorCreate = "operator_create"
+	ActionOperatorUpdate = "operator_update"
+	ActionTokenCreate    = "operator_token_create"
+	ActionTokenRevoke    = "operator_token_revoke"
+	// ActionOperatorSignIn is written when single sign-on creates an account or changes
+	// its subject, name or claimed role.
+	ActionOperatorSignIn = "operator_signin"
+)

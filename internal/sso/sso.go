@@ -1,0 +1,172 @@
+// Package sso signs operators in to the console with OpenID Connect: the authorization
+// code flow with PKCE against any standard issuer, through coreos/go-oidc (discovery, ID
+// token verification) and golang.org/x/oauth2 (the code exchange). It turns an ID token
+// into an operators.Identity and knows nothing of sessions, accounts or HTTP routes.
+package sso
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"otpgate/internal/operators"
+)
+
+// Config is the identity provider's settings.
+type Config struct {
+	// Issuer is the provider's issuer URL (OTP_OIDC_ISSUER); discovery reads
+	// <Issuer>/.well-known/openid-configuration.
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	// RedirectURL is the console's callback, <OTP_ADMIN_PUBLIC_URL>/admin/oidc/callback.
+	RedirectURL string
+	// RoleClaim names the ID token claim whose values map to roles, such as "groups".
+	RoleClaim string
+	// Timeout bounds each call to the provider; 0 means 10s.
+	Timeout time.Duration
+}
+
+// Validate checks the settings, naming the variable of the first bad one.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.Issuer)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("OTP_OIDC_ISSUER=%q: want the issuer's absolute http(s) URL, such as https://accounts.example.com", c.Issuer)
+	case c.ClientID == "":
+		return errors.New("OTP_OIDC_CLIENT_ID: required with OTP_OIDC_ISSUER")
+	case c.ClientSecret == "":
+		return errors.New("OTP_OIDC_CLIENT_SECRET: required with OTP_OIDC_ISSUER")
+	case c.RoleClaim == "":
+		return errors.New("OTP_OIDC_ROLE_CLAIM: required with OTP_OIDC_ISSUER")
+	}
+	r, err := url.Parse(c.RedirectURL)
+	if err != nil || r.Host == "" || (r.Scheme != "https" && r.Scheme != "http") {
+		return fmt.Errorf("OTP_ADMIN_PUBLIC_URL: required with OTP_OIDC_ISSUER: the absolute http(s) URL browsers reach the admin listener at (callback %q)", c.RedirectURL)
+	}
+	return nil
+}
+
+// Client runs the flow. It discovers the provider at its first use and again after a
+// failed attempt, so a provider that is down at start-up stops nothing: the console's
+// break-glass login keeps working, and single sign-on works once the provider answers.
+type Client struct {
+	cfg  Config
+	http *http.Client
+
+	mu       sync.Mutex
+	oauth    *oauth2.Config
+	verifier *oidc.IDTokenVerifier
+}
+
+// New returns a client for cfg. Errors name the bad variable.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	return &Client{cfg: cfg, http: &http.Client{Timeout: cfg.Timeout}}, nil
+}
+
+// discover returns the flow's settings, reading the provider's discovery document once.
+func (c *Client) discover(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVerifier, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.oauth != nil {
+		return c.oauth, c.verifier, nil
+	}
+	// The key set fetches keys later, outside any request, so it gets a context that
+	// carries only the HTTP client.
+	pctx := oidc.ClientContext(context.WithoutCancel(ctx), c.http)
+	p, err := oidc.NewProvider(pctx, c.cfg.Issuer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sso: discover %s: %w", c.cfg.Issuer, err)
+	}
+	c.oauth = &oauth2.Config{
+		ClientID: c.cfg.ClientID, ClientSecret: c.cfg.ClientSecret, RedirectURL: c.cfg.RedirectURL,
+		Endpoint: p.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "email", "profile"},
+	}
+	if c.cfg.RoleClaim == "groups" {
+		c.oauth.Scopes = append(c.oauth.Scopes, "groups")
+	}
+	c.verifier = p.Verifier(&oidc.Config{ClientID: c.cfg.ClientID})
+	return c.oauth, c.verifier, nil
+}
+
+// AuthCodeURL returns where to send the browser to sign in: state and nonce are bound
+// to the browser by the caller, verifier is the PKCE code verifier (S256).
+func (c *Client) AuthCodeURL(ctx context.Context, state, nonce, verifier string) (string, error) {
+	o, _, err := c.discover(ctx)
+	if err != nil {
+		return "", err
+	}
+	return o.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
+}
+
+// Exchange trades the callback's code for tokens, verifies the ID token (issuer,
+// audience, expiry, signature, nonce) and returns who it names.
+func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (operators.Identity, error) {
+	o, v, err := c.discover(ctx)
+	if err != nil {
+		return operators.Identity{}, err
+	}
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, c.http), c.cfg.Timeout)
+	defer cancel()
+	tok, err := o.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return operators.Identity{}, fmt.Errorf("sso: exchange the code: %w", err)
+	}
+	raw, ok := tok.Extra("id_token").(string)
+	if !ok {
+		return operators.Identity{}, errors.New("sso: the token response has no id_token")
+	}
+	idt, err := v.Verify(ctx, raw)
+	if err != nil {
+		return operators.Identity{}, fmt.Errorf("sso: verify the ID token: %w", err)
+	}
+	if idt.Nonce != nonce {
+		return operators.Identity{}, errors.New("sso: the ID token's nonce is not this sign-in's")
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return operators.Identity{}, fmt.Errorf("sso: read the ID token's claims: %w", err)
+	}
+	id := operators.Identity{Subject: idt.Subject, EmailVerified: true, Claims: claimValues(claims[c.cfg.RoleClaim])}
+	id.Email, _ = claims["email"].(string)
+	if verified, ok := claims["email_verified"].(bool); ok {
+		id.EmailVerified = verified
+	}
+	id.Name, _ = claims["name"].(string)
+	if id.Name == "" {
+		id.Name, _ = claims["preferred_username"].(string)
+	}
+	return id, nil
+}
+
+// claimValues reads a claim that holds one string, a list of strings, or a
+// space-separated string (as some providers send roles).
+func claimValues(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return strings.Fields(v)
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"otpgate/internal/history"
+	"otpgate/internal/operators"
+	"otpgate/internal/otp"
+)
+
+// newOperator is an account of the suite, created at base().
+func newOperator(email string, role operators.Role) operators.Operator {
+	return operators.Operator{
+		ID: uuid.Must(uuid.NewV7()).String(), Email: email, Name: "Name of " + email, Role: role,
+		CreatedAt: base(), UpdatedAt: base(),
+	}
+}
+
+func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
+	act := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
+
+	t.Run("CreateFindUpdate", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		o := newOperator("alice@example.com", operators.RoleViewer)
+		if err := e.Operators.CreateOperator(e.ctx, o, act(operators.ActionOperatorCreate)); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		got, err := e.Operators.OperatorByEmail(e.ctx, "alice@example.com")
+		if err != nil || got != o {
+			t.Fatalf("OperatorByEmail: got %+v, %v; want %+v", got, err, o)
+		}
+		o.Role, o.Subject, o.Disabled, o.RoleFromConsole, o.UpdatedAt = operators.RoleAdmin, "sub-1", true, true, base().Add(time.Minute)
+		if err := e.Operators.UpdateOperator(e.ctx, o, act(operators.ActionOperatorUpdate)); err != nil {
+			t.Fatalf("UpdateOperator: %v", err)
+		}
+		if got, err := e.Operators.OperatorBySubject(e.ctx, "sub-1"); err != nil || got != o {
+			t.Errorf("OperatorBySubject: got %+v, %v; want %+v", got, err, o)
+		}
+		if got, err := e.Operators.OperatorByID(e.ctx, o.ID); err != nil || got != o {
+			t.Errorf("OperatorByID: got %+v, %v; want %+v", got, err, o)
+		}
+		all, err := e.Operators.ListOperators(e.ctx)
+		if err != nil || len(all) != 1 || all[0] != o {
+			t.Errorf("ListOperators: got %+v, %v; want the one account", all, err)
+		}
+		actions, err := e.History.AdminActions(e.ctx, 0)
+		if err != nil || len(actions) != 2 || actions[0].Action != operators.ActionOperatorUpdate {
+			t.Errorf("AdminActions: got %+v, %v; want the update and the creation", actions, err)
+		}
+	})
+
+	t.Run("UnknownIsNotFound", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		for name, err := range map[string]error{
+			"by id":      second(e.Operators.OperatorByID(e.ctx, uuid.NewString())),
+			"by bad id":  second(e.Operators.OperatorByID(e.ctx, "not-a-uuid")),
+			"by email":   second(e.Operators.OperatorByEmail(e.ctx, "nobody@example.com")),
+			"by subject": second(e.Operators.OperatorBySubject(e.ctx, "nobody")),
+			"update":     e.Operators.UpdateOperator(e.ctx, newOperator("x@example.com", operators.RoleViewer), act("x")),
+			"token":      e.Operators.CreateToken(e.ctx, operators.Token{ID: "OT1", OperatorID: uuid.NewString(), Hash: make([]byte, 32), CreatedAt: base(), ExpiresAt: base().Add(time.Hour)}, act("x")),
+			"by hash":    second(e.Operators.TokenByHash(e.ctx, make([]byte, 32))),
+		} {
+			if !errors.Is(err, otp.ErrNotFound) {
+				t.Errorf("%s: got %v, want otp.ErrNotFound", name, err)
+			}
+		}
+		if actions, _ := e.History.AdminActions(e.ctx, 0); len(actions) != 0 {
+			t.Errorf("got audit entries %+v for changes that failed", actions)
+		}
+	})
+
+	t.Run("EmailAndSubjectAreUnique", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		a, b := newOperator("a@example.com", operators.RoleViewer), newOperator("b@example.com", operators.RoleViewer)
+		a.Subject = "sub-a"
+		for _, o := range []operators.Operator{a, b} {
+			if err := e.Operators.CreateOperator(e.ctx, o, act("create")); err != nil {
+				t.Fatalf("CreateOperator: %v", err)
+			}
+		}
+		dup := newOperator("a@example.com", operators.RoleAdmin)
+		wantInvalid(t, "CreateOperator with a taken email", e.Operators.CreateOperator(e.ctx, dup, act("create")), "email")
+		b.Subject = "sub-a"
+		wantInvalid(t, "UpdateOperator to a taken subject", e.Operators.UpdateOperator(e.ctx, b, act("update")), "subject")
+		if got, _ := e.Operators.OperatorByID(e.ctx, b.ID); got.Subject != "" {
+			t.Errorf("subject: got %q, want the refused change not kept", got.Subject)
+		}
+		if actions, _ := e.History.AdminActions(e.ctx, 0); len(actions) != 2 {
+			t.Errorf("got %d audit entries, want the 2 creations only", len(actions))
+		}
+	})
+
+	t.Run("Tokens", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		o := newOperator("ops@example.com", operators.RoleOperator)
+		if err := e.Operators.CreateOperator(e.ctx, o, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		tok := operators.Token{ID: "OT0001", OperatorID: o.ID, Name: "laptop", Hash: bytes.Repeat([]byte{7}, 32),
+			CreatedAt: base(), ExpiresAt: base().Add(24 * time.Hour)}
+		if err := e.Operators.CreateToken(e.ctx, tok, act(operators.ActionTokenCreate)); err != nil {
+			t.Fatalf("CreateToken: %v", err)
+		}
+		got, err := e.Operators.TokenByHash(e.ctx, tok.Hash)
+		if err != nil || got.ID != tok.ID || got.OperatorID != o.ID || !got.ExpiresAt.Equal(tok.ExpiresAt) || got.Revoked() {
+			t.Fatalf("TokenByHash: got %+v, %v; want %+v", got, err, tok)
+		}
+		used := base().Add(time.Hour)
+		if err := e.Operators.TouchOperator(e.ctx, o.ID, tok.ID, used); err != nil {
+			t.Fatalf("TouchOperator: %v", err)
+		}
+		if err := e.Operators.RevokeToken(e.ctx, o.ID, tok.ID, used, act(operators.ActionTokenRevoke)); err != nil {
+			t.Fatalf("RevokeToken: %v", err)
+		}
+		if err := e.Operators.RevokeToken(e.ctx, o.ID, tok.ID, used, act(operators.ActionTokenRevoke)); !errors.Is(err, otp.ErrNotFound) {
+			t.Errorf("second RevokeToken: got %v, want otp.ErrNotFound", err)
+		}
+		list, err := e.Operators.OperatorTokens(e.ctx, o.ID)
+		if err != nil || len(list) != 1 || !list[0].RevokedAt.Equal(used) || !list[0].LastUsedAt.Equal(used) {
+			t.Errorf("OperatorTokens: got %+v, %v; want the token revoked and used at %v", list, err, used)
+		}
+		if acct, _ := e.Operators.OperatorByID(e.ctx, o.ID); !acct.LastSeenAt.Equal(used) {
+			t.Errorf("LastSeenAt: got %v, want %v", acct.LastSeenAt, used)
+		}
+		actions, _ := e.History.AdminActions(e.ctx, 0)
+		if len(actions) != 3 || actions[0].Action != operators.ActionTokenRevoke {
+			t.Errorf("got audit entries %+v, want creation, token, revocation", actions)
+		}
+	})
+}
+
+// second returns the error of a call that returns a value and an error.
+func second[T any](_ T, err error) error { return err }
