@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
+	"otpgate/internal/spend"
 	"otpgate/internal/testenv"
 )
 
@@ -53,6 +54,10 @@ func newFullEnv(t *testing.T) *fullEnv {
 	if err := reloader.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	spendReloader := spend.NewReloader(store, nil, spend.DefaultConfig(), discardLogger())
+	if err := spendReloader.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	f := &fullEnv{features: store, ops: operators.NewAdmin(store), tokens: map[operators.Role]string{}, ids: map[operators.Role]string{}}
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
@@ -62,6 +67,7 @@ func newFullEnv(t *testing.T) *fullEnv {
 		d.Admin = history.NewAdmin(store, ratelimit.New(rdb, testenv.KeyPrefix(t)), testRules())
 		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{}), f.ops
 		d.Fraud = fraud.NewAdmin(store, reloader, &liftRecorder{})
+		d.Spend = spend.NewAdmin(store, spendReloader)
 		f.deps = *d
 	})
 	for _, role := range operators.Roles() {
@@ -126,7 +132,7 @@ func TestEveryRouteNeedsItsRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(routes) < 60 {
-		t.Fatalf("walked %d routes; want every admin route (apps, webhooks, fraud and operators included)", len(routes))
+		t.Fatalf("walked %d routes; want every admin route (apps, webhooks, fraud, spend and operators included)", len(routes))
 	}
 	for _, rt := range routes {
 		need := wantRole(rt.method, rt.pattern)
