@@ -37,8 +37,10 @@ func TestPumpingShort(t *testing.T) {
 			switch {
 			case !attacked(r.run.kase):
 				// A 503 is the machine's load, not the guard: it is held to the 1 % below.
-				if refused := r.legitRefused - int64(r.legitRefusals["unavailable"]); refused != 0 || r.blocks != 0 || r.legitChallenged != 0 {
-					t.Errorf("%s: got %d legitimate sends refused, %d challenged and %d blocks, want none (refusals: %s)",
+				// A challenge the user solves is friction, not a refusal: the issue bounds
+				// refusals (none here), and challenges are held to 1 % of the sends.
+				if refused := r.legitRefused - int64(r.legitRefusals["unavailable"]); refused != 0 || r.blocks != 0 || r.legitChallenged*100 > r.legitSent {
+					t.Errorf("%s: got %d legitimate sends refused, %d challenged and %d blocks, want none refused or blocked and at most 1 %% challenged (refusals: %s)",
 						r.run.kase, refused, r.legitChallenged, r.blocks, refusals(r.legitRefusals))
 				}
 				if r.legitRefused*100 > r.legitSent {

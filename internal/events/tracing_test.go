@@ -49,6 +49,17 @@ func TestTracing(t *testing.T) {
 	d := events.NewDispatcher(store, sealer, slog.New(slog.DiscardHandler), opts)
 	run(t, d)
 	waitFor(t, "3 events", func() bool { return len(rc.events()) == 3 })
+	// A delivery's span ends after the receiver has answered, so it may end after the
+	// receiver counted its event.
+	waitFor(t, "3 delivery spans", func() bool {
+		n := 0
+		for _, s := range rec.Ended() {
+			if s.Name() == "events.deliver" {
+				n++
+			}
+		}
+		return n >= 3
+	})
 
 	mu.Lock()
 	defer mu.Unlock()
