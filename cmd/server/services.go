@@ -146,7 +146,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Observe:        mx.ObserveHTTP,
 	}))
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
-	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, ready, mx.Handler()))
+	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors, ready, mx.Handler()))
 	return s, nil
 }
 

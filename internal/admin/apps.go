@@ -173,7 +173,7 @@ func renderApp(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *a
 		adminError(w, r, log, view, appNotFound(err))
 		return
 	}
-	data := appPage{Info: info, ServiceSID: apps.ServiceSID(info.App.ID), Form: newAppForm(info.App), Problems: sortedProblems(problems), Secret: secret}
+	data := appPage{Info: info, ServiceSID: apps.ServiceSID(info.App.ID), Form: newAppForm(info.App), Problems: sortedProblems(problems), Secret: secret, TOTP: view.totpPage}
 	list, err := a.TestNumbers(r.Context(), info.App.ID)
 	if err != nil {
 		adminError(w, r, log, view, appNotFound(err))

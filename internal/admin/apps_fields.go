@@ -291,4 +291,6 @@ type appPage struct {
 	Hooks *hooksSection
 	// Tests are the app's test numbers and their form.
 	Tests testsSection
+	// TOTP links the app's TOTP page: the console has one.
+	TOTP bool
 }

@@ -24,6 +24,7 @@ import (
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/spend"
 	"otpgate/internal/testenv"
+	"otpgate/internal/totp"
 )
 
 // fullEnv is the admin listener with every feature it can serve, over one in-memory
@@ -50,6 +51,10 @@ func newFullEnv(t *testing.T) *fullEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	totpSealer, err := totp.NewSealer([]byte("test secret of the TOTP factors"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	reloader := fraud.NewReloader(store, nil, fraud.Defaults(), discardLogger())
 	if err := reloader.Load(t.Context()); err != nil {
 		t.Fatal(err)
@@ -68,6 +73,7 @@ func newFullEnv(t *testing.T) *fullEnv {
 		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{}), f.ops
 		d.Fraud = fraud.NewAdmin(store, reloader, &liftRecorder{})
 		d.Spend = spend.NewAdmin(store, spendReloader)
+		d.TOTP = totp.NewService(store, ratelimit.New(rdb, testenv.KeyPrefix(t)+"totp:"), totpSealer, uuid.NewString)
 		f.deps = *d
 	})
 	for _, role := range operators.Roles() {
@@ -132,7 +138,7 @@ func TestEveryRouteNeedsItsRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(routes) < 60 {
-		t.Fatalf("walked %d routes; want every admin route (apps, webhooks, fraud, spend and operators included)", len(routes))
+		t.Fatalf("walked %d routes; want every admin route (apps, TOTP, webhooks, fraud, spend and operators included)", len(routes))
 	}
 	for _, rt := range routes {
 		need := wantRole(rt.method, rt.pattern)

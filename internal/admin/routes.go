@@ -92,6 +92,13 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			t.add(asAdmin, http.MethodPost, "/admin/api/apps/{id}/test-numbers", handleAdminTestNumbers(log, a, params))
 			t.add(asAdmin, http.MethodDelete, "/admin/api/apps/{id}/test-numbers/{tid}", handleAdminTestNumber(log, a, params))
 
+			if tp := d.TOTP; tp != nil {
+				// The apps' TOTP entities and factors: enrolment with its QR code, and its first code.
+				t.add(asViewer, http.MethodGet, "/admin/apps/{id}/totp", handleTOTPPage(log, view, a, tp))
+				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp", handleTOTPPage(log, view, a, tp))
+				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp/verify", handleTOTPVerifyPage(log, view, a, tp))
+			}
+
 			if w := d.Webhooks; w != nil {
 				// The apps' webhook endpoints and their deliveries.
 				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/webhooks", handleWebhookAddPage(log, view, a, w))

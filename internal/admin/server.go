@@ -40,6 +40,9 @@ type Deps struct {
 	Spend spend.AdminService
 	// Webhooks manages the apps' webhook endpoints; nil leaves them out of the apps pages and API.
 	Webhooks events.AdminService
+	// TOTP enrols and lists the apps' TOTP factors on the console; nil serves no TOTP page
+	// (it also needs Apps).
+	TOTP TOTP
 	// Operators manages operator accounts and checks their personal tokens; nil accepts
 	// ADMIN_TOKEN only and serves no operators pages.
 	Operators operators.AdminService
@@ -101,6 +104,7 @@ func NewServer(d Deps) http.Handler {
 		panic(fmt.Sprintf("admin: %v", err))
 	}
 	view.spendNav = d.Spend != nil
+	view.totpPage = d.TOTP != nil && d.Apps != nil
 	r := chi.NewRouter()
 	r.Use(otphttp.Common(d.Logger, d.Observe, nil, d.IPv6Prefix, maxAdminBodyBytes)...)
 	r.Use(adminHeaders, emptySegmentNotFound(d.Logger, view))
@@ -109,11 +113,13 @@ func NewServer(d Deps) http.Handler {
 }
 
 // adminHeaders sets the security headers of every admin response. Data pages and API
-// answers are never stored by a browser or proxy; the stylesheet may be cached.
+// answers are never stored by a browser or proxy; the stylesheet may be cached. Images
+// may be data URIs: the TOTP page draws its enrolment QR code as one, not as a URL that
+// would hold the secret.
 func adminHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")

@@ -32,11 +32,13 @@ type adminView struct {
 	pages map[string]*template.Template
 	// spendNav shows the Spend page in the menu: the server has one.
 	spendNav bool
+	// totpPage links each app's TOTP page from the app's page: the server has them.
+	totpPage bool
 }
 
 // adminPageNames are the page templates; each defines "content" for layout.html.
 func adminPageNames() []string {
-	return []string{"history", "verification", "limits", "confirm", "charts", "delivery", "fraud", "error", "apps", "app", "webhook", "spend", "operators", "operator", "audit"}
+	return []string{"history", "verification", "limits", "confirm", "charts", "delivery", "fraud", "error", "apps", "app", "webhook", "spend", "operators", "operator", "audit", "totp"}
 }
 
 func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
