@@ -96,11 +96,13 @@ func rollUpHours(ctx context.Context, tx pgx.Tx, from, to time.Time, prefixDrop 
 				GROUP BY 1, 2
 			) c GROUP BY hour, prefix`,
 		`DELETE FROM attempts_hourly WHERE hour >= @from AND hour < @to`,
-		// The sends of verifications, as AttemptsSummary counts them.
-		`INSERT INTO attempts_hourly (hour, app_id, channel, country, prefix, converted, n)
+		// The sends of verifications, as AttemptsSummary counts them, with what the spent ones
+		// among them cost as the Spend page sums it (a priced send always has a verification).
+		`INSERT INTO attempts_hourly (hour, app_id, channel, country, prefix, converted, n, cost, priced)
 			SELECT date_bin('1 hour', s.created_at, 'epoch'), s.app_id, s.channel, s.country,
 				CASE WHEN s.channel = 'email' THEN '' ELSE left(s.phone, ` + strconv.Itoa(history.MaxAttemptPrefix) + `) END,
-				` + convertedSQL + `, count(*)` + sendFrom + `
+				` + convertedSQL + `, count(*),
+				coalesce(sum(s.cost) FILTER (WHERE ` + spentSendsOf("s") + `), 0), count(*) FILTER (WHERE ` + spentSendsOf("s") + `)` + sendFrom + `
 			WHERE s.verification_id IS NOT NULL AND s.created_at >= @from AND s.created_at < @to
 			GROUP BY 1, 2, 3, 4, 5, 6`,
 	} {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"otpgate/internal/events"
 	"otpgate/internal/history"
@@ -87,11 +88,30 @@ func (s *Store) RecordBudgetThreshold(ctx context.Context, key string, d events.
 // row keeps its estimate, but nothing went out).
 const spentSends = `cost > 0 AND status <> 'failed'`
 
-// SpendByDay implements spend.Store.
+// spentSendsOf is spentSends of the sends named alias.
+func spentSendsOf(alias string) string {
+	return alias + `.cost > 0 AND ` + alias + `.status <> 'failed'`
+}
+
+// rolledSpendSQL are the conditions on attempts_hourly for the rolled-up part of [$1, $2):
+// the hours before the rolled-up boundary that overlap the range, each counted whole (a
+// range starting inside an hour, such as a budget window in a half-hour time zone, counts
+// that hour's rolled-up spend in full). Raw rows count from the boundary on, both in one
+// statement's snapshot, so a figure is the same before, during and after a purge.
+const rolledSpendSQL = `priced > 0 AND hour > $1::timestamptz - interval '1 hour' AND hour < $2::timestamptz
+	AND hour < (` + rolledBeforeSQL + `)`
+
+// SpendByDay implements spend.Store: raw sends from the rolled-up boundary on, the hourly
+// rollups before it, as the charts read.
 func (s *Store) SpendByDay(ctx context.Context, from, to time.Time) ([]spend.DayTotal, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT date_trunc('day', created_at AT TIME ZONE 'UTC'), app_id::text, country, sum(cost)::bigint, count(*)
-		FROM sends WHERE created_at >= $1 AND created_at < $2 AND `+spentSends+`
-		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, from, to)
+	rows, _ := s.pool.Query(ctx, `SELECT day, app_id::text, country, sum(cost)::bigint, sum(n)::bigint FROM (
+			SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AS day, app_id, country, sum(cost) AS cost, count(*) AS n
+			FROM sends WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND created_at < $2::timestamptz
+				AND `+spentSends+` GROUP BY 1, 2, 3
+			UNION ALL
+			SELECT date_trunc('day', hour AT TIME ZONE 'UTC'), app_id, country, sum(cost), sum(priced)
+			FROM attempts_hourly WHERE `+rolledSpendSQL+` GROUP BY 1, 2, 3
+		) t GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, from, to)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (spend.DayTotal, error) {
 		var d spend.DayTotal
 		err := r.Scan(&d.Day, &d.AppID, &d.Country, &d.Cost, &d.Sends)
@@ -101,7 +121,8 @@ func (s *Store) SpendByDay(ctx context.Context, from, to time.Time) ([]spend.Day
 	return out, wrap("spend by day", err)
 }
 
-// TopPrefixes implements spend.Store.
+// TopPrefixes implements spend.Store. It reads raw sends alone: the Spend page asks for the
+// last 24 hours, and history is kept at least a day, so they are never rolled up.
 func (s *Store) TopPrefixes(ctx context.Context, from time.Time, drop, limit int) ([]spend.PrefixTotal, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT left(phone, greatest(length(phone) - $2, 2)), country, sum(cost)::bigint, count(*)
 		FROM sends WHERE created_at >= $1 AND channel <> 'email' AND `+spentSends+`
@@ -113,15 +134,20 @@ func (s *Store) TopPrefixes(ctx context.Context, from time.Time, drop, limit int
 	return out, wrap("top prefixes", err)
 }
 
-// SpentSince implements spend.Store.
+// SpentSince implements spend.Store, reading rollups before the boundary as SpendByDay does.
 func (s *Store) SpentSince(ctx context.Context, from time.Time, app, country string) (spend.Micros, error) {
 	if app != "" && !validID(otp.StoredAppID(app)) {
 		return 0, nil // no send belongs to an app id of another shape
 	}
 	var sum spend.Micros
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(cost), 0)::bigint FROM sends
-		WHERE created_at >= $1 AND `+spentSends+` AND ($2 = '' OR app_id::text = $2) AND ($3 = '' OR country = $3)`,
-		from, storedApp(app), country).Scan(&sum)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(c), 0)::bigint FROM (
+			SELECT sum(cost) AS c FROM sends
+			WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND `+spentSends+`
+				AND ($3 = '' OR app_id::text = $3) AND ($4 = '' OR country = $4)
+			UNION ALL
+			SELECT sum(cost) FROM attempts_hourly WHERE `+rolledSpendSQL+`
+				AND ($3 = '' OR app_id::text = $3) AND ($4 = '' OR country = $4)
+		) t`, from, pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}, storedApp(app), country).Scan(&sum)
 	return sum, wrap("spent since", err)
 }
 

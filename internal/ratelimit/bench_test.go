@@ -54,6 +54,17 @@ func guardedPolicy(r *rand.Rand) []otp.Limit {
 	)
 }
 
+// budgetedPolicy is sendPolicy with two budgets, as a spend configuration with a global daily
+// budget and a monthly one for the number's country makes them: every send reserves its
+// cost in both windows, whose caps it never reaches, so every decision writes them.
+func budgetedPolicy(r *rand.Rand) []otp.Limit {
+	budget := func(key string, ttl time.Duration) otp.Limit {
+		return otp.Limit{Scope: otp.ScopeBudget, Key: key, Budget: &otp.Budget{
+			Mode: otp.BudgetEnforce, Cap: 1_000_000_000_000, Cost: 50_000, TTL: ttl}}
+	}
+	return append(sendPolicy(r), budget("global:day:20300304", 25*time.Hour), budget("jp:month:20300301", 32*24*time.Hour))
+}
+
 // benchClient returns a client as the server configures it, to a private Redis that nothing
 // else uses while the benchmark runs, with room for every caller in its pool.
 func benchClient(b *testing.B) *redis.Client {
@@ -90,7 +101,8 @@ end
 return {1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0}`
 
 // variants returns PING, the policy as one decision, one call per key, redis_rate, the
-// floor reference, and the decision with the fraud guard added (guarded).
+// floor reference, the decision with the fraud guard added (guarded), and with two budgets
+// added (budgeted).
 func variants(rdb *redis.Client) []variant {
 	l := New(rdb, "b:")
 	floor := New(rdb, "f:")
@@ -111,6 +123,10 @@ func variants(rdb *redis.Client) []variant {
 		}},
 		{"guarded", func(ctx context.Context, r *rand.Rand) error {
 			_, err := l.Allow(ctx, guardedPolicy(r))
+			return err
+		}},
+		{"budgeted", func(ctx context.Context, r *rand.Rand) error {
+			_, err := l.Allow(ctx, budgetedPolicy(r))
 			return err
 		}},
 		{"perkey", func(ctx context.Context, r *rand.Rand) error {
@@ -183,8 +199,9 @@ func measure(v variant, d time.Duration, seed uint64, r *result) {
 
 // BenchmarkSendPolicy compares, in one run against one Redis, PING with the send policy
 // decided as one script call, as one call per key, and by redis_rate with one call per rule,
-// with the floor reference, and with the fraud guard of the default configuration added
-// ("guarded"). The variants take turns in short slices so that drift of the machine hits
+// with the floor reference, with the fraud guard of the default configuration added
+// ("guarded"), and with two budgets added ("budgeted": decision/budgeted is what budgets in
+// the script call cost, 1 when nothing). The variants take turns in short slices so that drift of the machine hits
 // them alike, and the ratios come from the same run. b.N is not used: the comparison takes
 // the same time whatever it is.
 func BenchmarkSendPolicy(b *testing.B) {
@@ -225,7 +242,7 @@ func BenchmarkSendPolicy(b *testing.B) {
 	for _, c := range []struct {
 		of     string
 		target float64
-	}{{"ping", 0.6}, {"perkey", 1.8}, {"redisrate", 2.5}, {"floor", 0}, {"guarded", 0}} {
+	}{{"ping", 0.6}, {"perkey", 1.8}, {"redisrate", 2.5}, {"floor", 0}, {"guarded", 0}, {"budgeted", 0}} {
 		x := rate["decision"] / rate[c.of]
 		target := "reference"
 		if c.target > 0 {

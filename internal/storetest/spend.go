@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/retention"
 	"otpgate/internal/spend"
 )
 
@@ -136,6 +138,7 @@ func jsonEqual(a, b []byte) bool {
 }
 
 func testSpendFigures(t *testing.T, newStore func(t *testing.T) Stores) {
+	t.Run("ReadsTheSameBeforeAndAfterThePurge", func(t *testing.T) { testSpendRetention(t, newStore) })
 	t.Run("SumsPerDayAppCountryAndPrefixLeaveOutFailedSends", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		app := newID()
@@ -191,4 +194,84 @@ func testSpendFigures(t *testing.T, newStore func(t *testing.T) Stores) {
 			}
 		}
 	})
+}
+
+// testSpendRetention is part of testSpendFigures: spend read across the rolled-up boundary
+// is the same before and after the purge of the raw rows it was read from.
+func testSpendRetention(t *testing.T, newStore func(t *testing.T) Stores) {
+	e := newEnv(t, newStore)
+	e.need(Retention)
+	// Three days before base, a send every 70 minutes, in two apps and three countries; every
+	// fifth failed, and every seventh priced at nothing.
+	start := base().Add(-72 * time.Hour).Add(11 * time.Minute)
+	var oldCost int64
+	for i := 0; start.Add(time.Duration(i) * 70 * time.Minute).Before(base().Add(-time.Hour)); i++ {
+		at := start.Add(time.Duration(i) * 70 * time.Minute)
+		country, phone := [3]string{"JP", "UZ", "US"}[i%3], [3]string{"+81901%07d", "+99890%07d", "+1202%07d"}[i%3]
+		p := params(fmt.Sprintf(phone, i), "111111", at)
+		p.AppID, p.NewVerificationID, p.SendID = [2]string{otp.DefaultAppID, appB}[i%2], idAt(at), idAt(at)
+		p.Country, p.Cost, p.Currency = country, int64(10_000*(1+i%4)), "USD"
+		if i%7 == 0 {
+			p.Cost = 0
+		}
+		e.send(p)
+		if i%5 == 0 {
+			e.finishAs(p, otp.SendFailed)
+		} else {
+			e.finishAs(p, otp.SendSent)
+			if at.Before(horizon()) {
+				oldCost += p.Cost
+			}
+		}
+	}
+	e.flush()
+	if oldCost == 0 {
+		t.Fatal("seed: want spend before the horizon")
+	}
+
+	type figures struct {
+		days  []spend.DayTotal
+		spent []spend.Micros
+	}
+	// Windows start at whole hours, where rolled-up hours count the same as raw rows.
+	windows := []struct {
+		from         time.Time
+		app, country string
+	}{
+		{base().Add(-96 * time.Hour), "", ""}, {base().Add(-96 * time.Hour), appB, ""},
+		{base().Add(-60 * time.Hour), "", "UZ"}, {base().Add(-60 * time.Hour), otp.DefaultAppID, "JP"},
+		{horizon(), "", ""}, {base().Add(-24 * time.Hour), appB, "US"},
+	}
+	read := func() figures {
+		t.Helper()
+		var f figures
+		var err error
+		if f.days, err = e.Spend.SpendByDay(e.ctx, base().Add(-96*time.Hour), base().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range windows {
+			got, err := e.Spend.SpentSince(e.ctx, w.from, w.app, w.country)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.spent = append(f.spent, got)
+		}
+		return f
+	}
+	before := read()
+	if all, sinceHorizon := before.spent[0], before.spent[4]; int64(all-sinceHorizon) != oldCost {
+		t.Fatalf("seed: got %d spent in all and %d since the horizon, want %d between", all, sinceHorizon, oldCost)
+	}
+	if r := e.pass(e.job(retention.Options{})); r.Purged["sends"] == 0 || r.Rolled == 0 {
+		t.Fatalf("got %+v, want hours rolled up and sends purged", r)
+	}
+	after := read()
+	if !reflect.DeepEqual(after.days, before.days) {
+		t.Errorf("per day after the purge: got %+v, want %+v as before", after.days, before.days)
+	}
+	for i, w := range windows {
+		if after.spent[i] != before.spent[i] {
+			t.Errorf("spent since %v for %q %q after the purge: got %d, want %d as before", w.from, w.app, w.country, after.spent[i], before.spent[i])
+		}
+	}
 }
