@@ -42,7 +42,9 @@ func TestEventsDeliveredExactlyOnce(t *testing.T) {
 	rc.Down()
 	rc.FailFirst(func(ev events.Event) bool { return strings.IndexByte("01234", ev.ID[0]) >= 0 })
 	env := prodEnv(t, testenv.RedisURL(t), dsn, p, map[string]string{
-		"OTP_CODE_TTL": "2s", "OTP_LIMIT_PHONE": "1/1h", "OTP_DUPLICATE_WINDOW": "0",
+		// Long enough that a check right after its send, on a loaded machine under -race, still
+		// finds the code; short enough that the workload's unchecked codes expire in the test.
+		"OTP_CODE_TTL": "5s", "OTP_LIMIT_PHONE": "1/1h", "OTP_DUPLICATE_WINDOW": "0",
 		"OTP_EVENTS_POLL_INTERVAL": "20ms", "OTP_EVENTS_BACKOFF": "50ms", "OTP_EVENTS_BACKOFF_MAX": "500ms",
 		"OTP_EVENTS_TIMEOUT": "2s", "OTP_EXPIRE_INTERVAL": "100ms",
 	})
