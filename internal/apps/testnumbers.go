@@ -2,17 +2,13 @@ package apps
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/seal"
 )
 
 // MaxTestNumberLife bounds how far ahead a test number may expire: a forgotten entry
@@ -106,7 +102,7 @@ func mask(code string) string {
 // derived from OTP_SECRET, bound to the entry's id. Changing OTP_SECRET makes existing
 // test numbers unreadable: they are skipped, with a warning, until added again.
 type CodeSealer struct {
-	aead cipher.AEAD
+	box *seal.Box
 }
 
 // codeSealLabel separates this key from every other use of OTP_SECRET.
@@ -114,40 +110,23 @@ const codeSealLabel = "otpgate app test number codes v1"
 
 // NewCodeSealer derives the sealing key from secret (OTP_SECRET).
 func NewCodeSealer(secret []byte) (*CodeSealer, error) {
-	if len(secret) == 0 {
-		return nil, errors.New("apps: code sealer: empty secret")
-	}
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(codeSealLabel))
-	block, err := aes.NewCipher(m.Sum(nil))
+	box, err := seal.New(secret, codeSealLabel)
 	if err != nil {
 		return nil, fmt.Errorf("apps: code sealer: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("apps: code sealer: %w", err)
-	}
-	return &CodeSealer{aead: aead}, nil
+	return &CodeSealer{box: box}, nil
 }
 
 // Seal encrypts the code of test number id.
-func (s *CodeSealer) Seal(id, code string) []byte {
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(code)+s.aead.Overhead())
-	_, _ = rand.Read(nonce) // crypto/rand does not fail on supported platforms
-	return s.aead.Seal(nonce, nonce, []byte(code), []byte(id))
-}
+func (s *CodeSealer) Seal(id, code string) []byte { return s.box.Seal(id, []byte(code)) }
 
 // errUnsealCode says why a code cannot be read without saying anything about it.
 var errUnsealCode = errors.New("the test number's code cannot be read with this OTP_SECRET; add it again")
 
 // Open decrypts the code of test number id.
 func (s *CodeSealer) Open(id string, sealed []byte) (string, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n+s.aead.Overhead() {
-		return "", errUnsealCode
-	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(id))
-	if err != nil {
+	plain, ok := s.box.Open(id, sealed)
+	if !ok {
 		return "", errUnsealCode
 	}
 	return string(plain), nil

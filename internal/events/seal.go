@@ -1,13 +1,10 @@
 package events
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
+
+	"otpgate/internal/seal"
 )
 
 // Sealer keeps endpoint secrets unreadable in the database: AES-256-GCM with a key derived
@@ -15,7 +12,7 @@ import (
 // changing OTP_SECRET makes existing endpoints undeliverable (their deliveries fail, naming
 // the reason) until they are added again.
 type Sealer struct {
-	aead cipher.AEAD
+	box *seal.Box
 }
 
 // sealLabel separates this key from every other use of OTP_SECRET.
@@ -23,40 +20,23 @@ const sealLabel = "otpgate webhook endpoint secrets v1"
 
 // NewSealer derives the sealing key from secret (OTP_SECRET).
 func NewSealer(secret []byte) (*Sealer, error) {
-	if len(secret) == 0 {
-		return nil, errors.New("events: sealer: empty secret")
-	}
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(sealLabel))
-	block, err := aes.NewCipher(m.Sum(nil))
+	box, err := seal.New(secret, sealLabel)
 	if err != nil {
 		return nil, fmt.Errorf("events: sealer: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("events: sealer: %w", err)
-	}
-	return &Sealer{aead: aead}, nil
+	return &Sealer{box: box}, nil
 }
 
 // Seal encrypts the secret of endpoint id.
-func (s *Sealer) Seal(id, secret string) []byte {
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(secret)+s.aead.Overhead())
-	_, _ = rand.Read(nonce) // crypto/rand does not fail on supported platforms
-	return s.aead.Seal(nonce, nonce, []byte(secret), []byte(id))
-}
+func (s *Sealer) Seal(id, secret string) []byte { return s.box.Seal(id, []byte(secret)) }
 
 // errUnseal says why a secret cannot be read without saying anything about it.
 var errUnseal = errors.New("the endpoint's secret cannot be read with this OTP_SECRET; add the endpoint again")
 
 // Open decrypts the secret of endpoint id.
 func (s *Sealer) Open(id string, sealed []byte) (string, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n+s.aead.Overhead() {
-		return "", errUnseal
-	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(id))
-	if err != nil {
+	plain, ok := s.box.Open(id, sealed)
+	if !ok {
 		return "", errUnseal
 	}
 	return string(plain), nil
