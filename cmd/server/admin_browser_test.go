@@ -245,6 +245,25 @@ func pageState(ctx context.Context) string {
 }
 
 // read runs one browser action and returns its value, failing the test on error.
+// submit clicks the button that sel names and waits until the page the form's answer
+// brings has replaced this one, which may look the same: the page is marked first, and
+// the mark must be gone.
+func submit(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	read(t, ctx, chromedp.Evaluate[bool](`window.beforeSubmit = true`))
+	browse(t, ctx, chromedp.Click(css(sel)))
+	for deadline := time.Now().Add(browserStepTimeout); ; time.Sleep(20 * time.Millisecond) {
+		// Asked while the page navigates, the question fails: ask again.
+		done, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.beforeSubmit === undefined && document.readyState === "complete"`))
+		if err == nil && done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clicking %s: the answer's page never replaced the form (%v)\n%s", sel, err, pageState(ctx))
+		}
+	}
+}
+
 func read[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)

@@ -63,11 +63,9 @@ func TestTOTPConsoleInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		browse(t, ctx,
-			chromedp.SetValue(css(`#verify-code`), code),
-			chromedp.Click(css(`#verify-factor`)),
-			chromedp.WaitVisible(css(`table.totp-factors`)),
-		)
+		browse(t, ctx, chromedp.SetValue(css(`#verify-code`), code))
+		submit(t, ctx, `#verify-factor`)
+		browse(t, ctx, chromedp.WaitVisible(css(`table.totp-factors`)))
 		if rows := read(t, ctx, chromedp.Text(css(`table.totp-factors`))); !strings.Contains(rows, "user-4242-abcd") || !strings.Contains(rows, "verified") || strings.Contains(rows, "unverified") {
 			t.Errorf("factors: got %q, want user-4242-abcd's factor verified", rows)
 		}
