@@ -75,6 +75,7 @@ type config struct {
 	EventSettings
 	TraceSettings
 	OperatorSettings
+	PIISettings
 
 	// Derived by parse.
 	dev bool
@@ -167,6 +168,9 @@ func (c *config) parse(getenv func(string) string) error {
 		return err
 	}
 	if err := c.checkOperators(); err != nil {
+		return err
+	}
+	if err := c.checkPII(); err != nil {
 		return err
 	}
 	return c.checkFraud()

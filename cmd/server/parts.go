@@ -20,6 +20,7 @@ import (
 	"otpgate/internal/inmem"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
 	"otpgate/internal/spend"
@@ -47,7 +48,9 @@ type parts struct {
 	// operators keeps operator accounts and their personal tokens.
 	operators operators.Store
 	secret    []byte
-	token     string
+	// dataKeys seal and index phone numbers and email addresses at rest.
+	dataKeys *pii.Keys
+	token    string
 	// accountToken is the Twilio API's account credential (OTP_ACCOUNT_TOKEN); dev mode
 	// makes one up when it is unset.
 	accountToken string
@@ -112,6 +115,12 @@ func devParts(cfg config) (*parts, error) {
 	if len(p.secret) == 0 {
 		p.secret = randomBytes(32)
 	}
+	keys, err := dataKeys(cfg, p.secret)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	p.dataKeys = keys
 	p.token = cfg.AdminToken
 	if p.token == "" {
 		p.token = hex.EncodeToString(randomBytes(16))
@@ -126,6 +135,11 @@ func devParts(cfg config) (*parts, error) {
 // prodParts connects to the configured Redis and Postgres.
 func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.TracerProvider) (*parts, error) {
 	p := &parts{secret: []byte(cfg.Secret), token: cfg.AdminToken, accountToken: cfg.AccountToken}
+	keys, err := dataKeys(cfg, p.secret)
+	if err != nil {
+		return nil, err
+	}
+	p.dataKeys = keys
 	rdb, err := newRedis(cfg.RedisURL, cfg.RedisTimeout, redisTLS{caFile: cfg.RedisCAFile, certFile: cfg.RedisCertFile, keyFile: cfg.RedisKeyFile})
 	if err != nil {
 		return nil, err
