@@ -142,6 +142,13 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 		if s := d.Spend; s != nil {
 			// Spend: the price table and the budgets.
 			t.add(asViewer, http.MethodGet, "/admin/spend", handleSpendPage(log, view, s, params))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/currency", handleSpendForm(log, view, s, params, currencyChange))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/prices", handleSpendForm(log, view, s, params, priceAdd))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/prices/change", handleSpendForm(log, view, s, params, priceChange))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/prices/remove", handleSpendForm(log, view, s, params, priceRemove))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/budgets", handleSpendForm(log, view, s, params, budgetAdd))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/budgets/{name}", handleSpendForm(log, view, s, params, budgetChange))
+			t.add(asAdmin, http.MethodPost, "/admin/spend/budgets/{name}/remove", handleSpendForm(log, view, s, params, budgetRemove))
 			t.add(asViewer, http.MethodGet, "/admin/api/spend/config", handleSpendConfig(log, s))
 			t.add(asAdmin, http.MethodPut, "/admin/api/spend/config", handleSpendConfig(log, s))
 		}

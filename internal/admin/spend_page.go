@@ -18,6 +18,8 @@ type spendPage struct {
 	Budgets   []spendBudgetRow
 	Prefixes  []spendRow
 	Total     string
+	// Editor is the configuration, editable by admins.
+	Editor spendEditor
 }
 
 // spendRow is one day, country, app or prefix.
@@ -38,16 +40,37 @@ type spendBudgetRow struct {
 }
 
 // handleSpendPage shows spend per day, per country and per app, each budget's use and
-// reset, and the costliest prefixes of the last 24 hours.
+// reset, the costliest prefixes of the last 24 hours, and the configuration.
 func handleSpendPage(log *slog.Logger, view *adminView, s spend.AdminService, p adminParams) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sum, err := s.Summary(r.Context(), p.now())
+		data, err := loadSpendPage(r, s, p)
 		if err != nil {
 			adminError(w, r, log, view, err)
 			return
 		}
-		view.render(w, r, http.StatusOK, "spend", pageData{Title: "Spend", Nav: "spend", Data: toSpendPage(sum)})
+		data.Editor.Done = spendDoneText(r.URL.Query().Get("done"))
+		renderSpend(w, r, view, http.StatusOK, data)
 	})
+}
+
+// loadSpendPage gathers the page as of now, with the stored configuration.
+func loadSpendPage(r *http.Request, s spend.AdminService, p adminParams) (spendPage, error) {
+	sum, err := s.Summary(r.Context(), p.now())
+	if err != nil {
+		return spendPage{}, err
+	}
+	c, version, err := s.Config(r.Context())
+	if err != nil {
+		return spendPage{}, err
+	}
+	data := toSpendPage(sum)
+	data.Editor = newSpendEditor(r.Context(), c, version, s.Running().Version)
+	return data, nil
+}
+
+// renderSpend renders the page with status.
+func renderSpend(w http.ResponseWriter, r *http.Request, view *adminView, status int, data spendPage) {
+	view.render(w, r, status, "spend", pageData{Title: "Spend", Nav: "spend", Data: data})
 }
 
 func toSpendPage(s spend.Summary) spendPage {

@@ -20,6 +20,10 @@ type AdminService interface {
 	// SetConfig replaces the configuration. Errors: *otp.ErrInvalidRequest naming each bad
 	// field, and nothing changes.
 	SetConfig(ctx context.Context, c Config, actor string) (Config, int64, error)
+	// EditConfig changes the stored configuration with edit, under the store's lock so that
+	// edits made at once each see the other's. edit gets a copy it may change; its error
+	// is returned as it is. What it returns is validated, audited and applied as SetConfig's.
+	EditConfig(ctx context.Context, edit func(Config) (Config, error), actor string) (Config, int64, error)
 	// Running is the configuration this instance applies now.
 	Running() *Snapshot
 	// Summary gathers the Spend page as of now.
@@ -61,25 +65,42 @@ func (a *Admin) configOf(raw []byte) Config {
 	return c
 }
 
-// SetConfig implements AdminService. The audit entry names what changed: the currency, the
-// number of prices and each budget added, removed or changed.
+// SetConfig implements AdminService.
 func (a *Admin) SetConfig(ctx context.Context, c Config, actor string) (Config, int64, error) {
-	if f := c.Validate(); len(f) > 0 {
-		return Config{}, 0, &otp.ErrInvalidRequest{Detail: "the spend configuration has invalid fields", Fields: f}
-	}
-	if c.Budgets == nil {
-		c.Budgets = []Budget{}
-	}
-	if c.Prices == nil {
-		c.Prices = []PriceText{}
-	}
-	next, err := json.Marshal(c)
-	if err != nil {
-		return Config{}, 0, fmt.Errorf("spend: set config: %w", err)
-	}
+	return a.EditConfig(ctx, func(Config) (Config, error) { return c, nil }, actor)
+}
+
+// EditConfig implements AdminService. The audit entry names what changed in its detail (the
+// currency, the number of prices and each budget added, removed or changed) and holds the
+// whole configuration before and after as JSON.
+func (a *Admin) EditConfig(ctx context.Context, edit func(Config) (Config, error), actor string) (Config, int64, error) {
+	var out Config
 	version, err := a.store.UpdateSpendConfig(ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
+		before := a.configOf(stored)
+		c, err := edit(before.clone())
+		if err != nil {
+			return nil, history.AdminAction{}, err
+		}
+		if f := c.Validate(); len(f) > 0 {
+			return nil, history.AdminAction{}, &otp.ErrInvalidRequest{Detail: "the spend configuration has invalid fields", Fields: f}
+		}
+		if c.Budgets == nil {
+			c.Budgets = []Budget{}
+		}
+		if c.Prices == nil {
+			c.Prices = []PriceText{}
+		}
+		was, err := json.Marshal(before)
+		if err != nil {
+			return nil, history.AdminAction{}, fmt.Errorf("spend: set config: %w", err)
+		}
+		next, err := json.Marshal(c)
+		if err != nil {
+			return nil, history.AdminAction{}, fmt.Errorf("spend: set config: %w", err)
+		}
+		out = c
 		return next, history.AdminAction{Action: ActionConfigChanged, Target: "spend:config",
-			Detail: changes(a.configOf(stored), c) + "; by " + actor}, nil
+			Detail: changes(before, c) + "; by " + actor, Before: string(was), After: string(next)}, nil
 	})
 	if err != nil {
 		return Config{}, 0, err
@@ -87,7 +108,7 @@ func (a *Admin) SetConfig(ctx context.Context, c Config, actor string) (Config, 
 	if err := a.snapshots.Changed(ctx); err != nil {
 		return Config{}, 0, err
 	}
-	return c, version, nil
+	return out, version, nil
 }
 
 // Running implements AdminService.

@@ -94,6 +94,12 @@ func DefaultConfig() Config {
 	return c
 }
 
+// clone returns a copy whose lists the caller may change.
+func (c Config) clone() Config {
+	c.Prices, c.Budgets = slices.Clone(c.Prices), slices.Clone(c.Budgets)
+	return c
+}
+
 // maxBudgets bounds how many budgets a config holds: each one that matches a send is a key
 // of its one script call.
 const maxBudgets = 100
