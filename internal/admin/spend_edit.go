@@ -69,7 +69,9 @@ func currencyChange(_ *http.Request, q url.Values) spendChange {
 			c.Currency = v
 			return c, nil
 		},
-		refused: func(e *spendEditor, problems map[string]string) { e.Currency = currencyForm{Value: v, Problems: problems} },
+		refused: func(e *spendEditor, problems map[string]string) {
+			e.Currency = currencyForm{Value: v, Problems: problems}
+		},
 	}
 }
 
