@@ -10,8 +10,9 @@ import (
 
 // TestAdminSpendEditInBrowser edits the spend configuration on the console's Spend page in
 // headless Chromium: a bad price is refused next to its field, then a price for a prefix and
-// a daily budget for Japan are added through the forms and shown on the page, and the public
-// API of the same server sends to that prefix until the budget refuses (429 budget_exceeded).
+// a daily budget for Japan are added through the forms (the budget's cap then changed in its
+// row) and shown on the page, and the public API of the same server sends to that prefix
+// until the budget refuses (429 budget_exceeded).
 func TestAdminSpendEditInBrowser(t *testing.T) {
 	browser := findChromium(t)
 	p := newProvider(t)
@@ -64,7 +65,7 @@ func TestAdminSpendEditInBrowser(t *testing.T) {
 		browse(t, ctx,
 			chromedp.SetValue(css(`#add-budget input[name="name"]`), "jp-daily"),
 			chromedp.SetValue(css(`#add-budget input[name="country"]`), "JP"),
-			chromedp.SetValue(css(`#add-budget input[name="daily"]`), "0.10"),
+			chromedp.SetValue(css(`#add-budget input[name="daily"]`), "0.05"),
 			chromedp.SetValue(css(`#add-budget input[name="time_zone"]`), "Asia/Tokyo"),
 			chromedp.SetValue(css(`#add-budget select[name="mode"]`), "enforce"),
 		)
@@ -72,11 +73,18 @@ func TestAdminSpendEditInBrowser(t *testing.T) {
 		if got := read(t, ctx, chromedp.Text(css(`.alert.ok`))); !strings.Contains(got, "budget was added") {
 			t.Errorf("confirmation: got %q", got)
 		}
+		// The row's own form changes the cap: its inputs belong to the form in its last cell.
+		row := `tr.budget-setting[data-budget="jp-daily"] `
+		browse(t, ctx, chromedp.SetValue(css(row+`input[name="daily"]`), "0.10"))
+		submit(t, ctx, row+`button.save-budget`)
+		if got := read(t, ctx, chromedp.Text(css(`.alert.ok`))); !strings.Contains(got, "budget was saved") {
+			t.Errorf("confirmation: got %q", got)
+		}
 		usage := read(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('tr.budget-jp-daily td')).map(c => c.textContent.trim()).join('|')`))
 		if !strings.HasPrefix(usage, "jp-daily|JP|day|enforce|0.00|0.10|0%|") {
 			t.Errorf("budget use: got %q, want jp-daily for JP unused", usage)
 		}
-		zone := read(t, ctx, chromedp.Evaluate[string](`document.querySelector('tr.budget-setting-jp-daily input[name="time_zone"]').value`))
+		zone := read(t, ctx, chromedp.Evaluate[string](`document.querySelector('tr.budget-setting[data-budget="jp-daily"] input[name="time_zone"]').value`))
 		if zone != "Asia/Tokyo" {
 			t.Errorf("budget setting's time zone: got %q", zone)
 		}

@@ -220,7 +220,7 @@ func TestAdminSpendForms(t *testing.T) {
 			w := e.call(t, http.MethodGet, "/admin/spend", bearer(e.tokens[role]), nil)
 			body := html.UnescapeString(w.Body.String())
 			if w.Code != http.StatusOK || !strings.Contains(body, `<h2 id="prices">`) || !strings.Contains(body, "+4470") ||
-				!strings.Contains(body, `class="budget-setting-all"`) {
+				!strings.Contains(body, `<tr class="budget-setting" data-budget="all">`) {
 				t.Errorf("%s: got %d, want the page with the prices and budgets", role, w.Code)
 			}
 			if strings.Contains(body, `action="/admin/spend/`) || strings.Contains(body, "<input name=") {
