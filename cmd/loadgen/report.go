@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -195,7 +196,11 @@ func (rep report) writeMarkdown(path string) error {
 	b.WriteString("\nScenarios:\n\n")
 	for _, per := range rep.results {
 		sc := per[0].scenario
-		fmt.Fprintf(&b, "- **%s**: %s (each answered %d).\n", sc.name, sc.what, sc.want)
+		var want []string
+		for _, w := range sc.want {
+			want = append(want, strconv.Itoa(w))
+		}
+		fmt.Fprintf(&b, "- **%s**: %s (each answered %s).\n", sc.name, sc.what, strings.Join(want, " or "))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -30,8 +30,10 @@ type system struct {
 	targets []string
 	// procs are the processes loadgen started; none with -targets.
 	procs []*fixture.Server
-	// base offsets the phone numbers and client addresses of this system in this run.
+	// base offsets the client addresses of this system in this run.
 	base int64
+	// shape makes the numbers and clients of this system's sends.
+	shape shape
 	// adminToken opens the admin listener of otpgate processes loadgen started.
 	adminToken string
 }
@@ -56,7 +58,7 @@ func (e *env) tearDown() {
 func setUp(ctx context.Context, o options, getenv func(string) string, stderr io.Writer) (*env, error) {
 	// The reference's numbers are half the number space away, so both systems' phones differ.
 	base := mathrand.Int64N(10_000_000)
-	otpgate := &system{name: "otpgate", base: base}
+	otpgate := &system{name: "otpgate", base: base, shape: shape{half: 0, base: base}}
 	e := &env{systems: []*system{otpgate}}
 	if len(o.targets) > 0 {
 		otpgate.targets = o.targets
@@ -118,7 +120,7 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
-		ref := &system{name: "reference", base: (base + 5_000_000) % 10_000_000}
+		ref := &system{name: "reference", base: (base + 5_000_000) % 10_000_000, shape: shape{half: 1, base: base}}
 		vars := map[string]string{
 			referenceRoleVar: referenceRole,
 			"REDIS_URL":      redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix + "ref:",
@@ -144,9 +146,6 @@ func serverEnv(redisURL, dsn, prefix string, p *smstest.Provider) map[string]str
 		"OTP_OUTBOUND_ALLOW":   "127.0.0.0/8,::1/128",
 		"OTP_DUPLICATE_WINDOW": windowEnv(refDuplicate[0].window),
 		"OTP_LIMIT_PHONE":      rulesEnv(refPerKey), "OTP_LIMIT_IP": rulesEnv(refPerKey),
-		// The send scenarios never approve, from a few networks: the fraud guard would rightly
-		// block them. The pumping scenario runs it on purpose.
-		"OTP_FRAUD_GUARD": "off",
 		// The check scenario guesses wrong within the budget for as long as it runs.
 		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": rulesEnv(refCheck), "OTP_LIMIT_CHECK_IP": rulesEnv(refCheck),
 	}
