@@ -99,7 +99,9 @@ func prepareAllowed(ctx context.Context, e *env, s *system, o options, hc *http.
 // ratio of its baseline. The last wave leaves each country hundreds of approvals, enough
 // for the first second of the scenario, whose sends are not approved yet.
 func establish(ctx context.Context, e *env, s *system, o options, hc *http.Client, seq *atomic.Int64) error {
-	for _, perCountry := range []int{6, 20, 100, 400} {
+	// After a wave, a country holds s sends, all approved; the next may add up to 4.5 s
+	// before its conversion falls below 0.3 of the prior's 0.6.
+	for wave, perCountry := range []int{6, 15, 60, 250} {
 		// Consecutive groups cycle through the countries; a wave takes whole groups.
 		n := int64(perCountry * len(loadCountries))
 		first := seq.Add(n) - n
@@ -135,7 +137,7 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 		close(work)
 		wg.Wait()
 		if err, _ := failed.Load().(error); err != nil {
-			return fmt.Errorf("establishing the countries: %w", err)
+			return fmt.Errorf("establishing the countries, wave %d: %w", wave+1, err)
 		}
 		select {
 		case <-time.After(readingTime):
@@ -166,7 +168,7 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 		close(work)
 		wg.Wait()
 		if err, _ := failed.Load().(error); err != nil {
-			return fmt.Errorf("establishing the countries: %w", err)
+			return fmt.Errorf("establishing the countries, wave %d: %w", wave+1, err)
 		}
 	}
 	return nil

@@ -62,8 +62,10 @@ type options struct {
 	out         string
 	scenarios   []string
 	reference   bool
-	rounds      int
-	profile     string
+	// guardShare also runs otpgate without the fraud guard, with -reference.
+	guardShare bool
+	rounds     int
+	profile    string
 	// env is extra environment for the otpgate processes, such as GOGC=200.
 	env map[string]string
 	// pumping holds the -scenario pumping flags.
@@ -85,6 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&o.out, "out", "docs/load-report.md", "Markdown report to write (empty: none)")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
 	fs.BoolVar(&o.reference, "reference", false, "also run every scenario against loadgen's reference server and compare")
+	fs.BoolVar(&o.guardShare, "guard-share", true, "with -reference: also run otpgate with OTP_FRAUD_GUARD=off and report the guard's share of each request")
 	fs.IntVar(&o.rounds, "rounds", 5, "with -reference: alternating slices per server that each scenario's -duration is cut into")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of each server per scenario to (<scenario>-<server>.pprof), taken over its first measured slice")
 	o.env = map[string]string{}

@@ -29,6 +29,8 @@ type scenario struct {
 	name, what string
 	// want are the statuses the measured requests should get.
 	want []int
+	// target is the least share of the reference's requests per second otpgate should reach.
+	target float64
 	// prepare runs before the clock starts and returns the maker of the n-th request to s.
 	prepare func(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(n int64) request, error)
 }
@@ -37,8 +39,8 @@ func scenarios() []scenario {
 	return []scenario{
 		{"send-allowed", "sends for distinct numbers over many prefixes of five countries, from distinct clients over many networks, " +
 			"all admitted, two in five requests approving an earlier send (one sent at least a second before, by its client, with its code)",
-			[]int{http.StatusCreated, http.StatusOK}, prepareAllowed},
-		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", []int{http.StatusTooManyRequests},
+			[]int{http.StatusCreated, http.StatusOK}, 0.8, prepareAllowed},
+		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", []int{http.StatusTooManyRequests}, 0.8,
 			func(ctx context.Context, _ *env, s *system, _ options, hc *http.Client) (func(int64) request, error) {
 				target := s.shape.other(flood)
 				if _, err := post(ctx, hc, s.targets[0], sendRequest(target.phone, target.ip)); err != nil {
@@ -46,7 +48,7 @@ func scenarios() []scenario {
 				}
 				return func(n int64) request { return sendRequest(target.phone, s.clientIP(2, n)) }, nil
 			}},
-		{"check", "wrong codes for pending verifications, within their attempt budget", []int{http.StatusUnprocessableEntity},
+		{"check", "wrong codes for pending verifications, within their attempt budget", []int{http.StatusUnprocessableEntity}, 0.9,
 			prepareChecks},
 	}
 }
@@ -156,7 +158,12 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result,
 		res := r.res
 		res.peakRSS = peakRSS(r.s.procs)
 		slices.Sort(res.latencies)
+		// A machine loaded by more than this run times a few calls out (503, as otpgate's
+		// backing calls have 200 ms): they count, as the report's answers show, up to a tenth.
 		bad := len(res.latencies)
+		if t := res.statuses[http.StatusServiceUnavailable]; t*10 <= len(res.latencies) {
+			bad -= t
+		}
 		for _, w := range sc.want {
 			bad -= res.statuses[w]
 		}

@@ -23,8 +23,9 @@ const perGroup = 6
 const groups int64 = 8000 * 5 // five countries
 
 // The group space is split between the scenarios: the allowed sends take the first
-// allowedGroups, the check pool and the flood's target the rest. Each system takes half of
-// each part, so that otpgate's and the reference's numbers and clients differ.
+// allowedGroups, the check pool and the flood's target the rest. Each system takes a third of
+// each part, so that the numbers and clients of otpgate, the reference and otpgate without
+// the guard differ (they share the SMS provider, which knows the last code of each number).
 const allowedGroups = groups * 9 / 10
 
 // loadCountry makes valid numbers of one country: number(prefix, suffix) for prefix in
@@ -66,8 +67,8 @@ var usExchanges = func() []int64 {
 
 // shape makes the numbers and clients of one system's sends.
 type shape struct {
-	// half is 0 for otpgate, 1 for the reference.
-	half int64
+	// third is 0 for otpgate, 1 for the reference, 2 for otpgate without the guard.
+	third int64
 	// base offsets this run's groups, so that runs against the same -targets do not collide.
 	base int64
 }
@@ -79,14 +80,14 @@ type target struct {
 
 // allowed returns the n-th target of the allowed sends (n >= 0).
 func (sh shape) allowed(n int64) target {
-	part := allowedGroups / 2
-	return sh.at(sh.half*part+(sh.base+n/perGroup)%part, n%perGroup)
+	part := allowedGroups / 3
+	return sh.at(sh.third*part+(sh.base+n/perGroup)%part, n%perGroup)
 }
 
 // other returns the n-th target of the other scenarios (n >= 0): the check pool, the flood.
 func (sh shape) other(n int64) target {
-	part := (groups - allowedGroups) / 2
-	return sh.at(allowedGroups+sh.half*part+(sh.base+n/perGroup)%part, n%perGroup)
+	part := (groups - allowedGroups) / 3
+	return sh.at(allowedGroups+sh.third*part+(sh.base+n/perGroup)%part, n%perGroup)
 }
 
 // at is member i of group g: the group's country and prefix, and its network, one per group

@@ -29,19 +29,19 @@ func TestShapeNumbersAreValid(t *testing.T) {
 	}
 }
 
-// TestShapeTargetsAreDistinct proves the two systems and the scenarios never share a number
+// TestShapeTargetsAreDistinct proves the three systems and the scenarios never share a number
 // or a client, that a prefix and a network hold at most perGroup of them, and that a
 // network asks for one country.
 func TestShapeTargetsAreDistinct(t *testing.T) {
 	phones, ips := map[string]bool{}, map[string]bool{}
 	prefixes, nets := map[string]int{}, map[string]string{}
-	for half := range int64(2) {
-		sh := shape{half: half, base: 12345}
+	for third := range int64(3) {
+		sh := shape{third: third, base: 12345}
 		var ts []target
-		for n := range int64(20_000) {
+		for n := range int64(30_000) {
 			ts = append(ts, sh.allowed(n))
 		}
-		for n := range int64(2_000) {
+		for n := range int64(1_000) {
 			ts = append(ts, sh.other(n))
 		}
 		for _, tg := range ts {
