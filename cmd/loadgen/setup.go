@@ -39,7 +39,7 @@ type system struct {
 }
 
 // guardOff names otpgate run with OTP_FRAUD_GUARD=off, for the guard's share.
-const guardOff = "otpgate, guard off"
+const guardOff = "otpgate-guard-off"
 
 // env is what the scenarios run against.
 type env struct {
