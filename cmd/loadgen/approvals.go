@@ -101,12 +101,13 @@ func prepareAllowed(ctx context.Context, e *env, s *system, o options, hc *http.
 func establish(ctx context.Context, e *env, s *system, o options, hc *http.Client, seq *atomic.Int64) error {
 	// After a wave, a country holds s sends, all approved; the next may add up to 4.5 s
 	// before its conversion falls below 0.3 of the prior's 0.6.
-	for wave, perCountry := range []int{6, 15, 60, 250} {
+	for wave, perCountry := range []int{8, 15, 60, 250} {
 		// Consecutive groups cycle through the countries; a wave takes whole groups.
 		n := int64(perCountry * len(loadCountries))
 		first := seq.Add(n) - n
 		sent := make([]sentCode, n)
-		// A loaded machine may time a send out (503): it is left unapproved, a few of them.
+		// A loaded machine may time a send out (503): it is tried again, and after three
+		// failures left unapproved, up to a fifth of a wave.
 		var failed atomic.Value
 		var lost atomic.Int64
 		var wg sync.WaitGroup
@@ -115,9 +116,18 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 			wg.Go(func() {
 				for i := range work {
 					tg := s.shape.allowed(first + i)
-					body, err := post(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], sendRequest(tg.phone, tg.ip))
+					var body []byte
+					var err error
+					for try := range 3 { // a send that failed (503) sent nothing; one refused after it was counted
+						if try > 0 {
+							time.Sleep(200 * time.Millisecond)
+						}
+						if body, err = post(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], sendRequest(tg.phone, tg.ip)); err == nil {
+							break
+						}
+					}
 					if err != nil {
-						if lost.Add(1)*20 > n {
+						if lost.Add(1)*5 > n {
 							failed.Store(err)
 						}
 						continue
@@ -156,7 +166,7 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 					if err == nil && status != http.StatusOK {
 						err = fmt.Errorf("approving %s: got %d, want 200", sc.id, status)
 					}
-					if err != nil && lost.Add(1)*20 > n {
+					if err != nil && lost.Add(1)*5 > n {
 						failed.Store(err)
 					}
 				}
