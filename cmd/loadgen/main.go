@@ -5,9 +5,11 @@
 // fraud guard instead (see pumping.go and docs/fraud.md).
 //
 // With -reference it also starts a reference server of its own (reference.go: the least
-// otpgate's architecture must do per request) and runs every scenario against both in
-// turn, in alternating slices, and reports both with their ratios and each server's peak
-// resident memory per scenario.
+// otpgate's architecture must do per request, with the same policy, fraud guard included)
+// and otpgate with the guard off (-guard-share), runs every scenario against each in turn,
+// in alternating slices, and reports them with their ratios, the guard's share and each
+// server's peak resident memory per scenario. otpgate runs with its defaults; the sends are
+// shaped as the guard admits them (shape.go, approvals.go).
 //
 // By default it builds the server, starts -servers processes of it against the Redis of
 // REDIS_URL (default redis://127.0.0.1:6379/0, under a fresh key prefix) and a fresh
