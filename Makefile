@@ -72,8 +72,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
 	$(MAKE) loadreport
 
-## loadreport: drive the real binary and loadgen's reference server side by side with
-## cmd/loadgen and write docs/load-report.md (see docs/performance.md).
+## loadreport: drive the real binary (its defaults: fraud guard on), loadgen's reference server
+## and the binary with the guard off side by side with cmd/loadgen, with traffic the guard
+## admits, and write docs/load-report.md (see docs/performance.md).
 ## It uses REDIS_URL / DATABASE_URL when set, else the standard local ports, with a fresh
 ## database and key prefix that it removes afterwards. LOADGEN_FLAGS adds flags, such as
 ## LOADGEN_FLAGS='-servers 2 -duration 30s' or LOADGEN_FLAGS='-profile /tmp/prof'.

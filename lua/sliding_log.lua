@@ -457,7 +457,11 @@ if mode == 'allow' then
       if status == 1 then
         g.ss, g.sl = g.ss + 1, g.sl + 1
         fields = {'ss', fmt('%.9g', g.ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', g.sl),
-          'al', fmt('%.9g', g.al), 't', nowstr, 'hs', shorts, 'hl', longs, 'i', id}
+          'al', fmt('%.9g', g.al), 't', nowstr, 'i', id}
+        -- The horizons the counts decay by are written when they change (or are new) only.
+        if g.hs ~= gshort or g.hl ~= glong then
+          fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'hs', shorts, 'hl', longs
+        end
         if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
         if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', fmt('%.9g', g.p + 1) end
         if g.cc then

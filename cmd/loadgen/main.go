@@ -5,9 +5,11 @@
 // fraud guard instead (see pumping.go and docs/fraud.md).
 //
 // With -reference it also starts a reference server of its own (reference.go: the least
-// otpgate's architecture must do per request) and runs every scenario against both in
-// turn, in alternating slices, and reports both with their ratios and each server's peak
-// resident memory per scenario.
+// otpgate's architecture must do per request, with the same policy, fraud guard included)
+// and otpgate with the guard off (-guard-share), runs every scenario against each in turn,
+// in alternating slices, and reports them with their ratios, the guard's share and each
+// server's peak resident memory per scenario. otpgate runs with its defaults; the sends are
+// shaped as the guard admits them (shape.go, approvals.go).
 //
 // By default it builds the server, starts -servers processes of it against the Redis of
 // REDIS_URL (default redis://127.0.0.1:6379/0, under a fresh key prefix) and a fresh
@@ -62,8 +64,10 @@ type options struct {
 	out         string
 	scenarios   []string
 	reference   bool
-	rounds      int
-	profile     string
+	// guardShare also runs otpgate without the fraud guard, with -reference.
+	guardShare bool
+	rounds     int
+	profile    string
 	// env is extra environment for the otpgate processes, such as GOGC=200.
 	env map[string]string
 	// pumping holds the -scenario pumping flags.
@@ -85,6 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&o.out, "out", "docs/load-report.md", "Markdown report to write (empty: none)")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames(), ","), "scenarios to run")
 	fs.BoolVar(&o.reference, "reference", false, "also run every scenario against loadgen's reference server and compare")
+	fs.BoolVar(&o.guardShare, "guard-share", true, "with -reference: also run otpgate with OTP_FRAUD_GUARD=off and report the guard's share of each request")
 	fs.IntVar(&o.rounds, "rounds", 5, "with -reference: alternating slices per server that each scenario's -duration is cut into")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of each server per scenario to (<scenario>-<server>.pprof), taken over its first measured slice")
 	o.env = map[string]string{}

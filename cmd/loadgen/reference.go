@@ -1,16 +1,23 @@
 package main
 
 // The reference server: the least a server of otpgate's architecture has to do for each
-// scenario, in loadgen's own code. It shares only the limiter's Lua script with otpgate, so
+// scenario, in loadgen's own code. It shares only the limiter's Lua scripts with otpgate, so
 // the load report can tell what otpgate itself costs from what the architecture costs:
 //
-//	send    one EVALSHA of the script for the send policy (3 keys, 5 rules); when denied,
-//	        nothing more than a 429; when allowed, one autocommit INSERT, one loopback POST
-//	        to the SMS provider, then 201
-//	check   one EVALSHA for the check policy and one autocommit UPDATE … RETURNING
+//	send    one EVALSHA of the script for the send policy with the fraud guard of the
+//	        default configuration: the same 7 keys as otpgate's (duplicate, phone and IP logs
+//	        with 5 rules; the guard hashes of the number's country and prefix, the client's
+//	        network and the young countries' pool) and the same settings, the number's keys
+//	        named by its keyed hash (HMAC-SHA256), as otpgate names them; when denied, nothing
+//	        more than a 429; when allowed, one autocommit INSERT, one loopback POST to the
+//	        SMS provider, then 201
+//	check   one EVALSHA for the check policy and one autocommit UPDATE … RETURNING; a right
+//	        code then counts the approval for the send's guard hashes (one EVALSHA of the
+//	        guard's script, weighed as otpgate weighs it)
 //
 // It is built like otpgate (net/http, go-redis with the same timeouts, a pgx pool of the same
-// size) but keeps no history, normalises no phone numbers and writes no outcome.
+// size) but keeps no history, normalises no phone numbers (the country is read from the
+// calling code) and writes no outcome.
 
 import (
 	"bytes"
@@ -35,6 +42,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/fraud"
 	"otpgate/lua"
 )
 
@@ -46,11 +54,15 @@ const (
 
 // refServer is the reference's state.
 type refServer struct {
-	rdb      *redis.Client
-	pool     *pgxpool.Pool
-	script   *redis.Script
-	prefix   string
-	secret   []byte
+	rdb    *redis.Client
+	pool   *pgxpool.Pool
+	script *redis.Script
+	guard  *redis.Script
+	fraud  fraud.Config
+	prefix string
+	secret []byte
+	// index keys the hash that names a number in the limiter's keys.
+	index    []byte
 	provider string
 	sms      *http.Client
 	timeout  time.Duration
@@ -80,18 +92,21 @@ func serveReference(ctx context.Context, getenv func(string) string, stdout io.W
 	}
 	defer pool.Close()
 	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS loadgen_reference (
-			id uuid PRIMARY KEY, phone text NOT NULL, code_hash bytea NOT NULL,
-			attempts integer NOT NULL DEFAULT 0, created_at timestamptz NOT NULL);
+			id uuid PRIMARY KEY, phone text NOT NULL, ip text NOT NULL, code_hash bytea NOT NULL,
+			attempts integer NOT NULL DEFAULT 0, approved boolean NOT NULL DEFAULT false,
+			created_at timestamptz NOT NULL);
 		CREATE INDEX IF NOT EXISTS loadgen_reference_phone_idx ON loadgen_reference (phone, created_at)`); err != nil {
 		return fmt.Errorf("reference: create table: %w", err)
 	}
 
 	s := &refServer{
-		rdb: rdb, pool: pool, script: redis.NewScript(lua.SlidingLog),
+		rdb: rdb, pool: pool, script: redis.NewScript(lua.SlidingLog), guard: redis.NewScript(lua.Guard),
+		fraud:  fraud.Defaults(),
 		prefix: getenv("OTP_REDIS_PREFIX"), secret: []byte(getenv("OTP_SECRET")),
 		provider: getenv("SMS_WEBHOOK_URL"), timeout: timeout,
 		sms: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 100, IdleConnTimeout: 90 * time.Second}},
 	}
+	s.index = s.hashWith(s.secret, "loadgen reference index")
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/verifications", s.send)
 	mux.HandleFunc("POST /v1/verifications/check", s.check)
@@ -128,8 +143,7 @@ func (s *refServer) send(w http.ResponseWriter, r *http.Request) {
 	}
 	ip := refClientIP(r)
 	ctx := r.Context()
-	status, retry, err := s.allow(ctx, []string{"duplicate:" + in.Phone + "|" + ip, "phone:" + in.Phone, "ip:" + ip},
-		[][]refRule{refDuplicate, refPerKey, refPerKey})
+	status, retry, err := s.allow(ctx, s.sendPolicy(in.Phone, ip))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -143,8 +157,8 @@ func (s *refServer) send(w http.ResponseWriter, r *http.Request) {
 	code := refCode()
 	now := time.Now().UTC()
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err = s.pool.Exec(dctx, `INSERT INTO loadgen_reference (id, phone, code_hash, created_at) VALUES ($1, $2, $3, $4)`,
-		id, in.Phone, s.hash(id, code), now)
+	_, err = s.pool.Exec(dctx, `INSERT INTO loadgen_reference (id, phone, ip, code_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		id, in.Phone, ip, s.hash(id, code), now)
 	cancel()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -157,7 +171,8 @@ func (s *refServer) send(w http.ResponseWriter, r *http.Request) {
 	refJSON(w, http.StatusCreated, map[string]any{"id": id, "phone": in.Phone, "status": "pending"})
 }
 
-// check is the least a wrong guess within the budget needs.
+// check is the least a guess within the budget needs: a wrong one answers 422, a right one
+// approves and counts the approval for the send's guard hashes.
 func (s *refServer) check(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		ID   string `json:"id"`
@@ -168,7 +183,8 @@ func (s *refServer) check(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	status, retry, err := s.allow(ctx, []string{"check_id:" + in.ID, "check_ip:" + refClientIP(r)}, [][]refRule{refCheck, refCheck})
+	ip := refClientIP(r)
+	status, retry, err := s.allow(ctx, []refKey{{key: "check_id:" + in.ID, rules: refCheck}, {key: "check_ip:" + ip, rules: refCheck}})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -178,56 +194,110 @@ func (s *refServer) check(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var (
-		hash     []byte
-		attempts int
+		approved      bool
+		attempts      int
+		phone, sentIP string
+		sentAt        time.Time
 	)
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	err = s.pool.QueryRow(dctx, `UPDATE loadgen_reference SET attempts = attempts + 1 WHERE id = $1 RETURNING code_hash, attempts`, in.ID).Scan(&hash, &attempts)
+	err = s.pool.QueryRow(dctx, `UPDATE loadgen_reference SET attempts = attempts + 1, approved = approved OR code_hash = $2
+		WHERE id = $1 AND NOT approved RETURNING approved, attempts, phone, ip, created_at`, in.ID, s.hash(in.ID, in.Code)).Scan(&approved, &attempts, &phone, &sentIP, &sentAt)
 	cancel()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	if hmac.Equal(hash, s.hash(in.ID, in.Code)) {
-		refJSON(w, http.StatusOK, map[string]any{"id": in.ID, "status": "approved"})
+	if !approved {
+		refJSON(w, http.StatusUnprocessableEntity, map[string]any{"code": "invalid_code", "attempts_left": 1_000_000 - attempts})
 		return
 	}
-	refJSON(w, http.StatusUnprocessableEntity, map[string]any{"code": "invalid_code", "attempts_left": 1_000_000 - attempts})
+	if err := s.approve(ctx, phone, sentIP, ip, sentAt); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	refJSON(w, http.StatusOK, map[string]any{"id": in.ID, "status": "approved"})
 }
 
-// allow runs the limiter script once over keys, laid out as otpgate's limiter lays it out,
-// and returns its status and the longest retry-after in whole seconds.
-func (s *refServer) allow(ctx context.Context, keys []string, rules [][]refRule) (status, retry int64, err error) {
+// allow runs the limiter script once over the policy's keys, laid out as otpgate's limiter
+// lays it out, and returns its status and the longest retry-after in whole seconds.
+func (s *refServer) allow(ctx context.Context, policy []refKey) (status, retry int64, err error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	// Mode, request id, the server's clock, and no fraud guard settings.
-	args := []any{"allow", base64.RawURLEncoding.EncodeToString(b[:]), "", 0}
-	full := make([]string, len(keys))
-	for i, k := range keys {
-		full[i] = s.prefix + "{" + k + "}"
+	// Mode, request id, the server's clock, then the guard's settings when it has keys.
+	args := make([]any, 0, 64)
+	args = append(args, "allow", base64.RawURLEncoding.EncodeToString(b[:]), "")
+	guarded := false
+	for _, k := range policy {
+		guarded = guarded || k.guard != nil
+	}
+	if guarded {
+		c := s.fraud
+		args = append(args, "13", refMillis(c.ShortHorizon), refMillis(c.LongHorizon), refFloat(c.Ratio), refFloat(c.PriorRate),
+			refFloat(c.PriorWeight), refMillis(c.Block), "", "", refFloat(c.Surge), 0, c.BlockPass, c.CountriesPerNetwork, c.YoungApprovals)
+	} else {
+		args = append(args, 0)
+	}
+	keys := make([]string, len(policy))
+	for i, k := range policy {
+		keys[i] = s.prefix + "{" + k.key + "}"
+		if g := k.guard; g != nil {
+			keys[i] += ":g"
+			args = append(args, "g", "e", g.floor, g.volumeFloor, g.volumeRatio, g.country, g.role)
+			continue
+		}
 		largest := 0
-		for _, r := range rules[i] {
+		for _, r := range k.rules {
 			largest = max(largest, r.limit)
 		}
-		args = append(args, len(rules[i]), "-"+strconv.Itoa(min(largest, 100)+1))
-		for _, r := range rules[i] {
+		args = append(args, len(k.rules), "-"+strconv.Itoa(min(largest, 100)+1))
+		for _, r := range k.rules {
 			args = append(args, r.limit, r.window.Milliseconds())
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	reply, err := s.script.Run(ctx, s.rdb, full, args...).Int64Slice()
+	reply, err := s.script.Run(ctx, s.rdb, keys, args...).Int64Slice()
 	if err != nil {
 		return 0, 0, err
 	}
 	if len(reply) < 2 {
 		return 0, 0, errors.New("short reply")
 	}
-	// status, now, then used, reset and retry per rule.
-	for i := 4; i < len(reply); i += 3 {
-		retry = max(retry, (reply[i]+999_999)/1_000_000)
+	// status, now, then used, reset and retry per rule, and 11 fields per guard.
+	n := 2
+	for _, k := range policy {
+		if k.guard != nil {
+			retry = max(retry, (reply[n+1]+999_999)/1_000_000)
+			n += 11
+			continue
+		}
+		for range k.rules {
+			retry = max(retry, (reply[n+2]+999_999)/1_000_000)
+			n += 3
+		}
 	}
 	return reply[0], retry, nil
+}
+
+// approve counts an approval for the guard hashes of a send to phone from sentIP, weighed as
+// otpgate weighs it: less when it came faster than a person reads, or from another network.
+func (s *refServer) approve(ctx context.Context, phone, sentIP, checkIP string, sentAt time.Time) error {
+	weight := 1.0
+	if time.Since(sentAt) < time.Duration(s.fraud.MinApprovalDelay) {
+		weight *= s.fraud.FastApprovalWeight
+	}
+	if refNetwork(checkIP) != refNetwork(sentIP) {
+		weight *= s.fraud.ForeignApprovalWeight
+	}
+	var keys []string
+	args := []any{"approve", "", refFloat(weight), s.fraud.YoungApprovals}
+	for _, k := range s.guardKeys(phone, sentIP) {
+		keys = append(keys, s.prefix+"{"+k.key+"}:g")
+		args = append(args, k.guard.role)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return s.guard.Run(ctx, s.rdb, keys, args...).Err()
 }
 
 // deliver POSTs the message to the webhook provider, signed as otpgate signs it.
@@ -260,9 +330,12 @@ func (s *refServer) deliver(ctx context.Context, id, to, code string, now time.T
 }
 
 // hash is the code's HMAC, tied to the verification id.
-func (s *refServer) hash(id, code string) []byte {
-	mac := hmac.New(sha256.New, s.secret)
-	mac.Write([]byte(id + code))
+func (s *refServer) hash(id, code string) []byte { return s.hashWith(s.secret, id+code) }
+
+// hashWith is the HMAC-SHA256 of text under key.
+func (s *refServer) hashWith(key []byte, text string) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(text))
 	return mac.Sum(nil)
 }
 

@@ -20,32 +20,35 @@ type request struct {
 	path string
 	body []byte
 	ip   string
+	// answer, when set, is handed the answer's status and body.
+	answer func(status int, body []byte)
 }
 
 // scenario is one kind of load.
 type scenario struct {
 	name, what string
-	// want is the status every measured request should get.
-	want int
+	// want are the statuses the measured requests should get.
+	want []int
+	// target is the least share of the reference's requests per second otpgate should reach.
+	target float64
 	// prepare runs before the clock starts and returns the maker of the n-th request to s.
 	prepare func(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(n int64) request, error)
 }
 
 func scenarios() []scenario {
 	return []scenario{
-		{"send-allowed", "sends for distinct phones from distinct clients, all admitted", http.StatusCreated,
-			func(_ context.Context, _ *env, s *system, _ options, _ *http.Client) (func(int64) request, error) {
-				return func(n int64) request { return sendRequest(s.phone(1, n), s.clientIP(1, n)) }, nil
-			}},
-		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", http.StatusTooManyRequests,
+		{"send-allowed", "sends for distinct numbers over many prefixes of five countries, from distinct clients over many networks, " +
+			"all admitted, two in five requests approving an earlier send (one sent at least a second before, by its client, with its code)",
+			[]int{http.StatusCreated, http.StatusOK}, 0.8, prepareAllowed},
+		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", []int{http.StatusTooManyRequests}, 0.8,
 			func(ctx context.Context, _ *env, s *system, _ options, hc *http.Client) (func(int64) request, error) {
-				target := s.phone(2, 0)
-				if _, err := post(ctx, hc, s.targets[0], sendRequest(target, s.clientIP(2, -1))); err != nil {
+				target := s.shape.other(flood)
+				if _, err := post(ctx, hc, s.targets[0], sendRequest(target.phone, target.ip)); err != nil {
 					return nil, err
 				}
-				return func(n int64) request { return sendRequest(target, s.clientIP(2, n)) }, nil
+				return func(n int64) request { return sendRequest(target.phone, s.clientIP(2, n)) }, nil
 			}},
-		{"check", "wrong codes for pending verifications, within their attempt budget", http.StatusUnprocessableEntity,
+		{"check", "wrong codes for pending verifications, within their attempt budget", []int{http.StatusUnprocessableEntity}, 0.9,
 			prepareChecks},
 	}
 }
@@ -73,8 +76,9 @@ func prepareChecks(ctx context.Context, e *env, s *system, o options, hc *http.C
 	type pending struct{ id, wrong string }
 	pool := make([]pending, max(4*o.concurrency, 64))
 	for i := range pool {
-		ph := s.phone(3, int64(i))
-		body, err := post(ctx, hc, s.targets[i%len(s.targets)], sendRequest(ph, s.clientIP(3, int64(i))))
+		tg := s.shape.other(int64(i))
+		ph := tg.phone
+		body, err := post(ctx, hc, s.targets[i%len(s.targets)], sendRequest(ph, tg.ip))
 		if err != nil {
 			return nil, err
 		}
@@ -154,8 +158,17 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result,
 		res := r.res
 		res.peakRSS = peakRSS(r.s.procs)
 		slices.Sort(res.latencies)
-		if bad := len(res.latencies) - res.statuses[sc.want]; bad*100 > len(res.latencies) {
-			return nil, fmt.Errorf("%s: %d of %d requests did not get %d (%s); is the setup right?", r.s.name, bad, len(res.latencies), sc.want, res.statusSummary())
+		// A machine loaded by more than this run times a few calls out (503, as otpgate's
+		// backing calls have 200 ms): they count, as the report's answers show, up to a tenth.
+		bad := len(res.latencies)
+		if t := res.statuses[http.StatusServiceUnavailable]; t*10 <= len(res.latencies) {
+			bad -= t
+		}
+		for _, w := range sc.want {
+			bad -= res.statuses[w]
+		}
+		if bad*100 > len(res.latencies) {
+			return nil, fmt.Errorf("%s: %d of %d requests did not get %v (%s); is the setup right?", r.s.name, bad, len(res.latencies), sc.want, res.statusSummary())
 		}
 		out[i] = res
 	}
@@ -232,6 +245,14 @@ func do(ctx context.Context, hc *http.Client, base string, r request) (int, erro
 		return 0, err
 	}
 	defer resp.Body.Close()
+	if r.answer != nil {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return 0, err
+		}
+		r.answer(resp.StatusCode, body)
+		return resp.StatusCode, nil
+	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return 0, err
 	}
@@ -264,12 +285,6 @@ func post(ctx context.Context, hc *http.Client, base string, r request) ([]byte,
 func sendRequest(phone, ip string) request {
 	body, _ := json.Marshal(map[string]string{"phone": phone})
 	return request{path: "/v1/verifications", body: body, ip: ip}
-}
-
-// phone returns a valid Japanese mobile number, one range per scenario: n picks it, offset
-// by the system's base so that runs against the same -targets do not collide.
-func (s *system) phone(scenario int, n int64) string {
-	return fmt.Sprintf("+8190%d%07d", scenario, (s.base+n)%10_000_000)
 }
 
 // clientIP returns a distinct client address per n, in one quarter of 10.0.0.0/8 per

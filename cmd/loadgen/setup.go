@@ -30,15 +30,21 @@ type system struct {
 	targets []string
 	// procs are the processes loadgen started; none with -targets.
 	procs []*fixture.Server
-	// base offsets the phone numbers and client addresses of this system in this run.
+	// base offsets the client addresses of this system in this run.
 	base int64
+	// shape makes the numbers and clients of this system's sends.
+	shape shape
 	// adminToken opens the admin listener of otpgate processes loadgen started.
 	adminToken string
 }
 
+// guardOff names otpgate run with OTP_FRAUD_GUARD=off, for the guard's share.
+const guardOff = "otpgate-guard-off"
+
 // env is what the scenarios run against.
 type env struct {
-	// systems holds otpgate first, then the reference when asked for.
+	// systems holds otpgate first, then the reference when asked for, then otpgate without
+	// the guard when asked for.
 	systems []*system
 	// provider is the built-in SMS provider; nil with -targets, where codes are unknown.
 	provider *smstest.Provider
@@ -56,7 +62,7 @@ func (e *env) tearDown() {
 func setUp(ctx context.Context, o options, getenv func(string) string, stderr io.Writer) (*env, error) {
 	// The reference's numbers are half the number space away, so both systems' phones differ.
 	base := mathrand.Int64N(10_000_000)
-	otpgate := &system{name: "otpgate", base: base}
+	otpgate := &system{name: "otpgate", base: base, shape: shape{third: 0, base: base}}
 	e := &env{systems: []*system{otpgate}}
 	if len(o.targets) > 0 {
 		otpgate.targets = o.targets
@@ -118,7 +124,7 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
-		ref := &system{name: "reference", base: (base + 5_000_000) % 10_000_000}
+		ref := &system{name: "reference", base: (base + 5_000_000) % 10_000_000, shape: shape{third: 1, base: base}}
 		vars := map[string]string{
 			referenceRoleVar: referenceRole,
 			"REDIS_URL":      redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix + "ref:",
@@ -128,6 +134,29 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 			return nil, err
 		}
 		e.systems = append(e.systems, ref)
+	}
+	if o.reference && o.guardShare {
+		// otpgate without the guard, on a database of its own: the guard's settings live in
+		// the database once a server has started on it.
+		dsn, drop, err := fixture.CreateDatabase(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run+"_off")
+		if err != nil {
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		e.undo = append(e.undo, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := drop(ctx); err != nil {
+				fmt.Fprintf(stderr, "loadgen: %v\n", err)
+			}
+		})
+		off := &system{name: guardOff, base: (base + 2_500_000) % 10_000_000, shape: shape{third: 2, base: base}}
+		offVars := maps.Clone(vars)
+		offVars["DATABASE_URL"], offVars["OTP_REDIS_PREFIX"], offVars["OTP_FRAUD_GUARD"] = dsn, prefix+"off:", "off"
+		off.adminToken = offVars["ADMIN_TOKEN"]
+		if err := e.start(ctx, off, o.servers, bin, offVars, stderr); err != nil {
+			return nil, err
+		}
+		e.systems = append(e.systems, off)
 	}
 	ok = true
 	return e, nil
@@ -144,9 +173,6 @@ func serverEnv(redisURL, dsn, prefix string, p *smstest.Provider) map[string]str
 		"OTP_OUTBOUND_ALLOW":   "127.0.0.0/8,::1/128",
 		"OTP_DUPLICATE_WINDOW": windowEnv(refDuplicate[0].window),
 		"OTP_LIMIT_PHONE":      rulesEnv(refPerKey), "OTP_LIMIT_IP": rulesEnv(refPerKey),
-		// The send scenarios never approve, from a few networks: the fraud guard would rightly
-		// block them. The pumping scenario runs it on purpose.
-		"OTP_FRAUD_GUARD": "off",
 		// The check scenario guesses wrong within the budget for as long as it runs.
 		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": rulesEnv(refCheck), "OTP_LIMIT_CHECK_IP": rulesEnv(refCheck),
 	}
