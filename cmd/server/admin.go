@@ -26,8 +26,9 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		{Scope: otp.ScopeCheckIP, Rules: cfg.LimitCheckIP},
 	})
 	console.LimiterTimeout = cfg.RedisTimeout
-	// A phone's budget has a partition per public app and one for the key apps.
-	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), phone) }
+	// A phone's budget has a partition per public app and one for the key apps, each keyed
+	// by the number's index, as the service keys them.
+	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), p.dataKeys.Index(phone)) }
 	var signOn admin.SignOn
 	if cfg.sso != nil {
 		signOn = cfg.sso // a nil *sso.Client in the interface would not be nil

@@ -68,6 +68,8 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svcCfg := cfg.serviceConfig(p.secret)
+	// Addresses reach Redis as their keyed index only (docs/privacy.md).
+	svcCfg.AddressIndex = p.dataKeys.Index
 	// With tracing on, the trace each verification began in is remembered for the
 	// deliveries of its events (tracing.Origins).
 	var origins *tracing.Origins
@@ -173,6 +175,8 @@ func newIdempotency(cfg config, p *parts) *idempotency.Store {
 	// A request holds its key while it runs; the key must outlive the slowest send, or a
 	// retry could send a second SMS while the first is still on its way.
 	idem.Timeout = cfg.RedisTimeout
+	// A stored response names the address it was for (docs/privacy.md).
+	idem.Sealer = p.dataKeys
 	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.deliveryTimeout()+2*cfg.DBTimeout+2*cfg.RedisTimeout))
 	return idem
 }
