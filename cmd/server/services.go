@@ -127,6 +127,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		rateLimits = apps.NewRateLimitService(rs)
 	}
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
+	idem := newIdempotency(cfg, p)
 	s.public = tracing.Handler(p.tracer, "public", otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,
@@ -140,7 +141,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			RateLimits: rateLimits,
 		}),
 		TOTP:           factors,
-		Idempotency:    newIdempotency(cfg, p),
+		Idempotency:    idem,
 		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
@@ -148,7 +149,8 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Observe:        mx.ObserveHTTP,
 	}))
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
-	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors, ready, mx.Handler()))
+	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors,
+		newEraser(cfg, p, limiter, s.registry, idem, svc), ready, mx.Handler()))
 	return s, nil
 }
 

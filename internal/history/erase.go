@@ -40,9 +40,6 @@ type EraseStore interface {
 	EraseAddress(ctx context.Context, address, redacted string, audit AdminAction) (Erased, error)
 }
 
-// LimiterKey is one key of one limiter scope.
-type LimiterKey struct{ Scope, Key string }
-
 // Eraser is the audited erasure of one person's data, by phone number or email address:
 // the store's rows, the limiter's keys of every partition of the address, and what other
 // parts keep of it (Forget). What it removes cannot be brought back.
@@ -51,8 +48,9 @@ type Eraser struct {
 	limiter otp.Limiter
 	// index is what stands in for the address in keys and in the audit log.
 	index func(address string) string
-	// keys lists the limiter keys of an address in every scope and partition.
-	keys func(address string) []LimiterKey
+	// keys lists the limiter keys of an address in every scope and partition (only their
+	// Scope and Key are read).
+	keys func(address string) []otp.Limit
 
 	// LimiterTimeout bounds one limiter call.
 	LimiterTimeout time.Duration
@@ -65,7 +63,7 @@ type Eraser struct {
 
 // NewEraser returns the eraser over store and limiter: index is the address's keyed
 // index (pii.Keys.Index), keys the limiter keys of an address.
-func NewEraser(store EraseStore, limiter otp.Limiter, index func(string) string, keys func(string) []LimiterKey) *Eraser {
+func NewEraser(store EraseStore, limiter otp.Limiter, index func(string) string, keys func(string) []otp.Limit) *Eraser {
 	return &Eraser{store: store, limiter: limiter, index: index, keys: keys}
 }
 

@@ -10,6 +10,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -18,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -186,6 +188,56 @@ func (s *Store) open(rec record) ([]byte, error) {
 		return nil, fmt.Errorf("idempotency: open stored response: %w", err)
 	}
 	return []byte(body), nil
+}
+
+// Forget deletes every stored response whose body names address (as a JSON string, as
+// the APIs write it) and returns how many it deleted: an erasure's part of Redis. Keys
+// are client-chosen and hashed, so the records are found by SCAN over the store's prefix,
+// on every master of a cluster; erasures are rare, and a store holds a day of requests.
+func (s *Store) Forget(ctx context.Context, address string) (int, error) {
+	quoted, err := json.Marshal(address)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: forget: %w", err)
+	}
+	var mu sync.Mutex
+	var n int
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, s.prefix+"*", 500).Iterator()
+		for iter.Next(ctx) {
+			key := iter.Val()
+			val, err := c.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var rec record
+			if json.Unmarshal(val, &rec) != nil || rec.State != stateDone {
+				continue
+			}
+			body, err := s.open(rec)
+			if err != nil || !bytes.Contains(body, quoted) {
+				continue
+			}
+			if err := c.Del(ctx, key).Err(); err != nil {
+				return err
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, s.rdb)
+	}
+	if err != nil {
+		return n, unavailable("forget", err)
+	}
+	return n, nil
 }
 
 // redisKey hashes endpoint and key, so that any client-chosen key makes a short, safe name.

@@ -254,3 +254,40 @@ func TestSealedResponses(t *testing.T) {
 		t.Errorf("a sealed response replayed without a sealer")
 	}
 }
+
+// TestForget deletes the stored responses naming one address, sealed or not, and keeps
+// the others and the requests still in flight.
+func TestForget(t *testing.T) {
+	ctx := context.Background()
+	s, _, keys := mustOpenStore(t)
+	k, err := pii.New([]byte("a test secret that is long enough for otpgate"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Sealer = k
+	store := func(key, to string) {
+		c, err := s.Begin(ctx, "send", key, bodyA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Complete(ctx, c.Lock, otp.StoredResponse{Status: 201, Body: []byte(`{"to":"` + to + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store("a1", "+14155550123")
+	store("a2", "+14155550123")
+	store("b1", "+14155550124")
+	if _, err := s.Begin(ctx, "send", "in-flight", bodyA); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Forget(ctx, "+14155550123")
+	if err != nil || n != 2 {
+		t.Fatalf("Forget: %d, %v, want 2 deleted", n, err)
+	}
+	if got := len(keys()); got != 2 {
+		t.Errorf("%d records left, want the other address's and the one in flight", got)
+	}
+	if c, err := s.Begin(ctx, "send", "b1", bodyA); err != nil || c.Replay == nil {
+		t.Errorf("the other address's response: %+v, %v, want it replayed", c, err)
+	}
+}

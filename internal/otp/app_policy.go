@@ -48,6 +48,24 @@ func AddressKeys(apps []App, address string) []string {
 	return out
 }
 
+// AddressLimits are the limiter keys an address can have in apps: its send and check
+// scopes in every partition (AddressKeys) and every app's own scopes, keyed by index, the
+// address's Config.Index. Only Scope and Key are set: what an erasure deletes.
+func AddressLimits(apps []App, address, index string) []Limit {
+	send, check := ScopePhone, ScopeCheckPhone
+	if IsEmailAddress(address) {
+		send, check = ScopeEmail, ScopeCheckEmail
+	}
+	var out []Limit
+	for _, k := range AddressKeys(apps, index) {
+		out = append(out, Limit{Scope: send, Key: k}, Limit{Scope: check, Key: k})
+	}
+	for _, a := range apps {
+		out = append(out, Limit{Scope: ScopeApp, Key: a.ID + "|" + index}, Limit{Scope: ScopeAppCheck, Key: a.ID + "|" + index})
+	}
+	return out
+}
+
 // appSendPolicy adds the app's own send rules to the shared policy and keys the
 // per-address scope in the app's partition (AddressKey). The duplicate window is the
 // app's own, too: the same phone asked for by two apps is no double submit. The default
