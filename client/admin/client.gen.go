@@ -1901,7 +1901,7 @@ type Erased struct {
 		// Attempts Check attempts.
 		Attempts int `json:"attempts"`
 
-		// AuditEntries Earlier audit entries that named the address and now name its index.
+		// AuditEntries Earlier audit entries that named the address and now name its mask.
 		AuditEntries int `json:"audit_entries"`
 
 		// Events Event outbox rows, each with its webhook delivery record.
@@ -4514,8 +4514,8 @@ type ClientInterface interface {
 	// with its sends (refused sends too, and the delivery receipts they held), check
 	// attempts, events and their webhook delivery records; the limiter's keys of every
 	// app's partition of the address; the stored Idempotency-Key responses that name it.
-	// Audit entries that named the address name its keyed index instead, and the erasure
-	// is audited under that index. Hourly rollups keep counts only and are left as they
+	// Audit entries that named the address name its mask instead, and the erasure is
+	// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 	// are. What is removed cannot be brought back. An address with nothing kept answers
 	// 200 with zero counts. A subject that is neither an E.164 number nor an email
 	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
@@ -5510,8 +5510,8 @@ func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditor
 // with its sends (refused sends too, and the delivery receipts they held), check
 // attempts, events and their webhook delivery records; the limiter's keys of every
 // app's partition of the address; the stored Idempotency-Key responses that name it.
-// Audit entries that named the address name its keyed index instead, and the erasure
-// is audited under that index. Hourly rollups keep counts only and are left as they
+// Audit entries that named the address name its mask instead, and the erasure is
+// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 // are. What is removed cannot be brought back. An address with nothing kept answers
 // 200 with zero counts. A subject that is neither an E.164 number nor an email
 // address is refused with `400 invalid_request` naming `subject`, as text with a NUL
@@ -8587,8 +8587,8 @@ type ClientWithResponsesInterface interface {
 	// with its sends (refused sends too, and the delivery receipts they held), check
 	// attempts, events and their webhook delivery records; the limiter's keys of every
 	// app's partition of the address; the stored Idempotency-Key responses that name it.
-	// Audit entries that named the address name its keyed index instead, and the erasure
-	// is audited under that index. Hourly rollups keep counts only and are left as they
+	// Audit entries that named the address name its mask instead, and the erasure is
+	// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 	// are. What is removed cannot be brought back. An address with nothing kept answers
 	// 200 with zero counts. A subject that is neither an E.164 number nor an email
 	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
@@ -13442,8 +13442,8 @@ func (c *ClientWithResponses) GetStatsWithResponse(ctx context.Context, params *
 // with its sends (refused sends too, and the delivery receipts they held), check
 // attempts, events and their webhook delivery records; the limiter's keys of every
 // app's partition of the address; the stored Idempotency-Key responses that name it.
-// Audit entries that named the address name its keyed index instead, and the erasure
-// is audited under that index. Hourly rollups keep counts only and are left as they
+// Audit entries that named the address name its mask instead, and the erasure is
+// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 // are. What is removed cannot be brought back. An address with nothing kept answers
 // 200 with zero counts. A subject that is neither an E.164 number nor an email
 // address is refused with `400 invalid_request` naming `subject`, as text with a NUL

@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/idempotency"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 	"otpgate/internal/spend"
 )
 
@@ -65,7 +66,7 @@ func newEraser(cfg config, p *parts, limiter otp.Limiter, registry *apps.Registr
 	if !ok {
 		return nil
 	}
-	e := history.NewEraser(store, limiter, p.dataKeys.Index, func(address string) []otp.Limit {
+	e := history.NewEraser(store, limiter, pii.Mask, func(address string) []otp.Limit {
 		return otp.AddressLimits(registry.Apps(), address, p.dataKeys.Index(address))
 	})
 	e.LimiterTimeout = cfg.RedisTimeout

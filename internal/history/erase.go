@@ -21,7 +21,7 @@ type Erased struct {
 	// Events are event outbox rows deleted, each with its webhook delivery record.
 	Events int
 	// AuditEntries are earlier audit entries whose target named the address, rewritten to
-	// name its index instead.
+	// name its mask instead.
 	AuditEntries int
 	// LimiterKeys are the limiter keys of the address that held something and were deleted.
 	LimiterKeys int
@@ -46,8 +46,9 @@ type EraseStore interface {
 type Eraser struct {
 	store   EraseStore
 	limiter otp.Limiter
-	// index is what stands in for the address in keys and in the audit log.
-	index func(address string) string
+	// mask is what names the address in the audit log (pii.Mask): not the address, and
+	// not its index either, which would let the log find the person again.
+	mask func(address string) string
 	// keys lists the limiter keys of an address in every scope and partition (only their
 	// Scope and Key are read).
 	keys func(address string) []otp.Limit
@@ -61,14 +62,14 @@ type Eraser struct {
 	Forget func(address string)
 }
 
-// NewEraser returns the eraser over store and limiter: index is the address's keyed
-// index (pii.Keys.Index), keys the limiter keys of an address.
-func NewEraser(store EraseStore, limiter otp.Limiter, index func(string) string, keys func(string) []otp.Limit) *Eraser {
-	return &Eraser{store: store, limiter: limiter, index: index, keys: keys}
+// NewEraser returns the eraser over store and limiter: mask names an address in the
+// audit log (pii.Mask), keys lists the limiter keys of an address.
+func NewEraser(store EraseStore, limiter otp.Limiter, mask func(string) string, keys func(string) []otp.Limit) *Eraser {
+	return &Eraser{store: store, limiter: limiter, mask: mask, keys: keys}
 }
 
 // Erase removes everything otpgate keeps of address, a normalised E.164 number or email
-// address, and audits it under the address's index, so that the audit log does not
+// address, and audits it under the address's mask, so that the audit log does not
 // name the person it erased. The store's part runs first, in one transaction with its
 // audit entry; then the limiter keys, the stored responses and the caches, which a
 // failure leaves for a retry of the same call to finish (the store's part finds nothing
@@ -78,7 +79,7 @@ func (e *Eraser) Erase(ctx context.Context, address, actor string) (Erased, erro
 	if otp.IsEmailAddress(address) {
 		kind = "email"
 	}
-	redacted := kind + ":" + e.index(address)
+	redacted := kind + ":" + e.mask(address)
 	out, err := e.store.EraseAddress(ctx, address, redacted, AdminAction{
 		Action: ActionSubjectErased,
 		Target: redacted,
