@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/pii"
 	"otpgate/internal/testenv"
 )
 
@@ -66,13 +67,18 @@ func clusterHA(t *testing.T) redisHA {
 	return redisHA{
 		url: "redis+cluster://" + strings.Join(append(append([]string(nil), c.Addrs...), c.Replicas...), ","),
 		onShard: func(t *testing.T, phones []string) []bool {
-			// The limiter's key of a phone has the hash tag "phone:<number>".
+			// The limiter's key of a phone has the hash tag "phone:<the number's index>",
+			// the keyed hash the server derives from its secret.
+			keys, err := pii.New([]byte(testSecret), "")
+			if err != nil {
+				t.Fatal(err)
+			}
 			ctx := context.Background()
 			out := make([]bool, len(phones))
 			slots := make([]*redis.IntCmd, len(phones))
 			if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for i, ph := range phones {
-					slots[i] = p.ClusterKeySlot(ctx, "{phone:"+ph+"}")
+					slots[i] = p.ClusterKeySlot(ctx, "{phone:"+keys.Index(ph)+"}")
 				}
 				return nil
 			}); err != nil {

@@ -1895,6 +1895,33 @@ type DeliveryRates struct {
 	Since time.Time      `json:"since"`
 }
 
+// Erased defines model for Erased.
+type Erased struct {
+	Removed struct {
+		// Attempts Check attempts.
+		Attempts int `json:"attempts"`
+
+		// AuditEntries Earlier audit entries that named the address and now name its mask.
+		AuditEntries int `json:"audit_entries"`
+
+		// Events Event outbox rows, each with its webhook delivery record.
+		Events int `json:"events"`
+
+		// LimiterKeys Limiter keys of the address that held requests.
+		LimiterKeys int `json:"limiter_keys"`
+
+		// Sends Sends, refused ones included, with their delivery receipts.
+		Sends int `json:"sends"`
+
+		// StoredResponses Stored Idempotency-Key responses that named the address.
+		StoredResponses int `json:"stored_responses"`
+		Verifications   int `json:"verifications"`
+	} `json:"removed"`
+
+	// Subject The number or address erased, masked (`+141******00`, `a***@example.com`).
+	Subject string `json:"subject"`
+}
+
 // EventType defines model for EventType.
 type EventType string
 
@@ -3615,6 +3642,12 @@ type GetStatsParams struct {
 	Bucket *string `form:"bucket,omitempty" json:"bucket,omitempty"`
 }
 
+// EraseSubjectParams defines parameters for EraseSubject.
+type EraseSubjectParams struct {
+	// XCSRFToken The console's CSRF token; needed with Basic authentication only.
+	XCSRFToken *CSRFToken `json:"X-CSRF-Token,omitempty"`
+}
+
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = NewApp
 
@@ -4474,6 +4507,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 	GetStats(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EraseSubject Erase one person's data, by phone number or email address.
+	//
+	// Removes, in one call, every verification of the number or address in every app
+	// with its sends (refused sends too, and the delivery receipts they held), check
+	// attempts, events and their webhook delivery records; the limiter's keys of every
+	// app's partition of the address; the stored Idempotency-Key responses that name it.
+	// Audit entries that named the address name its mask instead, and the erasure is
+	// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+	// are. What is removed cannot be brought back. An address with nothing kept answers
+	// 200 with zero counts. A subject that is neither an E.164 number nor an email
+	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
+	// is, and nothing is erased. Needs the admin role; with Basic authentication,
+	// `X-CSRF-Token`.
+	//
+	// Corresponds with DELETE /admin/api/subjects/{subject} (the `EraseSubject` operationId).
+	EraseSubject(ctx context.Context, subject string, params *EraseSubjectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetVerification One verification with its sends and check attempts, oldest first.
 	//
@@ -5444,6 +5494,33 @@ func (c *Client) UpdateSpendConfig(ctx context.Context, params *UpdateSpendConfi
 // Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetStatsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EraseSubject Erase one person's data, by phone number or email address.
+//
+// Removes, in one call, every verification of the number or address in every app
+// with its sends (refused sends too, and the delivery receipts they held), check
+// attempts, events and their webhook delivery records; the limiter's keys of every
+// app's partition of the address; the stored Idempotency-Key responses that name it.
+// Audit entries that named the address name its mask instead, and the erasure is
+// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+// are. What is removed cannot be brought back. An address with nothing kept answers
+// 200 with zero counts. A subject that is neither an E.164 number nor an email
+// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
+// is, and nothing is erased. Needs the admin role; with Basic authentication,
+// `X-CSRF-Token`.
+//
+// Corresponds with DELETE /admin/api/subjects/{subject} (the `EraseSubject` operationId).
+func (c *Client) EraseSubject(ctx context.Context, subject string, params *EraseSubjectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseSubjectRequest(c.Server, subject, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7768,6 +7845,55 @@ func NewGetStatsRequest(server string, params *GetStatsParams) (*http.Request, e
 	return req, nil
 }
 
+// NewEraseSubjectRequest constructs an http.Request for the EraseSubject method
+func NewEraseSubjectRequest(server string, subject string, params *EraseSubjectParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subject", subject, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/api/subjects/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCSRFToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-CSRF-Token", *params.XCSRFToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-CSRF-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetVerificationRequest constructs an http.Request for the GetVerification method
 func NewGetVerificationRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -8454,6 +8580,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /admin/api/stats (the `GetStats` operationId).
 	GetStatsWithResponse(ctx context.Context, params *GetStatsParams, reqEditors ...RequestEditorFn) (*GetStatsResponse, error)
+
+	// EraseSubjectWithResponse Erase one person's data, by phone number or email address.
+	//
+	// Removes, in one call, every verification of the number or address in every app
+	// with its sends (refused sends too, and the delivery receipts they held), check
+	// attempts, events and their webhook delivery records; the limiter's keys of every
+	// app's partition of the address; the stored Idempotency-Key responses that name it.
+	// Audit entries that named the address name its mask instead, and the erasure is
+	// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+	// are. What is removed cannot be brought back. An address with nothing kept answers
+	// 200 with zero counts. A subject that is neither an E.164 number nor an email
+	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
+	// is, and nothing is erased. Needs the admin role; with Basic authentication,
+	// `X-CSRF-Token`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /admin/api/subjects/{subject} (the `EraseSubject` operationId).
+	EraseSubjectWithResponse(ctx context.Context, subject string, params *EraseSubjectParams, reqEditors ...RequestEditorFn) (*EraseSubjectResponse, error)
 
 	// GetVerificationWithResponse One verification with its sends and check attempts, oldest first.
 	//
@@ -12105,6 +12250,89 @@ func (r GetStatsResponse) ContentType() string {
 	return ""
 }
 
+// EraseSubjectResponse401Headers the declared response headers of an HTTP 401 response for EraseSubject
+type EraseSubjectResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type EraseSubjectResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Erased
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidText
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EraseSubjectResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EraseSubjectResponse) GetJSON200() *Erased {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EraseSubjectResponse) GetApplicationproblemJSON400() *InvalidText {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EraseSubjectResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r EraseSubjectResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r EraseSubjectResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EraseSubjectResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EraseSubjectResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EraseSubjectResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EraseSubjectResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EraseSubjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetVerificationResponse401Headers the declared response headers of an HTTP 401 response for GetVerification
 type GetVerificationResponse401Headers struct {
 	WWWAuthenticate string
@@ -13206,6 +13434,31 @@ func (c *ClientWithResponses) GetStatsWithResponse(ctx context.Context, params *
 		return nil, err
 	}
 	return ParseGetStatsResponse(rsp)
+}
+
+// EraseSubjectWithResponse Erase one person's data, by phone number or email address.
+//
+// Removes, in one call, every verification of the number or address in every app
+// with its sends (refused sends too, and the delivery receipts they held), check
+// attempts, events and their webhook delivery records; the limiter's keys of every
+// app's partition of the address; the stored Idempotency-Key responses that name it.
+// Audit entries that named the address name its mask instead, and the erasure is
+// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+// are. What is removed cannot be brought back. An address with nothing kept answers
+// 200 with zero counts. A subject that is neither an E.164 number nor an email
+// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
+// is, and nothing is erased. Needs the admin role; with Basic authentication,
+// `X-CSRF-Token`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /admin/api/subjects/{subject} (the `EraseSubject` operationId).
+func (c *ClientWithResponses) EraseSubjectWithResponse(ctx context.Context, subject string, params *EraseSubjectParams, reqEditors ...RequestEditorFn) (*EraseSubjectResponse, error) {
+	rsp, err := c.EraseSubject(ctx, subject, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEraseSubjectResponse(rsp)
 }
 
 // GetVerificationWithResponse One verification with its sends and check attempts, oldest first.
@@ -16535,6 +16788,80 @@ func ParseGetStatsResponse(rsp *http.Response) (*GetStatsResponse, error) {
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEraseSubjectResponse parses an HTTP response from a EraseSubjectWithResponse call
+func ParseEraseSubjectResponse(rsp *http.Response) (*EraseSubjectResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EraseSubjectResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Erased
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidText
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers EraseSubjectResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

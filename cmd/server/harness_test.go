@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"otpgate/internal/apitest"
+	"otpgate/internal/pii"
 	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv"
 	"otpgate/internal/testenv/fixture"
@@ -97,13 +98,27 @@ func startServer(t testing.TB, env map[string]string) *instance {
 	}
 }
 
+// testSecret is the OTP_SECRET of prodEnv.
+const testSecret = "test-secret-0123456789abcdef0123456789"
+
+// addressIndex is what stands in for address in the Redis keys of a server with
+// testSecret: its keyed index.
+func addressIndex(t testing.TB, address string) string {
+	t.Helper()
+	k, err := pii.New([]byte(testSecret), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Index(address)
+}
+
 // prodEnv is a production-mode environment over the test's Redis and a fresh
 // database, sending SMS to p through the webhook sender; extra overrides it, and a
 // database is made only when extra does not name one.
 func prodEnv(t testing.TB, p *smstest.Provider, extra map[string]string) map[string]string {
 	env := map[string]string{
 		"OTP_REDIS_PREFIX":   testenv.KeyPrefix(t),
-		"OTP_SECRET":         "test-secret-0123456789abcdef0123456789",
+		"OTP_SECRET":         testSecret,
 		"ADMIN_TOKEN":        "test-admin-token-0123456789",
 		"SMS_PROVIDER":       "webhook",
 		"SMS_WEBHOOK_URL":    p.URL,

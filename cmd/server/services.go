@@ -68,6 +68,8 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svcCfg := cfg.serviceConfig(p.secret)
+	// Addresses reach Redis as their keyed index only (docs/privacy.md).
+	svcCfg.AddressIndex = p.dataKeys.Index
 	// With tracing on, the trace each verification began in is remembered for the
 	// deliveries of its events (tracing.Origins).
 	var origins *tracing.Origins
@@ -125,6 +127,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		rateLimits = apps.NewRateLimitService(rs)
 	}
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
+	idem := newIdempotency(cfg, p)
 	s.public = tracing.Handler(p.tracer, "public", otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,
@@ -138,7 +141,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			RateLimits: rateLimits,
 		}),
 		TOTP:           factors,
-		Idempotency:    newIdempotency(cfg, p),
+		Idempotency:    idem,
 		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
@@ -146,7 +149,8 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Observe:        mx.ObserveHTTP,
 	}))
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
-	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors, ready, mx.Handler()))
+	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors,
+		newEraser(cfg, p, limiter, s.registry, idem, svc), ready, mx.Handler()))
 	return s, nil
 }
 
@@ -173,6 +177,8 @@ func newIdempotency(cfg config, p *parts) *idempotency.Store {
 	// A request holds its key while it runs; the key must outlive the slowest send, or a
 	// retry could send a second SMS while the first is still on its way.
 	idem.Timeout = cfg.RedisTimeout
+	// A stored response names the address it was for (docs/privacy.md).
+	idem.Sealer = p.dataKeys
 	idem.LockTTL = max(idempotency.DefaultLockTTL, 2*(cfg.deliveryTimeout()+2*cfg.DBTimeout+2*cfg.RedisTimeout))
 	return idem
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +71,8 @@ func newAdminEnv(t *testing.T, mod func(*Deps)) *adminEnv {
 	d := Deps{
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Admin:  history.NewAdmin(e.store, e.limiter, testRules()), Token: testAdminToken, DefaultRegion: "JP",
+		Erasure: history.NewEraser(e.store, e.limiter, func(a string) string { return "h1.idx-" + strconv.Itoa(len(a)) },
+			func(a string) []otp.Limit { return []otp.Limit{{Scope: otp.ScopePhone, Key: a}} }),
 	}
 	if mod != nil {
 		mod(&d)

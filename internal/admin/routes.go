@@ -115,6 +115,11 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			}
 		}
 
+		// Erasure of one person's data.
+		if d.Erasure != nil {
+			t.add(asAdmin, http.MethodDelete, "/admin/api/subjects/{subject}", handleAdminEraseSubject(log, d.Erasure))
+		}
+
 		// The audit log.
 		t.add(asViewer, http.MethodGet, "/admin/audit", handleAuditPage(log, view, d.Admin))
 		t.add(asViewer, http.MethodGet, "/admin/api/audit", handleAdminAudit(log, d.Admin))

@@ -32,6 +32,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Admin answers the console's questions and resets limits; required.
 	Admin history.AdminService
+	// Erasure erases one person's data (DELETE /admin/api/subjects/{subject}); nil serves
+	// no erasure.
+	Erasure Erasure
 	// Apps manages apps and their keys; nil leaves the apps pages and API out.
 	Apps apps.AdminService
 	// Fraud runs the Fraud page and /admin/api/fraud; nil serves neither.

@@ -5,10 +5,12 @@
 // so client-chosen keys never reach Redis key names. It is first an in-flight marker
 // (the request body's hash and a random lock token, expiring after LockTTL so that a
 // crashed server cannot hold a key forever) and then, once completed, the stored response
-// (expiring after the store's TTL).
+// (expiring after the store's TTL). A stored response names the address it was for, so
+// its body is sealed (Sealer) and Redis holds no phone number or email address.
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,6 +56,14 @@ type Store struct {
 	// Timeout, when positive, bounds each operation, so a Redis that is down or slow
 	// fails the request closed promptly instead of after the client's dial retries.
 	Timeout time.Duration
+	// Sealer, when set, seals the stored responses' bodies.
+	Sealer Sealer
+}
+
+// Sealer encrypts what is stored and decrypts it again; pii.Keys is one.
+type Sealer interface {
+	Seal(plain string) string
+	Open(sealed string) (string, error)
 }
 
 // New returns a store that keeps records under prefix for ttl after completion (24h by the contract).
@@ -73,6 +84,8 @@ type record struct {
 	Status int         `json:"status,omitempty"`
 	Header http.Header `json:"header,omitempty"`
 	Body   []byte      `json:"body,omitempty"`
+	// Sealed is the body sealed by the Sealer, in place of Body.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 // Begin claims key for a request to endpoint whose body hashes to bodyHash. It returns
@@ -115,7 +128,11 @@ func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]by
 		case rec.Hash != hash:
 			return otp.IdempotencyClaim{}, otp.ErrIdempotencyKeyReused
 		case rec.State == stateDone:
-			return otp.IdempotencyClaim{Replay: &otp.StoredResponse{Status: rec.Status, Header: rec.Header, Body: rec.Body}}, nil
+			body, err := s.open(rec)
+			if err != nil {
+				return otp.IdempotencyClaim{}, err
+			}
+			return otp.IdempotencyClaim{Replay: &otp.StoredResponse{Status: rec.Status, Header: rec.Header, Body: body}}, nil
 		default:
 			return otp.IdempotencyClaim{}, otp.ErrIdempotencyInFlight
 		}
@@ -129,7 +146,11 @@ func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]by
 func (s *Store) Complete(ctx context.Context, l otp.IdempotencyLock, r otp.StoredResponse) error {
 	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
-	done, err := json.Marshal(record{State: stateDone, Hash: l.Hash, Status: r.Status, Header: r.Header, Body: r.Body})
+	rec := record{State: stateDone, Hash: l.Hash, Status: r.Status, Header: r.Header, Body: r.Body}
+	if s.Sealer != nil && len(r.Body) > 0 {
+		rec.Body, rec.Sealed = nil, s.Sealer.Seal(string(r.Body))
+	}
+	done, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("idempotency: encode response: %w", err)
 	}
@@ -152,6 +173,71 @@ func (s *Store) Release(ctx context.Context, l otp.IdempotencyLock) error {
 		return unavailable("release key", err)
 	}
 	return nil
+}
+
+// open is the body of a stored response, opened when it was sealed.
+func (s *Store) open(rec record) ([]byte, error) {
+	if rec.Sealed == "" {
+		return rec.Body, nil
+	}
+	if s.Sealer == nil {
+		return nil, errors.New("idempotency: a stored response is sealed and no sealer is configured")
+	}
+	body, err := s.Sealer.Open(rec.Sealed)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: open stored response: %w", err)
+	}
+	return []byte(body), nil
+}
+
+// Forget deletes every stored response whose body names address (as a JSON string, as
+// the APIs write it) and returns how many it deleted: an erasure's part of Redis. Keys
+// are client-chosen and hashed, so the records are found by SCAN over the store's prefix,
+// on every master of a cluster; erasures are rare, and a store holds a day of requests.
+func (s *Store) Forget(ctx context.Context, address string) (int, error) {
+	quoted, err := json.Marshal(address)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: forget: %w", err)
+	}
+	var mu sync.Mutex
+	var n int
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, s.prefix+"*", 500).Iterator()
+		for iter.Next(ctx) {
+			key := iter.Val()
+			val, err := c.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var rec record
+			if json.Unmarshal(val, &rec) != nil || rec.State != stateDone {
+				continue
+			}
+			body, err := s.open(rec)
+			if err != nil || !bytes.Contains(body, quoted) {
+				continue
+			}
+			if err := c.Del(ctx, key).Err(); err != nil {
+				return err
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, s.rdb)
+	}
+	if err != nil {
+		return n, unavailable("forget", err)
+	}
+	return n, nil
 }
 
 // redisKey hashes endpoint and key, so that any client-chosen key makes a short, safe name.

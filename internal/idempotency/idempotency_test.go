@@ -14,6 +14,7 @@ import (
 
 	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 	"otpgate/internal/testenv"
 )
 
@@ -212,5 +213,81 @@ func TestStoreTimeoutFailsClosedOnSlowRedis(t *testing.T) {
 	_, err := s.Begin(context.Background(), "send", "slow", bodyA)
 	if !errors.Is(err, otp.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("begin: got %v, want %v from the deadline", err, otp.ErrUnavailable)
+	}
+}
+
+// TestSealedResponses stores a response naming an address with a sealer and finds neither
+// the address nor its digits in Redis, while the replay gives the body back as it was.
+func TestSealedResponses(t *testing.T) {
+	ctx := context.Background()
+	s, rdb, keys := mustOpenStore(t)
+	k, err := pii.New([]byte("a test secret that is long enough for otpgate"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Sealer = k
+	resp := otp.StoredResponse{Status: 201, Body: []byte(`{"to":"+14155550123","email":"ann@example.com"}`)}
+	c, err := s.Begin(ctx, "send", "k1", bodyA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(ctx, c.Lock, resp); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range keys() {
+		v, err := rdb.Get(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, plain := range []string{"4155550123", "ann@example.com", "ann"} {
+			if strings.Contains(v, plain) {
+				t.Errorf("stored record %q holds %q", v, plain)
+			}
+		}
+	}
+	c, err = s.Begin(ctx, "send", "k1", bodyA)
+	if err != nil || c.Replay == nil || string(c.Replay.Body) != string(resp.Body) {
+		t.Fatalf("replay %+v, %v, want the body back", c.Replay, err)
+	}
+	s.Sealer = nil
+	if _, err := s.Begin(ctx, "send", "k1", bodyA); err == nil {
+		t.Errorf("a sealed response replayed without a sealer")
+	}
+}
+
+// TestForget deletes the stored responses naming one address, sealed or not, and keeps
+// the others and the requests still in flight.
+func TestForget(t *testing.T) {
+	ctx := context.Background()
+	s, _, keys := mustOpenStore(t)
+	k, err := pii.New([]byte("a test secret that is long enough for otpgate"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Sealer = k
+	store := func(key, to string) {
+		c, err := s.Begin(ctx, "send", key, bodyA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Complete(ctx, c.Lock, otp.StoredResponse{Status: 201, Body: []byte(`{"to":"` + to + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store("a1", "+14155550123")
+	store("a2", "+14155550123")
+	store("b1", "+14155550124")
+	if _, err := s.Begin(ctx, "send", "in-flight", bodyA); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Forget(ctx, "+14155550123")
+	if err != nil || n != 2 {
+		t.Fatalf("Forget: %d, %v, want 2 deleted", n, err)
+	}
+	if got := len(keys()); got != 2 {
+		t.Errorf("%d records left, want the other address's and the one in flight", got)
+	}
+	if c, err := s.Begin(ctx, "send", "b1", bodyA); err != nil || c.Replay == nil {
+		t.Errorf("the other address's response: %+v, %v, want it replayed", c, err)
 	}
 }

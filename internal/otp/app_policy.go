@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Scopes of an app's own rules. Their keys are "<app id>|<E.164 phone>", so each app
+// Scopes of an app's own rules. Their keys are "<app id>|<index of the address>"
+// (Config.Index), so each app
 // counts its own sends and checks per phone on top of the shared scopes, which every
 // app pays into alike.
 const (
@@ -35,7 +36,8 @@ func AddressKey(app App, address string) string {
 }
 
 // AddressKeys are every partition of address for apps, in the order of apps with the
-// key apps' partition once: what an operator inspects and resets for one address.
+// key apps' partition once: what an operator inspects and resets for one address. The
+// service keys every partition by the address's index (Config.Index): callers pass that.
 func AddressKeys(apps []App, address string) []string {
 	var out []string
 	for _, a := range apps {
@@ -46,11 +48,30 @@ func AddressKeys(apps []App, address string) []string {
 	return out
 }
 
+// AddressLimits are the limiter keys an address can have in apps: its send and check
+// scopes in every partition (AddressKeys) and every app's own scopes, keyed by index, the
+// address's Config.Index. Only Scope and Key are set: what an erasure deletes.
+func AddressLimits(apps []App, address, index string) []Limit {
+	send, check := ScopePhone, ScopeCheckPhone
+	if IsEmailAddress(address) {
+		send, check = ScopeEmail, ScopeCheckEmail
+	}
+	var out []Limit
+	for _, k := range AddressKeys(apps, index) {
+		out = append(out, Limit{Scope: send, Key: k}, Limit{Scope: check, Key: k})
+	}
+	for _, a := range apps {
+		out = append(out, Limit{Scope: ScopeApp, Key: a.ID + "|" + index}, Limit{Scope: ScopeAppCheck, Key: a.ID + "|" + index})
+	}
+	return out
+}
+
 // appSendPolicy adds the app's own send rules to the shared policy and keys the
 // per-address scope in the app's partition (AddressKey). The duplicate window is the
 // app's own, too: the same phone asked for by two apps is no double submit. The default
 // app's duplicate keys stay as they were before there were apps.
-func appSendPolicy(app App, address string, shared []Limit) []Limit {
+// The per-address keys are of index, the address's Config.Index.
+func appSendPolicy(app App, index string, shared []Limit) []Limit {
 	for i := range shared {
 		switch shared[i].Scope {
 		case ScopeDuplicate:
@@ -58,22 +79,22 @@ func appSendPolicy(app App, address string, shared []Limit) []Limit {
 				shared[i].Key = app.ID + "|" + shared[i].Key
 			}
 		case ScopePhone, ScopeEmail:
-			shared[i].Key = AddressKey(app, address)
+			shared[i].Key = AddressKey(app, index)
 		}
 	}
 	if len(app.SendRules) == 0 {
 		return shared
 	}
-	return append(shared, Limit{Scope: ScopeApp, Key: app.ID + "|" + address, Rules: app.SendRules})
+	return append(shared, Limit{Scope: ScopeApp, Key: app.ID + "|" + index, Rules: app.SendRules})
 }
 
-// appCheckLimits are the app's own check rules for phone; none when the phone is
-// unknown (a check by an id that names nothing).
-func appCheckLimits(app App, phone string) []Limit {
-	if len(app.CheckRules) == 0 || phone == "" {
+// appCheckLimits are the app's own check rules for the address whose index is given; none
+// when the address is unknown (a check by an id that names nothing).
+func appCheckLimits(app App, index string) []Limit {
+	if len(app.CheckRules) == 0 || index == "" {
 		return nil
 	}
-	return []Limit{{Scope: ScopeAppCheck, Key: app.ID + "|" + phone, Rules: app.CheckRules}}
+	return []Limit{{Scope: ScopeAppCheck, Key: app.ID + "|" + index, Rules: app.CheckRules}}
 }
 
 // quoteOr lists values for an error message, such as `"en" or "ja"`.

@@ -83,7 +83,8 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	}
 
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, append(s.checkPolicy(app, address, in.ClientIP), appCheckLimits(app, address)...))
+	index := s.cfg.Index(address)
+	dec, err := s.limiter.Allow(lctx, append(s.checkPolicy(app, address, index, in.ClientIP), appCheckLimits(app, index)...))
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: check: limiter: %w", err)

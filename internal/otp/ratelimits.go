@@ -45,15 +45,23 @@ func checkKeyedLimits(limits []KeyedLimit, f map[string]string) {
 
 // keyedLimits are the limits of a send's rate limits, in a fixed order (by name), so that
 // the policy is the same whatever order the caller named them in. The value is hashed into
-// the key: it is the caller's, may be long, and need not be readable in Redis.
-func keyedLimits(app App, limits []KeyedLimit) []Limit {
+// the key: it is the caller's, may be long, and need not be readable in Redis. Values are
+// often phone numbers, whose few digits a plain hash would not hide, so it is the keyed
+// index when there is one (Config.AddressIndex).
+func keyedLimits(app App, limits []KeyedLimit, index func(string) string) []Limit {
 	var out []Limit
 	for _, k := range limits {
 		if len(k.Rules) == 0 {
 			continue // a rate limit without buckets limits nothing, as in Twilio
 		}
-		sum := sha256.Sum256([]byte(k.Value))
-		out = append(out, Limit{Scope: ScopeRateLimit, Key: app.ID + "|" + k.ID + "|" + hex.EncodeToString(sum[:16]), Rules: k.Rules})
+		var v string
+		if index != nil {
+			v = index(k.Value)
+		} else {
+			sum := sha256.Sum256([]byte(k.Value))
+			v = hex.EncodeToString(sum[:16])
+		}
+		out = append(out, Limit{Scope: ScopeRateLimit, Key: app.ID + "|" + k.ID + "|" + v, Rules: k.Rules})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out

@@ -69,3 +69,15 @@ func (s *Service) remember(v Verification) {
 func (s *Service) forget(id string) {
 	s.seen.drop(strings.ToLower(id))
 }
+
+// Forget drops what this instance remembers of address's verifications in apps, after an
+// erasure: the other instances' memories go as their entries are replaced.
+func (s *Service) Forget(apps []App, address string) {
+	for _, a := range apps {
+		k := addressKey{a.ID, address}
+		if id, ok := s.pending.get(k); ok {
+			s.seen.drop(id)
+			s.pending.drop(k)
+		}
+	}
+}

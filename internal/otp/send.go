@@ -50,8 +50,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 	sq, quote := s.quote(app, t, msg.Segments, s.Now())
 
-	policy := append(appSendPolicy(app, t.address, s.sendPolicy(t, in.ClientIP, in.Fingerprint)), fraudLimits...)
-	policy = append(policy, keyedLimits(app, in.RateLimits)...)
+	index := s.cfg.Index(t.address)
+	policy := append(appSendPolicy(app, index, s.sendPolicy(t, index, in.ClientIP, in.Fingerprint)), fraudLimits...)
+	policy = append(policy, keyedLimits(app, in.RateLimits, s.cfg.AddressIndex)...)
 	if solved.ID != "" {
 		policy = append(policy, s.solutionLimit(solved))
 	}

@@ -48,6 +48,18 @@ type Config struct {
 	DeniedNumberTypes []string
 	// DefaultAccess is the default app's access mode (OTP_DEFAULT_APP_ACCESS); empty is public.
 	DefaultAccess Access
+	// AddressIndex names a phone number or email address in the limiter's keys: a keyed
+	// hash that stands in for it (pii.Keys.Index), so that Redis holds no address. nil
+	// keeps the address itself, as tests of the policies read it.
+	AddressIndex func(address string) string
+}
+
+// Index is what stands in for address in the limiter's keys (Config.AddressIndex).
+func (c Config) Index(address string) string {
+	if c.AddressIndex == nil || address == "" {
+		return address
+	}
+	return c.AddressIndex(address)
 }
 
 // Service sends and checks verification codes.

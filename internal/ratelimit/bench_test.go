@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 	"otpgate/internal/testenv"
 )
 
@@ -26,29 +29,57 @@ const (
 	benchKeyspace = 1_000_000
 )
 
-// sendPolicy returns the default send policy for a phone and a client address drawn from the
-// keyspace: phone 1/1m,10/1h, IP 1/1m,10/1h, and one send per phone and client per 5s.
-func sendPolicy(r *rand.Rand) []otp.Limit {
+// benchKeys index the numbers as the server does: Redis holds the keyed index of a number,
+// never the number (docs/privacy.md).
+func benchKeys() *pii.Keys {
+	k, err := pii.New([]byte("benchmark secret of at least thirty-two bytes"), "")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// draw returns a phone and a client address drawn from the keyspace.
+func draw(r *rand.Rand) (phone, ip string) {
 	// The number's first four digits after +8190 vary fastest, so that the numbers spread
 	// over 10,000 prefixes (the guard's prefix is the number less its last four digits), a
 	// hundred numbers each.
 	m := r.IntN(benchKeyspace)
-	phone := "+8190" + strconv.Itoa(100_000_000 + m%10_000*10_000 + m/10_000)[1:]
+	phone = "+8190" + strconv.Itoa(100_000_000 + m%10_000*10_000 + m/10_000)[1:]
 	n := r.IntN(benchKeyspace)
-	ip := "10." + strconv.Itoa(n>>16) + "." + strconv.Itoa(n>>8&255) + "." + strconv.Itoa(n&255)
+	return phone, "10." + strconv.Itoa(n>>16) + "." + strconv.Itoa(n>>8&255) + "." + strconv.Itoa(n&255)
+}
+
+// policyOf is the default send policy of phone and ip, keyed as the otp service keys it:
+// phone 1/1m,10/1h on the number's index, IP 1/1m,10/1h, and one send per phone and client
+// per 5s on a hash of the index and the client. The index is computed per decision, as
+// the service does.
+func policyOf(keys *pii.Keys, phone, ip string) []otp.Limit {
+	index := keys.Index(phone)
+	dup := sha256.Sum256([]byte(index + "\x00" + ip))
 	perKey := []otp.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}
 	return []otp.Limit{
-		{Scope: "phone", Key: phone, Rules: perKey},
+		{Scope: "phone", Key: index, Rules: perKey},
 		{Scope: "ip", Key: ip, Rules: perKey},
-		{Scope: "dup", Key: phone + "|" + ip, Rules: []otp.Rule{{Limit: 1, Window: 5 * time.Second}}},
+		{Scope: "dup", Key: hex.EncodeToString(dup[:12]), Rules: []otp.Rule{{Limit: 1, Window: 5 * time.Second}}},
 	}
 }
+
+// sendPolicy returns the default send policy (policyOf) for a phone and a client address
+// drawn from the keyspace.
+func sendPolicy(r *rand.Rand) []otp.Limit {
+	phone, ip := draw(r)
+	return policyOf(benchIndex, phone, ip)
+}
+
+// benchIndex is the benchmarks' index key; read only.
+var benchIndex = benchKeys()
 
 // guardedPolicy is sendPolicy with the fraud guard on as the server's defaults run it: the
 // number's country and prefix and the client's network, each with its guard hash.
 func guardedPolicy(r *rand.Rand) []otp.Limit {
-	limits := sendPolicy(r)
-	phone, ip := limits[0].Key, limits[1].Key
+	phone, ip := draw(r)
+	limits := policyOf(benchIndex, phone, ip)
 	params := otp.GuardParams{ShortHorizon: 10 * time.Minute, LongHorizon: 7 * 24 * time.Hour,
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20, Block: 12 * time.Hour}
 	return append(limits,

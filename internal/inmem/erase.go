@@ -1,0 +1,75 @@
+package inmem
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+)
+
+// EraseAddress implements history.EraseStore, as internal/postgres does.
+func (s *Store) EraseAddress(ctx context.Context, address, redacted string, audit history.AdminAction) (history.Erased, error) {
+	var out history.Erased
+	if err := alive("erase address", ctx); err != nil {
+		return out, err
+	}
+	if err := otp.CheckTextIn("erasure", struct{ Address, Redacted string }{address, redacted}); err != nil {
+		return out, fmt.Errorf("inmem: erase address: %w", err)
+	}
+	if err := audit.Validate(); err != nil {
+		return out, fmt.Errorf("inmem: erase address: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := map[string]bool{}
+	for id, v := range s.verifications {
+		if v.Address != address {
+			continue
+		}
+		ids[id] = true
+		pk := phoneKey(v.AppID, v.Address)
+		delete(s.byPhone, pk)
+		if s.pending[pk] == id {
+			delete(s.pending, pk)
+		}
+		delete(s.verifications, id)
+		out.Verifications++
+	}
+	for id, r := range s.sends {
+		if ids[r.VerificationID] || r.Phone == address {
+			delete(s.sends, id)
+			out.Sends++
+		}
+	}
+	n := len(s.attempts)
+	s.attempts = slices.DeleteFunc(s.attempts, func(a history.Attempt) bool { return ids[a.VerificationID] })
+	out.Attempts = n - len(s.attempts)
+	n = len(s.ev.outbox)
+	s.ev.outbox = slices.DeleteFunc(s.ev.outbox, func(r *outboxRow) bool {
+		return ids[r.subject] || r.subject == "" && payloadTo(r.event.Data) == address
+	})
+	out.Events = n - len(s.ev.outbox)
+	for i, a := range s.admin {
+		if a.Target == "phone:"+address || a.Target == "email:"+address {
+			s.admin[i].Target = redacted
+			out.AuditEntries++
+		}
+	}
+	s.audit(ctx, audit)
+	return out, nil
+}
+
+// payloadTo is the address an event's payload names ("to"), as a refused send's event
+// does without a subject.
+func payloadTo(data json.RawMessage) string {
+	var p struct {
+		To string `json:"to"`
+	}
+	_ = json.Unmarshal(data, &p) // a payload without "to" names nobody
+	return p.To
+}
+
+var _ history.EraseStore = (*Store)(nil)

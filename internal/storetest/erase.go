@@ -1,0 +1,85 @@
+package storetest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"otpgate/internal/history"
+	"otpgate/internal/otp"
+)
+
+// testErase erases one person's number from a seeded history with events: the person's
+// verifications, sends (refused ones too), attempts and events are gone and the audit
+// entries naming the number name the redaction; everybody else's rows are as they were.
+func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
+	e := newEnv(t, newStore)
+	eraser, ok := e.History.(history.EraseStore)
+	if !ok {
+		t.Fatalf("%T does not implement history.EraseStore", e.History)
+	}
+	e.subscribe(otp.DefaultAppID)
+	const gone, kept = "+819000000001", "+819000000002"
+	if err := e.History.RecordAdminAction(e.ctx, history.AdminAction{Action: history.ActionLimitReset, Target: "phone:" + gone}); err != nil {
+		t.Fatal(err)
+	}
+	s := seedHistory(e)
+	byPhone := func(phone string) []history.SendRow {
+		rows, _ := e.list(history.SendFilter{Phone: phone})
+		return rows
+	}
+	keptBefore := ids(byPhone(kept))
+	if len(byPhone(gone)) != 2 || len(keptBefore) != 2 {
+		t.Fatalf("seeded %d sends of %s and %d of %s, want 2 each", len(byPhone(gone)), gone, len(keptBefore), kept)
+	}
+
+	got, err := eraser.EraseAddress(e.ctx, gone, "phone:h1.redacted", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:h1.redacted"})
+	if err != nil {
+		t.Fatalf("EraseAddress: %v", err)
+	}
+	if got.Verifications != 1 || got.Sends != 2 || got.Attempts != 1 || got.Events == 0 || got.AuditEntries != 1 {
+		t.Errorf("erased %+v, want 1 verification, 2 sends, 1 attempt, its events and 1 audit entry", got)
+	}
+	if rows := byPhone(gone); len(rows) != 0 {
+		t.Errorf("history of %s after erasure: %+v, want none", gone, rows)
+	}
+	if _, err := e.History.VerificationDetail(e.ctx, s.verification); !errors.Is(err, otp.ErrNotFound) {
+		t.Errorf("erased verification: got %v, want ErrNotFound", err)
+	}
+	if after := ids(byPhone(kept)); strings.Join(after, ",") != strings.Join(keptBefore, ",") {
+		t.Errorf("sends of %s: got %v, want %v untouched", kept, after, keptBefore)
+	}
+	evs := e.drain(base().Add(time.Hour))
+	var others int
+	for _, ev := range evs {
+		if strings.Contains(string(ev.Data), gone[1:]) {
+			t.Errorf("event %s %s survived the erasure: %s", ev.Type, ev.ID, ev.Data)
+		}
+		if strings.Contains(string(ev.Data), kept[1:]) {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Errorf("no event of %s is left among %d: the erasure took other people's", kept, len(evs))
+	}
+	log, err := e.History.AuditLog(e.ctx, history.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var erased bool
+	for _, a := range log {
+		if strings.Contains(a.Target, gone[1:]) {
+			t.Errorf("audit entry %+v still names the number", a)
+		}
+		erased = erased || a.Action == history.ActionSubjectErased
+	}
+	if !erased {
+		t.Errorf("audit log %+v: no entry of the erasure", log)
+	}
+
+	again, err := eraser.EraseAddress(e.ctx, gone, "phone:h1.redacted", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:h1.redacted"})
+	if err != nil || again != (history.Erased{}) {
+		t.Errorf("second erasure: got %+v, %v, want nothing left to erase", again, err)
+	}
+}
