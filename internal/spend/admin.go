@@ -62,7 +62,8 @@ func (a *Admin) configOf(raw []byte) Config {
 }
 
 // SetConfig implements AdminService. The audit entry names what changed: the currency, the
-// number of prices and each budget added, removed or changed.
+// number of prices and each budget added, removed or changed; its Before and After are the
+// whole configuration.
 func (a *Admin) SetConfig(ctx context.Context, c Config, actor string) (Config, int64, error) {
 	if f := c.Validate(); len(f) > 0 {
 		return Config{}, 0, &otp.ErrInvalidRequest{Detail: "the spend configuration has invalid fields", Fields: f}
@@ -78,8 +79,9 @@ func (a *Admin) SetConfig(ctx context.Context, c Config, actor string) (Config, 
 		return Config{}, 0, fmt.Errorf("spend: set config: %w", err)
 	}
 	version, err := a.store.UpdateSpendConfig(ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
+		was := a.configOf(stored)
 		return next, history.AdminAction{Action: ActionConfigChanged, Target: "spend:config",
-			Detail: changes(a.configOf(stored), c) + "; by " + actor}, nil
+			Detail: changes(was, c) + "; by " + actor, Before: history.Change(was), After: string(next)}, nil
 	})
 	if err != nil {
 		return Config{}, 0, err
