@@ -16,8 +16,13 @@ func (s *Store) SetSendTrace(ctx context.Context, sendID, traceparent string) er
 	if !validID(sendID) {
 		return fmt.Errorf("postgres: set send trace: %w", otp.ErrNotFound)
 	}
-	_, err := s.pool.Exec(ctx, `WITH s AS (UPDATE sends SET traceparent = $2 WHERE id = $1 RETURNING verification_id)
-		UPDATE verifications v SET traceparent = $2 FROM s WHERE v.id = s.verification_id AND v.traceparent IS NULL`, sendID, traceparent)
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH s AS (UPDATE sends SET traceparent = $2 WHERE id = $1 RETURNING verification_id),
+		v AS (UPDATE verifications v SET traceparent = $2 FROM s WHERE v.id = s.verification_id AND v.traceparent IS NULL)
+		SELECT count(*) FROM s`, sendID, traceparent).Scan(&n)
+	if err == nil && n == 0 {
+		err = otp.ErrNotFound
+	}
 	return wrap("set send trace", err)
 }
 
