@@ -24,7 +24,7 @@ const (
 	TargetIP    = "ip"
 )
 
-// String names the target in the audit log, such as "phone:+819012345678".
+// String names the target, such as "phone:+819012345678"; the audit log names it Masked.
 func (t LimitTarget) String() string { return t.Kind + ":" + t.Key }
 
 // Masked is the target as the audit log names it: a phone number masked (pii.Mask), an

@@ -28,20 +28,21 @@ type Store struct {
 	byPhone       map[string][]string // app|phone → its verification ids
 	pending       map[string]string   // app|phone → id of its pending verification
 	sends         map[string]*history.SendRow
+	attempts      []history.Attempt
+	attemptSeq    int64
+	admin         []history.AdminAction
+	apps          appState
+	fraud         fraudState
+	spend         spendState
+	ev            eventState
+	totp          totpState
+	rateLimits    []apps.RateLimit // oldest first
+	ops           operatorState
+	dropped       atomic.Uint64
+	written       atomic.Uint64
+
 	// traces are the traceparents of traced sends and verifications, by id (SetSendTrace).
-	traces     map[string]string
-	attempts   []history.Attempt
-	attemptSeq int64
-	admin      []history.AdminAction
-	apps       appState
-	fraud      fraudState
-	spend      spendState
-	ev         eventState
-	totp       totpState
-	rateLimits []apps.RateLimit // oldest first
-	ops        operatorState
-	dropped    atomic.Uint64
-	written    atomic.Uint64
+	traces map[string]string
 
 	// Now is the clock for history labels, stats ranges and undated records; tests replace it.
 	Now func() time.Time
