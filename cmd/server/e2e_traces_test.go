@@ -20,6 +20,8 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/events/eventstest"
+	"otpgate/internal/sms"
+	"otpgate/internal/tracing"
 )
 
 // span is one span as an OTLP receiver got it.
@@ -242,4 +244,73 @@ func TestTraces(t *testing.T) {
 		return false
 	})
 
+}
+
+// TestOneTraceAcrossAVerification: with tracing on, a send made without a traceparent, its
+// provider attempt, the send's delivery receipt (a signed callback, which carries none) and
+// the check of its code (made without one too, later) are spans of one trace: the send
+// keeps its trace context in the store, and the receipt and the check join it.
+func TestOneTraceAcrossAVerification(t *testing.T) {
+	otlp := newOTLPReceiver(t)
+	p := newProvider(t)
+	in := startServer(t, prodEnv(t, p, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": otlp.URL}))
+
+	const phone = "+819012345672"
+	wantStatus(t, send(t, in, phone), http.StatusCreated, "")
+	got := p.Received(phone)
+	if len(got) != 1 {
+		t.Fatalf("the provider got %d messages, want 1", len(got))
+	}
+	body := `{"id":"` + got[0].ID + `","status":"delivered"}`
+	if st := postReceipt(t, in, "webhook", body, sms.Sign(p.Secret, time.Now(), []byte(body))); st != http.StatusNoContent {
+		t.Fatalf("receipt: got %d, want 204", st)
+	}
+	code := lastCode(t, p, phone)
+	wantStatus(t, check(t, in, map[string]string{"phone": phone, "code": code}), http.StatusOK, "")
+
+	in.cancel()
+	if err := in.wait(30 * time.Second); err != nil {
+		t.Fatalf("server stop: %v", err)
+	}
+	all := otlp.spans()
+	var sendSpan span
+	for _, s := range all {
+		if s.name == "POST /v1/verifications" && s.attrs["http.response.status_code"] == "201" {
+			sendSpan = s
+		}
+	}
+	if sendSpan.trace == "" {
+		t.Fatalf("no span of the send among %d", len(all))
+	}
+	inTrace := map[string][]span{}
+	for _, s := range all {
+		if s.trace == sendSpan.trace {
+			inTrace[s.name] = append(inTrace[s.name], s)
+		}
+		for _, secret := range []string{"9012345672", code} {
+			if strings.Contains(s.text, secret) {
+				t.Errorf("span %q holds the number or the code: %s", s.name, s.text)
+			}
+		}
+	}
+	step := func(what, name string, ok func(span) bool) {
+		t.Helper()
+		if !slices.ContainsFunc(inTrace[name], ok) {
+			t.Errorf("the send's trace %s has no %s (%s); it has %d spans", sendSpan.trace, what, name, len(inTrace))
+		}
+	}
+	step("provider attempt", "delivery.attempt", func(s span) bool { return s.attrs["otpgate.delivery.outcome"] == "sent" })
+	step("receipt", tracing.SpanReceipt, func(s span) bool {
+		return s.attrs["otpgate.delivery.status"] == "delivered" && s.parent == sendSpan.id
+	})
+	step("check", tracing.SpanCheck, func(s span) bool {
+		return s.attrs["otpgate.check.outcome"] == "approved" && s.parent == sendSpan.id
+	})
+	// The receipt's and the check's own requests began before the send's context was
+	// known: they are traces of their own, linked to the send's.
+	for _, name := range []string{"POST /v1/receipts/{kind}/{instance}", "POST /v1/verifications/check"} {
+		if len(inTrace[name]) != 0 {
+			t.Errorf("%s: the request's own span is in the send's trace; want it in its own, linked", name)
+		}
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"otpgate/internal/retention"
 	"otpgate/internal/spend"
 	"otpgate/internal/totp"
+	"otpgate/internal/tracing"
 )
 
 // parts are the backing pieces of one server, dev or production.
@@ -41,6 +42,8 @@ type parts struct {
 	spend spend.Store
 	// receipts records delivery receipts.
 	receipts otp.ReceiptStore
+	// traces keeps the trace context of traced sends, for their receipts and checks.
+	traces tracing.TraceStore
 	// events keeps webhook endpoints and the outbox.
 	events events.Store
 	// totp keeps entities, factors and challenges.
@@ -107,6 +110,7 @@ func devParts(cfg config) (*parts, error) {
 
 	mem := inmem.New()
 	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events, p.operators = mem, mem, mem, mem, mem, mem, mem, mem
+	p.traces = mem
 	p.spend = mem
 	p.totp = mem
 	p.pingStore = mem.Ping
@@ -164,6 +168,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
 	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.operators = store, store, store, store, store, store, store, store
+	p.traces = store
 	p.spend = store
 	p.totp = store
 	p.pingStore = store.Ping

@@ -76,8 +76,11 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	if !tracing.Off(p.tracer) {
 		origins = tracing.NewOrigins(originsKept, originsFor)
 	}
-	svc := otp.NewService(svcCfg, tracing.Store(mx.Store(p.store), origins), limiter, dp.router, dp.renderer, p.denied, log)
-	receipts := otp.NewReceipts(mx.Receipts(p.receipts), dp.readers)
+	// With tracing on, a traced send keeps its trace context in the store, and its
+	// receipt and its verification's checks join its trace (tracing.Joined).
+	store := tracing.Joined(tracing.Store(mx.Store(p.store), origins), p.traces, p.tracer)
+	svc := otp.NewService(svcCfg, store, limiter, dp.router, dp.renderer, p.denied, log)
+	receipts := otp.NewReceipts(mx.Receipts(tracing.Receipts(p.receipts, p.traces, p.tracer)), dp.readers)
 	receipts.Timeout = cfg.DBTimeout
 	s.registry = apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
 	s.registry.Timeout = cfg.DBTimeout

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 )
 
 // limitsBody is the JSON of /admin/api/limits as a client reads it.
@@ -95,8 +96,8 @@ func TestAdminAPILimits(t *testing.T) {
 		if err != nil || len(actions) != 1 {
 			t.Fatalf("admin actions: got %v, %v, want one", actions, err)
 		}
-		if a := actions[0]; a.Action != "limit_reset" || a.Target != "phone:"+phoneA || !strings.Contains(a.Detail, "api token") {
-			t.Errorf("admin action: got %+v, want limit_reset of phone:%s by the api token", a, phoneA)
+		if a := actions[0]; a.Action != "limit_reset" || a.Target != "phone:"+pii.Mask(phoneA) || a.Before == "" || a.After == "" || !strings.Contains(a.Detail, "api token") {
+			t.Errorf("admin action: got %+v, want limit_reset of phone:%s by the api token with before and after", a, pii.Mask(phoneA))
 		}
 	})
 

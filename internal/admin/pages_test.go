@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 )
 
 // page GETs a console page with the browser login and fails unless it has status want.
@@ -248,7 +249,7 @@ func TestAdminLimitsPage(t *testing.T) {
 			t.Errorf("used after reset: got %d, want 0", used(t))
 		}
 		body := e.page(t, loc, http.StatusOK)
-		for _, want := range []string{"were reset", `<span class="used">0/1</span>`, "limit_reset", "phone:" + phoneA, `console user "support"`} {
+		for _, want := range []string{"were reset", `<span class="used">0/1</span>`, "limit_reset", "phone:" + pii.Mask(phoneA), `console user "support"`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("page after reset lacks %q", want)
 			}

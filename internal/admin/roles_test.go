@@ -21,19 +21,33 @@ import (
 	"otpgate/internal/inmem"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/outbound"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/spend"
 	"otpgate/internal/testenv"
 	"otpgate/internal/totp"
 )
 
-// fullEnv is the admin listener with every feature it can serve, over one in-memory
-// store, and one personal token per role.
+// featureStore is a store of every feature the admin listener serves and of their audit
+// log: internal/inmem's or internal/postgres's.
+type featureStore interface {
+	history.Store
+	otp.Store
+	apps.Store
+	events.Store
+	fraud.Store
+	spend.Store
+	operators.Store
+	totp.Store
+}
+
+// fullEnv is the admin listener with every feature it can serve, over one store (in
+// memory unless newFullEnvOn is given another), and one personal token per role.
 type fullEnv struct {
 	*adminEnv
 	deps Deps
 	// features is the store of apps, webhooks, fraud and operators, and of their audit.
-	features *inmem.Store
+	features featureStore
 	ops      *operators.Admin
 	tokens   map[operators.Role]string
 	ids      map[operators.Role]string
@@ -41,8 +55,19 @@ type fullEnv struct {
 
 func newFullEnv(t *testing.T) *fullEnv {
 	t.Helper()
-	store := inmem.New()
+	return newFullEnvOn(t, inmem.New())
+}
+
+// newFullEnvOn is newFullEnv over store. Webhook endpoints may be on the loopback
+// addresses, where the tests' receivers listen.
+func newFullEnvOn(t *testing.T, store featureStore) *fullEnv {
+	t.Helper()
 	registry := apps.NewRegistry(store, otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp(), discardLogger())
+	codes, err := apps.NewCodeSealer([]byte("test secret of the test numbers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry.Sealer = codes
 	if err := registry.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +95,7 @@ func newFullEnv(t *testing.T) *fullEnv {
 	f.adminEnv = newAdminEnv(t, func(d *Deps) {
 		// One store for everything, as in production: the audit log is history's.
 		d.Admin = history.NewAdmin(store, ratelimit.New(rdb, testenv.KeyPrefix(t)), testRules())
-		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{}), f.ops
+		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{Outbound: outbound.New(outbound.Loopback())}), f.ops
 		d.Fraud = fraud.NewAdmin(store, reloader, &liftRecorder{})
 		d.Spend = spend.NewAdmin(store, spendReloader)
 		d.TOTP = totp.NewService(store, ratelimit.New(rdb, testenv.KeyPrefix(t)+"totp:"), totpSealer, uuid.NewString)

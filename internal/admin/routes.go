@@ -94,9 +94,9 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 
 			if tp := d.TOTP; tp != nil {
 				// The apps' TOTP entities and factors: enrolment with its QR code, and its first code.
-				t.add(asViewer, http.MethodGet, "/admin/apps/{id}/totp", handleTOTPPage(log, view, a, tp))
-				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp", handleTOTPPage(log, view, a, tp))
-				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp/verify", handleTOTPVerifyPage(log, view, a, tp))
+				t.add(asViewer, http.MethodGet, "/admin/apps/{id}/totp", handleTOTPPage(log, view, a, tp, d.Admin))
+				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp", handleTOTPPage(log, view, a, tp, d.Admin))
+				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp/verify", handleTOTPVerifyPage(log, view, a, tp, d.Admin))
 			}
 
 			if w := d.Webhooks; w != nil {

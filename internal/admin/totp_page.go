@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/totp"
 )
@@ -58,7 +59,7 @@ var errWrongTOTPCode = map[string]string{"code": "is wrong, out of time or was u
 
 // handleTOTPPage shows an app's TOTP entities and factors (GET) and enrols a factor (POST).
 // The enrolment's secret is in the answer to that POST only: it is not kept in plain.
-func handleTOTPPage(log *slog.Logger, view *adminView, a apps.AdminService, s TOTP) http.Handler {
+func handleTOTPPage(log *slog.Logger, view *adminView, a apps.AdminService, s TOTP, audit history.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		info, err := a.GetApp(ctx, id)
@@ -81,6 +82,12 @@ func handleTOTPPage(log *slog.Logger, view *adminView, a apps.AdminService, s TO
 				adminError(w, r, log, view, err)
 				return
 			} else {
+				// The factor is made by the service the native API shares, which audits
+				// nothing; the console's enrolment is an admin's change, audited here.
+				if err := audit.Record(ctx, totpAudit(ActionTOTPFactorCreate, en.Factor, nil, &en.Factor)); err != nil {
+					adminError(w, r, log, view, err)
+					return
+				}
 				qr, err := totp.QRPNG(en.URI)
 				if err != nil {
 					adminError(w, r, log, view, err)
@@ -98,7 +105,7 @@ func handleTOTPPage(log *slog.Logger, view *adminView, a apps.AdminService, s TO
 
 // handleTOTPVerifyPage confirms a factor's enrolment with its first code, then goes back
 // to the app's TOTP page; a wrong code shows the page again with the problem.
-func handleTOTPVerifyPage(log *slog.Logger, view *adminView, a apps.AdminService, s TOTP) http.Handler {
+func handleTOTPVerifyPage(log *slog.Logger, view *adminView, a apps.AdminService, s TOTP, audit history.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		info, err := a.GetApp(ctx, id)
@@ -121,9 +128,42 @@ func handleTOTPVerifyPage(log *slog.Logger, view *adminView, a apps.AdminService
 		case !ok:
 			renderTOTP(w, r, log, view, s, http.StatusUnprocessableEntity, totpPage{App: info.App, Problems: sortedProblems(errWrongTOTPCode)})
 		default:
+			was := fac
+			was.Status = totp.FactorUnverified
+			if err := audit.Record(ctx, totpAudit(ActionTOTPFactorVerify, fac, &was, &fac)); err != nil {
+				adminError(w, r, log, view, err)
+				return
+			}
 			http.Redirect(w, r, "/admin/apps/"+info.App.ID+"/totp?verified="+fac.ID, http.StatusSeeOther)
 		}
 	})
+}
+
+// Audit log actions of the console's TOTP page.
+const (
+	ActionTOTPFactorCreate = "totp_factor_create"
+	ActionTOTPFactorVerify = "totp_factor_verify"
+)
+
+// totpFactorChange is a factor as the audit log shows it, never its secret or a code. Its
+// identity is the app's own id of the user, which is not personal data (totp checks it).
+type totpFactorChange struct {
+	ID           string `json:"id"`
+	Identity     string `json:"identity"`
+	FriendlyName string `json:"friendly_name"`
+	Status       string `json:"status"`
+}
+
+// totpAudit is the audit entry of a change of factor f from before to after (nil for none).
+func totpAudit(action string, f totp.Factor, before, after *totp.Factor) history.AdminAction {
+	change := func(f *totp.Factor) string {
+		if f == nil {
+			return ""
+		}
+		return history.Change(totpFactorChange{ID: f.ID, Identity: f.Identity, FriendlyName: f.FriendlyName, Status: string(f.Status)})
+	}
+	return history.AdminAction{Action: action, Target: "app:" + f.AppID + " totp:" + f.ID, Detail: "on the console",
+		Before: change(before), After: change(after)}
 }
 
 // renderTOTP lists the app's entities and factors into data and shows the page. Every

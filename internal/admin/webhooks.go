@@ -114,7 +114,7 @@ func handleAdminWebhook(log *slog.Logger, a events.AdminService) http.Handler {
 // handleAdminWebhookTest serves POST /admin/api/apps/{id}/webhooks/{wid}/test.
 func handleAdminWebhookTest(log *slog.Logger, a events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, err := a.TestWebhook(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "wid"))
+		res, err := a.TestWebhook(r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "wid"), actorFrom(r.Context()))
 		if err != nil {
 			writeAdminProblem(w, r, log, webhookNotFound(err))
 			return
@@ -188,7 +188,7 @@ func handleWebhookAddPage(log *slog.Logger, view *adminView, a apps.AdminService
 func handleWebhookTestPage(log *slog.Logger, view *adminView, a apps.AdminService, hooks events.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id, wid := r.Context(), chi.URLParam(r, "id"), chi.URLParam(r, "wid")
-		res, err := hooks.TestWebhook(ctx, id, wid)
+		res, err := hooks.TestWebhook(ctx, id, wid, actorFrom(ctx))
 		if err != nil {
 			adminError(w, r, log, view, webhookNotFound(err))
 			return

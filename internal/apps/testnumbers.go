@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 	"otpgate/internal/seal"
 )
 
@@ -161,6 +164,17 @@ func (a *Admin) info(t TestNumber) TestNumberInfo {
 	return TestNumberInfo{ID: t.ID, AppID: t.AppID, Address: t.Address, MaskedCode: masked, ExpiresAt: t.ExpiresAt, CreatedAt: t.CreatedAt}
 }
 
+// testNumberChange is a test number as the audit log shows it: its address masked, never its code.
+type testNumberChange struct {
+	ID        string    `json:"id"`
+	Address   string    `json:"address"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func (t TestNumber) change() testNumberChange {
+	return testNumberChange{ID: t.ID, Address: pii.Mask(t.Address), ExpiresAt: t.ExpiresAt}
+}
+
 // AddTestNumber implements AdminService.
 func (a *Admin) AddTestNumber(ctx context.Context, appID string, n NewTestNumber, actor string) (TestNumberInfo, error) {
 	app, err := a.app(ctx, appID)
@@ -177,8 +191,8 @@ func (a *Admin) AddTestNumber(ctx context.Context, appID string, n NewTestNumber
 	}
 	t := TestNumber{ID: a.NewID(), AppID: app.ID, Address: address, ExpiresAt: n.ExpiresAt.UTC().Truncate(time.Microsecond), CreatedAt: now}
 	t.Sealed = a.registry.Sealer.Seal(t.ID, n.Code)
-	detail := fmt.Sprintf("app %s; address %s; expires %s", app.ID, address, t.ExpiresAt.Format(time.RFC3339))
-	if err := a.store.CreateTestNumber(ctx, t, audit(ActionTestNumberAdd, app.ID, detail, actor)); err != nil {
+	detail := fmt.Sprintf("app %s; address %s; expires %s", app.ID, pii.Mask(address), t.ExpiresAt.Format(time.RFC3339))
+	if err := a.store.CreateTestNumber(ctx, t, withChange(audit(ActionTestNumberAdd, app.ID, detail, actor), "", history.Change(t.change()))); err != nil {
 		return TestNumberInfo{}, fmt.Errorf("apps: add test number: %w", err)
 	}
 	a.refresh(ctx)
@@ -191,7 +205,16 @@ func (a *Admin) RemoveTestNumber(ctx context.Context, appID, id, actor string) (
 	if err != nil {
 		return TestNumberInfo{}, err
 	}
-	t, err := a.store.DeleteTestNumber(ctx, app.ID, id, audit(ActionTestNumberRemove, app.ID, "test number "+id, actor))
+	// Read first for the audit's Before: one removed meanwhile is not found, as it would be.
+	all, err := a.store.TestNumbers(ctx, app.ID)
+	if err != nil {
+		return TestNumberInfo{}, fmt.Errorf("apps: remove test number: %w", err)
+	}
+	i := slices.IndexFunc(all, func(t TestNumber) bool { return strings.EqualFold(t.ID, id) })
+	if i < 0 {
+		return TestNumberInfo{}, fmt.Errorf("apps: remove test number: %w", otp.ErrNotFound)
+	}
+	t, err := a.store.DeleteTestNumber(ctx, app.ID, id, withChange(audit(ActionTestNumberRemove, app.ID, "test number "+id, actor), history.Change(all[i].change()), ""))
 	if err != nil {
 		return TestNumberInfo{}, fmt.Errorf("apps: remove test number: %w", err)
 	}

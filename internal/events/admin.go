@@ -29,7 +29,7 @@ type AdminService interface {
 	Redeliver(ctx context.Context, appID, id, eventID, actor string) (Delivery, error)
 	// TestWebhook posts a webhook.test event to the endpoint now and says how it went; it
 	// is not queued, not retried and not listed. Errors: otp.ErrNotFound.
-	TestWebhook(ctx context.Context, appID, id string) (TestResult, error)
+	TestWebhook(ctx context.Context, appID, id, actor string) (TestResult, error)
 }
 
 // TestResult is how a test-send went.
@@ -52,6 +52,7 @@ const (
 	ActionWebhookAdded       = "webhook_added"
 	ActionWebhookDeleted     = "webhook_deleted"
 	ActionWebhookRedelivered = "webhook_redelivered"
+	ActionWebhookTested      = "webhook_tested"
 )
 
 // Admin implements AdminService.
@@ -104,7 +105,8 @@ func (a *Admin) AddWebhook(ctx context.Context, appID string, in EndpointInput, 
 	}
 	e := Endpoint{ID: NewID(), AppID: app, URL: in.URL, Types: in.Types, CreatedAt: a.opts.Now()}
 	e.SecretSealed = a.sealer.Seal(e.ID, in.Secret)
-	act := history.AdminAction{Action: ActionWebhookAdded, Target: target(app, e.ID), Detail: fmt.Sprintf("%s by %s", e.URL, actor), Time: e.CreatedAt}
+	act := history.AdminAction{Action: ActionWebhookAdded, Target: target(app, e.ID), Detail: fmt.Sprintf("%s by %s", e.URL, actor), Time: e.CreatedAt,
+		After: history.Change(e.change())}
 	if err := a.store.CreateEndpoint(ctx, e, act); err != nil {
 		return Endpoint{}, "", err
 	}
@@ -113,13 +115,46 @@ func (a *Admin) AddWebhook(ctx context.Context, appID string, in EndpointInput, 
 
 func target(app, endpoint string) string { return "app:" + app + " webhook:" + endpoint }
 
+// endpointChange is an endpoint as the audit log shows it: never its secret.
+type endpointChange struct {
+	ID    string   `json:"id"`
+	URL   string   `json:"url"`
+	Types []string `json:"types"`
+}
+
+func (e Endpoint) change() endpointChange {
+	return endpointChange{ID: e.ID, URL: e.URL, Types: e.Types}
+}
+
+// deliveryChange is a delivery as the audit log of its redelivery shows it.
+type deliveryChange struct {
+	EventID  string `json:"event_id"`
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts"`
+}
+
+// AuditRedeliver completes a's entry of a redelivery: the delivery's status and attempts
+// before, and as the store left it (d). The stores call it inside the change.
+func AuditRedeliver(a history.AdminAction, status string, attempts int, d Delivery) history.AdminAction {
+	a.Before = history.Change(deliveryChange{EventID: d.Event.ID, Status: status, Attempts: attempts})
+	a.After = history.Change(deliveryChange{EventID: d.Event.ID, Status: d.Status, Attempts: d.Attempts})
+	return a
+}
+
 // DeleteWebhook implements AdminService.
 func (a *Admin) DeleteWebhook(ctx context.Context, appID, id, actor string) error {
 	app, err := a.app(ctx, appID)
 	if err != nil {
 		return err
 	}
-	return a.store.DeleteEndpoint(ctx, app, id, history.AdminAction{Action: ActionWebhookDeleted, Target: target(app, id), Detail: "by " + actor, Time: a.opts.Now()})
+	// Read first for the audit's Before: an endpoint deleted meanwhile makes the delete
+	// answer not found, as it would have anyway.
+	e, err := a.store.Endpoint(ctx, app, id)
+	if err != nil {
+		return err
+	}
+	return a.store.DeleteEndpoint(ctx, app, id, history.AdminAction{Action: ActionWebhookDeleted, Target: target(app, e.ID), Detail: "by " + actor, Time: a.opts.Now(),
+		Before: history.Change(e.change())})
 }
 
 // Validate checks a deliveries filter. Errors: *otp.ErrInvalidRequest naming "status" or "limit".
@@ -165,8 +200,9 @@ func (a *Admin) Redeliver(ctx context.Context, appID, id, eventID, actor string)
 		history.AdminAction{Action: ActionWebhookRedelivered, Target: target(app, id), Detail: "event " + eventID + " by " + actor, Time: now})
 }
 
-// TestWebhook implements AdminService.
-func (a *Admin) TestWebhook(ctx context.Context, appID, id string) (TestResult, error) {
+// TestWebhook implements AdminService. The test-send is audited once it is made, with its
+// outcome as After: it changes nothing stored, but it reaches out to the receiver.
+func (a *Admin) TestWebhook(ctx context.Context, appID, id, actor string) (TestResult, error) {
 	app, err := a.app(ctx, appID)
 	if err != nil {
 		return TestResult{}, err
@@ -186,6 +222,11 @@ func (a *Admin) TestWebhook(ctx context.Context, appID, id string) (TestResult, 
 	res.Delivered = err == nil
 	if err != nil {
 		res.Error = err.Error()
+	}
+	act := history.AdminAction{Action: ActionWebhookTested, Target: target(app, e.ID), Detail: "event " + res.EventID + " by " + actor, Time: now,
+		After: history.Change(map[string]any{"event_id": res.EventID, "delivered": res.Delivered, "http_status": res.HTTPStatus})}
+	if err := a.store.RecordAdminAction(ctx, act); err != nil {
+		return TestResult{}, fmt.Errorf("events: audit test-send: %w", err)
 	}
 	return res, nil
 }

@@ -42,6 +42,9 @@ type Store interface {
 	// fresh retry window, and writes a. A pending one is left as it is. Errors:
 	// otp.ErrNotFound.
 	Redeliver(ctx context.Context, appID, endpointID, eventID string, now time.Time, a history.AdminAction) (Delivery, error)
+	// RecordAdminAction writes an audit entry of its own, for an action that changes
+	// nothing stored (a test-send).
+	RecordAdminAction(ctx context.Context, a history.AdminAction) error
 
 	// ExpireVerifications closes at most limit pending verifications whose expiry is not
 	// after now as expired, writing verification.expired for each in the same step, and

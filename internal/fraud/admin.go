@@ -141,8 +141,9 @@ func (a *Admin) AddListEntry(ctx context.Context, e ListEntry, actor string) (Li
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = a.Now()
 	}
+	// The store completes the entry's target and After once e has its id (AuditListAdd).
 	out, err := a.store.AddFraudListEntry(ctx, e, history.AdminAction{
-		Action: ActionListAdded, Target: string(e.List) + ":" + e.String(), Detail: noted(e.Note) + "by " + actor,
+		Action: ActionListAdded, Target: e.AuditTarget(), Detail: noted(e.Note) + "by " + actor,
 	})
 	if err != nil {
 		return ListEntry{}, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 )
 
 // LimitTarget is what the console inspects and resets: a phone or a client IP.
@@ -23,8 +24,17 @@ const (
 	TargetIP    = "ip"
 )
 
-// String names the target in the audit log, such as "phone:+819012345678".
+// String names the target, such as "phone:+819012345678"; the audit log names it Masked.
 func (t LimitTarget) String() string { return t.Kind + ":" + t.Key }
+
+// Masked is the target as the audit log names it: a phone number masked (pii.Mask), an
+// address as it is.
+func (t LimitTarget) Masked() string {
+	if t.Kind == TargetPhone {
+		return t.Kind + ":" + pii.Mask(t.Key)
+	}
+	return t.String()
+}
 
 // Scopes lists the limiter scopes the target is keyed in: its send scope, then its check scope.
 func (t LimitTarget) Scopes() []string {
@@ -148,14 +158,27 @@ func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, err
 
 // ResetLimits implements AdminService. It resets all the target's scopes, also those
 // without configured rules, so nothing left from an earlier configuration survives. The
-// audit entry is written first: an action that cannot be audited is not done. The
+// audit entry is written first: an action that cannot be audited is not done. Its Before
+// is what the configured rules had counted, its After the same rules at zero. The
 // duplicate window is keyed by phone and client together and is not reset; it lasts seconds.
 func (a *Admin) ResetLimits(ctx context.Context, t LimitTarget, actor string) error {
 	scopes := t.Scopes()
-	err := a.history.RecordAdminAction(ctx, AdminAction{
+	states, err := a.Limits(ctx, t)
+	if err != nil {
+		return err
+	}
+	before, after := map[string]int{}, map[string]int{}
+	for _, st := range states {
+		name := st.Scope + "/" + st.Rule.Window.String()
+		before[name] += st.Used
+		after[name] = 0
+	}
+	err = a.history.RecordAdminAction(ctx, AdminAction{
 		Action: ActionLimitReset,
-		Target: t.String(),
+		Target: t.Masked(),
 		Detail: "scopes " + strings.Join(scopes, ", ") + "; by " + actor,
+		Before: Change(map[string]any{"used": before}),
+		After:  Change(map[string]any{"used": after}),
 	})
 	if err != nil {
 		return fmt.Errorf("otp: admin: audit reset: %w", err)
@@ -169,6 +192,14 @@ func (a *Admin) ResetLimits(ctx context.Context, t LimitTarget, actor string) er
 				return fmt.Errorf("otp: admin: reset %s: %w", scope, err)
 			}
 		}
+	}
+	return nil
+}
+
+// Record implements AdminService. The entry's actor is the call's (Stamp), filled by the store.
+func (a *Admin) Record(ctx context.Context, act AdminAction) error {
+	if err := a.history.RecordAdminAction(ctx, act); err != nil {
+		return fmt.Errorf("otp: admin: audit %s: %w", act.Action, err)
 	}
 	return nil
 }
@@ -193,6 +224,10 @@ type AdminService interface {
 	// ResetLimits forgets what the limiter recorded for the target and audits it.
 	// Errors wrap otp.ErrUnavailable; nothing is reset when the audit entry cannot be written.
 	ResetLimits(ctx context.Context, t LimitTarget, actor string) error
+	// Record writes one audit entry for a change the console makes through a service that
+	// keeps no audit of its own (a TOTP enrolment made on the console). Errors: those of
+	// AdminAction.Validate, and errors wrapping otp.ErrUnavailable.
+	Record(ctx context.Context, a AdminAction) error
 	// AdminActions returns the newest audit entries first, at most AdminActionLimit(limit).
 	AdminActions(ctx context.Context, limit int) ([]AdminAction, error)
 	// AuditLog returns the audit entries that pass f, newest first.

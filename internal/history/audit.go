@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"otpgate/internal/otp"
@@ -89,6 +91,23 @@ const (
 	// ActionLimitReset is a reset of a phone's or an IP's limits from the console or the API.
 	ActionLimitReset = "limit_reset"
 )
+
+// Change is v as an entry's Before or After: compact JSON, or "" for nil (nothing before
+// a creation, nothing after a deletion). v is a small struct or map the service builds
+// for the log, never the stored row itself, so that no secret, hash or code reaches the
+// log by a field added later; phone numbers in it are masked (pii.Mask).
+func Change(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		// The values are plain structs and maps of text and numbers; a failure here is a
+		// programming mistake, and the log still says what was meant.
+		return fmt.Sprintf("%q", fmt.Sprint(v))
+	}
+	return string(b)
+}
 
 // Validate checks an entry before it is recorded. Errors: *otp.ErrInvalidRequest naming
 // "action", *otp.ErrInvalidText for text no store can keep.

@@ -175,11 +175,13 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 	if r == nil {
 		return events.Delivery{}, fmt.Errorf("inmem: redeliver: %w", otp.ErrNotFound)
 	}
+	was, wasAttempts := r.status, r.attempts
 	if r.status != events.Pending {
 		r.status, r.delivered, r.attempts, r.next, r.redelivered = events.Pending, time.Time{}, 0, ts(now), ts(now)
 	}
-	s.audit(ctx, a)
-	return r.delivery(), nil
+	d := r.delivery()
+	s.audit(ctx, events.AuditRedeliver(a, was, wasAttempts, d))
+	return d, nil
 }
 
 // rank is an event's place among its subject's, as postgres's event_outbox.rank.

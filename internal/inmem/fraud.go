@@ -118,7 +118,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 	e.CreatedAt = ts(e.CreatedAt)
 	s.fraud.entries = append(s.fraud.entries, e)
 	s.fraud.version++
-	s.audit(ctx, a)
+	s.audit(ctx, fraud.AuditListAdd(a, e))
 	return e, nil
 }
 
@@ -136,7 +136,7 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 	e := s.fraud.entries[i]
 	s.fraud.entries = slices.Delete(s.fraud.entries, i, i+1)
 	s.fraud.version++
-	a.Target = string(e.List) + ":" + e.String()
+	a = fraud.AuditListRemove(a, e)
 	s.audit(ctx, a)
 	return e, nil
 }
@@ -206,7 +206,7 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	if !s.ev.blocksEnded[b.ID] {
 		s.endBlock(b, minTime(b.LiftedAt, b.EndsAt), at)
 	}
-	a.Target = b.Scope + ":" + b.Target
+	a = fraud.AuditLift(a, *b, at)
 	if a.Time.IsZero() {
 		a.Time = at
 	}

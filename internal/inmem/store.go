@@ -41,6 +41,9 @@ type Store struct {
 	dropped       atomic.Uint64
 	written       atomic.Uint64
 
+	// traces are the traceparents of traced sends and verifications, by id (SetSendTrace).
+	traces map[string]string
+
 	// Now is the clock for history labels, stats ranges and undated records; tests replace it.
 	Now func() time.Time
 }

@@ -226,6 +226,17 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 	}
 	var d events.Delivery
 	err := s.inTx(ctx, "redeliver", func(tx pgx.Tx) error {
+		// What it was, for the audit's Before; the row is locked until the update.
+		var was string
+		var wasAttempts int
+		err := tx.QueryRow(ctx, `SELECT o.status, o.attempts FROM event_outbox o JOIN webhook_endpoints w ON o.endpoint_id = w.id
+			WHERE w.id = $2 AND w.app_id = $1 AND o.event_id = $3 FOR UPDATE OF o`, appID, endpointID, eventID).Scan(&was, &wasAttempts)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return otp.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
 		rows, _ := tx.Query(ctx, `UPDATE event_outbox o SET
 				status = 'pending', delivered_at = NULL, attempts = CASE WHEN o.status = 'pending' THEN o.attempts ELSE 0 END,
 				next_attempt_at = CASE WHEN o.status = 'pending' THEN o.next_attempt_at ELSE $4 END,
@@ -233,7 +244,6 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 			FROM webhook_endpoints w
 			WHERE o.endpoint_id = w.id AND w.id = $2 AND w.app_id = $1 AND o.event_id = $3
 			RETURNING `+deliveryCols, appID, endpointID, eventID, now)
-		var err error
 		d, err = pgx.CollectExactlyOneRow(rows, scanDelivery)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
@@ -241,7 +251,7 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 		if err != nil {
 			return err
 		}
-		return s.auditTx(ctx, tx, a)
+		return s.auditTx(ctx, tx, events.AuditRedeliver(a, was, wasAttempts, d))
 	})
 	return d, err
 }

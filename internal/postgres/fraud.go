@@ -154,7 +154,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 		if err := bumpTx(ctx, tx); err != nil {
 			return err
 		}
-		return s.auditTx(ctx, tx, a)
+		return s.auditTx(ctx, tx, fraud.AuditListAdd(a, e))
 	})
 	if dup {
 		return fraud.ListEntry{}, errDuplicateEntry(e.List)
@@ -179,7 +179,7 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 		if err := bumpTx(ctx, tx); err != nil {
 			return err
 		}
-		a.Target = string(e.List) + ":" + e.String()
+		a = fraud.AuditListRemove(a, e)
 		return s.auditTx(ctx, tx, a)
 	})
 	return e, err
@@ -280,7 +280,7 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 				return err
 			}
 		}
-		a.Target = b.Scope + ":" + b.Target
+		a = fraud.AuditLift(a, b, at)
 		if a.Time.IsZero() {
 			a.Time = at
 		}

@@ -1,6 +1,7 @@
 // Package tracing is otpgate's OpenTelemetry kit: the server span of every request, the
-// client span and W3C traceparent of every outgoing HTTP call, and the origins that let a
-// webhook delivery join the trace of the request whose change it reports. It holds no
+// client span and W3C traceparent of every outgoing HTTP call, the origins that let a
+// webhook delivery join the trace of the request whose change it reports, and the trace
+// context a send keeps in the store so that its receipt and its checks join its trace. It holds no
 // state of its own: the trace.TracerProvider is built by the wiring and passed in, a
 // no-op one when tracing is off, in which case every helper here steps aside.
 //
