@@ -3,6 +3,7 @@ package admin
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -55,6 +56,19 @@ type adminSend struct {
 	Currency       string `json:"currency,omitempty"`
 	ActualCost     string `json:"actual_cost,omitempty"`
 	ActualCurrency string `json:"actual_currency,omitempty"`
+}
+
+// costNote is what a send cost for the history's Message column: the estimate and, once
+// a receipt reported it, what the provider billed; "" for a send never priced.
+func costNote(r history.SendRow) string {
+	var parts []string
+	if r.Currency != "" {
+		parts = append(parts, "est. "+spend.FormatAmount(r.Cost)+" "+r.Currency)
+	}
+	if r.ActualCurrency != "" {
+		parts = append(parts, "billed "+spend.FormatAmount(r.ActualCost)+" "+r.ActualCurrency)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // adminProviderAttempt is one provider's try at a send.
