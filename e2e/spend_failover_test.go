@@ -39,8 +39,12 @@ func runSpendFailover(t *testing.T, wait int) {
 	dsn := testenv.PostgresDSN(t)
 	env := prodEnv(t, ha.url, dsn, p, map[string]string{
 		// Every send is a fresh number from a fresh address: only the budget binds.
-		"OTP_DUPLICATE_WINDOW":    "0s",
-		"OTP_REDIS_TIMEOUT":       "1s",
+		"OTP_DUPLICATE_WINDOW": "0s",
+		// Longer than the cut, so the sends made while the master is cut off are still
+		// waiting for their replica when it is killed, and the undo of each (a second more)
+		// outlasts the failover: it reaches the new master, which must not take back what
+		// it never held.
+		"OTP_REDIS_TIMEOUT":       "3s",
 		"OTP_REDIS_WAIT_REPLICAS": strconv.Itoa(wait),
 	})
 	servers := startServers(t, 3, env)
