@@ -3041,6 +3041,14 @@ type RuleState struct {
 
 // Send One send as history keeps it. It never holds a code or a code hash.
 type Send struct {
+	// ActualCost What the provider reported the send cost (Twilio's `Price` in its status
+	// callback, without Twilio's minus sign), in `actual_currency`; absent until a
+	// receipt reports it.
+	ActualCost *string `json:"actual_cost,omitempty"`
+
+	// ActualCurrency The provider's ISO 4217 currency of `actual_cost`, which may differ from `currency`.
+	ActualCurrency *string `json:"actual_currency,omitempty"`
+
 	// AppId The app the send was made for (sends from before apps existed belong to the default app).
 	AppId openapi_types.UUID `json:"app_id"`
 
@@ -3051,8 +3059,16 @@ type Send struct {
 	// ClientIp The client as the limiter keys it (an IPv6 client as its /64).
 	ClientIp string `json:"client_ip"`
 
+	// Cost The send's estimated cost, from the price table, in `currency`: what budgets
+	// reserve (0 for a test number's send). Absent for a send never priced, such
+	// as a refused one.
+	Cost *string `json:"cost,omitempty"`
+
 	// Country The number's ISO 3166 region; absent for email and refused sends.
 	Country *string `json:"country,omitempty"`
+
+	// Currency The price table's ISO 4217 currency of `cost`.
+	Currency *string `json:"currency,omitempty"`
 
 	// DeliveredAt When the receipt came.
 	DeliveredAt *time.Time `json:"delivered_at,omitempty"`

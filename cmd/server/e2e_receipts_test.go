@@ -186,4 +186,58 @@ func TestDeliveryReceipts(t *testing.T) {
 			t.Errorf("got %s, want JP by twilio at 50%% and US by backup at 0%%", r.Raw)
 		}
 	})
+
+	// Last, as it adds sends to the rates above.
+	t.Run("TwilioReportsThePrice", func(t *testing.T) {
+		priced, nul, garbled := newPhone(), newPhone(), newPhone()
+		for _, p := range []string{priced, nul, garbled} {
+			wantStatus(t, send(t, in, p), http.StatusCreated, "")
+		}
+		sids := map[string]string{}
+		for _, r := range f.Received() {
+			sids[r.To] = r.SID
+		}
+		warned := func() int { return strings.Count(in.stderr.String(), "the provider's price is ignored") }
+		before := warned()
+		for _, c := range []struct {
+			phone, status, price string
+		}{
+			{priced, "sent", ""}, // Twilio's price is empty until it is known
+			{priced, "delivered", "-0.00750"},
+			{priced, "delivered", "-0.01000"}, // a replay with another price changes nothing
+			{nul, "delivered", "-0.0075\x00"},
+			{garbled, "undelivered", "abc"},
+		} {
+			st, err := f.CallbackWith(ctx, sids[c.phone], c.status, url.Values{"Price": {c.price}, "PriceUnit": {"USD"}})
+			if err != nil || st != http.StatusNoContent {
+				t.Fatalf("%s %s with price %q: got %d, %v, want 204", c.phone, c.status, c.price, st, err)
+			}
+		}
+		sendOf := func(phone string) map[string]any {
+			sends, _ := settledSends(t, in, phone).Body["sends"].([]any)
+			if len(sends) != 1 {
+				t.Fatalf("got %d sends of %s, want 1", len(sends), phone)
+			}
+			return sends[0].(map[string]any)
+		}
+		s := sendOf(priced)
+		if s["delivery"] != "delivered" || s["actual_cost"] != "0.0075" || s["actual_currency"] != "USD" ||
+			s["cost"] == nil || s["currency"] != "USD" {
+			t.Errorf("priced send: got delivery %v, cost %v %v, actual %v %v; want delivered, the estimate and 0.0075 USD",
+				s["delivery"], s["cost"], s["currency"], s["actual_cost"], s["actual_currency"])
+		}
+		for phone, want := range map[string]string{nul: "delivered", garbled: "undelivered"} {
+			if s := sendOf(phone); s["delivery"] != want || s["actual_cost"] != nil || s["actual_currency"] != nil {
+				t.Errorf("send with a bad price: got delivery %v, actual %v %v; want %s and no actual price",
+					s["delivery"], s["actual_cost"], s["actual_currency"], want)
+			}
+		}
+		if got := warned() - before; got != 2 {
+			t.Errorf("got %d warnings about ignored prices, want one per bad callback (2)", got)
+		}
+		want := `otpgate_spend_actual_total{app="00000000-0000-0000-0000-000000000001",channel="sms",country="JP",currency="USD"} 0.0075`
+		if body := scrapeMetrics(t, in); !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, grep(body, "otpgate_spend_actual_total"))
+		}
+	})
 }

@@ -82,6 +82,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	svc := otp.NewService(svcCfg, store, limiter, dp.router, dp.renderer, p.denied, log)
 	receipts := otp.NewReceipts(mx.Receipts(tracing.Receipts(p.receipts, p.traces, p.tracer)), dp.readers)
 	receipts.Timeout = cfg.DBTimeout
+	receipts.Log = log
 	s.registry = apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
 	s.registry.Timeout = cfg.DBTimeout
 	if s.registry.Sealer, err = apps.NewCodeSealer(p.secret); err != nil {

@@ -23,6 +23,7 @@ func (e *adminEnv) seedDelivery(to, channel, country, provider string, segments 
 		Phone: to, Channel: channel, Country: country, Encoding: map[bool]string{true: otp.EncodingGSM7}[segments > 0], Segments: segments,
 		Locale: "en", ClientIP: "192.0.2.9", Provider: "router", Now: at, TTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5,
 		NewVerificationID: uuid.Must(uuid.NewV7()).String(), SendID: sendID, CodeHash: func(string) []byte { return []byte(testCodeHash) },
+		Cost: 50_000, Currency: "USD",
 	})
 	if err != nil {
 		e.t.Fatalf("BeginSend: %v", err)
@@ -32,7 +33,8 @@ func (e *adminEnv) seedDelivery(to, channel, country, provider string, segments 
 		e.t.Fatalf("FinishSend: %v", err)
 	}
 	if receipt != "" {
-		if _, err := e.store.MarkDelivery(ctx, otp.Receipt{Provider: provider, ProviderID: "id-" + sendID, Status: receipt, Error: "30003", Time: at}); err != nil {
+		if _, err := e.store.MarkDelivery(ctx, otp.Receipt{Provider: provider, ProviderID: "id-" + sendID, Status: receipt, Error: "30003", Time: at,
+			Price: otp.Price{Micros: 7500, Currency: "USD"}}); err != nil {
 			e.t.Fatalf("MarkDelivery: %v", err)
 		}
 	}
@@ -87,8 +89,9 @@ func TestAdminDelivery(t *testing.T) {
 		}
 		if s.Channel != "sms" || s.Country != "JP" || s.Encoding != otp.EncodingGSM7 || s.Segments != 2 || s.Provider != "backup" ||
 			len(s.Attempts) != 2 || s.Attempts[0].Outcome != "failed" || s.Attempts[1].Provider != "backup" ||
-			s.Delivery != otp.DeliveryDelivered || s.DeliveredAt == nil {
-			t.Errorf("got %+v, want sms to JP in GSM-7 (2 segments), two attempts, delivered", s)
+			s.Delivery != otp.DeliveryDelivered || s.DeliveredAt == nil ||
+			s.Cost != "0.05" || s.Currency != "USD" || s.ActualCost != "0.0075" || s.ActualCurrency != "USD" {
+			t.Errorf("got %+v, want sms to JP in GSM-7 (2 segments), two attempts, delivered, estimated at 0.05 USD and billed 0.0075 USD", s)
 		}
 	})
 
@@ -101,7 +104,7 @@ func TestAdminDelivery(t *testing.T) {
 			}
 		}
 		hist := e.page(t, "/admin/?phone=%2B819012340001", http.StatusOK)
-		for _, want := range []string{"GSM-7 · 2 segments", "primary: failed", "delivered"} {
+		for _, want := range []string{"GSM-7 · 2 segments", "primary: failed", "delivered", "est. 0.05 USD · billed 0.0075 USD"} {
 			if !strings.Contains(hist, want) {
 				t.Errorf("history lacks %q", want)
 			}

@@ -3,6 +3,7 @@ package admin
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -11,6 +12,7 @@ import (
 	"otpgate/internal/history"
 	otphttp "otpgate/internal/http"
 	"otpgate/internal/otp"
+	"otpgate/internal/spend"
 )
 
 // adminSend is one send as the admin API shows it. It never holds a code or code hash.
@@ -48,6 +50,25 @@ type adminSend struct {
 	Delivery      string     `json:"delivery,omitempty"`
 	DeliveryError string     `json:"delivery_error,omitempty"`
 	DeliveredAt   *time.Time `json:"delivered_at,omitempty"`
+	// Cost is the estimated cost in Currency, the price table's; ActualCost what the
+	// provider reported in ActualCurrency, its own. Decimal text, absent when unknown.
+	Cost           string `json:"cost,omitempty"`
+	Currency       string `json:"currency,omitempty"`
+	ActualCost     string `json:"actual_cost,omitempty"`
+	ActualCurrency string `json:"actual_currency,omitempty"`
+}
+
+// costNote is what a send cost for the history's Message column: the estimate and, once
+// a receipt reported it, what the provider billed; "" for a send never priced.
+func costNote(r history.SendRow) string {
+	var parts []string
+	if r.Currency != "" {
+		parts = append(parts, "est. "+spend.FormatAmount(r.Cost)+" "+r.Currency)
+	}
+	if r.ActualCurrency != "" {
+		parts = append(parts, "billed "+spend.FormatAmount(r.ActualCost)+" "+r.ActualCurrency)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // adminProviderAttempt is one provider's try at a send.
@@ -69,6 +90,12 @@ func toAdminSend(r history.SendRow) adminSend {
 		Channel: r.Channel, Country: r.Country, Encoding: r.Encoding, Segments: r.Segments,
 		Attempts: make([]adminProviderAttempt, len(r.Attempts)),
 		Delivery: r.Delivery, DeliveryError: r.DeliveryError, DeliveredAt: timeOrNil(r.DeliveredAt),
+	}
+	if r.Currency != "" {
+		out.Cost, out.Currency = spend.FormatAmount(r.Cost), r.Currency
+	}
+	if r.ActualCurrency != "" {
+		out.ActualCost, out.ActualCurrency = spend.FormatAmount(r.ActualCost), r.ActualCurrency
 	}
 	for i, a := range r.Attempts {
 		out.Attempts[i] = adminProviderAttempt{Provider: a.Provider, Outcome: string(a.Outcome), ProviderID: a.ProviderID,

@@ -52,6 +52,7 @@ func newAdminView(log *slog.Logger, csrf csrfGuard) (*adminView, error) {
 		"percent":     func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
 		"seconds":     func(s int64) time.Duration { return time.Duration(s) * time.Second },
 		"why":         toAdminFraud,
+		"cost":        costNote,
 		"num":         func(f float64) string { return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64) },
 	}
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(adminFiles, "templates/layout.html")

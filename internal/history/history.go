@@ -123,8 +123,13 @@ type SendRow struct {
 	Test bool
 	// Cost is the send's estimated cost in micro-units of Currency; 0 for refused sends,
 	// test numbers and sends no price applied to.
-	Cost              int64
-	Currency          string
+	Cost     int64
+	Currency string
+	// ActualCost is what the provider reported the send cost, in micro-units of
+	// ActualCurrency (its own, which may differ from Currency); ActualCurrency is empty
+	// while no receipt reported a price.
+	ActualCost        int64
+	ActualCurrency    string
 	Provider          string
 	ProviderMessageID string
 	Error             string

@@ -11,30 +11,39 @@ import (
 var _ otp.ReceiptStore = (*Store)(nil)
 
 // MarkDelivery implements otp.ReceiptStore.
-func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
+func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, error) {
 	if err := alive("mark delivery", ctx); err != nil {
-		return false, err
+		return otp.Marked{}, err
 	}
 	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
-		return false, fmt.Errorf("inmem: mark delivery: invalid use of the store: status %q", r.Status)
+		return otp.Marked{}, fmt.Errorf("inmem: mark delivery: invalid use of the store: status %q", r.Status)
 	}
 	if err := otp.CheckTextIn("receipt", r); err != nil {
-		return false, fmt.Errorf("inmem: mark delivery: %w", err)
+		return otp.Marked{}, fmt.Errorf("inmem: mark delivery: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed := false
+	var out otp.Marked
 	for _, row := range s.matching(r) {
-		if row.Provider != r.Provider || row.Delivery != "" || row.VerificationID == "" {
+		if row.Provider != r.Provider || row.VerificationID == "" {
 			continue
 		}
-		row.Delivery, row.DeliveryError, row.DeliveredAt = r.Status, r.Error, ts(r.Time)
-		if r.Time.After(row.Updated) {
+		settles, prices := row.Delivery == "", row.ActualCurrency == "" && r.Price.Currency != ""
+		if settles {
+			row.Delivery, row.DeliveryError, row.DeliveredAt = r.Status, r.Error, ts(r.Time)
+			out.Settled = true
+		}
+		if prices {
+			row.ActualCost, row.ActualCurrency = r.Price.Micros, r.Price.Currency
+			if !out.Priced {
+				out.Priced, out.App, out.Country, out.Channel = true, otp.StoredAppID(row.AppID), row.Country, row.Channel
+			}
+		}
+		if (settles || prices) && r.Time.After(row.Updated) {
 			row.Updated = ts(r.Time)
 		}
-		changed = true
 	}
-	return changed, nil
+	return out, nil
 }
 
 // matching returns the sends a receipt names: by provider message id, else by send id.

@@ -68,20 +68,27 @@ func (m *Metrics) Providers(names ...string) {
 	}
 }
 
-// Receipts wraps next so that every receipt that settles a send is counted.
-func (m *Metrics) Receipts(next otp.ReceiptStore) otp.ReceiptStore { return receipts{next, m.delivery} }
-
-type receipts struct {
-	next otp.ReceiptStore
-	d    *deliveryMetrics
+// Receipts wraps next so that every receipt that settles a send is counted, and every
+// actual price a receipt records is added up.
+func (m *Metrics) Receipts(next otp.ReceiptStore) otp.ReceiptStore {
+	return receipts{next, m.delivery, m.spend.actual}
 }
 
-func (r receipts) MarkDelivery(ctx context.Context, rc otp.Receipt) (bool, error) {
-	changed, err := r.next.MarkDelivery(ctx, rc)
-	if changed {
+type receipts struct {
+	next   otp.ReceiptStore
+	d      *deliveryMetrics
+	actual *prometheus.CounterVec
+}
+
+func (r receipts) MarkDelivery(ctx context.Context, rc otp.Receipt) (otp.Marked, error) {
+	m, err := r.next.MarkDelivery(ctx, rc)
+	if m.Settled {
 		r.d.deliveries.WithLabelValues(rc.Provider, rc.Status).Inc()
 	}
-	return changed, err
+	if m.Priced {
+		r.actual.WithLabelValues(m.App, m.Country, m.Channel, rc.Price.Currency).Add(float64(rc.Price.Micros) / 1e6)
+	}
+	return m, err
 }
 
 // Renderer wraps next so that every SMS rendered is counted with its segments.

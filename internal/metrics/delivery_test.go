@@ -25,12 +25,13 @@ func (o ok) Send(context.Context, otp.Message) (string, error) { return "id", ni
 
 type settleOnce struct{ seen map[string]bool }
 
-func (s settleOnce) MarkDelivery(_ context.Context, r otp.Receipt) (bool, error) {
+// MarkDelivery settles and prices each send once, as the stores do.
+func (s settleOnce) MarkDelivery(_ context.Context, r otp.Receipt) (otp.Marked, error) {
 	if s.seen[r.ProviderID] {
-		return false, nil
+		return otp.Marked{}, nil
 	}
 	s.seen[r.ProviderID] = true
-	return true, nil
+	return otp.Marked{Settled: true, Priced: r.Price.Currency != "", App: otp.DefaultAppID, Country: "JP", Channel: "sms"}, nil
 }
 
 func TestDeliveryMetrics(t *testing.T) {
@@ -76,6 +77,25 @@ func TestDeliveryMetrics(t *testing.T) {
 		}
 		if got := counter(t, m, "otpgate_deliveries_total", "provider", "backup", "status", "delivered"); got != 1 {
 			t.Errorf("got %v, want 1: the replay is not counted", got)
+		}
+	})
+
+	t.Run("ActualPricesCountOnceInTheirCurrency", func(t *testing.T) {
+		rs := m.Receipts(settleOnce{seen: map[string]bool{}})
+		for _, r := range []otp.Receipt{
+			{Provider: "twilio", ProviderID: "SM7", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 7500, Currency: "USD"}},
+			{Provider: "twilio", ProviderID: "SM7", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 7500, Currency: "USD"}},
+			{Provider: "twilio", ProviderID: "SM8", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 41_500, Currency: "EUR"}},
+			{Provider: "twilio", ProviderID: "SM9", Status: otp.DeliveryDelivered},
+		} {
+			if _, err := rs.MarkDelivery(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for cur, want := range map[string]float64{"USD": 0.0075, "EUR": 0.0415} {
+			if got := counter(t, m, "otpgate_spend_actual_total", "app", otp.DefaultAppID, "country", "JP", "channel", "sms", "currency", cur); got != want {
+				t.Errorf("%s: got %v, want %v (the replay is not counted)", cur, got, want)
+			}
 		}
 	})
 

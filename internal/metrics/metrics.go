@@ -41,6 +41,7 @@
 //	| `otpgate_fraud_blocks_started_total` | counter | `scope`, `mode` | blocks the fraud guard started |
 //	| `otpgate_fraud_blocks_active` | gauge | `scope`, `mode` | fraud guard blocks in force, as last counted |
 //	| `otpgate_spend_total` | counter | `app`, `country` (ISO region, empty for email), `channel` | the estimated cost of sends handed to a provider, in the price table's currency (refused sends and test numbers cost nothing) |
+//	| `otpgate_spend_actual_total` | counter | `app`, `country`, `channel`, `currency` (ISO 4217, the provider's) | what providers reported sends actually cost (Twilio's callback price), counted once per send when the receipt records it |
 //	| `otpgate_budget_used_ratio` | gauge | `budget`, `period`: day, month | what each budget's current window has spent, as a fraction of its cap, as this instance last saw it |
 //	| `otpgate_budget_shadow_total` | counter | `budget` | sends a shadow budget would have refused and let through |
 //	| `go_*`, `process_*` | | | the Go runtime and the process, from the standard collectors |

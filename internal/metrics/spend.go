@@ -11,6 +11,7 @@ import (
 // spendMetrics are the collectors of the spend step.
 type spendMetrics struct {
 	total  *prometheus.CounterVec
+	actual *prometheus.CounterVec
 	used   *prometheus.GaugeVec
 	shadow *prometheus.CounterVec
 }
@@ -21,6 +22,10 @@ func registerSpend(reg *prometheus.Registry) spendMetrics {
 			Name: "otpgate_spend_total",
 			Help: "Estimated cost of the sends handed to a provider, in the price table's currency.",
 		}, []string{"app", "country", "channel"}),
+		actual: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "otpgate_spend_actual_total",
+			Help: "What providers reported sends actually cost, in each provider's currency.",
+		}, []string{"app", "country", "channel", "currency"}),
 		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "otpgate_budget_used_ratio",
 			Help: "What each budget's current window has spent, as a fraction of its cap.",
@@ -29,7 +34,7 @@ func registerSpend(reg *prometheus.Registry) spendMetrics {
 			Name: "otpgate_budget_shadow_total", Help: "Sends a shadow budget would have refused.",
 		}, []string{"budget"}),
 	}
-	reg.MustRegister(s.total, s.used, s.shadow)
+	reg.MustRegister(s.total, s.actual, s.used, s.shadow)
 	return s
 }
 

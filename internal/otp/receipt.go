@@ -3,6 +3,7 @@ package otp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/textproto"
 	"time"
 )
@@ -27,14 +28,39 @@ type Receipt struct {
 	// Error is the provider's reason for an undelivered message, such as "30003".
 	Error string
 	Time  time.Time
+	// Price is what the provider reported the message actually cost (Twilio's Price and
+	// PriceUnit); its Currency is empty when the receipt reports none.
+	Price Price
+	// PriceIgnored says why a price the callback carried was not read, such as "Price is
+	// not a decimal amount"; the receipt counts all the same. Fixed text, never the value.
+	PriceIgnored string
+}
+
+// Price is an amount a provider charged, in micro-units of Currency (an ISO 4217 code,
+// which may differ from the price table's).
+type Price struct {
+	Micros   int64
+	Currency string
+}
+
+// Marked is what MarkDelivery changed on the send a receipt names.
+type Marked struct {
+	// Settled is true when the receipt settled the send's delivery.
+	Settled bool
+	// Priced is true when the receipt recorded the send's actual price, which happens
+	// once, whether or not it settled the send: a provider may report the price later
+	// than the delivery. App (the stored app id), Country and Channel name the send then.
+	Priced                bool
+	App, Country, Channel string
 }
 
 // ReceiptStore records delivery receipts; internal/postgres and internal/inmem implement it.
 type ReceiptStore interface {
 	// MarkDelivery records r on the send it names, once: the first receipt that settles
-	// a send wins and later ones (replays, out-of-order updates) change nothing. It
-	// returns whether the send changed; an unknown send is false with no error.
-	MarkDelivery(ctx context.Context, r Receipt) (bool, error)
+	// a send wins and later ones (replays, out-of-order updates) change nothing; the
+	// first receipt that carries a price records it. It returns what changed; an unknown
+	// send changes nothing, with no error.
+	MarkDelivery(ctx context.Context, r Receipt) (Marked, error)
 }
 
 // Callback is a provider's delivery callback as it arrived.
@@ -79,6 +105,9 @@ type Receipts struct {
 	Now func() time.Time
 	// Timeout bounds one store call; 0 sets none.
 	Timeout time.Duration
+	// Log takes the one warning about a price a genuine callback carried but that could
+	// not be read; nil logs nothing.
+	Log *slog.Logger
 }
 
 var _ ReceiptReceiver = (*Receipts)(nil)
@@ -101,6 +130,11 @@ func (s *Receipts) Receive(ctx context.Context, source string, c Callback) error
 	if err := CheckTextIn("receipt", r); err != nil {
 		// Whatever a reader let through, no store is asked to find or keep such text.
 		return err
+	}
+	if r.PriceIgnored != "" && s.Log != nil {
+		// A signed callback with a price that cannot be read is the provider's bug or a
+		// change of its format: the delivery still counts, and an operator should know.
+		s.Log.Warn("receipt: the provider's price is ignored", "source", source, "problem", r.PriceIgnored)
 	}
 	ctx, cancel := Bounded(ctx, s.Timeout)
 	defer cancel()

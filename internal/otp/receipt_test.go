@@ -15,9 +15,9 @@ func (f readerFunc) ReadReceipt(c Callback, now time.Time) (Receipt, bool, error
 // countingReceipts is a ReceiptStore that counts its calls.
 type countingReceipts struct{ calls int }
 
-func (s *countingReceipts) MarkDelivery(context.Context, Receipt) (bool, error) {
+func (s *countingReceipts) MarkDelivery(context.Context, Receipt) (Marked, error) {
 	s.calls++
-	return true, nil
+	return Marked{Settled: true}, nil
 }
 
 func TestReceiveRefusesInvalidTextBeforeTheStore(t *testing.T) {

@@ -20,7 +20,8 @@ import (
 const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.phone, s.client_ip,
 	s.status, s.reason, s.provider, s.provider_message_id, s.error, s.updated_at,
 	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id, s.shadow,
-	s.channel, s.country, s.encoding, s.segments, s.attempts, s.delivered_at, s.fraud, s.test, s.cost, s.currency`
+	s.channel, s.country, s.encoding, s.segments, s.attempts, s.delivered_at, s.fraud, s.test, s.cost, s.currency,
+	s.actual_cost, s.actual_currency`
 
 const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
 
@@ -34,7 +35,8 @@ func scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
 	)
 	err := row.Scan(&r.ID, &r.VerificationID, &r.Time, &r.Phone, &r.ClientIP, &status, &r.Reason,
 		&r.Provider, &r.ProviderMessageID, &r.Error, &r.Updated, &vStatus, &expires, &r.Delivery, &r.DeliveryError, &r.AppID, &r.Shadow,
-		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt, &why, &r.Test, &r.Cost, &r.Currency)
+		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt, &why, &r.Test, &r.Cost, &r.Currency,
+		&r.ActualCost, &r.ActualCurrency)
 	if err != nil {
 		return history.SendRow{}, err
 	}

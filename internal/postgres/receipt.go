@@ -4,42 +4,74 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"otpgate/internal/otp"
 )
 
 var _ otp.ReceiptStore = (*Store)(nil)
 
-// MarkDelivery implements otp.ReceiptStore: one UPDATE that only touches a send of the
-// receipt's provider that has no receipt yet, so replays and late, out-of-order reports
-// change nothing.
-func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
+// MarkDelivery implements otp.ReceiptStore: one statement that only touches a send of
+// the receipt's provider that has no receipt yet, or, for a receipt with a price, no
+// price yet, so replays and late, out-of-order reports change nothing. It locks the rows
+// first (markDeliverySQL) to answer what it changed from their state before.
+func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, error) {
 	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
-		return false, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
+		return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
 	}
 	if err := otp.CheckTextIn("receipt", r); err != nil {
-		return false, fmt.Errorf("postgres: mark delivery: %w", err)
+		return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
 	}
 	// A quick provider may report before the outcome writer has stored the provider's
 	// message id (it writes within 100 ms); writing what is queued first means such a
 	// receipt still finds its send instead of being dropped as unknown.
 	if s.Outcomes != nil {
 		if err := s.Outcomes.Flush(ctx); err != nil {
-			return false, fmt.Errorf("postgres: mark delivery: %w", err)
+			return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
 		}
 	}
-	const set = `UPDATE sends SET delivery = $3, delivery_error = $4, delivered_at = $5, updated_at = greatest(updated_at, $5)
-		WHERE provider = $1 AND delivery = '' AND verification_id IS NOT NULL AND `
-	q, key := set+`provider_message_id = $2`, r.ProviderID
+	q, key := fmt.Sprintf(markDeliverySQL, `provider_message_id = $2`), r.ProviderID
 	switch {
 	case r.ProviderID != "":
 	case validID(r.SendID):
-		q, key = set+`id = $2::uuid`, r.SendID
+		q, key = fmt.Sprintf(markDeliverySQL, `id = $2::uuid`), r.SendID
 	default:
-		return false, nil // names no send that can exist
+		return otp.Marked{}, nil // names no send that can exist
 	}
-	tag, err := s.pool.Exec(ctx, q, r.Provider, key, r.Status, r.Error, r.Time)
+	rows, err := s.pool.Query(ctx, q, r.Provider, key, r.Status, r.Error, r.Time, r.Price.Micros, r.Price.Currency)
 	if err != nil {
-		return false, wrap("mark delivery", err)
+		return otp.Marked{}, wrap("mark delivery", err)
 	}
-	return tag.RowsAffected() > 0, nil
+	var out otp.Marked
+	var m otp.Marked
+	_, err = pgx.ForEachRow(rows, []any{&m.Settled, &m.Priced, &m.App, &m.Country, &m.Channel}, func() error {
+		out.Settled = out.Settled || m.Settled
+		if m.Priced && !out.Priced {
+			out.Priced, out.App, out.Country, out.Channel = true, m.App, m.Country, m.Channel
+		}
+		return nil
+	})
+	if err != nil {
+		return otp.Marked{}, wrap("mark delivery", err)
+	}
+	return out, nil
 }
+
+// markDeliverySQL settles the matching sends (the %s condition on $2) that have no
+// receipt yet and records the price ($6 micros of $7) on those that have none, answering
+// per send what it changed. The rows are locked in the CTE, so a concurrent receipt waits
+// and then sees this one's work: a send is settled and priced once.
+const markDeliverySQL = `WITH old AS (
+		SELECT id, delivery = '' AS settles, actual_currency = '' AND $7 <> '' AS prices FROM sends
+		WHERE provider = $1 AND verification_id IS NOT NULL AND %s
+			AND (delivery = '' OR (actual_currency = '' AND $7 <> ''))
+		FOR UPDATE)
+	UPDATE sends s SET
+		delivery = CASE WHEN old.settles THEN $3 ELSE s.delivery END,
+		delivery_error = CASE WHEN old.settles THEN $4 ELSE s.delivery_error END,
+		delivered_at = CASE WHEN old.settles THEN $5 ELSE s.delivered_at END,
+		actual_cost = CASE WHEN old.prices THEN $6 ELSE s.actual_cost END,
+		actual_currency = CASE WHEN old.prices THEN $7 ELSE s.actual_currency END,
+		updated_at = greatest(s.updated_at, $5)
+	FROM old WHERE s.id = old.id
+	RETURNING old.settles, old.prices, s.app_id::text, s.country, s.channel`

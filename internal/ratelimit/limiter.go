@@ -130,7 +130,10 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 			// Nothing will be sent, so what the slots recorded may go. The caller's
 			// context may be what failed, so the undo gets a bound of its own.
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-			undo := l.undo(uctx, id, p, held, nil, at)
+			undo := l.undo(uctx, id, p, held[:len(held)-1], nil, at)
+			if undo == nil {
+				undo = l.undoUncertain(uctx, id, p, held[len(held)-1], errors.Is(err, errNotReplicated), at)
+			}
 			cancel()
 			return otp.Decision{}, errors.Join(err, undo)
 		}
@@ -182,6 +185,25 @@ func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, 
 		if _, _, err := l.run(ctx, modeUndo, id, p, g, dec, undo{guards: undoAlways, budgets: budgetAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: allow: undo: %w: %w", otp.ErrUnavailable, err)
 		}
+	}
+	return nil
+}
+
+// undoUncertain undoes the slot g that failed, whose recording may be on a master that
+// is gone. Its counts are given back only when one of its sorted sets still holds the
+// request (as Refund does): after a failover, the undo reaches the new master, which never
+// held what the lost master recorded, and taking the guard counts and budget costs back
+// there would give away what other requests hold, letting spend pass a cap. A slot without
+// sorted sets then gives back nothing: it may count the request once too often, which
+// refuses more, never admits more. A slot that certainly recorded the request (not
+// uncertain: its reply arrived) gives everything back.
+func (l *Limiter) undoUncertain(ctx context.Context, id string, p *plan, g []int, uncertain bool, at int64) error {
+	u := undo{guards: undoAlways, budgets: budgetAlways, at: at}
+	if uncertain {
+		u.guards, u.budgets = undoIfHeld, budgetIfHeld
+	}
+	if _, _, err := l.run(ctx, modeUndo, id, p, g, nil, u); err != nil {
+		return fmt.Errorf("ratelimit: allow: undo: %w: %w", otp.ErrUnavailable, err)
 	}
 	return nil
 }

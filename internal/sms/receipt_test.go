@@ -24,19 +24,19 @@ type receipts struct {
 	calls   int
 }
 
-func (s *receipts) MarkDelivery(_ context.Context, r otp.Receipt) (bool, error) {
+func (s *receipts) MarkDelivery(_ context.Context, r otp.Receipt) (otp.Marked, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
 	key := r.Provider + "/" + r.ProviderID + "/" + r.SendID
 	if _, done := s.settled[key]; done {
-		return false, nil
+		return otp.Marked{}, nil
 	}
 	if s.settled == nil {
 		s.settled = map[string]otp.Receipt{}
 	}
 	s.settled[key] = r
-	return true, nil
+	return otp.Marked{Settled: true}, nil
 }
 
 func (s *receipts) get(key string) (otp.Receipt, bool) {
@@ -170,6 +170,45 @@ func TestTwilioStatusCallback(t *testing.T) {
 		}
 		if store.calls != before {
 			t.Errorf("store called %d times, want 0", store.calls-before)
+		}
+	})
+
+	t.Run("PriceIsReadIgnoredWhenInvalid", func(t *testing.T) {
+		for _, c := range []struct {
+			name, price, unit string
+			want              otp.Price
+			ignored           bool
+		}{
+			{"TwilioNegative", "-0.00750", "USD", otp.Price{Micros: 7500, Currency: "USD"}, false},
+			{"Positive", "0.0415", "EUR", otp.Price{Micros: 41_500, Currency: "EUR"}, false},
+			{"Zero", "0.00000", "USD", otp.Price{Currency: "USD"}, false},
+			{"NotYetKnown", "", "USD", otp.Price{}, false},
+			{"NonNumeric", "abc", "USD", otp.Price{}, true},
+			{"Exponent", "-7.5e-3", "USD", otp.Price{}, true},
+			{"TooPrecise", "-0.0000001", "USD", otp.Price{}, true},
+			{"NUL", "-0.0075\x00", "USD", otp.Price{}, true},
+			{"InvalidUTF8", "\xff", "USD", otp.Price{}, true},
+			{"NULInUnit", "-0.0075", "US\x00", otp.Price{}, true},
+			{"LowerCaseUnit", "-0.0075", "usd", otp.Price{}, true},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				form := url.Values{"AccountSid": {twilioSID}, "MessageSid": {"SM" + c.name}, "MessageStatus": {"delivered"},
+					"Price": {c.price}, "PriceUnit": {c.unit}}
+				u := cb.URL + "/v1/receipts/twilio/twilio?x=1"
+				body := form.Encode()
+				h := textproto.MIMEHeader{}
+				h.Set(sms.TwilioSignatureHeader, sms.TwilioSignature(twilioToken, u, form))
+				r, ok, err := s.ReadReceipt(otp.Callback{URI: "/v1/receipts/twilio/twilio?x=1", Header: h, Body: []byte(body)}, time.Now())
+				if err != nil || !ok || r.Status != otp.DeliveryDelivered || r.ProviderID != "SM"+c.name {
+					t.Fatalf("got %+v, %v, %v, want the delivered receipt whatever its price", r, ok, err)
+				}
+				if r.Price != c.want || (r.PriceIgnored != "") != c.ignored {
+					t.Errorf("got price %+v (ignored: %q), want %+v (ignored: %v)", r.Price, r.PriceIgnored, c.want, c.ignored)
+				}
+				if err := otp.CheckTextIn("receipt", r); err != nil {
+					t.Errorf("the receipt holds text no store keeps: %v", err)
+				}
+			})
 		}
 	})
 

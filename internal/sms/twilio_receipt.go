@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"otpgate/internal/otp"
@@ -94,10 +96,15 @@ func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, 
 		return otp.Receipt{}, false, otp.ErrBadSignature
 	}
 	// Signed by Twilio or not, a NUL or invalid UTF-8 in a parameter is no SID or status
-	// otpgate sent or can keep: refused, naming it, before anything is looked up.
+	// otpgate sent or can keep: refused, naming it, before anything is looked up. The
+	// price is the exception: it is only read, never kept as text, and a price that cannot
+	// be read must not cost the delivery its receipt (twilioPrice).
 	for name, vs := range form {
 		if p := otp.TextProblem(name); p != "" {
 			return otp.Receipt{}, false, &otp.ErrInvalidText{Field: "name", Problem: "parameter names " + p}
+		}
+		if name == "Price" || name == "PriceUnit" {
+			continue
 		}
 		for _, v := range vs {
 			if err := otp.CheckText(name, v); err != nil {
@@ -110,7 +117,62 @@ func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, 
 		return otp.Receipt{}, false, nil
 	}
 	rc.Provider, rc.Time = t.name, now.UTC()
+	rc.Price, rc.PriceIgnored = twilioPrice(form)
 	return rc, true, nil
+}
+
+// twilioPrice reads what Twilio charged from a callback's Price and PriceUnit: an amount
+// such as "-0.00750" (Twilio writes charges as negative numbers) in an ISO 4217 currency
+// such as "USD". No Price, or an empty one (not yet known), is no price; one that cannot
+// be read is no price either, with the reason.
+func twilioPrice(form url.Values) (otp.Price, string) {
+	amount, unit := form.Get("Price"), form.Get("PriceUnit")
+	if amount == "" {
+		return otp.Price{}, ""
+	}
+	micros, ok := micros(strings.TrimPrefix(amount, "-"))
+	switch {
+	case !ok || len(form["Price"]) > 1:
+		return otp.Price{}, "Price is not one decimal amount"
+	case !currencyCode(unit) || len(form["PriceUnit"]) > 1:
+		return otp.Price{}, "PriceUnit is not a currency code"
+	}
+	return otp.Price{Micros: micros, Currency: unit}, ""
+}
+
+// micros reads an unsigned decimal amount with at most six decimals and seven whole
+// digits, such as "0.0075", into millionths.
+func micros(s string) (int64, bool) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" && frac == "" || dot && frac == "" || len(whole) > 7 || len(frac) > 6 ||
+		!allDigits(whole) || !allDigits(frac) {
+		return 0, false
+	}
+	w, _ := strconv.ParseInt("0"+whole, 10, 64)
+	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	return w*1_000_000 + f, true
+}
+
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// currencyCode reports whether s has the shape of an ISO 4217 code: three capitals.
+func currencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // twilioReceipt reads a final state from a callback's form.

@@ -20,16 +20,20 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 		return p.SendID
 	}
-	mark := func(e *env, r otp.Receipt) bool {
+	markPriced := func(e *env, r otp.Receipt) otp.Marked {
 		e.t.Helper()
 		if r.Time.IsZero() {
 			r.Time = base().Add(10 * time.Second)
 		}
-		changed, err := e.Receipts.MarkDelivery(e.ctx, r)
+		m, err := e.Receipts.MarkDelivery(e.ctx, r)
 		if err != nil {
 			e.t.Fatalf("MarkDelivery(%+v): %v", r, err)
 		}
-		return changed
+		return m
+	}
+	mark := func(e *env, r otp.Receipt) bool {
+		e.t.Helper()
+		return markPriced(e, r).Settled
 	}
 
 	t.Run("FirstReceiptSettlesTheSendByProviderID", func(t *testing.T) {
@@ -96,6 +100,50 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 		if r := e.sendRow(id); r.Delivery != "" {
 			t.Errorf("got %+v, want no receipt", r)
+		}
+	})
+
+	t.Run("ActualPriceIsRecordedOnceBesideTheEstimate", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := sent(e, "+819012345678", "SM1")
+		before := e.sendRow(id)
+		usd := otp.Price{Micros: 7500, Currency: "USD"}
+		// The delivery first, without a price: nothing priced.
+		if m := markPriced(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered}); !m.Settled || m.Priced {
+			t.Fatalf("receipt without a price: got %+v, want settled and not priced", m)
+		}
+		// A later report with the price records it, though the send is settled.
+		m := markPriced(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003", Price: usd})
+		if want := (otp.Marked{Priced: true, App: otp.DefaultAppID, Country: before.Country, Channel: before.Channel}); m != want {
+			t.Errorf("receipt with the price: got %+v, want %+v", m, want)
+		}
+		// Replays and other prices change nothing.
+		for _, r := range []otp.Receipt{
+			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: usd},
+			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 9000, Currency: "EUR"}},
+			{Provider: "test", SendID: id, Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 1, Currency: "USD"}},
+			{Provider: "other", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: usd},
+		} {
+			if m := markPriced(e, r); m != (otp.Marked{}) {
+				t.Errorf("%+v: got %+v, want nothing changed", r, m)
+			}
+		}
+		r := e.sendRow(id)
+		if r.ActualCost != 7500 || r.ActualCurrency != "USD" || r.Delivery != otp.DeliveryDelivered || r.DeliveryError != "" ||
+			r.Cost != before.Cost || r.Currency != before.Currency {
+			t.Errorf("got %+v, want delivered, the estimate as it was and an actual price of 7500 USD", r)
+		}
+	})
+
+	t.Run("FirstReceiptWithAPriceSettlesAndPrices", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		id := sent(e, "+819012345678", "")
+		m := markPriced(e, otp.Receipt{Provider: "test", SendID: id, Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 41_500, Currency: "EUR"}})
+		if !m.Settled || !m.Priced {
+			t.Errorf("got %+v, want settled and priced", m)
+		}
+		if r := e.sendRow(id); r.ActualCost != 41_500 || r.ActualCurrency != "EUR" || r.Delivery != otp.DeliveryDelivered {
+			t.Errorf("got %+v, want delivered at 41500 EUR", r)
 		}
 	})
 }

@@ -125,9 +125,9 @@ func testText(t *testing.T, newStore func(t *testing.T) Stores) {
 				{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: text},
 			} {
 				r.Time = base().Add(time.Second)
-				changed, err := e.Receipts.MarkDelivery(e.ctx, r)
+				m, err := e.Receipts.MarkDelivery(e.ctx, r)
 				wantInvalidText(t, "MarkDelivery", err)
-				if changed {
+				if m != (otp.Marked{}) {
 					t.Errorf("MarkDelivery(%+v): got changed, want nothing", r)
 				}
 			}

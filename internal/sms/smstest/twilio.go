@@ -223,6 +223,16 @@ func (f *Twilio) refuse(w http.ResponseWriter, status, code int, err error) {
 // named, signed as Twilio signs it, and returns the status otpgate answered. errorCode
 // is sent as ErrorCode when not empty.
 func (f *Twilio) Callback(ctx context.Context, sid, status, errorCode string) (int, error) {
+	extra := url.Values{}
+	if errorCode != "" {
+		extra.Set("ErrorCode", errorCode)
+	}
+	return f.CallbackWith(ctx, sid, status, extra)
+}
+
+// CallbackWith is Callback with more parameters, such as Price and PriceUnit, added to
+// the form as given (NULs and all) and signed with it.
+func (f *Twilio) CallbackWith(ctx context.Context, sid, status string, extra url.Values) (int, error) {
 	var req *TwilioRequest
 	f.mu.Lock()
 	for i := range f.got {
@@ -242,8 +252,8 @@ func (f *Twilio) Callback(ctx context.Context, sid, status, errorCode string) (i
 		form.Set("MessageSid", sid)
 		form.Set("MessageStatus", status)
 	}
-	if errorCode != "" {
-		form.Set("ErrorCode", errorCode)
+	for k, vs := range extra {
+		form[k] = vs
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.StatusCallback, strings.NewReader(form.Encode()))
 	if err != nil {
