@@ -95,10 +95,10 @@ type joinedReceipts struct {
 }
 
 // MarkDelivery is the store's, then records a receipt that changed its send in the send's trace.
-func (s *joinedReceipts) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
+func (s *joinedReceipts) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, error) {
 	began := time.Now()
 	changed, err := s.ReceiptStore.MarkDelivery(ctx, r)
-	if err != nil || !changed {
+	if err != nil || !changed.Settled {
 		return changed, err
 	}
 	if tp, lerr := s.traces.ReceiptTrace(ctx, r); lerr == nil {

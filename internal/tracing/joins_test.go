@@ -26,7 +26,9 @@ func (s *fakeStore) Check(context.Context, otp.CheckRef, func(otp.Verification) 
 
 type fakeReceipts struct{ changed bool }
 
-func (r fakeReceipts) MarkDelivery(context.Context, otp.Receipt) (bool, error) { return r.changed, nil }
+func (r fakeReceipts) MarkDelivery(context.Context, otp.Receipt) (otp.Marked, error) {
+	return otp.Marked{Settled: r.changed}, nil
+}
 
 // fakeTraces keeps traceparents by send id and answers every lookup with stored.
 type fakeTraces struct {
