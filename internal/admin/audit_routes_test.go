@@ -23,6 +23,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/spend"
 	"otpgate/internal/testenv"
 	"otpgate/internal/totp"
 )
@@ -41,6 +42,9 @@ type auditFixture struct {
 	entry                                int64
 	block, operator, token               string
 	identity, factor, code               string
+	// budget and priceRow name the fixture's spend budget and price (a row's channel,
+	// country, prefix and provider).
+	budget, priceRow string
 }
 
 // writeRequest is one valid request of a write route, as an admin makes it: a form for the
@@ -166,6 +170,32 @@ var validWrites = map[string]func(f auditFixture) writeRequest{
 		return writeRequest{path: "/admin/api/operators/" + f.operator + "/tokens/" + f.token}
 	},
 
+	"POST /admin/spend/currency": func(auditFixture) writeRequest {
+		return writeRequest{path: "/admin/spend/currency", form: url.Values{"currency": {"EUR"}}}
+	},
+	"POST /admin/spend/prices": func(auditFixture) writeRequest {
+		return writeRequest{path: "/admin/spend/prices", form: url.Values{"channel": {"voice"}, "country": {"JP"}, "prefix": {fmt.Sprintf("+8190%d", fixtureSeq.Add(1)%1000)}, "price": {"0.12"}}}
+	},
+	"POST /admin/spend/prices/change": func(f auditFixture) writeRequest {
+		_, rest, _ := strings.Cut(f.priceRow, "|GB|")
+		prefix, _, _ := strings.Cut(rest, "|")
+		return writeRequest{path: "/admin/spend/prices/change", form: url.Values{"row": {f.priceRow}, "channel": {"sms"}, "country": {"GB"}, "prefix": {prefix}, "price": {"0.9"}}}
+	},
+	"POST /admin/spend/prices/remove": func(f auditFixture) writeRequest {
+		return writeRequest{path: "/admin/spend/prices/remove", form: url.Values{"row": {f.priceRow}}}
+	},
+	"POST /admin/spend/budgets": func(auditFixture) writeRequest {
+		return writeRequest{path: "/admin/spend/budgets", form: url.Values{"name": {"added-" + uuid.NewString()[:8]}, "daily": {"3"}, "mode": {"shadow"}}}
+	},
+	"POST /admin/spend/budgets/{name}": func(f auditFixture) writeRequest {
+		return writeRequest{path: "/admin/spend/budgets/" + f.budget, form: url.Values{"name": {f.budget}, "daily": {"4"}, "mode": {"alert"}}}
+	},
+	"POST /admin/spend/budgets/{name}/remove": func(f auditFixture) writeRequest {
+		return writeRequest{path: "/admin/spend/budgets/" + f.budget + "/remove", form: url.Values{}}
+	},
+	"DELETE /admin/api/subjects/{subject}": func(auditFixture) writeRequest {
+		return writeRequest{path: "/admin/api/subjects/%2B819055556666"}
+	},
 	"PUT /admin/api/spend/config": func(auditFixture) writeRequest {
 		return writeRequest{path: "/admin/api/spend/config", json: `{"currency":"EUR","prices":[{"channel":"sms","country":"*","price":0.05}],"budgets":[]}`}
 	},
@@ -389,6 +419,17 @@ func (e *fullEnv) auditFixture(t *testing.T) auditFixture {
 		t.Fatalf("CreateToken: %v", err)
 	}
 	f.token = tok.Token.ID
+
+	f.budget = fmt.Sprintf("fixture-%d", n)
+	prefix := fmt.Sprintf("+447%d", 100+n)
+	f.priceRow = "sms|GB|" + prefix + "|"
+	if _, _, err := e.deps.Spend.EditConfig(ctx, func(c spend.Config) (spend.Config, error) {
+		c.Prices = append(c.Prices, spend.PriceText{Channel: "sms", Country: "GB", Prefix: prefix, Price: "0.5"})
+		c.Budgets = append(c.Budgets, spend.Budget{Name: f.budget, Daily: "2", Mode: "enforce"})
+		return c, nil
+	}, "test"); err != nil {
+		t.Fatalf("EditConfig: %v", err)
+	}
 	return f
 }
 

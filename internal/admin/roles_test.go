@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,7 @@ type featureStore interface {
 	spend.Store
 	operators.Store
 	totp.Store
+	history.EraseStore
 }
 
 // fullEnv is the admin listener with every feature it can serve, over one store (in
@@ -94,7 +96,10 @@ func newFullEnvOn(t *testing.T, store featureStore) *fullEnv {
 	t.Cleanup(func() { _ = rdb.Close() })
 	f.adminEnv = newAdminEnv(t, func(d *Deps) {
 		// One store for everything, as in production: the audit log is history's.
-		d.Admin = history.NewAdmin(store, ratelimit.New(rdb, testenv.KeyPrefix(t)), testRules())
+		limiter := ratelimit.New(rdb, testenv.KeyPrefix(t))
+		d.Admin = history.NewAdmin(store, limiter, testRules())
+		d.Erasure = history.NewEraser(store, limiter, func(a string) string { return "masked-" + strconv.Itoa(len(a)) },
+			func(a string) []otp.Limit { return []otp.Limit{{Scope: otp.ScopePhone, Key: a}} })
 		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{Outbound: outbound.New(outbound.Loopback())}), f.ops
 		d.Fraud = fraud.NewAdmin(store, reloader, &liftRecorder{})
 		d.Spend = spend.NewAdmin(store, spendReloader)

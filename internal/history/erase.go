@@ -80,11 +80,13 @@ func (e *Eraser) Erase(ctx context.Context, address, actor string) (Erased, erro
 		kind = "email"
 	}
 	redacted := kind + ":" + e.mask(address)
+	// What was kept is gone, so Before names whose it was (masked) and After is empty.
 	out, err := e.store.EraseAddress(ctx, address, redacted, AdminAction{
 		Action: ActionSubjectErased,
 		Target: redacted,
 		Detail: "by " + actor,
-	})
+		Before: Change(map[string]string{"subject": redacted}),
+	}.Stamp(ctx))
 	if err != nil {
 		return Erased{}, fmt.Errorf("history: erase: %w", err)
 	}
