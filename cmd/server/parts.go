@@ -159,7 +159,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 			return nil, err
 		}
 	}
-	store := postgres.New(pool)
+	store := postgres.New(pool, keys)
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
@@ -167,7 +167,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	p.spend = store
 	p.totp = store
 	p.pingStore = store.Ping
-	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
+	p.batch = postgres.NewBatchWriter(pool, keys, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch
 	return p, nil
 }

@@ -78,7 +78,7 @@ func TestRollUp(t *testing.T) {
 	t.Run("CountingHoursAgainGivesTheSameRollups", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		seedOld(t, pool, start, 97*time.Second, 2000) // two days and a bit
 		rollAll := func() {
@@ -153,7 +153,7 @@ func TestLifecycleOneInstanceAtATime(t *testing.T) {
 	stores := make([]*exclusive, 2)
 	for i := range jobs {
 		pool := mustOpenDSN(t, dsn)
-		stores[i] = &exclusive{Store: postgres.New(pool), holders: &holders, most: &most}
+		stores[i] = &exclusive{Store: postgres.New(pool, testenv.DataKeys()), holders: &holders, most: &most}
 		jobs[i] = retention.New(stores[i], discard(), retention.Options{Retention: 90 * 24 * time.Hour, Batch: 250})
 	}
 
@@ -220,7 +220,7 @@ func TestLifecycleOneInstanceAtATime(t *testing.T) {
 func TestPurgeStatementsUseIndexes(t *testing.T) {
 	t.Parallel()
 	db := mustOpen(t)
-	s := postgres.New(db)
+	s := postgres.New(db, testenv.DataKeys())
 	now := time.Now().UTC()
 	seedOld(t, db, now.Add(-100*24*time.Hour), 15*time.Second, 20000)
 	seedOld(t, db, now.Add(-48*time.Hour), time.Minute, 500)

@@ -23,7 +23,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 	}
 	proxy := testenv.NewProxy(t, u.Host)
 	pool := mustOpenDSN(t, proxy.Via(dsn))
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	w := startWriter(t, pool, discard(), postgres.BatchOptions{})
 	ctx := t.Context()
 	now := time.Now().UTC()
@@ -92,7 +92,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 
 func TestSlowDatabaseIsUnavailable(t *testing.T) {
 	pool := mustOpen(t)
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	st, err := s.BeginSend(t.Context(), otp.BeginSend{
 		Phone: "+819012345678", Now: now, TTL: time.Minute, MaxSends: 5, MaxAttempts: 5,
@@ -138,7 +138,7 @@ func TestSlowDatabaseIsUnavailable(t *testing.T) {
 // server, not left to go on and commit.
 func TestTimedOutSendWritesNothing(t *testing.T) {
 	pool := mustOpen(t)
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	tx, err := pool.Begin(t.Context())
 	if err != nil {
