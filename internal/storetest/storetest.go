@@ -85,6 +85,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("RateLimits", func(t *testing.T) { testRateLimits(t, newStore) })
 	t.Run("Operators", func(t *testing.T) { testOperators(t, newStore) })
 	t.Run("Audit", func(t *testing.T) { testAudit(t, newStore) })
+	t.Run("Addresses", func(t *testing.T) { testAddresses(t, newStore) })
 }
 
 const (
