@@ -63,6 +63,9 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
+	// resealer brings stored addresses under the current data key (and converts those
+	// written before they were sealed); nil in dev mode, which seals nothing.
+	resealer *postgres.Resealer
 	// lifecycle is the store as the retention job sees it, nil in dev mode, which keeps
 	// history in memory until it exits.
 	lifecycle retention.Store
@@ -163,6 +166,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
+	p.resealer = postgres.NewResealer(store, log.With("component", "reseal"), postgres.ResealerOptions{})
 	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.operators = store, store, store, store, store, store, store, store
 	p.spend = store
 	p.totp = store
