@@ -27,14 +27,16 @@ func seedOld(tb testing.TB, pool *pgxpool.Pool, start time.Time, step time.Durat
 		at := start.Add(time.Duration(i) * step)
 		id := testenv.UUIDAt(at)
 		phone := fmt.Sprintf("+8190%d%07d", i%10, i)
-		vs = append(vs, []any{id, phone, "sms", "en", "approved", 1, 0, 5, "192.0.2.1", at, at.Add(5 * time.Minute), at.Add(time.Minute)})
-		ss = append(ss, []any{testenv.UUIDAt(at), id, phone, "192.0.2.1", "sent", "", "test", at, at})
+		// The prefix the store keeps beside the address, which the rollups count by.
+		prefix := phone[:len(phone)-postgres.PrefixKeep]
+		vs = append(vs, []any{id, phone, prefix, "sms", "en", "approved", 1, 0, 5, "192.0.2.1", at, at.Add(5 * time.Minute), at.Add(time.Minute)})
+		ss = append(ss, []any{testenv.UUIDAt(at), id, phone, prefix, "192.0.2.1", "sent", "", "test", at, at})
 		outcome := "approved"
 		if i%2 == 1 {
 			outcome = "invalid_code"
-			ss = append(ss, []any{testenv.UUIDAt(at.Add(time.Second)), id, phone, "192.0.2.1", "sent", "", "test", at.Add(time.Second), at.Add(time.Second)})
+			ss = append(ss, []any{testenv.UUIDAt(at.Add(time.Second)), id, phone, prefix, "192.0.2.1", "sent", "", "test", at.Add(time.Second), at.Add(time.Second)})
 		} else {
-			ss = append(ss, []any{testenv.UUIDAt(at.Add(2 * time.Second)), nil, phone, "192.0.2.9", "blocked", "phone 1/1m", "", at.Add(2 * time.Second), at.Add(2 * time.Second)})
+			ss = append(ss, []any{testenv.UUIDAt(at.Add(2 * time.Second)), nil, phone, prefix, "192.0.2.9", "blocked", "phone 1/1m", "", at.Add(2 * time.Second), at.Add(2 * time.Second)})
 		}
 		as = append(as, []any{id, outcome, "198.51.100.7", at.Add(3 * time.Second)})
 	}
@@ -44,8 +46,8 @@ func seedOld(tb testing.TB, pool *pgxpool.Pool, start time.Time, step time.Durat
 		cols  []string
 		rows  [][]any
 	}{
-		{"verifications", []string{"id", "phone", "channel", "locale", "status", "sends", "attempts", "max_attempts", "client_ip", "created_at", "expires_at", "closed_at"}, vs},
-		{"sends", []string{"id", "verification_id", "phone", "client_ip", "status", "reason", "provider", "created_at", "updated_at"}, ss},
+		{"verifications", []string{"id", "phone", "phone_prefix", "channel", "locale", "status", "sends", "attempts", "max_attempts", "client_ip", "created_at", "expires_at", "closed_at"}, vs},
+		{"sends", []string{"id", "verification_id", "phone", "phone_prefix", "client_ip", "status", "reason", "provider", "created_at", "updated_at"}, ss},
 		{"attempts", []string{"verification_id", "outcome", "client_ip", "created_at"}, as},
 	} {
 		if _, err := pool.CopyFrom(ctx, pgx.Identifier{c.table}, c.cols, pgx.CopyFromRows(c.rows)); err != nil {

@@ -145,8 +145,9 @@ func TestTimedOutSendWritesNothing(t *testing.T) {
 		t.Fatalf("Begin: %v", err)
 	}
 	defer tx.Rollback(context.Background())
+	// The row holds the phone as the store keeps it: its index.
 	if _, err := tx.Exec(t.Context(), `INSERT INTO verifications (id, phone, channel, locale, status, max_attempts, created_at, expires_at)
-		VALUES (gen_random_uuid(), '+819012345678', 'sms', 'en', 'pending', 5, now(), now() + interval '1 minute')`); err != nil {
+		VALUES (gen_random_uuid(), $1, 'sms', 'en', 'pending', 5, now(), now() + interval '1 minute')`, testenv.DataKeys().Index("+819012345678")); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
