@@ -13,7 +13,7 @@ const (
 	phaseDenied
 	// phaseWrites: the outcome writer flushes the outcomes the requests queued while it still
 	// runs, then stops along with the jobs that write on their own schedule: the sweeper,
-	// history retention and the event expirer.
+	// the re-sealing of stored addresses, history retention and the event expirer.
 	phaseWrites
 	// phaseEvents: the event dispatcher, after every writer, so that the events of the rows
 	// written at shutdown get their first attempt; it lets the deliveries in flight finish.
@@ -34,6 +34,7 @@ func (s *services) loops(p *parts) []loop {
 		{name: "event expirer", run: s.events.expirer.Run, stop: phaseWrites},
 		{name: "outcome writer", run: p.outcomes.Run, flush: p.outcomes.Close, stop: phaseWrites, off: p.outcomes == nil},
 		{name: "sweeper", run: p.sweeper.Run, stop: phaseWrites, off: p.sweeper == nil},
+		{name: "data key re-sealing", run: p.resealer.Run, stop: phaseWrites, off: p.resealer == nil},
 		{name: "history retention", run: s.retention.Run, stop: phaseWrites, off: s.retention == nil},
 		{name: "apps registry", run: s.registry.Run, stop: phaseUses},
 		{name: "history writer", run: p.batch.Run, stop: phaseDenied, off: p.batch == nil},

@@ -66,6 +66,9 @@ type parts struct {
 	// across a restart.
 	outcomes *postgres.OutcomeWriter
 	sweeper  *postgres.Sweeper
+	// resealer brings stored addresses under the current data key (and converts those
+	// written before they were sealed); nil in dev mode, which seals nothing.
+	resealer *postgres.Resealer
 	// lifecycle is the store as the retention job sees it, nil in dev mode, which keeps
 	// history in memory until it exits.
 	lifecycle retention.Store
@@ -163,16 +166,17 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 			return nil, err
 		}
 	}
-	store := postgres.New(pool)
+	store := postgres.New(pool, keys)
 	p.outcomes = postgres.NewOutcomeWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
+	p.resealer = postgres.NewResealer(store, log.With("component", "reseal"), postgres.ResealerOptions{})
 	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.operators = store, store, store, store, store, store, store, store
 	p.traces = store
 	p.spend = store
 	p.totp = store
 	p.pingStore = store.Ping
-	p.batch = postgres.NewBatchWriter(pool, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
+	p.batch = postgres.NewBatchWriter(pool, keys, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch
 	return p, nil
 }

@@ -61,6 +61,9 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	if p.outcomes != nil {
 		mx.Outcomes(p.outcomes.QueueDepth, p.outcomes.Lost, p.outcomes.Written, p.sweeper.Lag, p.sweeper.Settled)
 	}
+	if p.resealer != nil {
+		mx.Resealed(p.resealer.Converted)
+	}
 	rl := ratelimit.New(p.redis, cfg.RedisPrefix+"rl:", ratelimit.WaitReplicas(cfg.RedisWaitReplicas, cfg.RedisTimeout), ratelimit.Tracing(p.tracer))
 	limiter := mx.Limiter(rl)
 	dp, err := newDelivery(cfg, log, mx, p.tracer)

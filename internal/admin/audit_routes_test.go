@@ -263,7 +263,7 @@ func TestEveryWriteRouteIsAudited(t *testing.T) {
 		if err := postgres.Migrate(ctx, pool); err != nil {
 			t.Fatal(err)
 		}
-		everyWriteRouteIsAudited(t, postgres.New(pool))
+		everyWriteRouteIsAudited(t, postgres.New(pool, testenv.DataKeys()))
 	})
 }
 

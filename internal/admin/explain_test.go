@@ -23,7 +23,7 @@ func TestAdminListQueryPlans(t *testing.T) {
 	}
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	testenv.SeedHistory(t, pool, base)
-	store := postgres.New(pool)
+	store := postgres.New(pool, testenv.DataKeys())
 	store.Now = func() time.Time { return base.Add(60 * 24 * time.Hour) }
 	// The list query needs no limiter.
 	e := &adminEnv{t: t, logs: &syncBuffer{}}

@@ -19,6 +19,7 @@ import (
 // and API sit together.
 func addRoutes(r chi.Router, d Deps, view *adminView) {
 	log := d.Logger
+	d.Admin = maskingAdmin{d.Admin}
 	params := adminParams{region: d.DefaultRegion, v6prefix: d.IPv6Prefix, now: d.Now}
 
 	r.Method(http.MethodGet, "/healthz", otphttp.Healthz())

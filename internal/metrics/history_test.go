@@ -47,7 +47,7 @@ func TestHistoryMetrics(t *testing.T) {
 		if err := postgres.Migrate(ctx, pool); err != nil {
 			t.Fatalf("migrate: %v", err)
 		}
-		w := postgres.NewBatchWriter(pool, slog.New(slog.DiscardHandler), postgres.BatchOptions{QueueSize: 1})
+		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), slog.New(slog.DiscardHandler), postgres.BatchOptions{QueueSize: 1})
 		m := New()
 		m.History(w.QueueDepth, w.Dropped, w.Written)
 		w.RecordDenied(denied(otp.SendBlocked))

@@ -32,6 +32,7 @@
 //	| `otpgate_outcome_lost_total` | counter | | send outcomes whose write failed; the sweeper settles those sends as unknown |
 //	| `otpgate_sweeper_oldest_sending_seconds` | gauge | | age of the oldest send still sending at the sweeper's last pass: how far behind outcomes are |
 //	| `otpgate_sweeper_settled_total` | counter | | sends left sending by a stopped server, settled as unknown by this instance |
+//	| `otpgate_pii_resealed_total` | counter | | stored addresses re-sealed under the current data key or converted from plain by this instance |
 //	| `otpgate_retention_purged_rows_total` | counter | `table`: attempts, sends, verifications, stats_hourly, conversion_hourly, attempts_hourly | rows past retention this instance deleted |
 //	| `otpgate_retention_behind_seconds` | gauge | `table` | how far the table's oldest row lay past its horizon at the last pass (0: nothing older left) |
 //	| `otpgate_retention_rolled_hours_total` | counter | | hours of history this instance counted into the hourly rollups |

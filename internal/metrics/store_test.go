@@ -84,7 +84,7 @@ func TestStoreMetrics(t *testing.T) {
 		}
 		pool.Close()
 		m := New()
-		s := m.Store(postgres.New(pool))
+		s := m.Store(postgres.New(pool, testenv.DataKeys()))
 		if _, err := s.BeginSend(ctx, beginSend("+819012345678", now)); !errors.Is(err, otp.ErrUnavailable) {
 			t.Fatalf("got %v, want an error wrapping otp.ErrUnavailable", err)
 		}

@@ -19,7 +19,7 @@ func (s *Store) RecordAdminAction(ctx context.Context, a history.AdminAction) er
 		a.Time = s.Now()
 	}
 	a = a.Stamp(ctx)
-	_, err := s.pool.Exec(ctx, insertAdminAction, auditArgs(a)...)
+	_, err := s.pool.Exec(ctx, insertAdminAction, s.auditArgs(a)...)
 	return wrap("record admin action", err)
 }
 
@@ -27,17 +27,22 @@ func (s *Store) RecordAdminAction(ctx context.Context, a history.AdminAction) er
 const insertAdminAction = `INSERT INTO admin_actions (action, target, detail, created_at, actor_kind, actor, actor_id, token_id, client_ip, before, after)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 
-func auditArgs(a history.AdminAction) []any {
-	return []any{a.Action, a.Target, a.Detail, a.Time, a.ActorKind, a.Actor, a.ActorID, a.TokenID, a.ClientIP, a.Before, a.After}
+// auditArgs seals an address the target names (sealTarget).
+func (s *Store) auditArgs(a history.AdminAction) []any {
+	return []any{a.Action, s.sealTarget(a.Target), a.Detail, a.Time, a.ActorKind, a.Actor, a.ActorID, a.TokenID, a.ClientIP, a.Before, a.After}
 }
 
 // auditCols are read by scanAudit, in this order.
 const auditCols = `id, action, target, detail, created_at, actor_kind, actor, actor_id, token_id, client_ip, before, after`
 
-func scanAudit(r pgx.CollectableRow) (history.AdminAction, error) {
+// scanAudit reads a row of auditCols and opens an address its target names.
+func (s *Store) scanAudit(r pgx.CollectableRow) (history.AdminAction, error) {
 	var a history.AdminAction
 	err := r.Scan(&a.ID, &a.Action, &a.Target, &a.Detail, &a.Time, &a.ActorKind, &a.Actor, &a.ActorID, &a.TokenID, &a.ClientIP, &a.Before, &a.After)
 	a.Time = a.Time.UTC()
+	if err == nil {
+		a.Target, err = s.openTarget(a.Target)
+	}
 	return a, err
 }
 
@@ -58,7 +63,7 @@ func (s *Store) AuditLog(ctx context.Context, f history.AuditFilter) ([]history.
 		  AND ($5 = 0 OR id < $5)
 		ORDER BY created_at DESC, id DESC LIMIT $6`,
 		f.Actor, f.Action, from, to, f.BeforeID, history.AdminActionLimit(f.Limit))
-	out, err := pgx.CollectRows(rows, scanAudit)
+	out, err := pgx.CollectRows(rows, s.scanAudit)
 	if err != nil {
 		return nil, wrap("audit log", err)
 	}
@@ -69,7 +74,7 @@ func (s *Store) AuditLog(ctx context.Context, f history.AuditFilter) ([]history.
 func (s *Store) AdminActions(ctx context.Context, limit int) ([]history.AdminAction, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+auditCols+` FROM admin_actions
 		ORDER BY created_at DESC, id DESC LIMIT $1`, history.AdminActionLimit(limit))
-	out, err := pgx.CollectRows(rows, scanAudit)
+	out, err := pgx.CollectRows(rows, s.scanAudit)
 	if err != nil {
 		return nil, wrap("admin actions", err)
 	}

@@ -38,8 +38,9 @@ func attemptConds(f history.AttemptFilter, args []any) ([]string, []any) {
 		where = append(where, "s.channel = "+arg(f.Channel)+"::text")
 	}
 	if f.Prefix != "" {
-		// Validate allows "+" and digits only: no LIKE wildcard.
-		where = append(where, "s.phone LIKE "+arg(f.Prefix+"%")+"::text")
+		// Validate allows "+" and digits only: no LIKE wildcard. The stored prefix (the
+		// number without its last digits) is what a prefix filter can compare with.
+		where = append(where, "s.phone_prefix LIKE "+arg(f.Prefix+"%")+"::text")
 	}
 	if f.Converted != nil {
 		c := convertedSQL
@@ -66,7 +67,7 @@ func (s *Store) VerificationAttempts(ctx context.Context, f history.AttemptFilte
 	now := s.Now()
 	where, args := attemptConds(f, nil)
 	if f.Address != "" {
-		args = append(args, f.Address)
+		args = append(args, s.addressIndex(f.Address))
 		where = append(where, "s.phone = $"+strconv.Itoa(len(args))+"::text")
 	}
 	if c := f.After; c != nil {
@@ -79,7 +80,7 @@ func (s *Store) VerificationAttempts(ctx context.Context, f history.AttemptFilte
 	if err != nil {
 		return nil, nil, wrap("verification attempts", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return s.scanSend(r, now) })
 	if err != nil {
 		return nil, nil, wrap("verification attempts", err)
 	}

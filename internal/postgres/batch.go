@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 )
 
 // BatchWriter implements otp.DeniedRecorder: refused sends go into a bounded queue
@@ -19,6 +20,7 @@ import (
 // refused requests costs a few statements instead of one insert each.
 type BatchWriter struct {
 	pool *pgxpool.Pool
+	keys *pii.Keys
 	log  *slog.Logger
 	b    *batcher[otp.DeniedSend]
 
@@ -29,10 +31,10 @@ type BatchWriter struct {
 
 var _ otp.DeniedRecorder = (*BatchWriter)(nil)
 
-// NewBatchWriter returns a writer; nothing is written until Run is called. Its
-// FlushInterval defaults to 200ms.
-func NewBatchWriter(pool *pgxpool.Pool, log *slog.Logger, opts BatchOptions) *BatchWriter {
-	w := &BatchWriter{pool: pool, log: log}
+// NewBatchWriter returns a writer that stores addresses as the Store over keys does;
+// nothing is written until Run is called. Its FlushInterval defaults to 200ms.
+func NewBatchWriter(pool *pgxpool.Pool, keys *pii.Keys, log *slog.Logger, opts BatchOptions) *BatchWriter {
+	w := &BatchWriter{pool: pool, keys: keys, log: log}
 	w.b = newBatcher("batch writer", opts.withDefaults(200*time.Millisecond), w.write)
 	return w
 }
@@ -90,11 +92,12 @@ func (w *BatchWriter) write(ctx context.Context, batch []otp.DeniedSend) {
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
 		n, err = tx.CopyFrom(ctx, pgx.Identifier{"sends"},
-			[]string{"id", "phone", "client_ip", "status", "reason", "created_at", "updated_at", "app_id", "shadow", "channel", "fraud"},
+			[]string{"id", "phone", "phone_sealed", "phone_prefix", "client_ip", "status", "reason", "created_at", "updated_at",
+				"app_id", "shadow", "channel", "fraud"},
 			pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
 				d := batch[i]
-				return []any{ids[i], d.Phone, d.ClientIP, string(d.Status), d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow,
-					deniedChannel(d.Channel), fraudJSON(d.Fraud)}, nil
+				return []any{ids[i], w.keys.Index(d.Phone), w.keys.Seal(d.Phone), prefixOf(d.Phone), d.ClientIP, string(d.Status),
+					d.Reason, d.Time, d.Time, deniedApp(d.AppID), d.Shadow, deniedChannel(d.Channel), fraudJSON(d.Fraud)}, nil
 			}))
 		if err != nil {
 			return err
@@ -139,7 +142,7 @@ func deniedChannel(ch string) string {
 // subscribed endpoint; with none subscribed anywhere it reads nothing but that.
 const blockedEvents = `INSERT INTO event_outbox (event_id, endpoint_id, type, subject, data, created_at, next_attempt_at)
 	SELECT otpgate_event_id('send.blocked', s.id), w.id, 'send.blocked', NULL,
-		jsonb_build_object('send_id', s.id, 'app_id', s.app_id, 'channel', s.channel, 'to', s.phone, 'reason', s.reason)
+		jsonb_build_object('send_id', s.id, 'app_id', s.app_id, 'channel', s.channel, 'to', s.phone_sealed, 'reason', s.reason)
 			|| CASE WHEN s.fraud IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('fraud', s.fraud) END,
 		s.created_at, s.created_at
 	FROM sends s JOIN webhook_endpoints w ON w.app_id = s.app_id AND 'send.blocked' = ANY(w.event_types)

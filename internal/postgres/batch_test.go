@@ -15,6 +15,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/testenv"
 )
 
 func denied(i int) otp.DeniedSend {
@@ -68,7 +69,7 @@ func TestBatchWriter(t *testing.T) {
 	t.Run("FullQueueDropsAndCounts", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		w := postgres.NewBatchWriter(pool, discard(), postgres.BatchOptions{QueueSize: 100})
+		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), discard(), postgres.BatchOptions{QueueSize: 100})
 		for i := range 150 {
 			w.RecordDenied(denied(i)) // nothing drains the queue: Run is not running
 		}
@@ -86,7 +87,7 @@ func TestBatchWriter(t *testing.T) {
 	t.Run("CloseWritesWhatIsQueued", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		w := postgres.NewBatchWriter(pool, discard(), postgres.BatchOptions{FlushInterval: time.Hour})
+		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), discard(), postgres.BatchOptions{FlushInterval: time.Hour})
 		done := make(chan error, 1)
 		go func() { done <- w.Run(context.Background()) }()
 		for i := range 10 {
@@ -106,7 +107,7 @@ func TestBatchWriter(t *testing.T) {
 	t.Run("CanceledRunWritesWhatIsQueued", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		w := postgres.NewBatchWriter(pool, discard(), postgres.BatchOptions{FlushInterval: time.Hour})
+		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), discard(), postgres.BatchOptions{FlushInterval: time.Hour})
 		for i := range 10 {
 			w.RecordDenied(denied(i))
 		}

@@ -18,7 +18,7 @@ func (s *Store) Verification(ctx context.Context, id string) (otp.Verification, 
 	if !validID(id) {
 		return otp.Verification{}, fmt.Errorf("postgres: verification: %w", otp.ErrNotFound)
 	}
-	v, err := scanVerification(s.pool.QueryRow(ctx, `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, id))
+	v, err := s.scanVerification(s.pool.QueryRow(ctx, `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = otp.ErrNotFound
 	}
@@ -31,7 +31,7 @@ func (s *Store) Newest(ctx context.Context, appID, address string) (otp.Verifica
 	if !validID(appID) || address == "" {
 		return otp.Verification{}, fmt.Errorf("postgres: newest: %w", otp.ErrNotFound)
 	}
-	v, err := scanVerification(s.pool.QueryRow(ctx, newestQuery, address, appID))
+	v, err := s.scanVerification(s.pool.QueryRow(ctx, newestQuery, s.addressIndex(address), appID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = otp.ErrNotFound
 	}
@@ -56,13 +56,13 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 	case ref.ID != "" && validID(ref.ID):
 		query, key = `SELECT `+verificationCols+` FROM verifications WHERE id = $1 AND app_id = $2`, ref.ID
 	case ref.ID == "" && ref.Phone != "":
-		query, key = newestQuery, ref.Phone
+		query, key = newestQuery, s.addressIndex(ref.Phone)
 	default:
 		return otp.Verification{}, "", fmt.Errorf("postgres: check: %w", otp.ErrNotFound)
 	}
 	seen := ref.Seen
 	if !usableSeen(ref, seen, appID) {
-		v, err := scanVerification(s.pool.QueryRow(ctx, query, key, appID))
+		v, err := s.scanVerification(s.pool.QueryRow(ctx, query, key, appID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = otp.ErrNotFound
 		}
@@ -77,7 +77,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 	}
 
 	err = s.inTx(ctx, "check", func(tx pgx.Tx) error {
-		v, err := scanVerification(tx.QueryRow(ctx, query+` FOR UPDATE`, key, appID))
+		v, err := s.scanVerification(tx.QueryRow(ctx, query+` FOR UPDATE`, key, appID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}
@@ -86,7 +86,7 @@ func (s *Store) Check(ctx context.Context, ref otp.CheckRef, decide func(otp.Ver
 		}
 		decided, oc := decide(v)
 		closedAt := decided.SettledClosedAt(ref.Now)
-		out, err = scanVerification(tx.QueryRow(ctx, `UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
+		out, err = s.scanVerification(tx.QueryRow(ctx, `UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
 			WHERE id = $1 RETURNING `+verificationCols, v.ID, string(decided.Status), decided.Attempts, nullTime(closedAt)))
 		if err != nil {
 			return err
@@ -133,7 +133,7 @@ func (s *Store) checkUnchanged(ctx context.Context, ref otp.CheckRef, v otp.Veri
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE verifications SET status = $2, attempts = $3, closed_at = $4
 			WHERE id = $1 AND status = $5 AND attempts = $6 AND expires_at = $7 AND cardinality(code_hashes) = $8
-			RETURNING id, app_id, channel, phone, status, sends, attempts, expires_at
+			RETURNING id, app_id, channel, phone, phone_sealed, status, sends, attempts, expires_at
 		), a AS (
 			INSERT INTO attempts (verification_id, outcome, client_ip, created_at)
 			SELECT id, $9, $10, $11 FROM u

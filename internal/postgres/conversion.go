@@ -14,19 +14,20 @@ import (
 // statement's snapshot. A rolled-up hour counts whole, so the hour holding since counts
 // whole once it is rolled up. Hours rolled up while the prefix setting dropped fewer digits
 // are cut to the running setting; hours rolled up while it dropped more keep their shorter
-// prefixes (the finer ones are gone with the raw rows).
+// prefixes (the finer ones are gone with the raw rows). The raw rows keep no prefix finer
+// than PrefixKeep digits short of the number: a setting below that counts by PrefixKeep.
 func (s *Store) FraudConversion(ctx context.Context, since time.Time, drop int) ([]fraud.PrefixCount, error) {
 	rows, _ := s.pool.Query(ctx, `WITH s AS (
-			SELECT left(phone, length(phone) - $2) AS prefix,
+			SELECT `+prefixSQL("phone_prefix", "$2::int")+` AS prefix,
 				count(*) FILTER (WHERE status IN ('sent', 'sending')) AS sends,
 				count(*) FILTER (WHERE status = 'blocked') AS blocked, 0 AS approvals
-			FROM sends WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND length(phone) - $2 >= 3
+			FROM sends WHERE created_at >= $1::timestamptz AND created_at >= (`+rolledBeforeSQL+`) AND `+prefixLongSQL("phone_prefix", "$2::int")+`
 			GROUP BY 1
 		), a AS (
-			SELECT left(v.phone, length(v.phone) - $2) AS prefix, 0 AS sends, 0 AS blocked, count(*) AS approvals
+			SELECT `+prefixSQL("v.phone_prefix", "$2::int")+` AS prefix, 0 AS sends, 0 AS blocked, count(*) AS approvals
 			FROM attempts t JOIN verifications v ON v.id = t.verification_id
 			WHERE t.outcome = 'approved' AND t.created_at >= $1::timestamptz AND t.created_at >= (`+rolledBeforeSQL+`)
-				AND length(v.phone) - $2 >= 3
+				AND `+prefixLongSQL("v.phone_prefix", "$2::int")+`
 			GROUP BY 1
 		), r AS (
 			SELECT CASE WHEN prefix_drop <= $2 THEN left(prefix, length(prefix) - ($2 - prefix_drop)) ELSE prefix END AS prefix,

@@ -41,9 +41,21 @@ func (s *Store) EraseAddress(ctx context.Context, address, redacted string, audi
 			*n = int(tag.RowsAffected())
 			return err
 		}
+		// A refused send's event has no subject; it names its send, whose row says whose
+		// it was (its "to" is sealed, which no comparison finds; a row written before
+		// 00110 may still hold the plain address or its index).
+		rows, err = tx.Query(ctx, `SELECT id::text FROM sends WHERE verification_id = ANY($1::uuid[]) OR phone = $2`, ids, stored)
+		if err != nil {
+			return err
+		}
+		sendIDs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
 		if err := count(&out.Events, `DELETE FROM event_outbox
-			WHERE subject = ANY($1::uuid[]) OR (subject IS NULL AND data->>'to' = ANY($2::text[]))`,
-			ids, []string{address, stored}); err != nil {
+			WHERE subject = ANY($1::uuid[])
+			   OR (subject IS NULL AND (data->>'send_id' = ANY($3::text[]) OR data->>'to' = ANY($2::text[])))`,
+			ids, []string{address, stored}, sendIDs); err != nil {
 			return err
 		}
 		if err := count(&out.Attempts, `DELETE FROM attempts WHERE verification_id = ANY($1::uuid[])`, ids); err != nil {

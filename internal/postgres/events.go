@@ -120,6 +120,9 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 		err := r.Scan(&c.DeliveryID, &c.Attempt, &c.Event.ID, &c.Event.Type, &c.Event.CreatedAt, &c.Event.Data,
 			&c.EndpointID, &c.URL, &c.SecretSealed, &c.WindowStart)
 		c.Event.CreatedAt, c.WindowStart = c.Event.CreatedAt.UTC(), c.WindowStart.UTC()
+		if err == nil {
+			c.Event.Data, err = s.openEventData(c.Event.Data)
+		}
 		return c, err
 	})
 	if err != nil {
@@ -181,7 +184,8 @@ func (s *Store) OldestPending(ctx context.Context) (time.Time, bool, error) {
 const deliveryCols = `o.event_id, o.type, o.created_at, o.data, o.endpoint_id, o.status, o.attempts,
 	o.next_attempt_at, o.last_attempt_at, o.last_status, o.last_error, o.delivered_at`
 
-func scanDelivery(r pgx.CollectableRow) (events.Delivery, error) {
+// scanDelivery reads a row of deliveryCols and opens the address its event names.
+func (s *Store) scanDelivery(r pgx.CollectableRow) (events.Delivery, error) {
 	var (
 		d              events.Delivery
 		data           []byte
@@ -189,6 +193,9 @@ func scanDelivery(r pgx.CollectableRow) (events.Delivery, error) {
 	)
 	err := r.Scan(&d.Event.ID, &d.Event.Type, &d.Event.CreatedAt, &data, &d.EndpointID, &d.Status, &d.Attempts,
 		&d.NextAttemptAt, &last, &d.LastStatus, &d.LastError, &delivery)
+	if err == nil {
+		data, err = s.openEventData(data)
+	}
 	d.Event.Data = json.RawMessage(data)
 	d.Event.CreatedAt, d.NextAttemptAt = d.Event.CreatedAt.UTC(), d.NextAttemptAt.UTC()
 	if last != nil {
@@ -211,7 +218,7 @@ func (s *Store) Deliveries(ctx context.Context, appID, endpointID string, f even
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT `+deliveryCols+` FROM event_outbox o
 		WHERE o.endpoint_id = $1 AND ($2 = '' OR o.status = $2) ORDER BY o.id DESC LIMIT $3`, endpointID, f.Status, limit)
-	out, err := pgx.CollectRows(rows, scanDelivery)
+	out, err := pgx.CollectRows(rows, s.scanDelivery)
 	if err != nil {
 		return nil, wrap("deliveries", err)
 	}
@@ -244,7 +251,7 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 			FROM webhook_endpoints w
 			WHERE o.endpoint_id = w.id AND w.id = $2 AND w.app_id = $1 AND o.event_id = $3
 			RETURNING `+deliveryCols, appID, endpointID, eventID, now)
-		d, err = pgx.CollectExactlyOneRow(rows, scanDelivery)
+		d, err = pgx.CollectExactlyOneRow(rows, s.scanDelivery)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}

@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/testenv"
 )
 
 // BenchmarkSendWrites measures what events cost the statements of a verification's life,
@@ -25,7 +26,7 @@ func BenchmarkSendWrites(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			pool := mustOpen(b)
-			s := postgres.New(pool)
+			s := postgres.New(pool, testenv.DataKeys())
 			if c.app != "" {
 				id := events.NewID()
 				err := s.CreateEndpoint(ctx, events.Endpoint{ID: id, AppID: c.app, URL: "http://receiver.test/", SecretSealed: []byte("x"),

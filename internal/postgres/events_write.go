@@ -12,9 +12,10 @@ import (
 // one verification are numbered (event_outbox.id) while its row is locked, so their order
 // is the order in which their changes were committed.
 
-// verificationData builds the payload of a verification event from a row named v.
+// verificationData builds the payload of a verification event from a row named v; its
+// "to" is the sealed address, which ClaimEvents and Deliveries open.
 const verificationData = `jsonb_build_object('verification_id', v.id, 'app_id', v.app_id, 'channel', v.channel,
-	'to', v.phone, 'status', v.status, 'sends', v.sends, 'attempts', v.attempts, 'expires_at', otpgate_ts(v.expires_at))`
+	'to', coalesce(nullif(v.phone_sealed, ''), v.phone), 'status', v.status, 'sends', v.sends, 'attempts', v.attempts, 'expires_at', otpgate_ts(v.expires_at))`
 
 // emitVerificationTx writes the event typ of verification id in tx, with extra merged into
 // its payload; the verification must be locked by tx already.
@@ -46,7 +47,7 @@ func (s *Store) ExpireVerifications(ctx context.Context, now time.Time, limit in
 		), v AS (
 			UPDATE verifications t SET status = 'expired', closed_at = $1 FROM x
 			WHERE t.id = x.id AND t.status = 'pending'
-			RETURNING t.id, t.app_id, t.channel, t.phone, t.status, t.sends, t.attempts, t.expires_at
+			RETURNING t.id, t.app_id, t.channel, t.phone, t.phone_sealed, t.status, t.sends, t.attempts, t.expires_at
 		), e AS (
 			INSERT INTO event_outbox (event_id, endpoint_id, type, subject, data, created_at, next_attempt_at)
 			SELECT otpgate_event_id('verification.expired', v.id), w.id, 'verification.expired', v.id, `+verificationData+`, $1, $1

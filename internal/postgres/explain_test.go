@@ -69,7 +69,7 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 	for name, f := range listFilters() {
 		t.Run(name, func(t *testing.T) {
 			f.Limit = 50
-			q, args, err := listQuery(f, now)
+			q, args, err := listQuery(f, now, func(a string) string { return a })
 			if err != nil {
 				t.Fatalf("listQuery: %v", err)
 			}
@@ -105,7 +105,7 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 func TestRepeatedListSendsKeepsPlansForItsValues(t *testing.T) {
 	// One session, so that the statement's repeats meet its plan cache.
 	pool, plans := testenv.ExplainedPool(t, seedLarge(t).Config().ConnString())
-	s := New(pool)
+	s := New(pool, testenv.DataKeys())
 	s.Now = func() time.Time { return seedBase().Add(100 * 24 * time.Hour) }
 	f := listFilters()["HotPhoneBlocked"]
 	for range 10 {
@@ -152,7 +152,7 @@ var (
 
 func BenchmarkListSends(b *testing.B) {
 	pool := seedLarge(b)
-	s := New(pool)
+	s := New(pool, testenv.DataKeys())
 	s.Now = func() time.Time { return seedBase().Add(100 * 24 * time.Hour) }
 	filters := listFilters()
 	for _, name := range slices.Sorted(maps.Keys(filters)) {

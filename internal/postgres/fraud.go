@@ -116,7 +116,7 @@ func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a history.AdminAction) e
 	if a.Time.IsZero() {
 		a.Time = s.Now()
 	}
-	_, err := tx.Exec(ctx, insertAdminAction, auditArgs(a.Stamp(ctx))...)
+	_, err := tx.Exec(ctx, insertAdminAction, s.auditArgs(a.Stamp(ctx))...)
 	return err
 }
 
@@ -295,7 +295,7 @@ func (s *Store) ChallengedSends(ctx context.Context, limit int) ([]history.SendR
 	rows, _ := s.pool.Query(ctx, `SELECT `+sendCols+sendFrom+`
 		WHERE s.fraud IS NOT NULL AND s.fraud->>'action' IN ('challenged', 'passed')
 		ORDER BY s.created_at DESC, s.id DESC LIMIT $1`, history.AdminActionLimit(limit))
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return s.scanSend(r, now) })
 	if err != nil {
 		return nil, wrap("challenged sends", err)
 	}
@@ -307,7 +307,7 @@ func (s *Store) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, 
 	now := s.Now()
 	rows, _ := s.pool.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.shadow <> ''
 		ORDER BY s.created_at DESC, s.id DESC LIMIT $1`, history.AdminActionLimit(limit))
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return s.scanSend(r, now) })
 	if err != nil {
 		return nil, wrap("shadow sends", err)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // sendCols are read by scanSend, in this order; v is the send's verification, if any.
-const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.phone, s.client_ip,
+const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, ` + "coalesce(nullif(s.phone_sealed, ''), s.phone)" + `, s.client_ip,
 	s.status, s.reason, s.provider, s.provider_message_id, s.error, s.updated_at,
 	coalesce(v.status, ''), coalesce(v.expires_at, 'epoch'), s.delivery, s.delivery_error, s.app_id, s.shadow,
 	s.channel, s.country, s.encoding, s.segments, s.attempts, s.delivered_at, s.fraud, s.test, s.cost, s.currency,
@@ -25,7 +25,8 @@ const sendCols = `s.id, coalesce(s.verification_id::text, ''), s.created_at, s.p
 
 const sendFrom = ` FROM sends s LEFT JOIN verifications v ON v.id = s.verification_id`
 
-func scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
+// scanSend reads a row of sendCols and opens its address.
+func (s *Store) scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
 	var (
 		r               history.SendRow
 		status, vStatus string
@@ -38,6 +39,9 @@ func scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
 		&r.Channel, &r.Country, &r.Encoding, &r.Segments, &attempts, &deliveredAt, &why, &r.Test, &r.Cost, &r.Currency,
 		&r.ActualCost, &r.ActualCurrency)
 	if err != nil {
+		return history.SendRow{}, err
+	}
+	if r.Phone, err = s.openAddress(r.Phone); err != nil {
 		return history.SendRow{}, err
 	}
 	if r.Fraud, err = parseFraud(why); err != nil {
@@ -59,7 +63,7 @@ func scanSend(row pgx.Row, now time.Time) (history.SendRow, error) {
 // conditions on one of the (…, created_at, id) indexes, so a page is an index range scan.
 func (s *Store) ListSends(ctx context.Context, f history.SendFilter) ([]history.SendRow, *history.SendCursor, error) {
 	now := s.Now()
-	q, args, err := listQuery(f, now)
+	q, args, err := listQuery(f, now, s.addressIndex)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: list sends: %w", err)
 	}
@@ -70,7 +74,7 @@ func (s *Store) ListSends(ctx context.Context, f history.SendFilter) ([]history.
 	if err != nil {
 		return nil, nil, wrap("list sends", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return s.scanSend(r, now) })
 	if err != nil {
 		return nil, nil, wrap("list sends", err)
 	}
@@ -79,8 +83,8 @@ func (s *Store) ListSends(ctx context.Context, f history.SendFilter) ([]history.
 }
 
 // listQuery builds the query of one page: one row more than the page, to tell
-// whether another page follows.
-func listQuery(f history.SendFilter, now time.Time) (string, []any, error) {
+// whether another page follows. A filter by phone compares index(phone) with the stored index.
+func listQuery(f history.SendFilter, now time.Time, index func(string) string) (string, []any, error) {
 	if err := f.Validate(); err != nil {
 		return "", nil, err
 	}
@@ -96,7 +100,7 @@ func listQuery(f history.SendFilter, now time.Time) (string, []any, error) {
 		where = append(where, "s.app_id = "+arg(f.AppID)+"::uuid")
 	}
 	if f.Phone != "" {
-		where = append(where, "s.phone = "+arg(f.Phone)+"::text")
+		where = append(where, "s.phone = "+arg(index(f.Phone))+"::text")
 	}
 	if f.ClientIP != "" {
 		where = append(where, "s.client_ip = "+arg(f.ClientIP)+"::text")
@@ -153,7 +157,7 @@ func (s *Store) Send(ctx context.Context, id string) (history.SendRow, error) {
 	if !validID(id) {
 		return history.SendRow{}, fmt.Errorf("postgres: send: %w", otp.ErrNotFound)
 	}
-	r, err := scanSend(s.pool.QueryRow(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.id = $1`, id), s.Now())
+	r, err := s.scanSend(s.pool.QueryRow(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.id = $1`, id), s.Now())
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = otp.ErrNotFound
 	}
@@ -168,7 +172,7 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (history.Veri
 	now := s.Now()
 	var d history.VerificationDetail
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		v, err := scanVerification(tx.QueryRow(ctx, `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, id))
+		v, err := s.scanVerification(tx.QueryRow(ctx, `SELECT `+verificationCols+` FROM verifications WHERE id = $1`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}
@@ -178,7 +182,7 @@ func (s *Store) VerificationDetail(ctx context.Context, id string) (history.Veri
 		v.CodeHashes, v.Status = nil, v.StatusAt(now)
 		d.Verification = v
 		rows, _ := tx.Query(ctx, `SELECT `+sendCols+sendFrom+` WHERE s.verification_id = $1 ORDER BY s.created_at, s.id`, id)
-		d.Sends, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return scanSend(r, now) })
+		d.Sends, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (history.SendRow, error) { return s.scanSend(r, now) })
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func mustOpenDSN(tb testing.TB, dsn string) *pgxpool.Pool {
 // startWriter runs a batch writer until cleanup.
 func startWriter(tb testing.TB, pool *pgxpool.Pool, log *slog.Logger, opts postgres.BatchOptions) *postgres.BatchWriter {
 	tb.Helper()
-	w := postgres.NewBatchWriter(pool, log, opts)
+	w := postgres.NewBatchWriter(pool, testenv.DataKeys(), log, opts)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(context.Background()) }()
 	tb.Cleanup(func() {
@@ -78,7 +78,7 @@ func startOutcomes(tb testing.TB, pool *pgxpool.Pool, opts postgres.BatchOptions
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
 		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
 		st := storetest.Stores{

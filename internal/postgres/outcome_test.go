@@ -11,6 +11,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/testenv"
 )
 
 // begin writes n sends as sending, for distinct phones, at at.
@@ -40,7 +41,7 @@ func TestOutcomeWriter(t *testing.T) {
 	t.Run("OutcomesOfManySendsTakeAFewStatements", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
 		sends := begin(t, s, 500, time.Now().UTC())
 		var wg sync.WaitGroup
@@ -71,7 +72,7 @@ func TestOutcomeWriter(t *testing.T) {
 	t.Run("FullQueueWritesAtOnce", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = postgres.NewOutcomeWriter(pool, discard(), postgres.BatchOptions{QueueSize: 1})
 		sends := begin(t, s, 2, time.Now().UTC())
 		for _, p := range sends { // nothing drains the queue: Run is not running
@@ -93,7 +94,7 @@ func TestOutcomeWriter(t *testing.T) {
 	t.Run("UndoIsWrittenAtOnce", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = postgres.NewOutcomeWriter(pool, discard(), postgres.BatchOptions{})
 		p := begin(t, s, 1, time.Now().UTC())[0]
 		f := otp.FinishSend{SendID: p.SendID, Status: otp.SendFailed, Error: "refused", Undo: true, Created: true, Now: p.Now}
@@ -109,7 +110,7 @@ func TestOutcomeWriter(t *testing.T) {
 	t.Run("CloseWritesWhatIsQueued", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = postgres.NewOutcomeWriter(pool, discard(), postgres.BatchOptions{FlushInterval: time.Hour})
 		done := make(chan error, 1)
 		go func() { done <- s.Outcomes.Run(context.Background()) }()

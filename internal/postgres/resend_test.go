@@ -8,6 +8,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/testenv"
 )
 
 // TestResendRoundTrips holds what a resend costs: one statement in one round trip when the
@@ -15,7 +16,7 @@ import (
 func TestResendRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	pool, w := mustOpenCounted(t)
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Date(2030, 3, 4, 5, 0, 0, 0, time.UTC)
 	send := func(phone string, at time.Time, seen *otp.Verification) (otp.SendStart, int64, int64) {
 		t.Helper()

@@ -84,7 +84,7 @@ func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 	now := time.Now().UTC()
 	seedOld(t, db, now.Add(-100*24*time.Hour), 15*time.Second, 50000) // 200,000 rows over 9 days
 	seedOld(t, db, now.Add(-48*time.Hour), time.Minute, 500)          // 2,000 rows that stay
-	before := statsAndConversion(t, postgres.New(db), now)
+	before := statsAndConversion(t, postgres.New(db, testenv.DataKeys()), now)
 
 	// The writers: a pool of their own whose sessions give up on any lock after maxWait.
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -98,7 +98,7 @@ func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wpool.Close)
-	writes := postgres.New(wpool)
+	writes := postgres.New(wpool, testenv.DataKeys())
 	denials := startWriter(t, wpool, discard(), postgres.BatchOptions{})
 
 	t.Run("AWriteThatWaitsLongerFails", func(t *testing.T) {
@@ -148,7 +148,7 @@ func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 		})
 	}
 
-	counted := &batches{Store: postgres.New(db)}
+	counted := &batches{Store: postgres.New(db, testenv.DataKeys())}
 	job := retention.New(counted, discard(), retention.Options{Retention: 90 * 24 * time.Hour})
 	start := time.Now()
 	r, err := job.Pass(t.Context())
@@ -190,7 +190,7 @@ func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 			t.Errorf("%s: %d rows within retention, want the %d seeded", table, got, want)
 		}
 	}
-	wantSame(t, before, statsAndConversion(t, postgres.New(db), now))
+	wantSame(t, before, statsAndConversion(t, postgres.New(db, testenv.DataKeys()), now))
 
 	slices.Sort(p.latencies)
 	t.Logf("purged %d rows (%v) in %v: %.0f rows/s, %d statements, the longest %v; meanwhile %d writes, latency p50 %v p99 %v max %v; longest lock wait seen %v",

@@ -27,14 +27,16 @@ func seedOld(tb testing.TB, pool *pgxpool.Pool, start time.Time, step time.Durat
 		at := start.Add(time.Duration(i) * step)
 		id := testenv.UUIDAt(at)
 		phone := fmt.Sprintf("+8190%d%07d", i%10, i)
-		vs = append(vs, []any{id, phone, "sms", "en", "approved", 1, 0, 5, "192.0.2.1", at, at.Add(5 * time.Minute), at.Add(time.Minute)})
-		ss = append(ss, []any{testenv.UUIDAt(at), id, phone, "192.0.2.1", "sent", "", "test", at, at})
+		// The prefix the store keeps beside the address, which the rollups count by.
+		prefix := phone[:len(phone)-postgres.PrefixKeep]
+		vs = append(vs, []any{id, phone, prefix, "sms", "en", "approved", 1, 0, 5, "192.0.2.1", at, at.Add(5 * time.Minute), at.Add(time.Minute)})
+		ss = append(ss, []any{testenv.UUIDAt(at), id, phone, prefix, "192.0.2.1", "sent", "", "test", at, at})
 		outcome := "approved"
 		if i%2 == 1 {
 			outcome = "invalid_code"
-			ss = append(ss, []any{testenv.UUIDAt(at.Add(time.Second)), id, phone, "192.0.2.1", "sent", "", "test", at.Add(time.Second), at.Add(time.Second)})
+			ss = append(ss, []any{testenv.UUIDAt(at.Add(time.Second)), id, phone, prefix, "192.0.2.1", "sent", "", "test", at.Add(time.Second), at.Add(time.Second)})
 		} else {
-			ss = append(ss, []any{testenv.UUIDAt(at.Add(2 * time.Second)), nil, phone, "192.0.2.9", "blocked", "phone 1/1m", "", at.Add(2 * time.Second), at.Add(2 * time.Second)})
+			ss = append(ss, []any{testenv.UUIDAt(at.Add(2 * time.Second)), nil, phone, prefix, "192.0.2.9", "blocked", "phone 1/1m", "", at.Add(2 * time.Second), at.Add(2 * time.Second)})
 		}
 		as = append(as, []any{id, outcome, "198.51.100.7", at.Add(3 * time.Second)})
 	}
@@ -44,8 +46,8 @@ func seedOld(tb testing.TB, pool *pgxpool.Pool, start time.Time, step time.Durat
 		cols  []string
 		rows  [][]any
 	}{
-		{"verifications", []string{"id", "phone", "channel", "locale", "status", "sends", "attempts", "max_attempts", "client_ip", "created_at", "expires_at", "closed_at"}, vs},
-		{"sends", []string{"id", "verification_id", "phone", "client_ip", "status", "reason", "provider", "created_at", "updated_at"}, ss},
+		{"verifications", []string{"id", "phone", "phone_prefix", "channel", "locale", "status", "sends", "attempts", "max_attempts", "client_ip", "created_at", "expires_at", "closed_at"}, vs},
+		{"sends", []string{"id", "verification_id", "phone", "phone_prefix", "client_ip", "status", "reason", "provider", "created_at", "updated_at"}, ss},
 		{"attempts", []string{"verification_id", "outcome", "client_ip", "created_at"}, as},
 	} {
 		if _, err := pool.CopyFrom(ctx, pgx.Identifier{c.table}, c.cols, pgx.CopyFromRows(c.rows)); err != nil {
@@ -78,7 +80,7 @@ func TestRollUp(t *testing.T) {
 	t.Run("CountingHoursAgainGivesTheSameRollups", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		seedOld(t, pool, start, 97*time.Second, 2000) // two days and a bit
 		rollAll := func() {
@@ -153,7 +155,7 @@ func TestLifecycleOneInstanceAtATime(t *testing.T) {
 	stores := make([]*exclusive, 2)
 	for i := range jobs {
 		pool := mustOpenDSN(t, dsn)
-		stores[i] = &exclusive{Store: postgres.New(pool), holders: &holders, most: &most}
+		stores[i] = &exclusive{Store: postgres.New(pool, testenv.DataKeys()), holders: &holders, most: &most}
 		jobs[i] = retention.New(stores[i], discard(), retention.Options{Retention: 90 * 24 * time.Hour, Batch: 250})
 	}
 
@@ -220,7 +222,7 @@ func TestLifecycleOneInstanceAtATime(t *testing.T) {
 func TestPurgeStatementsUseIndexes(t *testing.T) {
 	t.Parallel()
 	db := mustOpen(t)
-	s := postgres.New(db)
+	s := postgres.New(db, testenv.DataKeys())
 	now := time.Now().UTC()
 	seedOld(t, db, now.Add(-100*24*time.Hour), 15*time.Second, 20000)
 	seedOld(t, db, now.Add(-48*time.Hour), time.Minute, 500)

@@ -84,15 +84,15 @@ func rollUpHours(ctx context.Context, tx pgx.Tx, from, to time.Time, prefixDrop 
 		// Every prefix with a send in the hour has a row, even when none of its sends counts
 		// (all failed, say): FraudConversion lists such prefixes too.
 		`INSERT INTO conversion_hourly (hour, prefix, prefix_drop, sends, blocked, approvals)
-			SELECT hour, prefix, @drop, sum(sends), sum(blocked), sum(approvals) FROM (
-				SELECT date_bin('1 hour', created_at, 'epoch') AS hour, left(phone, length(phone) - @drop) AS prefix,
+			SELECT hour, prefix, greatest(@drop::int, ` + strconv.Itoa(PrefixKeep) + `), sum(sends), sum(blocked), sum(approvals) FROM (
+				SELECT date_bin('1 hour', created_at, 'epoch') AS hour, ` + prefixSQL("phone_prefix", "@drop::int") + ` AS prefix,
 					count(*) FILTER (WHERE status IN ('sent', 'sending')) AS sends,
 					count(*) FILTER (WHERE status = 'blocked') AS blocked, 0 AS approvals
-				FROM sends WHERE created_at >= @from AND created_at < @to AND length(phone) - @drop >= 3 GROUP BY 1, 2
+				FROM sends WHERE created_at >= @from AND created_at < @to AND ` + prefixLongSQL("phone_prefix", "@drop::int") + ` GROUP BY 1, 2
 				UNION ALL
-				SELECT date_bin('1 hour', t.created_at, 'epoch'), left(v.phone, length(v.phone) - @drop), 0, 0, count(*)
+				SELECT date_bin('1 hour', t.created_at, 'epoch'), ` + prefixSQL("v.phone_prefix", "@drop::int") + `, 0, 0, count(*)
 				FROM attempts t JOIN verifications v ON v.id = t.verification_id
-				WHERE t.outcome = 'approved' AND t.created_at >= @from AND t.created_at < @to AND length(v.phone) - @drop >= 3
+				WHERE t.outcome = 'approved' AND t.created_at >= @from AND t.created_at < @to AND ` + prefixLongSQL("v.phone_prefix", "@drop::int") + `
 				GROUP BY 1, 2
 			) c GROUP BY hour, prefix`,
 		`DELETE FROM attempts_hourly WHERE hour >= @from AND hour < @to`,
@@ -100,7 +100,7 @@ func rollUpHours(ctx context.Context, tx pgx.Tx, from, to time.Time, prefixDrop 
 		// among them cost as the Spend page sums it (a priced send always has a verification).
 		`INSERT INTO attempts_hourly (hour, app_id, channel, country, prefix, converted, n, cost, priced)
 			SELECT date_bin('1 hour', s.created_at, 'epoch'), s.app_id, s.channel, s.country,
-				CASE WHEN s.channel = 'email' THEN '' ELSE left(s.phone, ` + strconv.Itoa(history.MaxAttemptPrefix) + `) END,
+				CASE WHEN s.channel = 'email' THEN '' ELSE left(s.phone_prefix, ` + strconv.Itoa(history.MaxAttemptPrefix) + `) END,
 				` + convertedSQL + `, count(*),
 				coalesce(sum(s.cost) FILTER (WHERE ` + spentSendsOf("s") + `), 0), count(*) FILTER (WHERE ` + spentSendsOf("s") + `)` + sendFrom + `
 			WHERE s.verification_id IS NOT NULL AND s.created_at >= @from AND s.created_at < @to

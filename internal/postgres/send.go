@@ -12,7 +12,7 @@ import (
 )
 
 // BeginSend implements otp.Store in one statement, in autocommit: otpgate_begin_send
-// (migrations/00010) counts the send on the phone's pending verification, or creates one,
+// (migrations/00110) counts the send on the phone's pending verification, or creates one,
 // and writes the send row. The code hash is tied to the verification's id: with p.Seen the
 // first call brings the hash for its id, and the function counts the resend with it if it
 // is still the phone's pending verification; otherwise (nothing seen, or the pending one is
@@ -44,6 +44,8 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		}
 		switch outcome {
 		case "created", "counted":
+			// The row holds the address's index; the caller's address is the address.
+			v.Address = p.Phone
 			// What the pipeline wrote (markSendSQL): the send's transaction is the verification's.
 			if !p.Transaction.IsZero() {
 				v.Transaction = p.Transaction
@@ -66,7 +68,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 // when the call wrote no send.
 const (
 	beginSendSQL = `SELECT * FROM otpgate_begin_send(
-		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
 	markSendSQL = `WITH s AS (UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5 WHERE id = $1 RETURNING verification_id)
 		UPDATE verifications v SET amount = $6::text, payee = $7::text FROM s WHERE v.id = s.verification_id AND $6::text IS NOT NULL`
 )
@@ -76,8 +78,10 @@ const (
 // both statements go in one pipeline, which Postgres runs as one implicit transaction, and
 // the mark finds the row only when the call wrote it.
 func (s *Store) beginSendRow(ctx context.Context, p otp.BeginSend, channel string, newHash []byte, knownID *string, knownHash []byte) pgx.Row {
-	args := []any{p.AppID, p.Phone, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
-		p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments}
+	a := s.store(p.Phone)
+	args := []any{p.AppID, a.index, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
+		p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments,
+		a.sealed, a.prefix}
 	if p.Fraud == nil && !p.Test && p.Cost == 0 && p.Transaction.IsZero() {
 		return s.pool.QueryRow(ctx, beginSendSQL, args...)
 	}
@@ -169,7 +173,7 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 // endpoint subscribed anywhere it reads nothing but that (a one-time filter), not each
 // verification.
 const sentEventsCTE = `v AS (
-		SELECT v.id, v.app_id, v.channel, v.phone, v.status, v.sends, v.attempts, v.expires_at FROM verifications v
+		SELECT v.id, v.app_id, v.channel, v.phone, v.phone_sealed, v.status, v.sends, v.attempts, v.expires_at FROM verifications v
 		WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE 'verification.sent' = ANY(event_types))
 			AND v.id = ANY(ARRAY(SELECT verification_id FROM r))
 			AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.app_id = v.app_id AND 'verification.sent' = ANY(w.event_types))

@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/testenv"
 )
 
 // resendPhones is how many phones a resend benchmark spreads its resends over, so that no
@@ -28,7 +29,7 @@ func BenchmarkResend(b *testing.B) {
 func benchResend(b *testing.B, remembered bool) {
 	ctx := context.Background()
 	pool, w := mustOpenCounted(b)
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	send := func(phone string) otp.BeginSend {
 		return otp.BeginSend{

@@ -16,12 +16,17 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 	"otpgate/migrations"
 )
 
 // Store implements otp.Store and history.Store over a pgx pool.
 type Store struct {
 	pool *pgxpool.Pool
+	// keys seal the phone numbers and email addresses the rows hold and index them: a
+	// row keeps an address's keyed index (what lookups and unique indexes compare) and its
+	// sealed form (what reads open), never the address itself (docs/privacy.md).
+	keys *pii.Keys
 
 	// Now is the clock that tells history which pending verifications have expired
 	// and where the stats range ends; tests replace it.
@@ -36,9 +41,10 @@ var (
 	_ history.Store = (*Store)(nil)
 )
 
-// New returns a store over pool; the caller closes the pool.
-func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, Now: func() time.Time { return time.Now().UTC() }}
+// New returns a store over pool that seals and indexes addresses with keys; the caller
+// closes the pool.
+func New(pool *pgxpool.Pool, keys *pii.Keys) *Store {
+	return &Store{pool: pool, keys: keys, Now: func() time.Time { return time.Now().UTC() }}
 }
 
 // DefaultMaxConns is the pool size when the DSN has no pool_max_conns. pgxpool's own
@@ -107,14 +113,18 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(pgx.Tx) error) erro
 
 // verificationCols are read by scanVerification, in this order: the columns
 // otpgate_begin_send returns (read by scanBegun), then the transaction's.
-const verificationCols = `id, phone, channel, locale, status, code_hashes, sends, attempts,
+const verificationCols = `id, coalesce(nullif(phone_sealed, ''), phone), channel, locale, status, code_hashes, sends, attempts,
 	max_attempts, client_ip, created_at, expires_at, closed_at, app_id, amount, payee`
 
-func scanVerification(row pgx.Row) (otp.Verification, error) {
+// scanVerification reads a row of verificationCols and opens its address.
+func (s *Store) scanVerification(row pgx.Row) (otp.Verification, error) {
 	var amount, payee *string
 	v, err := scanVerificationOf(row, &amount, &payee)
 	if err == nil && amount != nil && payee != nil {
 		v.Transaction = otp.Transaction{Amount: *amount, Payee: *payee}
+	}
+	if err == nil {
+		v.Address, err = s.openAddress(v.Address)
 	}
 	return v, err
 }
@@ -150,5 +160,5 @@ func nullTime(t time.Time) *time.Time {
 }
 
 // addressIndex is what stands in a row for a phone number or email address and what a
-// query by address compares with.
-func (s *Store) addressIndex(address string) string { return address }
+// query by address compares with: its keyed index (pii.Keys.Index).
+func (s *Store) addressIndex(address string) string { return s.keys.Index(address) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"otpgate/internal/postgres"
+	"otpgate/internal/testenv"
 )
 
 // sweepLock is the sweeper's advisory lock id, as another instance would hold it.
@@ -15,7 +16,7 @@ func TestSweeper(t *testing.T) {
 	t.Run("SettlesSendsLeftSendingAndReportsTheLag", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		now := time.Now().UTC()
 		s.Now = func() time.Time { return now }
 		old := begin(t, s, 3, now.Add(-time.Hour))
@@ -36,7 +37,7 @@ func TestSweeper(t *testing.T) {
 	t.Run("OneInstanceAtATime", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		now := time.Now().UTC()
 		begin(t, s, 1, now.Add(-time.Hour))
 		conn, err := pool.Acquire(t.Context())
@@ -69,7 +70,7 @@ func TestSweeper(t *testing.T) {
 	t.Run("RunStopsWithItsContext", func(t *testing.T) {
 		t.Parallel()
 		pool := mustOpen(t)
-		s := postgres.New(pool)
+		s := postgres.New(pool, testenv.DataKeys())
 		begin(t, s, 1, time.Now().UTC().Add(-time.Hour))
 		w := postgres.NewSweeper(s, discard(), postgres.SweeperOptions{After: time.Minute, Interval: 50 * time.Millisecond})
 		ctx, cancel := context.WithCancel(t.Context())

@@ -29,7 +29,7 @@ func TestTracing(t *testing.T) {
 	if err := postgres.Migrate(ctx, pool); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	store := postgres.New(pool)
+	store := postgres.New(pool, testenv.DataKeys())
 	const phone = "+819012345678"
 	sctx, parent := tp.Tracer("test").Start(ctx, "send")
 	_, err = store.BeginSend(sctx, otp.BeginSend{

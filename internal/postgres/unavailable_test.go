@@ -23,7 +23,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 	}
 	proxy := testenv.NewProxy(t, u.Host)
 	pool := mustOpenDSN(t, proxy.Via(dsn))
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	w := startWriter(t, pool, discard(), postgres.BatchOptions{})
 	ctx := t.Context()
 	now := time.Now().UTC()
@@ -92,7 +92,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 
 func TestSlowDatabaseIsUnavailable(t *testing.T) {
 	pool := mustOpen(t)
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	st, err := s.BeginSend(t.Context(), otp.BeginSend{
 		Phone: "+819012345678", Now: now, TTL: time.Minute, MaxSends: 5, MaxAttempts: 5,
@@ -138,15 +138,16 @@ func TestSlowDatabaseIsUnavailable(t *testing.T) {
 // server, not left to go on and commit.
 func TestTimedOutSendWritesNothing(t *testing.T) {
 	pool := mustOpen(t)
-	s := postgres.New(pool)
+	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	tx, err := pool.Begin(t.Context())
 	if err != nil {
 		t.Fatalf("Begin: %v", err)
 	}
 	defer tx.Rollback(context.Background())
+	// The row holds the phone as the store keeps it: its index.
 	if _, err := tx.Exec(t.Context(), `INSERT INTO verifications (id, phone, channel, locale, status, max_attempts, created_at, expires_at)
-		VALUES (gen_random_uuid(), '+819012345678', 'sms', 'en', 'pending', 5, now(), now() + interval '1 minute')`); err != nil {
+		VALUES (gen_random_uuid(), $1, 'sms', 'en', 'pending', 5, now(), now() + interval '1 minute')`, testenv.DataKeys().Index("+819012345678")); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)

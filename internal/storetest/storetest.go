@@ -87,6 +87,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("Audit", func(t *testing.T) { testAudit(t, newStore) })
 	t.Run("Erase", func(t *testing.T) { testErase(t, newStore) })
 	t.Run("Traces", func(t *testing.T) { testTraces(t, newStore) })
+	t.Run("Addresses", func(t *testing.T) { testAddresses(t, newStore) })
 }
 
 const (

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -86,28 +87,41 @@ func ExplainedPool(tb testing.TB, dsn string) (*pgxpool.Pool, *Plans) {
 func SeedHistory(tb testing.TB, pool *pgxpool.Pool, base time.Time) {
 	tb.Helper()
 	ctx := context.Background()
-	for _, q := range []string{
-		`INSERT INTO verifications (id, phone, channel, locale, status, sends, max_attempts, created_at, expires_at, closed_at)
-		 SELECT md5(i::text)::uuid, '+8190' || (12340000 + i % 5000), 'sms', 'en',
+	// The rows keep each address as the store does (DataKeys): its index, sealed value and
+	// prefix (migrations/00110), one seal per phone.
+	keys := DataKeys()
+	idx, sealed := make([]string, 5000), make([]string, 5000)
+	for n := range idx {
+		phone := fmt.Sprintf("+8190%d", 12340000+n)
+		idx[n], sealed[n] = keys.Index(phone), keys.Seal(phone)
+	}
+	const pumped = "+819099999999"
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO verifications (id, phone, phone_sealed, phone_prefix, channel, locale, status, sends, max_attempts, created_at, expires_at, closed_at)
+		 SELECT md5(i::text)::uuid, ($2::text[])[i % 5000 + 1], ($3::text[])[i % 5000 + 1], left('+8190' || (12340000 + i % 5000), 9), 'sms', 'en',
 		        (ARRAY['approved', 'expired', 'failed', 'canceled'])[i % 4 + 1], 1, 5,
 		        $1::timestamptz + i * interval '1.5 seconds', $1::timestamptz + i * interval '1.5 seconds' + interval '5 minutes',
 		        $1::timestamptz + i * interval '1.5 seconds' + interval '1 minute'
-		 FROM generate_series(1, 30000) i`,
-		`INSERT INTO sends (id, verification_id, phone, client_ip, status, reason, provider_message_id, created_at, updated_at)
+		 FROM generate_series(1, 30000) i`, []any{base, idx, sealed}},
+		{`INSERT INTO sends (id, verification_id, phone, phone_sealed, phone_prefix, client_ip, status, reason, provider_message_id, created_at, updated_at)
 		 SELECT gen_random_uuid(),
 		        CASE WHEN i % 5 IN (0, 3, 4) THEN md5((i / 3 % 30000 + 1)::text)::uuid END,
-		        '+8190' || (12340000 + i % 5000), '10.1.' || (i % 250) || '.' || (i % 4),
+		        ($2::text[])[i % 5000 + 1], ($3::text[])[i % 5000 + 1], left('+8190' || (12340000 + i % 5000), 9),
+		        '10.1.' || (i % 250) || '.' || (i % 4),
 		        (ARRAY['sent', 'blocked', 'duplicate', 'failed', 'sending'])[i % 5 + 1],
 		        CASE i % 5 WHEN 1 THEN 'phone 1/1m' WHEN 2 THEN 'duplicate 1/5s' ELSE '' END,
 		        CASE i % 5 WHEN 0 THEN 'msg-' || i ELSE '' END,
 		        $1::timestamptz + (i / 2) * interval '1 second', $1::timestamptz + (i / 2) * interval '1 second'
-		 FROM generate_series(1, 95000) i`,
-		`INSERT INTO sends (id, phone, client_ip, status, reason, created_at, updated_at)
-		 SELECT gen_random_uuid(), '+819099999999', '10.9.' || (i % 50) || '.1', 'blocked', 'phone 10/1h',
+		 FROM generate_series(1, 95000) i`, []any{base, idx, sealed}},
+		{`INSERT INTO sends (id, phone, phone_sealed, phone_prefix, client_ip, status, reason, created_at, updated_at)
+		 SELECT gen_random_uuid(), $2, $3, $4, '10.9.' || (i % 50) || '.1', 'blocked', 'phone 10/1h',
 		        $1::timestamptz + i * interval '9 seconds', $1::timestamptz + i * interval '9 seconds'
-		 FROM generate_series(1, 5000) i`,
+		 FROM generate_series(1, 5000) i`, []any{base, keys.Index(pumped), keys.Seal(pumped), pumped[:len(pumped)-4]}},
 	} {
-		if _, err := pool.Exec(ctx, q, base); err != nil {
+		if _, err := pool.Exec(ctx, q.sql, q.args...); err != nil {
 			tb.Fatalf("testenv: seed history: %v", err)
 		}
 	}

@@ -67,7 +67,7 @@ func storesOf(t *testing.T, names []string, f func(t *testing.T, e *env, sql fun
 				if err := postgres.Migrate(ctx, pool); err != nil {
 					t.Fatalf("Migrate: %v", err)
 				}
-				store = postgres.New(pool)
+				store = postgres.New(pool, testenv.DataKeys())
 				sql = func(query string, args ...any) string {
 					var out string
 					if err := pool.QueryRow(ctx, query, args...).Scan(&out); err != nil {

@@ -1,0 +1,81 @@
+package admin
+
+import (
+	"context"
+	"strings"
+
+	"otpgate/internal/history"
+	"otpgate/internal/operators"
+	"otpgate/internal/pii"
+)
+
+// maskingAdmin shows a viewer phone numbers and email addresses masked (pii.Mask) in the
+// history, the verification pages and the audit log, and operators and admins in full: a
+// viewer watches traffic and needs to tell sends apart, not to reach the people. A
+// request without a principal (none gets this far) would see them masked too.
+type maskingAdmin struct {
+	history.AdminService
+}
+
+// masked reports whether the caller of ctx sees addresses masked.
+func masked(ctx context.Context) bool {
+	p, ok := operators.PrincipalFrom(ctx)
+	return !ok || !p.Allows(operators.RoleOperator)
+}
+
+// ListSends implements history.AdminService.
+func (m maskingAdmin) ListSends(ctx context.Context, f history.SendFilter) ([]history.SendRow, *history.SendCursor, error) {
+	rows, next, err := m.AdminService.ListSends(ctx, f)
+	if masked(ctx) {
+		for i := range rows {
+			rows[i].Phone = pii.Mask(rows[i].Phone)
+		}
+	}
+	return rows, next, err
+}
+
+// Send implements history.AdminService.
+func (m maskingAdmin) Send(ctx context.Context, id string) (history.SendRow, error) {
+	r, err := m.AdminService.Send(ctx, id)
+	if masked(ctx) {
+		r.Phone = pii.Mask(r.Phone)
+	}
+	return r, err
+}
+
+// VerificationDetail implements history.AdminService.
+func (m maskingAdmin) VerificationDetail(ctx context.Context, id string) (history.VerificationDetail, error) {
+	d, err := m.AdminService.VerificationDetail(ctx, id)
+	if masked(ctx) {
+		d.Verification.Address = pii.Mask(d.Verification.Address)
+		for i := range d.Sends {
+			d.Sends[i].Phone = pii.Mask(d.Sends[i].Phone)
+		}
+	}
+	return d, err
+}
+
+// AdminActions implements history.AdminService.
+func (m maskingAdmin) AdminActions(ctx context.Context, limit int) ([]history.AdminAction, error) {
+	as, err := m.AdminService.AdminActions(ctx, limit)
+	return maskTargets(ctx, as), err
+}
+
+// AuditLog implements history.AdminService.
+func (m maskingAdmin) AuditLog(ctx context.Context, f history.AuditFilter) ([]history.AdminAction, error) {
+	as, err := m.AdminService.AuditLog(ctx, f)
+	return maskTargets(ctx, as), err
+}
+
+// maskTargets masks the address a limit reset's target names ("phone:+81…").
+func maskTargets(ctx context.Context, as []history.AdminAction) []history.AdminAction {
+	if !masked(ctx) {
+		return as
+	}
+	for i, a := range as {
+		if k, v, ok := strings.Cut(a.Target, ":"); ok && (k == history.TargetPhone || k == "email") {
+			as[i].Target = k + ":" + pii.Mask(v)
+		}
+	}
+	return as
+}
