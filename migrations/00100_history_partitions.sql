@@ -11,8 +11,8 @@
 --
 -- Upgrading copies every row of both tables once, inside the migration's transaction, and
 -- builds their indexes afresh: about as long as a VACUUM FULL of the two tables, while the
--- service is stopped. A partition is made for each day from the oldest row's (at most 400
--- days back) to three days ahead; older rows go to the default partition. The retention job
+-- service is stopped. A partition is made for each day of the last 120 with rows, and for
+-- today and three days ahead; older rows go to the default partition. The retention job
 -- makes the days ahead from then on (otpgate_history_partition).
 
 -- +goose Up
@@ -60,17 +60,20 @@ CREATE TABLE attempts_default PARTITION OF attempts DEFAULT;
 -- The id sequence goes with the new table (its default already names it).
 ALTER SEQUENCE attempts_id_seq OWNED BY attempts.id;
 
-SELECT otpgate_history_partition(t, d::date)
+-- A partition for each day of the last 120 that has history, and for today and three days
+-- ahead: a statement over every partition locks each with its indexes, so days without rows
+-- get none, and older history (past the default retention by a month) stays in the default
+-- partition, where retention deletes it in batches as before.
+SELECT otpgate_history_partition(t, d)
 FROM (VALUES ('sends'), ('attempts')) AS tables (t),
-    generate_series(
-        greatest(
-            date_trunc('day', least(
-                (SELECT min(created_at) FROM sends_unpartitioned),
-                (SELECT min(created_at) FROM attempts_unpartitioned),
-                now()), 'UTC'),
-            date_trunc('day', now() - interval '400 days', 'UTC')),
-        date_trunc('day', now() + interval '3 days', 'UTC'),
-        interval '1 day') AS d;
+    (SELECT DISTINCT (created_at AT TIME ZONE 'UTC')::date AS d FROM sends_unpartitioned
+        WHERE created_at >= now() - interval '120 days'
+    UNION
+    SELECT DISTINCT (created_at AT TIME ZONE 'UTC')::date FROM attempts_unpartitioned
+        WHERE created_at >= now() - interval '120 days'
+    UNION
+    SELECT ((now() AT TIME ZONE 'UTC') + n * interval '1 day')::date FROM generate_series(0, 3) AS n) AS days
+ORDER BY d;
 
 INSERT INTO sends SELECT * FROM sends_unpartitioned;
 INSERT INTO attempts SELECT * FROM attempts_unpartitioned;

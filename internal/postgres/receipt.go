@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"otpgate/internal/otp"
 )
@@ -37,9 +38,19 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (bool, error) {
 	default:
 		return false, nil // names no send that can exist
 	}
-	tag, err := s.pool.Exec(ctx, q, r.Provider, key, r.Status, r.Error, r.Time)
+	// sends is partitioned by day of created_at: the send is looked for first among the days
+	// before the receipt (receiptLookback), then, for a late or replayed receipt, among all.
+	tag, err := s.pool.Exec(ctx, q+` AND created_at >= $6 AND created_at < $7`, r.Provider, key, r.Status, r.Error, r.Time,
+		r.Time.Add(-receiptLookback), r.Time.Add(sendMargin))
+	if err == nil && tag.RowsAffected() == 0 {
+		tag, err = s.pool.Exec(ctx, q, r.Provider, key, r.Status, r.Error, r.Time)
+	}
 	if err != nil {
 		return false, wrap("mark delivery", err)
 	}
 	return tag.RowsAffected() > 0, nil
 }
+
+// receiptLookback is how long before its receipt a send is looked for first: providers
+// report within minutes, and retry a report for a day or two at most.
+const receiptLookback = 3 * 24 * time.Hour
