@@ -50,7 +50,7 @@ func TestPurgeDropsWholeDays(t *testing.T) {
 	now := time.Now().UTC()
 	today := now.Truncate(24 * time.Hour)
 	day := func(n int) time.Time { return today.AddDate(0, 0, -n) }
-	if _, err := s.PrepareDays(t.Context(), day(10), today); err != nil {
+	if _, err := s.PrepareDays(t.Context(), day(9), today); err != nil {
 		t.Fatalf("PrepareDays: %v", err)
 	}
 	const perDay = 200 // verifications a day, each with two sends and a check
