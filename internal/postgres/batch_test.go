@@ -127,7 +127,8 @@ func TestBatchWriter(t *testing.T) {
 		var logs bytes.Buffer
 		w := startWriter(t, pool, slog.New(slog.NewTextHandler(&logs, nil)), postgres.BatchOptions{})
 		rows := []otp.DeniedSend{denied(1), denied(2), denied(3), denied(4)}
-		rows[3].ID = rows[0].ID // the primary key refuses the whole COPY
+		// The primary key (id and time: sends is partitioned by time) refuses the whole COPY.
+		rows[3].ID, rows[3].Time = rows[0].ID, rows[0].Time
 		for _, d := range rows {
 			w.RecordDenied(d)
 		}

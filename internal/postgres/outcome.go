@@ -3,9 +3,11 @@ package postgres
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/otp"
@@ -69,31 +71,14 @@ func (w *OutcomeWriter) Close(ctx context.Context) error { return w.b.close(ctx)
 const outcomeRetry = 100 * time.Millisecond
 
 // write updates one batch of send rows in one statement, as FinishSend would one by one;
-// a row the sweeper already settled as unknown takes the real outcome. A failed batch is
-// tried once more, then counted as lost.
+// a row the sweeper already settled as unknown takes the real outcome. The statement looks
+// for the rows within the window of their ids' times (sendWindow), and a second one for
+// those it missed without it. A failed batch is tried once more, then counted as lost.
 func (w *OutcomeWriter) write(ctx context.Context, batch []otp.FinishSend) {
 	n := len(batch)
-	ids, statuses, providerIDs, errs, times := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
-	providers, attempts := make([]string, n), make([]string, n)
-	for i, p := range batch {
-		ids[i], statuses[i], providerIDs[i], errs[i], times[i] = p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now
-		providers[i], attempts[i] = p.Provider, string(attemptsJSON(p.Attempts))
-	}
 	for try := 0; ; try++ {
 		w.batches.Add(1)
-		var rows int64
-		err := w.pool.QueryRow(ctx, `WITH u AS (
-				UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
-					error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
-				FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
-					AS u(id, status, provider_id, error, at, provider, attempts)
-				WHERE s.id = u.id AND s.verification_id IS NOT NULL
-				RETURNING s.id, s.verification_id, s.provider, s.updated_at, s.status
-			), r AS (
-				SELECT id AS send_id, verification_id, provider, updated_at AS at FROM u WHERE status = 'sent'
-			), `+sentEventsCTE+`
-			SELECT count(*) FROM u`,
-			ids, statuses, providerIDs, errs, times, providers, attempts).Scan(&rows)
+		rows, err := w.update(ctx, batch)
 		if err == nil {
 			w.written.Add(uint64(rows))
 			if missing := int64(n) - rows; missing > 0 {
@@ -112,4 +97,64 @@ func (w *OutcomeWriter) write(ctx context.Context, batch []otp.FinishSend) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// outcomeSQL updates the send rows of the outcomes $1…$7 and answers the ids it updated;
+// outcomeWindowSQL does so only for rows created from $8 to before $9.
+const (
+	outcomeSQL = `WITH u AS (
+			UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
+				error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
+				AS u(id, status, provider_id, error, at, provider, attempts)
+			WHERE s.id = u.id AND s.verification_id IS NOT NULL`
+	outcomeWindowSQL = outcomeSQL + ` AND s.created_at >= $8 AND s.created_at < $9`
+	outcomeRest      = `
+			RETURNING s.id, s.verification_id, s.provider, s.updated_at, s.status
+		), r AS (
+			SELECT id AS send_id, verification_id, provider, updated_at AS at FROM u WHERE status = 'sent'
+		), ` + sentEventsCTE + `
+		SELECT coalesce(array_agg(id), '{}') FROM u`
+)
+
+// update writes batch, in one statement when every row is in the window of the ids' times,
+// and answers how many rows it updated. Each statement stands alone: a row is written
+// whole, with its event, or not at all.
+func (w *OutcomeWriter) update(ctx context.Context, batch []otp.FinishSend) (int64, error) {
+	ids := make([]string, len(batch))
+	for i, p := range batch {
+		ids[i] = p.SendID
+	}
+	var written int64
+	rest := batch
+	if from, to, ok := sendWindow(ids...); ok {
+		var found []uuid.UUID
+		if err := w.pool.QueryRow(ctx, outcomeWindowSQL+outcomeRest, append(outcomeArgs(batch), from, to)...).Scan(&found); err != nil {
+			return 0, err
+		}
+		written = int64(len(found))
+		rest = slices.DeleteFunc(slices.Clone(batch), func(p otp.FinishSend) bool {
+			return slices.Contains(found, uuid.MustParse(p.SendID))
+		})
+	}
+	if len(rest) == 0 {
+		return written, nil
+	}
+	var found []uuid.UUID
+	if err := w.pool.QueryRow(ctx, outcomeSQL+outcomeRest, outcomeArgs(rest)...).Scan(&found); err != nil {
+		return written, err
+	}
+	return written + int64(len(found)), nil
+}
+
+// outcomeArgs are the arrays $1…$7 of outcomeSQL for batch.
+func outcomeArgs(batch []otp.FinishSend) []any {
+	n := len(batch)
+	ids, statuses, providerIDs, errs, times := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	providers, attempts := make([]string, n), make([]string, n)
+	for i, p := range batch {
+		ids[i], statuses[i], providerIDs[i], errs[i], times[i] = p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now
+		providers[i], attempts[i] = p.Provider, string(attemptsJSON(p.Attempts))
+	}
+	return []any{ids, statuses, providerIDs, errs, times, providers, attempts}
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,15 +31,31 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, er
 			return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
 		}
 	}
-	q, key := fmt.Sprintf(markDeliverySQL, `provider_message_id = $2`), r.ProviderID
+	q, cond, key := markDeliverySQL, `provider_message_id = $2`, r.ProviderID
 	switch {
 	case r.ProviderID != "":
 	case validID(r.SendID):
-		q, key = fmt.Sprintf(markDeliverySQL, `id = $2::uuid`), r.SendID
+		cond, key = `id = $2::uuid`, r.SendID
 	default:
 		return otp.Marked{}, nil // names no send that can exist
 	}
-	rows, err := s.pool.Query(ctx, q, r.Provider, key, r.Status, r.Error, r.Time, r.Price.Micros, r.Price.Currency)
+	// sends is partitioned by day of created_at: the send is looked for first among the days
+	// before the receipt (receiptLookback), then, for a late or replayed receipt, among all.
+	args := []any{r.Provider, key, r.Status, r.Error, r.Time, r.Price.Micros, r.Price.Currency}
+	out, err := s.markDelivery(ctx, fmt.Sprintf(q, cond+` AND created_at >= $8 AND created_at < $9`),
+		append(args, r.Time.Add(-receiptLookback), r.Time.Add(sendMargin)))
+	if err == nil && !out.Settled && !out.Priced {
+		out, err = s.markDelivery(ctx, fmt.Sprintf(q, cond), args)
+	}
+	if err != nil {
+		return otp.Marked{}, wrap("mark delivery", err)
+	}
+	return out, nil
+}
+
+// markDelivery runs one markDeliverySQL and gathers what it changed.
+func (s *Store) markDelivery(ctx context.Context, q string, args []any) (otp.Marked, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return otp.Marked{}, wrap("mark delivery", err)
 	}
@@ -62,7 +79,7 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, er
 // per send what it changed. The rows are locked in the CTE, so a concurrent receipt waits
 // and then sees this one's work: a send is settled and priced once.
 const markDeliverySQL = `WITH old AS (
-		SELECT id, delivery = '' AS settles, actual_currency = '' AND $7 <> '' AS prices FROM sends
+		SELECT id, created_at, delivery = '' AS settles, actual_currency = '' AND $7 <> '' AS prices FROM sends
 		WHERE provider = $1 AND verification_id IS NOT NULL AND %s
 			AND (delivery = '' OR (actual_currency = '' AND $7 <> ''))
 		FOR UPDATE)
@@ -73,5 +90,9 @@ const markDeliverySQL = `WITH old AS (
 		actual_cost = CASE WHEN old.prices THEN $6 ELSE s.actual_cost END,
 		actual_currency = CASE WHEN old.prices THEN $7 ELSE s.actual_currency END,
 		updated_at = greatest(s.updated_at, $5)
-	FROM old WHERE s.id = old.id
+	FROM old WHERE s.id = old.id AND s.created_at = old.created_at
 	RETURNING old.settles, old.prices, s.app_id::text, s.country, s.channel`
+
+// receiptLookback is how long before its receipt a send is looked for first: providers
+// report within minutes, and retry a report for a day or two at most.
+const receiptLookback = 3 * 24 * time.Hour

@@ -34,6 +34,9 @@ type purgeTarget struct {
 	// uncounted is set for history no rollup counts: it goes at the horizon whether or not
 	// the rollups have reached it.
 	uncounted bool
+	// partitioned is set for a table partitioned by day (migrations/00100): purge deletes
+	// from its default partition, and DropDays drops its whole days.
+	partitioned bool
 }
 
 // purgeTargets lists the tables of the lifecycle, children first: attempts and sends refer
@@ -51,18 +54,22 @@ func purgeTargets() []purgeTarget {
 		uncounted: true,
 	}, {
 		Target: retention.Target{Name: "attempts", Keep: retention.KeepHistory},
+		// Whole days go by DropDays; the statement deletes what the default partition holds.
 		// Attempts have no index on their time; each belongs to a verification at least as
 		// old, found by its id, and the attempts of one by their index.
-		purge: `DELETE FROM attempts WHERE id = ANY(ARRAY(
-			SELECT a.id FROM verifications v JOIN attempts a ON a.verification_id = v.id
+		partitioned: true,
+		purge: `DELETE FROM attempts_default WHERE id = ANY(ARRAY(
+			SELECT a.id FROM verifications v JOIN attempts_default a ON a.verification_id = v.id
 			WHERE v.id < @bound AND a.created_at < @before
 			ORDER BY v.id LIMIT @limit FOR UPDATE OF a SKIP LOCKED))`,
 		oldest: `SELECT created_at FROM attempts ORDER BY id LIMIT 1`,
 	}, {
 		Target: retention.Target{Name: "sends", Keep: retention.KeepHistory},
-		// Refused sends (blocked, duplicate) are rows here too.
-		purge: `DELETE FROM sends WHERE id = ANY(ARRAY(
-			SELECT id FROM sends WHERE created_at < @before ORDER BY created_at LIMIT @limit FOR UPDATE SKIP LOCKED))`,
+		// Refused sends (blocked, duplicate) are rows here too. Whole days go by DropDays;
+		// the statement deletes what the default partition holds.
+		partitioned: true,
+		purge: `DELETE FROM sends_default WHERE id = ANY(ARRAY(
+			SELECT id FROM sends_default WHERE created_at < @before ORDER BY created_at LIMIT @limit FOR UPDATE SKIP LOCKED))`,
 		oldest: `SELECT min(created_at) FROM sends`,
 	}, {
 		Target: retention.Target{Name: "verifications", Keep: retention.KeepHistory},
@@ -139,21 +146,15 @@ func (s *Store) TryLifecycleLock(ctx context.Context) (func(), bool, error) {
 }
 
 // Purge implements retention.Store. History is never purged at or after the rolled-up
-// boundary, read afresh for each statement (it only ever moves on).
+// boundary, read afresh for each statement (it only ever moves on). Of a table partitioned
+// by day, it deletes the rows of the default partition; DropDays drops the days.
 func (s *Store) Purge(ctx context.Context, target string, before time.Time, limit int) (int, error) {
 	t, err := findTarget(target)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: purge: %w", err)
 	}
-	if t.Keep == retention.KeepHistory && !t.uncounted {
-		rolled, err := s.rolledBefore(ctx, s.pool)
-		if err != nil {
-			return 0, wrap("purge "+target, err)
-		}
-		if rolled.IsZero() {
-			return 0, nil
-		}
-		before = minTime(before, rolled)
+	if before, err = s.purgeBound(ctx, t, before); err != nil || before.IsZero() {
+		return 0, wrap("purge "+target, err)
 	}
 	n := 0
 	err = s.inTx(ctx, "purge "+target, func(tx pgx.Tx) error {
@@ -167,6 +168,20 @@ func (s *Store) Purge(ctx context.Context, target string, before time.Time, limi
 		return err
 	})
 	return n, err
+}
+
+// purgeBound is what of target may go for a purge before before: before, or the rolled-up
+// boundary when that is earlier and target is history the rollups count; zero when nothing
+// may go yet.
+func (s *Store) purgeBound(ctx context.Context, t purgeTarget, before time.Time) (time.Time, error) {
+	if t.Keep != retention.KeepHistory || t.uncounted {
+		return before, nil
+	}
+	rolled, err := s.rolledBefore(ctx, s.pool)
+	if err != nil || rolled.IsZero() {
+		return time.Time{}, err
+	}
+	return minTime(before, rolled), nil
 }
 
 // purgeArgs are the arguments of a purge statement.

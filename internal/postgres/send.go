@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -69,7 +70,8 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 const (
 	beginSendSQL = `SELECT * FROM otpgate_begin_send(
 		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
-	markSendSQL = `WITH s AS (UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5 WHERE id = $1 RETURNING verification_id)
+	markSendSQL = `WITH s AS (UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5
+			WHERE id = $1 AND created_at >= $8 AND created_at < $9 RETURNING verification_id)
 		UPDATE verifications v SET amount = $6::text, payee = $7::text FROM s WHERE v.id = s.verification_id AND $6::text IS NOT NULL`
 )
 
@@ -87,7 +89,9 @@ func (s *Store) beginSendRow(ctx context.Context, p otp.BeginSend, channel strin
 	}
 	b := &pgx.Batch{}
 	b.Queue(beginSendSQL, args...)
-	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency, nullText(p.Transaction.Amount), nullText(p.Transaction.Payee))
+	// The call dates the send row p.Now: the window names its day partition (sendWindow).
+	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency, nullText(p.Transaction.Amount), nullText(p.Transaction.Payee),
+		p.Now.Add(-time.Minute), p.Now.Add(time.Minute))
 	return &batchRow{results: s.pool.SendBatch(ctx, b)}
 }
 
@@ -131,10 +135,15 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 	}
 	return s.inTx(ctx, "finish send", func(tx pgx.Tx) error {
 		var vid, provider string
-		err := tx.QueryRow(ctx, `UPDATE sends SET status = $2, provider_message_id = $3, error = $4, updated_at = $5,
-				provider = coalesce(nullif($6, ''), provider), attempts = $7
-			WHERE id = $1 AND verification_id IS NOT NULL RETURNING verification_id, provider`,
-			p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now, p.Provider, attemptsJSON(p.Attempts)).Scan(&vid, &provider)
+		args := []any{p.SendID, string(p.Status), p.ProviderID, p.Error, p.Now, p.Provider, attemptsJSON(p.Attempts)}
+		err := pgx.ErrNoRows
+		if from, to, ok := sendWindow(p.SendID); ok {
+			err = tx.QueryRow(ctx, finishSendSQL+` AND created_at >= $8 AND created_at < $9`+finishSendReturning,
+				append(args, from, to)...).Scan(&vid, &provider)
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = tx.QueryRow(ctx, finishSendSQL+finishSendReturning, args...).Scan(&vid, &provider)
+		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			return otp.ErrNotFound
 		}
@@ -165,6 +174,15 @@ func (s *Store) FinishSend(ctx context.Context, p otp.FinishSend) error {
 		return emitVerificationTx(ctx, tx, events.VerificationFailed, vid, map[string]string{"reason": "not_delivered"}, p.Now)
 	})
 }
+
+// finishSendSQL updates one send row by its id, finishSendReturning answers what FinishSend
+// reads of it; between them may go the window of its creation time (sendWindow).
+const (
+	finishSendSQL = `UPDATE sends SET status = $2, provider_message_id = $3, error = $4, updated_at = $5,
+			provider = coalesce(nullif($6, ''), provider), attempts = $7
+		WHERE id = $1 AND verification_id IS NOT NULL`
+	finishSendReturning = ` RETURNING verification_id, provider`
+)
 
 // sentEventsCTE follows a CTE r(send_id, verification_id, provider, at) of sends just marked
 // sent: it writes verification.sent for those whose app has a subscribed endpoint. It takes

@@ -26,8 +26,9 @@ type execer interface {
 }
 
 func settleSends(ctx context.Context, db execer, before, now time.Time, limit int) (int, error) {
+	// By primary key, id and created_at: sends is partitioned by day of created_at.
 	tag, err := db.Exec(ctx, `UPDATE sends SET status = 'unknown', error = $3, updated_at = $2
-		WHERE id IN (SELECT id FROM sends WHERE status = 'sending' AND created_at < $1
+		WHERE created_at < $1 AND (id, created_at) IN (SELECT id, created_at FROM sends WHERE status = 'sending' AND created_at < $1
 			ORDER BY created_at LIMIT $4 FOR UPDATE SKIP LOCKED)`,
 		before, now, otp.UnknownOutcome, limit)
 	if err != nil {

@@ -41,6 +41,7 @@ type Job struct {
 
 	targets []Target
 	purged  map[string]*atomic.Uint64
+	dropped map[string]*atomic.Uint64
 	mu      sync.Mutex
 	behind  map[string]time.Duration
 	rolled  atomic.Uint64
@@ -62,9 +63,9 @@ func New(store Store, log *slog.Logger, opts Options) *Job {
 		opts.PrefixDrop = func() int { return 4 }
 	}
 	j := &Job{store: store, log: log, opts: opts, Now: time.Now, targets: store.LifecycleTargets(),
-		purged: map[string]*atomic.Uint64{}, behind: map[string]time.Duration{}}
+		purged: map[string]*atomic.Uint64{}, dropped: map[string]*atomic.Uint64{}, behind: map[string]time.Duration{}}
 	for _, t := range j.targets {
-		j.purged[t.Name] = &atomic.Uint64{}
+		j.purged[t.Name], j.dropped[t.Name] = &atomic.Uint64{}, &atomic.Uint64{}
 	}
 	return j
 }
@@ -81,6 +82,14 @@ func (j *Job) Targets() []string {
 // Purged counts the rows of target this job deleted.
 func (j *Job) Purged(target string) uint64 {
 	if c := j.purged[target]; c != nil {
+		return c.Load()
+	}
+	return 0
+}
+
+// DroppedDays counts the days of target this job dropped whole.
+func (j *Job) DroppedDays(target string) uint64 {
+	if c := j.dropped[target]; c != nil {
 		return c.Load()
 	}
 	return 0
@@ -142,8 +151,13 @@ type Report struct {
 	Horizon time.Time
 	// Rolled is how many hours were counted into the rollups.
 	Rolled int
-	// Purged counts the rows deleted per target.
+	// Purged counts the rows deleted per target, those of dropped days included.
 	Purged map[string]int
+	// Dropped counts the days dropped whole per target (a Partitioner's); their rows were
+	// not deleted one by one.
+	Dropped map[string]int
+	// Prepared is how many day partitions were made ahead.
+	Prepared int
 }
 
 // Pass is one pass: unless another instance holds the lifecycle lock, it rolls up every
@@ -154,9 +168,13 @@ func (j *Job) Pass(ctx context.Context) (Report, error) {
 		return Report{}, errors.New("retention: no retention set")
 	}
 	now := j.Now()
-	r := Report{Horizon: hourStart(now.Add(-j.opts.Retention)), Purged: map[string]int{}}
+	r := Report{Horizon: hourStart(now.Add(-j.opts.Retention)), Purged: map[string]int{}, Dropped: map[string]int{}}
 	rollHorizon := hourStart(now.Add(-j.opts.Rollups))
+	var prepared error
 	err := j.locked(ctx, &r, func() error {
+		// Days that cannot be made now (a lock not granted in time) are made by a later
+		// pass; meanwhile their rows go to the default partition. The rest goes on.
+		prepared = j.prepare(ctx, &r, now)
 		if err := j.rollUp(ctx, &r, rollHorizon); err != nil {
 			return err
 		}
@@ -165,6 +183,9 @@ func (j *Job) Pass(ctx context.Context) (Report, error) {
 			if t.Keep == KeepRollups {
 				before = rollHorizon
 			}
+			if err := j.drop(ctx, &r, t.Name, before); err != nil {
+				return err
+			}
 			if err := j.purge(ctx, &r, t.Name, before); err != nil {
 				return err
 			}
@@ -172,13 +193,14 @@ func (j *Job) Pass(ctx context.Context) (Report, error) {
 		j.last.Store(j.Now().UnixNano())
 		return nil
 	})
+	err = errors.Join(prepared, err)
 	total := 0
 	for _, n := range r.Purged {
 		total += n
 	}
 	if total > 0 || r.Rolled > 0 {
 		j.log.Info("history retention pass", "horizon", r.Horizon, "rolled_hours", r.Rolled, "purged", r.Purged,
-			"purged_rows", total, "duration", j.Now().Sub(now).Round(time.Millisecond).String())
+			"purged_rows", total, "dropped_days", r.Dropped, "duration", j.Now().Sub(now).Round(time.Millisecond).String())
 	}
 	return r, errors.Join(err, j.measure(ctx, r.Horizon, rollHorizon))
 }
@@ -218,6 +240,38 @@ func (j *Job) rollUp(ctx context.Context, r *Report, from time.Time) error {
 		}
 		prev = at
 	}
+}
+
+// prepare makes the day partitions from today's to DaysAhead days after it, when the store
+// has them.
+func (j *Job) prepare(ctx context.Context, r *Report, now time.Time) error {
+	p, ok := j.store.(Partitioner)
+	if !ok {
+		return nil
+	}
+	n, err := p.PrepareDays(ctx, now, now.Add(DaysAhead*24*time.Hour))
+	r.Prepared = n
+	if err != nil {
+		return fmt.Errorf("retention: prepare days: %w", err)
+	}
+	return nil
+}
+
+// drop drops target's whole days before before, when the store has them.
+func (j *Job) drop(ctx context.Context, r *Report, target string, before time.Time) error {
+	p, ok := j.store.(Partitioner)
+	if !ok {
+		return nil
+	}
+	days, rows, err := p.DropDays(ctx, target, before)
+	if err != nil {
+		return fmt.Errorf("retention: drop days of %s: %w", target, err)
+	}
+	r.Dropped[target] += days
+	r.Purged[target] += rows
+	j.purged[target].Add(uint64(rows))
+	j.dropped[target].Add(uint64(days))
+	return nil
 }
 
 // purge deletes target's rows created before before, batch by batch, until a batch comes

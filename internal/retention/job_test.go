@@ -142,3 +142,56 @@ func TestJob(t *testing.T) {
 		}
 	})
 }
+
+// byDay is a store partitioned by day: it records what the job asked of it, in order.
+type byDay struct {
+	*memStore
+	mu    sync.Mutex
+	calls []string
+}
+
+func (d *byDay) PrepareDays(_ context.Context, from, through time.Time) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls = append(d.calls, "prepare "+from.Format(time.DateOnly)+" "+through.Format(time.DateOnly))
+	return 2, nil
+}
+
+func (d *byDay) DropDays(_ context.Context, target string, _ time.Time) (int, int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls = append(d.calls, "drop "+target)
+	if target == "sends" {
+		return 1, 40, nil
+	}
+	return 0, 0, nil
+}
+
+func (d *byDay) Purge(ctx context.Context, target string, before time.Time, limit int) (int, error) {
+	d.mu.Lock()
+	d.calls = append(d.calls, "purge "+target)
+	d.mu.Unlock()
+	return d.memStore.Purge(ctx, target, before, limit)
+}
+
+func TestJobWithDays(t *testing.T) {
+	t.Run("DaysAreMadeAheadAndDroppedBeforeBatches", func(t *testing.T) {
+		t.Parallel()
+		d := &byDay{memStore: oldStore(1)}
+		j := retention.New(d, discard(), retention.Options{Retention: 90 * 24 * time.Hour})
+		now := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
+		j.Now = func() time.Time { return now }
+		r, err := j.Pass(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "prepare 2030-06-01 2030-06-04,drop sends,purge sends,drop verifications,purge verifications,drop rollups,purge rollups"
+		if got := strings.Join(d.calls, ","); got != want {
+			t.Errorf("calls: got %s, want %s", got, want)
+		}
+		// 40 sends in the dropped day, and the store's one old send in a batch.
+		if r.Prepared != 2 || r.Dropped["sends"] != 1 || r.Purged["sends"] != 41 || j.DroppedDays("sends") != 1 || j.Purged("sends") != 41 {
+			t.Errorf("got %+v, %d days and %d sends by the job; want 2 prepared, a day of 40 sends dropped and 1 purged", r, j.DroppedDays("sends"), j.Purged("sends"))
+		}
+	})
+}

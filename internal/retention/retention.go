@@ -1,7 +1,9 @@
 // Package retention ends history: verifications, sends and attempts older than the history
 // retention are deleted, after their hours were counted into hourly rollups that keep the
 // console's charts and the fraud conversion figures; rollups are deleted in turn once older
-// than their own horizon. One instance at a time does it, in short statements.
+// than their own horizon. One instance at a time does it, in short statements. A store whose
+// history tables are partitioned by day (Partitioner) has its days made ahead and its whole
+// past days dropped, not deleted row by row.
 //
 // The package owns the job (when, in what order, how much at a time, how far behind);
 // the store owns the statements (internal/postgres), behind Store. Dev mode, which keeps
@@ -68,6 +70,23 @@ type Store interface {
 	Purge(ctx context.Context, target string, before time.Time, limit int) (int, error)
 	// Oldest returns when the oldest row of target was created; zero when it has none.
 	Oldest(ctx context.Context, target string) (time.Time, error)
+}
+
+// DaysAhead is how many days after today's a pass makes the partitions of, so that a day's
+// rows find theirs even when passes fail for a while.
+const DaysAhead = 3
+
+// Partitioner is what a store whose history tables are partitioned by UTC day adds to Store.
+// A pass makes the days ahead first, and drops the whole days past a target's horizon before
+// Purge deletes, in batches, what is left (rows of a day without its own partition).
+type Partitioner interface {
+	// PrepareDays makes the partitions of every day from the one holding from to the one
+	// holding through, where they are missing, and answers how many it made.
+	PrepareDays(ctx context.Context, from, through time.Time) (int, error)
+	// DropDays drops the partitions of target whose whole day lies before before — for a
+	// KeepHistory target, also before the rolled-up boundary — and answers how many days it
+	// dropped and how many rows they held. A target without partitions has none to drop.
+	DropDays(ctx context.Context, target string, before time.Time) (days, rows int, err error)
 }
 
 // hourStart is the start of the hour holding t, a whole multiple of an hour since the epoch.
