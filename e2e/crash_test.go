@@ -48,7 +48,7 @@ func TestKilledServerLeavesSendUnknown(t *testing.T) {
 		t.Errorf("otpgate_sweeper_settled_total: got %v, want 1", n)
 	}
 	var errText string
-	query(t, dsn, `SELECT error FROM sends WHERE phone = $1`, func(r pgx.Rows) error { return r.Scan(&errText) }, phone(7_300_000))
+	query(t, dsn, `SELECT error FROM sends WHERE phone = $1`, func(r pgx.Rows) error { return r.Scan(&errText) }, stored(t, phone(7_300_000)))
 	if errText == "" {
 		t.Errorf("got no error text on the unknown send, want why its outcome is unknown")
 	}
@@ -58,6 +58,6 @@ func TestKilledServerLeavesSendUnknown(t *testing.T) {
 func sendStatus(t testing.TB, dsn, phone string) string {
 	t.Helper()
 	status := ""
-	query(t, dsn, `SELECT status FROM sends WHERE phone = $1`, func(r pgx.Rows) error { return r.Scan(&status) }, phone)
+	query(t, dsn, `SELECT status FROM sends WHERE phone = $1`, func(r pgx.Rows) error { return r.Scan(&status) }, stored(t, phone))
 	return status
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"otpgate/internal/pii"
 )
 
 // sendRow is one group of the sends table.
@@ -14,19 +16,49 @@ type sendRow struct {
 	n                 int
 }
 
-// sendRows groups the sends table by phone, client IP and status.
+// sendRows groups the sends table by phone, client IP and status. The table holds each
+// phone sealed (docs/privacy.md): the rows are opened with the servers' keys.
 func sendRows(t testing.TB, dsn string) []sendRow {
 	t.Helper()
-	var out []sendRow
-	query(t, dsn, `SELECT phone, client_ip, status, count(*) FROM sends GROUP BY 1, 2, 3`, func(r pgx.Rows) error {
+	keys := dataKeys(t)
+	byGroup := map[sendRow]int{}
+	query(t, dsn, `SELECT phone_sealed, client_ip, status, count(*) FROM sends GROUP BY 1, 2, 3`, func(r pgx.Rows) error {
 		var s sendRow
-		if err := r.Scan(&s.phone, &s.ip, &s.status, &s.n); err != nil {
+		var sealed string
+		var n int
+		if err := r.Scan(&sealed, &s.ip, &s.status, &n); err != nil {
 			return err
 		}
-		out = append(out, s)
+		phone, err := keys.Open(sealed)
+		if err != nil {
+			return err
+		}
+		s.phone = phone
+		byGroup[s] += n
 		return nil
 	})
+	out := make([]sendRow, 0, len(byGroup))
+	for s, n := range byGroup {
+		s.n = n
+		out = append(out, s)
+	}
 	return out
+}
+
+// dataKeys are the personal-data keys of a server with testSecret.
+func dataKeys(t testing.TB) *pii.Keys {
+	t.Helper()
+	k, err := pii.New([]byte(testSecret), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// stored is what the history's rows hold for address in place of it: its keyed index.
+func stored(t testing.TB, address string) string {
+	t.Helper()
+	return dataKeys(t).Index(address)
 }
 
 // sentVerifications returns the verification ids that have a sent row.

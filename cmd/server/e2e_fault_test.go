@@ -21,7 +21,7 @@ func TestProviderFailures(t *testing.T) {
 		r := send(t, in, phone)
 		p.Set(smstest.Reply{})
 		wantStatus(t, r, http.StatusBadGateway, "provider_error")
-		if n := countRows(t, env["DATABASE_URL"], `SELECT count(*) FROM sends WHERE phone = $1 AND status = 'failed'`, phone); n != 1 {
+		if n := countRows(t, env["DATABASE_URL"], `SELECT count(*) FROM sends WHERE phone = $1 AND status = 'failed'`, addressIndex(t, phone)); n != 1 {
 			t.Errorf("got %d failed sends in history, want 1", n)
 		}
 		// The limit was refunded, so the same client may try again at once and gets a new verification.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestAdminListQueryPlans(t *testing.T) {
 			}
 			plan := got[0][strings.Index(got[0], "\n")+1:] // the first line is the duration
 			t.Logf("plan:\n%s", plan)
-			if strings.Contains(plan, "Seq Scan") {
+			if strings.Contains(emptyDayScan.ReplaceAllString(plan, "Empty Day"), "Seq Scan") {
 				t.Errorf("got a plan with a sequential scan, want index scans only")
 			}
 			if !strings.Contains(plan, "Index Scan using sends_") && !strings.Contains(plan, "Bitmap Index Scan on sends_") {
@@ -71,3 +72,7 @@ func TestAdminListQueryPlans(t *testing.T) {
 		})
 	}
 }
+
+// emptyDayScan is the scan of a day partition of sends that holds nothing (the seeded
+// history lies in other days): the planner reads an empty table whole, which costs nothing.
+var emptyDayScan = regexp.MustCompile(`Seq Scan on sends_p\d{8} \S+ +\(cost=0\.00\.\.0\.00 `)

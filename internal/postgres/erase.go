@@ -67,8 +67,25 @@ func (s *Store) EraseAddress(ctx context.Context, address, redacted string, audi
 		if err := count(&out.Verifications, `DELETE FROM verifications WHERE id = ANY($1::uuid[])`, ids); err != nil {
 			return err
 		}
-		if err := count(&out.AuditEntries, `UPDATE admin_actions SET target = $1 WHERE target = ANY($2::text[])`,
-			redacted, []string{"phone:" + address, "email:" + address}); err != nil {
+		// Audit targets naming an address hold it sealed (sealTarget), which no comparison
+		// finds: the entries naming one are opened to find the person's. The audit log is
+		// the operators' changes, small next to the history.
+		rows, err = tx.Query(ctx, `SELECT id, target FROM admin_actions WHERE target LIKE 'phone:%' OR target LIKE 'email:%' FOR UPDATE`)
+		if err != nil {
+			return err
+		}
+		var named []int64
+		var id int64
+		var target string
+		if _, err := pgx.ForEachRow(rows, []any{&id, &target}, func() error {
+			if plain, err := s.openTarget(target); err == nil && (plain == "phone:"+address || plain == "email:"+address) {
+				named = append(named, id)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := count(&out.AuditEntries, `UPDATE admin_actions SET target = $1 WHERE id = ANY($2::bigint[])`, redacted, named); err != nil {
 			return err
 		}
 		return s.auditTx(ctx, tx, audit)

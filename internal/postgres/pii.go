@@ -60,13 +60,24 @@ func (s *Store) store(address string) stored {
 // prefixSQL is the SQL of a number's prefix without its last drop digits (an SQL int
 // expression), from the stored prefix col; a drop below PrefixKeep counts as PrefixKeep.
 func prefixSQL(col, drop string) string {
+	col = storedPrefixSQL(col)
 	return "left(" + col + ", length(" + col + ") - " + extraDrop(drop) + ")"
+}
+
+// storedPrefixSQL is the prefix column col (such as "v.phone_prefix"), or, on a row written
+// before 00110 that the re-sealing job has not converted yet (its phone column still holds
+// the plain number), the prefix of that number: counts rolled up before the conversion
+// reaches a row must not lose it.
+func storedPrefixSQL(col string) string {
+	phone := strings.TrimSuffix(col, "_prefix")
+	return "(CASE WHEN " + col + " <> '' OR " + phone + " NOT LIKE '+%' THEN " + col +
+		" ELSE left(" + phone + ", length(" + phone + ") - " + strconv.Itoa(PrefixKeep) + ") END)"
 }
 
 // prefixLongSQL is the condition that the prefix prefixSQL gives is at least three long,
 // the shortest the prefix counts take.
 func prefixLongSQL(col, drop string) string {
-	return "length(" + col + ") - " + extraDrop(drop) + " >= 3"
+	return "length(" + storedPrefixSQL(col) + ") - " + extraDrop(drop) + " >= 3"
 }
 
 // extraDrop is how many more digits than the stored prefix's a drop leaves out.

@@ -100,7 +100,7 @@ func rollUpHours(ctx context.Context, tx pgx.Tx, from, to time.Time, prefixDrop 
 		// among them cost as the Spend page sums it (a priced send always has a verification).
 		`INSERT INTO attempts_hourly (hour, app_id, channel, country, prefix, converted, n, cost, priced)
 			SELECT date_bin('1 hour', s.created_at, 'epoch'), s.app_id, s.channel, s.country,
-				CASE WHEN s.channel = 'email' THEN '' ELSE left(s.phone_prefix, ` + strconv.Itoa(history.MaxAttemptPrefix) + `) END,
+				CASE WHEN s.channel = 'email' THEN '' ELSE left(` + storedPrefixSQL("s.phone_prefix") + `, ` + strconv.Itoa(history.MaxAttemptPrefix) + `) END,
 				` + convertedSQL + `, count(*),
 				coalesce(sum(s.cost) FILTER (WHERE ` + spentSendsOf("s") + `), 0), count(*) FILTER (WHERE ` + spentSendsOf("s") + `)` + sendFrom + `
 			WHERE s.verification_id IS NOT NULL AND s.created_at >= @from AND s.created_at < @to

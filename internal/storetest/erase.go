@@ -34,7 +34,7 @@ func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Fatalf("seeded %d sends of %s and %d of %s, want 2 each", len(byPhone(gone)), gone, len(keptBefore), kept)
 	}
 
-	got, err := eraser.EraseAddress(e.ctx, gone, "phone:h1.redacted", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:h1.redacted"})
+	got, err := eraser.EraseAddress(e.ctx, gone, "phone:+819*******01", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:+819*******01"})
 	if err != nil {
 		t.Fatalf("EraseAddress: %v", err)
 	}
@@ -78,7 +78,7 @@ func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Errorf("audit log %+v: no entry of the erasure", log)
 	}
 
-	again, err := eraser.EraseAddress(e.ctx, gone, "phone:h1.redacted", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:h1.redacted"})
+	again, err := eraser.EraseAddress(e.ctx, gone, "phone:+819*******01", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:+819*******01"})
 	if err != nil || again != (history.Erased{}) {
 		t.Errorf("second erasure: got %+v, %v, want nothing left to erase", again, err)
 	}
