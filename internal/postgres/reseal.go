@@ -77,25 +77,11 @@ func (r *Resealer) Run(ctx context.Context) error {
 // stored addresses are now under: once a pass has ended after every instance runs with a
 // new key first, the old key may be removed from OTP_DATA_KEYS.
 func (r *Resealer) Pass(ctx context.Context) (int, error) {
-	conn, err := r.store.pool.Acquire(ctx)
-	if err != nil {
-		return 0, wrap("reseal", err)
+	conn, release, locked, err := r.store.tryAdvisoryLock(ctx, resealLockID, "reseal lock")
+	if err != nil || !locked {
+		return 0, err
 	}
-	defer conn.Release()
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, resealLockID).Scan(&locked); err != nil {
-		return 0, wrap("reseal lock", err)
-	}
-	if !locked {
-		return 0, nil
-	}
-	defer func() {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, resealLockID); err != nil {
-			_ = conn.Conn().Close(uctx)
-		}
-	}()
+	defer release()
 	total := 0
 	// Verifications first: until a pending one is converted, a check by phone misses it.
 	for _, t := range resealTables {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/retention"
 )
@@ -123,26 +124,33 @@ func (s *Store) LifecycleTargets() []retention.Target {
 // TryLifecycleLock implements retention.Store with a session advisory lock on a connection
 // of its own, held until release.
 func (s *Store) TryLifecycleLock(ctx context.Context) (func(), bool, error) {
-	conn, err := s.pool.Acquire(ctx)
+	_, release, ok, err := s.tryAdvisoryLock(ctx, lifecycleLockID, "lifecycle lock")
+	return release, ok, err
+}
+
+// tryAdvisoryLock takes the session advisory lock id on a connection of its own, which
+// the caller may work on until it calls release; ok is false, with nothing held, when
+// another session holds the lock. what names the lock in errors.
+func (s *Store) tryAdvisoryLock(ctx context.Context, id int64, what string) (conn *pgxpool.Conn, release func(), ok bool, err error) {
+	conn, err = s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, false, wrap("lifecycle lock", err)
+		return nil, nil, false, wrap(what, err)
 	}
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lifecycleLockID).Scan(&locked); err != nil || !locked {
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, id).Scan(&ok); err != nil || !ok {
 		conn.Release()
-		return nil, false, wrap("lifecycle lock", err)
+		return nil, nil, false, wrap(what, err)
 	}
-	release := func() {
+	release = func() {
 		// A fresh bound: ctx may be what ended the pass. A lock that cannot be let go dies
 		// with its connection, which is then closed rather than returned to the pool.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, lifecycleLockID); err != nil {
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, id); err != nil {
 			_ = conn.Conn().Close(uctx)
 		}
 		conn.Release()
 	}
-	return release, true, nil
+	return conn, release, true, nil
 }
 
 // Purge implements retention.Store. History is never purged at or after the rolled-up

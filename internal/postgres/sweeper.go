@@ -144,27 +144,14 @@ var errLockHeld = errors.New("sweep lock held elsewhere")
 // settle takes the sweep lock on a connection of its own and settles batches until one
 // comes back short, then lets the lock go.
 func (w *Sweeper) settle(ctx context.Context, now time.Time) (int, error) {
-	conn, err := w.store.pool.Acquire(ctx)
+	conn, release, locked, err := w.store.tryAdvisoryLock(ctx, sweepLockID, "sweep lock")
 	if err != nil {
-		return 0, wrap("sweep", err)
-	}
-	defer conn.Release()
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, sweepLockID).Scan(&locked); err != nil {
-		return 0, wrap("sweep lock", err)
+		return 0, err
 	}
 	if !locked {
 		return 0, errLockHeld
 	}
-	defer func() {
-		// A fresh bound: ctx may be what ended the pass. A lock that cannot be let go dies
-		// with its connection, which is then closed rather than returned to the pool.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, sweepLockID); err != nil {
-			_ = conn.Conn().Close(uctx)
-		}
-	}()
+	defer release()
 	before := now.Add(-w.opts.After)
 	total := 0
 	for {
