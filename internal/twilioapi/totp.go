@@ -367,10 +367,14 @@ func handleFactorList(d Deps) http.Handler {
 }
 
 // factorID reads the {Sid} of a Factor's path; a sid of anything else finds nothing.
-func factorID(r *http.Request) (string, error) {
-	id, ok := apps.IDFromSID(chi.URLParam(r, "Sid"), "YF")
+func factorID(r *http.Request) (string, error) { return sidParam(r, "YF") }
+
+// sidParam is the id in the path's Sid of a resource whose SIDs start with prefix; a Sid
+// that is not one is errNoResource, as Twilio answers it.
+func sidParam(r *http.Request, prefix string) (string, error) {
+	id, ok := apps.IDFromSID(chi.URLParam(r, "Sid"), prefix)
 	if !ok {
-		return "", otp.Errorf(otp.CodeNotFound, "The requested resource was not found")
+		return "", errNoResource
 	}
 	return id, nil
 }
@@ -563,13 +567,13 @@ func handleChallengeList(d Deps) http.Handler {
 func handleChallengeFetch(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callFrom(r.Context())
-		id, ok := apps.IDFromSID(chi.URLParam(r, "Sid"), "YC")
-		var err error = errNoResource
+		id, err := sidParam(r, "YC")
+		if err == nil {
+			err = noQuery(r)
+		}
 		var ch totp.Challenge
-		if ok {
-			if err = noQuery(r); err == nil {
-				ch, err = d.TOTP.Challenge(r.Context(), c.app.ID, chi.URLParam(r, "Identity"), id)
-			}
+		if err == nil {
+			ch, err = d.TOTP.Challenge(r.Context(), c.app.ID, chi.URLParam(r, "Identity"), id)
 		}
 		if err != nil {
 			writeTOTPError(w, r, d, err)
@@ -584,9 +588,8 @@ func handleChallengeFetch(d Deps) http.Handler {
 func handleChallengeUpdate(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callFrom(r.Context())
-		id, ok := apps.IDFromSID(chi.URLParam(r, "Sid"), "YC")
-		var err error = errNoResource
-		if ok {
+		id, err := sidParam(r, "YC")
+		if err == nil {
 			_, err = d.TOTP.Challenge(r.Context(), c.app.ID, chi.URLParam(r, "Identity"), id)
 		}
 		if err == nil {
