@@ -40,7 +40,7 @@ func attemptConds(f history.AttemptFilter, args []any) ([]string, []any) {
 	if f.Prefix != "" {
 		// Validate allows "+" and digits only: no LIKE wildcard. The stored prefix (the
 		// number without its last digits) is what a prefix filter can compare with.
-		where = append(where, "s.phone_prefix LIKE "+arg(f.Prefix+"%")+"::text")
+		where = append(where, storedPrefixSQL("s.phone_prefix")+" LIKE "+arg(f.Prefix+"%")+"::text")
 	}
 	if f.Converted != nil {
 		c := convertedSQL

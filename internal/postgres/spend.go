@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -126,7 +125,8 @@ func (s *Store) SpendByDay(ctx context.Context, from, to time.Time) ([]spend.Day
 // PrefixKeep digits short of the number. It reads raw sends alone: the Spend page asks for the
 // last 24 hours, and history is kept at least a day, so they are never rolled up.
 func (s *Store) TopPrefixes(ctx context.Context, from time.Time, drop, limit int) ([]spend.PrefixTotal, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT left(phone_prefix, greatest(length(phone_prefix) - (greatest($2::int, `+strconv.Itoa(PrefixKeep)+`) - `+strconv.Itoa(PrefixKeep)+`), 2)), country, sum(cost)::bigint, count(*)
+	prefix := storedPrefixSQL("phone_prefix")
+	rows, _ := s.pool.Query(ctx, `SELECT left(`+prefix+`, greatest(length(`+prefix+`) - `+extraDrop("$2::int")+`, 2)), country, sum(cost)::bigint, count(*)
 		FROM sends WHERE created_at >= $1 AND channel <> 'email' AND `+spentSends+`
 		GROUP BY 1, 2 ORDER BY 3 DESC, 1 LIMIT $3`, from, drop, limit)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (spend.PrefixTotal, error) {
