@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"otpgate/internal/history"
+	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
 )
 
@@ -73,28 +74,74 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 			if err != nil {
 				t.Fatalf("listQuery: %v", err)
 			}
-			rows, err := pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+q,
-				append([]any{pgx.QueryExecModeExec}, args...)...)
-			if err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			var plan strings.Builder
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatalf("scan: %v", err)
-				}
-				fmt.Fprintln(&plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatalf("explain: %v", err)
-			}
-			t.Logf("plan (%d sends rows read):\n%s", sendsRead(plan.String()), plan.String())
-			if p := emptyDaysOut(plan.String()); strings.Contains(p, "Seq Scan") || !strings.Contains(p, "Index Scan") {
+			plan := explain(t, pool, q, args...)
+			t.Logf("plan (%d sends rows read):\n%s", sendsRead(plan), plan)
+			if p := emptyDaysOut(plan); strings.Contains(p, "Seq Scan") || !strings.Contains(p, "Index Scan") {
 				t.Errorf("got a plan without index scans, want index scans only")
 			}
-			if read := sendsRead(plan.String()); read > 20*(f.Limit+1) {
+			if read := sendsRead(plan); read > 20*(f.Limit+1) {
 				t.Errorf("got %d sends rows read for a page of %d, want at most %d", read, f.Limit, 20*(f.Limit+1))
+			}
+		})
+	}
+}
+
+// explain runs q with args under EXPLAIN ANALYZE and returns the plan it took.
+func explain(t *testing.T, pool *pgxpool.Pool, q string, args ...any) string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+q,
+		append([]any{pgx.QueryExecModeExec}, args...)...)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatalf("scan: %v", err)
+		}
+		fmt.Fprintln(&plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	return plan.String()
+}
+
+// A check by phone reads the newest verification without an index over all verifications
+// keyed by the address (migrations/00140): the pending index, else the address's newest
+// send, whose day partitions' indexes are small. Neither reads a table whole.
+func TestNewestUsesIndexScans(t *testing.T) {
+	pool := seedLarge(t)
+	keys := testenv.DataKeys()
+	ctx := context.Background()
+	pending := "+819055550000"
+	if _, err := pool.Exec(ctx, `INSERT INTO verifications (id, phone, phone_sealed, channel, locale, status, sends, max_attempts, created_at, expires_at)
+		VALUES (gen_random_uuid(), $1, $2, 'sms', 'en', 'pending', 1, 5, now(), now() + interval '5 minutes')`,
+		keys.Index(pending), keys.Seal(pending)); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		phone string
+		found bool
+	}{
+		"Pending":  {pending, true},
+		"Closed":   {"+819012340010", true}, // its sends name closed verifications
+		"Unknown":  {"+819000000000", false},
+		"OnlySent": {"+819099999999", false}, // 5,000 blocked sends, no verification
+	} {
+		t.Run(name, func(t *testing.T) {
+			plan := explain(t, pool, newestQuery, keys.Index(c.phone), otp.DefaultAppID)
+			t.Logf("plan:\n%s", plan)
+			if strings.Contains(emptyDaysOut(plan), "Seq Scan") {
+				t.Errorf("got a plan that reads a table whole, want index scans only")
+			}
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM (`+newestQuery+`) v`, keys.Index(c.phone), otp.DefaultAppID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if found := n == 1; found != c.found {
+				t.Errorf("found %d verifications, want found %v", n, c.found)
 			}
 		})
 	}
