@@ -40,11 +40,12 @@ func (s *Store) Newest(ctx context.Context, appID, address string) (otp.Verifica
 
 // newestQuery reads the app's newest verification of a phone or email address: the pending
 // one, which is the newest while it is pending, or else the one of the newest send to the
-// address (migrations/00140: no index over all verifications is keyed by the address).
+// address that has one (migrations/00140: no index over all verifications is keyed by the
+// address; 00150 indexes the sends of verifications by address).
 const newestQuery = `SELECT ` + verificationCols + ` FROM verifications WHERE id = coalesce(
 			(SELECT id FROM verifications WHERE phone = $1 AND app_id = $2 AND status = 'pending'),
-			(SELECT verification_id FROM sends WHERE phone = $1 AND app_id = $2 AND verification_id IS NOT NULL
-				ORDER BY created_at DESC, id DESC LIMIT 1))`
+			(SELECT s.verification_id FROM sends s WHERE s.phone = $1 AND s.app_id = $2 AND s.verification_id IS NOT NULL
+				ORDER BY s.created_at DESC, s.id DESC LIMIT 1))`
 
 // Check implements otp.Store. It decides on the verification as read (ref.Seen, or an
 // unlocked read) and saves the outcome and the attempt row in one statement, in autocommit,
