@@ -54,22 +54,10 @@ func (r *Resealer) Converted() uint64 { return r.converted.Load() }
 // Run makes a pass at once, then every Interval, until ctx ends; a failed pass is retried
 // sooner, backing off with jitter up to Interval.
 func (r *Resealer) Run(ctx context.Context) error {
-	backoff := time.Second
-	for {
-		wait := jitter(r.opts.Interval)
-		if _, err := r.Pass(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("re-sealing stored addresses failed", "err", err)
-			wait = jitter(min(backoff, r.opts.Interval))
-			backoff *= 2
-		} else {
-			backoff = time.Second
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
+	return repeat(ctx, r.opts.Interval, r.log, "re-sealing stored addresses failed", func(ctx context.Context) error {
+		_, err := r.Pass(ctx)
+		return err
+	})
 }
 
 // Pass walks every table once, unless another instance is re-sealing, and returns how many

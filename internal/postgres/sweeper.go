@@ -94,12 +94,21 @@ func (w *Sweeper) Lag() time.Duration { return time.Duration(w.lagNs.Load()) }
 // Run sweeps every Interval until ctx ends; a failed pass is retried sooner, backing off
 // with jitter up to Interval.
 func (w *Sweeper) Run(ctx context.Context) error {
+	return repeat(ctx, w.opts.Interval, w.log, "sweeping sends left sending failed", func(ctx context.Context) error {
+		_, err := w.Sweep(ctx)
+		return err
+	})
+}
+
+// repeat runs pass at once, then every interval until ctx ends. A failed pass is logged with
+// msg and retried sooner, backing off from a second, doubling, up to interval.
+func repeat(ctx context.Context, interval time.Duration, log *slog.Logger, msg string, pass func(context.Context) error) error {
 	backoff := time.Second
 	for {
-		wait := jitter(w.opts.Interval)
-		if _, err := w.Sweep(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("sweeping sends left sending failed", "err", err)
-			wait = jitter(min(backoff, w.opts.Interval))
+		wait := jitter(interval)
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
+			log.Warn(msg, "err", err)
+			wait = jitter(min(backoff, interval))
 			backoff *= 2
 		} else {
 			backoff = time.Second
