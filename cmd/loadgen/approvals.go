@@ -110,42 +110,31 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 		// failures left unapproved, up to a fifth of a wave.
 		var failed atomic.Value
 		var lost atomic.Int64
-		var wg sync.WaitGroup
-		work := make(chan int64)
-		for w := range min(o.concurrency, int(n)) {
-			wg.Go(func() {
-				for i := range work {
-					tg := s.shape.allowed(first + i)
-					var body []byte
-					var err error
-					for try := range 3 { // a send that failed (503) sent nothing; one refused after it was counted
-						if try > 0 {
-							time.Sleep(200 * time.Millisecond)
-						}
-						if body, err = post(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], sendRequest(tg.phone, tg.ip)); err == nil {
-							break
-						}
-					}
-					if err != nil {
-						if lost.Add(1)*5 > n {
-							failed.Store(err)
-						}
-						continue
-					}
-					var v struct{ ID string }
-					if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
-						failed.Store(fmt.Errorf("send: got %s", body))
-						continue
-					}
-					sent[i] = sentCode{v.ID, tg.phone, tg.ip, time.Now()}
+		fanOut(n, o.concurrency, func(w int, i int64) {
+			tg := s.shape.allowed(first + i)
+			var body []byte
+			var err error
+			for try := range 3 { // a send that failed (503) sent nothing; one refused after it was counted
+				if try > 0 {
+					time.Sleep(200 * time.Millisecond)
 				}
-			})
-		}
-		for i := range n {
-			work <- i
-		}
-		close(work)
-		wg.Wait()
+				if body, err = post(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], sendRequest(tg.phone, tg.ip)); err == nil {
+					break
+				}
+			}
+			if err != nil {
+				if lost.Add(1)*5 > n {
+					failed.Store(err)
+				}
+				return
+			}
+			var v struct{ ID string }
+			if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+				failed.Store(fmt.Errorf("send: got %s", body))
+				return
+			}
+			sent[i] = sentCode{v.ID, tg.phone, tg.ip, time.Now()}
+		})
 		if err, _ := failed.Load().(error); err != nil {
 			return fmt.Errorf("establishing the countries, wave %d: %w", wave+1, err)
 		}
@@ -154,29 +143,19 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		work = make(chan int64)
-		for w := range min(o.concurrency, int(n)) {
-			wg.Go(func() {
-				for i := range work {
-					sc := sent[i]
-					if sc.id == "" {
-						continue
-					}
-					status, err := do(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], checkRequest(sc.id, e.provider.LastCode(sc.phone), sc.ip))
-					if err == nil && status != http.StatusOK {
-						err = fmt.Errorf("approving %s: got %d, want 200", sc.id, status)
-					}
-					if err != nil && lost.Add(1)*5 > n {
-						failed.Store(err)
-					}
-				}
-			})
-		}
-		for i := range n {
-			work <- i
-		}
-		close(work)
-		wg.Wait()
+		fanOut(n, o.concurrency, func(w int, i int64) {
+			sc := sent[i]
+			if sc.id == "" {
+				return
+			}
+			status, err := do(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], checkRequest(sc.id, e.provider.LastCode(sc.phone), sc.ip))
+			if err == nil && status != http.StatusOK {
+				err = fmt.Errorf("approving %s: got %d, want 200", sc.id, status)
+			}
+			if err != nil && lost.Add(1)*5 > n {
+				failed.Store(err)
+			}
+		})
 		if err, _ := failed.Load().(error); err != nil {
 			return fmt.Errorf("establishing the countries, wave %d: %w", wave+1, err)
 		}
@@ -188,4 +167,23 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 func checkRequest(id, code, ip string) request {
 	body, _ := json.Marshal(map[string]string{"id": id, "code": code})
 	return request{path: "/v1/verifications/check", body: body, ip: ip}
+}
+
+// fanOut calls do for each i in [0, n) from at most workers goroutines, w numbering the
+// goroutine, and returns when every call has.
+func fanOut(n int64, workers int, do func(w int, i int64)) {
+	var wg sync.WaitGroup
+	work := make(chan int64)
+	for w := range min(workers, int(n)) {
+		wg.Go(func() {
+			for i := range work {
+				do(w, i)
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 }

@@ -84,17 +84,10 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 		e.undo = append(e.undo, remove)
 	}
 	run := randomHex(4)
-	dsn, drop, err := fixture.CreateDatabase(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run)
+	dsn, err := e.database(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run, stderr)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, err
 	}
-	e.undo = append(e.undo, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := drop(ctx); err != nil {
-			fmt.Fprintf(stderr, "loadgen: %v\n", err)
-		}
-	})
 	redisURL := or(getenv("REDIS_URL"), localRedis)
 	prefix := "otpgate-load:" + run + ":"
 	e.undo = append(e.undo, func() {
@@ -138,17 +131,10 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 	if o.reference && o.guardShare {
 		// otpgate without the guard, on a database of its own: the guard's settings live in
 		// the database once a server has started on it.
-		dsn, drop, err := fixture.CreateDatabase(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run+"_off")
+		dsn, err := e.database(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run+"_off", stderr)
 		if err != nil {
-			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+			return nil, err
 		}
-		e.undo = append(e.undo, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := drop(ctx); err != nil {
-				fmt.Fprintf(stderr, "loadgen: %v\n", err)
-			}
-		})
 		off := &system{name: guardOff, base: (base + 2_500_000) % 10_000_000, shape: shape{third: 2, base: base}}
 		offVars := maps.Clone(vars)
 		offVars["DATABASE_URL"], offVars["OTP_REDIS_PREFIX"], offVars["OTP_FRAUD_GUARD"] = dsn, prefix+"off:", "off"
@@ -160,6 +146,23 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 	}
 	ok = true
 	return e, nil
+}
+
+// database creates a fresh database of the given name on the server of url and returns its
+// DSN; tearing down drops it.
+func (e *env) database(ctx context.Context, url, name string, stderr io.Writer) (string, error) {
+	dsn, drop, err := fixture.CreateDatabase(ctx, url, name)
+	if err != nil {
+		return "", fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	e.undo = append(e.undo, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := drop(ctx); err != nil {
+			fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		}
+	})
+	return dsn, nil
 }
 
 // serverEnv is otpgate's environment for a load run: the rules the reference runs with too.
