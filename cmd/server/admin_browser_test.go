@@ -246,7 +246,6 @@ func pageState(ctx context.Context) string {
 	return fmt.Sprintf("page %s shows:\n%s", where, text)
 }
 
-// read runs one browser action and returns its value, failing the test on error.
 // submit clicks the button that sel names and waits until the page the form's answer
 // brings has replaced this one, which may look the same: the page is marked first, and
 // the mark must be gone.
@@ -266,6 +265,7 @@ func submit(t *testing.T, ctx context.Context, sel string) {
 	}
 }
 
+// read runs one browser action and returns its value, failing the test on error.
 func read[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
