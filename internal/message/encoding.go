@@ -38,38 +38,49 @@ var gsmCost = func() map[rune]int {
 // follows from it; an extension character's two septets, like a surrogate pair's two
 // UTF-16 units, are never split across segments.
 func Encoding(text string) (encoding string, segments int) {
-	costs := make([]int, 0, len(text))
 	gsm := true
 	for _, r := range text {
-		c, ok := gsmCost[r]
-		if !ok {
+		if gsmRuneCost(r) == 0 {
 			gsm = false
 			break
 		}
-		costs = append(costs, c)
 	}
 	if gsm {
-		return otp.EncodingGSM7, pack(costs, gsmSingle, gsmPart)
+		return otp.EncodingGSM7, pack(text, gsmRuneCost, gsmSingle, gsmPart)
 	}
-	costs = costs[:0]
-	for _, r := range text {
-		costs = append(costs, utf16.RuneLen(r))
-	}
-	return otp.EncodingUCS2, pack(costs, ucs2Single, ucs2Part)
+	return otp.EncodingUCS2, pack(text, utf16.RuneLen, ucs2Single, ucs2Part)
 }
 
-// pack counts the segments that units of the given sizes fill: one if they all fit in
-// single, else parts of at most part, never splitting a unit.
-func pack(costs []int, single, part int) int {
+// gsmRuneCost is r's septets in GSM-7, 0 when it has none. Every message is measured
+// before the limiter decides, refused sends included, so ASCII skips the map.
+func gsmRuneCost(r rune) int {
+	if r >= 0 && r < rune(len(gsmASCII)) {
+		return int(gsmASCII[r])
+	}
+	return gsmCost[r]
+}
+
+// gsmASCII is gsmCost for the ASCII range.
+var gsmASCII = func() (t [128]uint8) {
+	for r := range t {
+		t[r] = uint8(gsmCost[rune(r)])
+	}
+	return t
+}()
+
+// pack counts the segments text fills when each character takes cost(r) units: one if
+// they all fit in single, else parts of at most part, never splitting a character.
+func pack(text string, cost func(rune) int, single, part int) int {
 	total := 0
-	for _, c := range costs {
-		total += c
+	for _, r := range text {
+		total += cost(r)
 	}
 	if total <= single {
 		return 1
 	}
 	segments, used := 1, 0
-	for _, c := range costs {
+	for _, r := range text {
+		c := cost(r)
 		if used+c > part {
 			segments++
 			used = 0

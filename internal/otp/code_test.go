@@ -86,3 +86,19 @@ func TestCodeMatches(t *testing.T) {
 		t.Error("a code matched under another secret")
 	}
 }
+
+func TestNewCodeRedrawsTheTopOfTheRange(t *testing.T) {
+	// 2^64-1 lies past the last whole multiple of 10^6: reduced modulo 10^6 it would make
+	// the low codes likelier, so it is drawn again (here: zero).
+	src := append(bytes.Repeat([]byte{0xff}, 8), make([]byte, 8)...)
+	c, err := newCode(bytes.NewReader(src), 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != "000000" {
+		t.Errorf("got %q, want the second draw, 000000", c)
+	}
+	if _, err := newCode(bytes.NewReader(src[:8]), 6); err == nil {
+		t.Error("a source that ran dry drew a code")
+	}
+}

@@ -3,6 +3,7 @@ package otp_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -119,7 +120,7 @@ func (e *env) sendRow(t *testing.T, id string) history.SendRow {
 }
 
 // codeReader is a Rand that makes the service draw exactly the given 6-digit codes,
-// then fails: a 6-digit draw reads 3 bytes and keeps the value when it is below 10^6.
+// then fails: a draw reads 8 bytes, a big-endian number kept modulo 10^6 (newCode).
 func codeReader(codes ...string) io.Reader {
 	var b []byte
 	for _, c := range codes {
@@ -127,7 +128,7 @@ func codeReader(codes ...string) io.Reader {
 		if err != nil || len(c) != 6 {
 			panic("codeReader takes 6-digit codes, got " + c)
 		}
-		b = append(b, byte(v>>16), byte(v>>8), byte(v))
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
 	}
 	return bytes.NewReader(b)
 }

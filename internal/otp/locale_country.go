@@ -70,7 +70,12 @@ func CountryLocale(region string) string {
 // (CountryLocale), else en, else the first the app accepts — the first of these that the
 // app accepts and the renderer has.
 func (s *Service) defaultLocale(app App, region string) string {
-	for _, l := range append([]string{CountryLocale(region), "en"}, app.acceptedLocales()...) {
+	for _, l := range [...]string{CountryLocale(region), "en"} {
+		if s.offersLocale(app, l) {
+			return l
+		}
+	}
+	for _, l := range app.acceptedLocales() {
 		if s.offersLocale(app, l) {
 			return l
 		}
