@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,13 +12,12 @@ import (
 )
 
 // BeginSend implements otp.Store in one statement, in autocommit: otpgate_begin_send
-// (migrations/00110) counts the send on the phone's pending verification, or creates one,
-// and writes the send row. The code hash is tied to the verification's id: with p.Seen the
+// (migrations/00160) counts the send on the phone's pending verification, or creates one,
+// and writes the send row whole. The code hash is tied to the verification's id: with p.Seen the
 // first call brings the hash for its id, and the function counts the resend with it if it
 // is still the phone's pending verification; otherwise (nothing seen, or the pending one is
 // another by now) it answers "hash" with the id it holds, without writing, and a second
-// call brings the hash for that one. A send that carries an explanation or the test mark
-// writes it in the same round trip (beginSendRow).
+// call brings the hash for that one.
 func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, error) {
 	if !validID(p.NewVerificationID) || !validID(p.SendID) {
 		return otp.SendStart{}, fmt.Errorf("postgres: begin send: %w: ids must be uuids", errBug)
@@ -47,7 +45,7 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 		case "created", "counted":
 			// The row holds the address's index; the caller's address is the address.
 			v.Address = p.Phone
-			// What the pipeline wrote (markSendSQL): the send's transaction is the verification's.
+			// What the call wrote: the send's transaction is the verification's.
 			if !p.Transaction.IsZero() {
 				v.Transaction = p.Transaction
 			}
@@ -63,50 +61,20 @@ func (s *Store) BeginSend(ctx context.Context, p otp.BeginSend) (otp.SendStart, 
 	return otp.SendStart{}, errors.New("postgres: begin send: the phone's pending verification kept changing")
 }
 
-// beginSendSQL calls otpgate_begin_send; markSendSQL marks a send row with why the fraud
-// guard let it through, whether it went to a test number and its estimated cost, and
-// gives its verification the send's transaction (PSD2) when it has one; both find nothing
-// when the call wrote no send.
-const (
-	beginSendSQL = `SELECT * FROM otpgate_begin_send(
-		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
-	markSendSQL = `WITH s AS (UPDATE sends SET fraud = $2, test = $3, cost = $4, currency = $5
-			WHERE id = $1 AND created_at >= $8 AND created_at < $9 RETURNING verification_id)
-		UPDATE verifications v SET amount = $6::text, payee = $7::text FROM s WHERE v.id = s.verification_id AND $6::text IS NOT NULL`
-)
+// beginSendSQL calls otpgate_begin_send (migrations/00160), which writes the send row whole:
+// why the fraud guard let it through, whether it went to a test number, its estimated cost,
+// and for a payment (PSD2) the transaction, which its verification takes too.
+const beginSendSQL = `SELECT * FROM otpgate_begin_send(
+	$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+	$22, $23, $24, $25, $26, $27)`
 
-// beginSendRow makes one call of otpgate_begin_send. A send that carries more (a solved
-// challenge, a shadow finding, a test number, a cost, a transaction) marks its rows in the same round trip:
-// both statements go in one pipeline, which Postgres runs as one implicit transaction, and
-// the mark finds the row only when the call wrote it.
+// beginSendRow makes one call of otpgate_begin_send.
 func (s *Store) beginSendRow(ctx context.Context, p otp.BeginSend, channel string, newHash []byte, knownID *string, knownHash []byte) pgx.Row {
 	a := s.store(p.Phone)
-	args := []any{p.AppID, a.index, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
+	return s.pool.QueryRow(ctx, beginSendSQL, p.AppID, a.index, channel, p.Locale, p.ClientIP, p.Provider, p.Now, p.Now.Add(p.TTL), p.MaxSends, p.MaxAttempts,
 		p.NewVerificationID, newHash, knownID, knownHash, p.SendID, p.Shadow, p.Country, p.Encoding, p.Segments,
-		a.sealed, a.prefix}
-	if p.Fraud == nil && !p.Test && p.Cost == 0 && p.Transaction.IsZero() {
-		return s.pool.QueryRow(ctx, beginSendSQL, args...)
-	}
-	b := &pgx.Batch{}
-	b.Queue(beginSendSQL, args...)
-	// The call dates the send row p.Now: the window names its day partition (sendWindow).
-	b.Queue(markSendSQL, p.SendID, fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency, nullText(p.Transaction.Amount), nullText(p.Transaction.Payee),
-		p.Now.Add(-time.Minute), p.Now.Add(time.Minute))
-	return &batchRow{results: s.pool.SendBatch(ctx, b)}
-}
-
-// batchRow reads the first statement of a batch as a row and then the rest, so that a
-// failure of any statement is the row's error.
-type batchRow struct {
-	results pgx.BatchResults
-}
-
-func (r *batchRow) Scan(dest ...any) error {
-	err := r.results.QueryRow().Scan(dest...)
-	if err == nil {
-		_, err = r.results.Exec()
-	}
-	return errors.Join(err, r.results.Close())
+		a.sealed, a.prefix,
+		fraudJSON(p.Fraud), p.Test, p.Cost, p.Currency, nullText(p.Transaction.Amount), nullText(p.Transaction.Payee))
 }
 
 // outcomeRow reads a leading outcome column before the verification's columns.
