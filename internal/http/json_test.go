@@ -46,7 +46,8 @@ func TestDecodeSend(t *testing.T) {
 		{name: "Truncated", body: `{"phone":"1"`, wantDetail: "unexpected end"},
 		{name: "MissingColon", body: `{"phone" "1"}`, wantDetail: "malformed JSON"},
 		{name: "SingleQuotes", body: `{'phone':'1'}`, wantDetail: "malformed JSON"},
-		{name: "InvalidUTF8", body: "{\"phone\":\"\xff\"}", wantDetail: "UTF-8"},
+		// Inside a string it is named by its field (TestInvalidTextIsRefused).
+		{name: "InvalidUTF8OutsideAString", body: "{\"phone\":\"1\"}\xff", wantDetail: "UTF-8"},
 	}
 	requests := NewDecoder[sendRequest]()
 	for _, tt := range tests {

@@ -16,6 +16,12 @@ func TestInvalidTextIsRefused(t *testing.T) {
 		{"NULInLocale", "POST", "/v1/verifications", `{"phone":"+819012345678","locale":"ja\u0000"}`, "locale"},
 		{"NULInCheckCode", "POST", "/v1/verifications/check", `{"phone":"+819012345678","code":"12\u00003456"}`, "code"},
 		{"NULInMemberName", "POST", "/v1/verifications", `{"phone":"+819012345678","a\u0000":"x"}`, "name"},
+		// encoding/json would read these as U+FFFD; the field is told by where the byte lies.
+		{"InvalidUTF8InPhone", "POST", "/v1/verifications", "{\"phone\":\"+8190\xff1234\"}", "phone"},
+		{"InvalidUTF8InALaterField", "POST", "/v1/verifications", "{\"phone\":\"+819012345678\",\"locale\":\"j\xc3\"}", "locale"},
+		{"InvalidUTF8InCheckCode", "POST", "/v1/verifications/check", "{\"phone\":\"+819012345678\",\"code\":\"12\xe2\x82\"}", "code"},
+		{"InvalidUTF8InMemberName", "POST", "/v1/verifications", "{\"phone\":\"+819012345678\",\"a\xff\":\"x\"}", "name"},
+		{"InvalidUTF8AfterAReplacementCharacter", "POST", "/v1/verifications", "{\"phone\":\"+819012345678\",\"locale\":\"\uFFFD\",\"channel\":\"s\xffms\"}", "channel"},
 		{"NULInQuery", "POST", "/v1/verifications?note=a%00b", `{"phone":"+819012345678"}`, "note"},
 		{"InvalidUTF8InQuery", "POST", "/v1/verifications/check?x=%FF", `{"phone":"+819012345678","code":"123456"}`, "x"},
 		{"InvalidUTF8InQueryName", "POST", "/v1/verifications?%FF=1", `{"phone":"+819012345678"}`, "name"},

@@ -32,11 +32,11 @@ func (e *ErrInvalidText) Unwrap() error {
 	return &ErrInvalidRequest{Fields: map[string]string{e.Field: e.Problem}}
 }
 
-// Problems of invalid text, as ErrInvalidText says them.
-const (
-	textProblemNUL  = "must not contain NUL characters"
-	textProblemUTF8 = "must be valid UTF-8"
-)
+// textProblemNUL is how ErrInvalidText says a NUL character.
+const textProblemNUL = "must not contain NUL characters"
+
+// TextProblemUTF8 is how ErrInvalidText says invalid UTF-8.
+const TextProblemUTF8 = "must be valid UTF-8"
 
 // TextProblem says what is wrong with s as text, "" when nothing is.
 func TextProblem(s string) string {
@@ -44,7 +44,7 @@ func TextProblem(s string) string {
 		return textProblemNUL
 	}
 	if !utf8.ValidString(s) {
-		return textProblemUTF8
+		return TextProblemUTF8
 	}
 	return ""
 }
