@@ -244,8 +244,9 @@ func TestDefaultAppAccess(t *testing.T) {
 		}
 		for _, cred := range [][2]string{{keyID, secret}, {accountSID, accountToken}} {
 			status, body := twilioCall(t, in, cred[0], cred[1], http.MethodPost, defaultSvc+"/Verifications", url.Values{"To": {phone}, "Channel": {"sms"}}, "")
-			if status != http.StatusNotFound || body["code"] != float64(20404) {
-				t.Errorf("twilio as %s: got %d %v, want 404 with code 20404", cred[0], status, body)
+			if msg, _ := body["message"].(string); status != http.StatusNotFound || body["code"] != float64(20404) ||
+				!strings.Contains(msg, "default app is off") || !strings.Contains(msg, "OTP_DEFAULT_APP_ACCESS") {
+				t.Errorf("twilio as %s: got %d %v, want 404 with code 20404 naming the default app and the setting", cred[0], status, body)
 			}
 		}
 		if r := adminCall(t, in, http.MethodGet, "/admin/api/apps/default", nil); r.str("access") != "off" {

@@ -123,6 +123,11 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 			if ok {
 				app, err = d.Apps.App(r.Context(), id)
 			}
+			if ok && err == nil && app.Access == otp.AccessOff {
+				// Off for everyone (docs/apps.md): the answer says why, as the native API's does.
+				writeError(w, r, d.Logger, otp.ErrAppOff)
+				return
+			}
 			if !ok || err != nil || !mayCall(app, key) {
 				writeError(w, r, d.Logger, errNoService)
 				return
