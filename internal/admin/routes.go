@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -45,7 +46,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(requireAdmin(log, view, authenticator{token: d.Token, operators: d.Operators, sessions: sso}, view.csrf), requireText(log, view))
-		t := table{r: r, log: log, view: view}
+		t := table{r: r, log: log, view: view, query: mustAPIQuery()}
 
 		// Sends and verifications.
 		t.add(asViewer, http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, d.Apps, params))
@@ -192,11 +193,30 @@ type table struct {
 	r    chi.Router
 	log  *slog.Logger
 	view *adminView
+	// query is what each API operation takes (the document's), which it checks.
+	query apiQuery
 }
 
-// add serves method and pattern with h for principals whose role allows need.
+// add serves method and pattern with h for principals whose role allows need. An API
+// operation the document describes refuses query parameters it does not list.
 func (t table) add(need operators.Role, method, pattern string, h http.Handler) {
+	if names, ok := t.query[method+" "+pattern]; ok {
+		h = onlyKnownQuery(t.log, names, h)
+	}
 	t.r.Method(method, pattern, requireRole(t.log, t.view, need, h))
+}
+
+// mustAPIQuery reads the query parameters of the embedded admin document.
+func mustAPIQuery() apiQuery {
+	doc, err := api.AdminJSON()
+	if err == nil {
+		var q apiQuery
+		if q, err = readAPIQuery(doc); err == nil {
+			return q
+		}
+	}
+	// The document is embedded and tested; failing here is a build mistake.
+	panic(fmt.Sprintf("admin: the API document: %v", err))
 }
 
 // any serves every method of pattern with h for principals whose role allows need.
