@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // maxFriendlyNameLen bounds the name a caller asks a message to show instead of its app's,
@@ -31,8 +33,17 @@ func checkFriendlyName(name string) string {
 	case utf8.RuneCountInString(strings.TrimSpace(name)) > maxFriendlyNameLen:
 		return fmt.Sprintf("must be at most %d characters", maxFriendlyNameLen)
 	}
-	if lower := strings.ToLower(name); strings.Contains(lower, "://") || strings.Contains(lower, "www.") {
+	if folded := linkFold(name); strings.Contains(folded, "://") || strings.Contains(folded, "www.") {
 		return "must not be or hold a link"
 	}
 	return ""
+}
+
+// linkFold is name as a phone reads it for links: full-width and other compatibility forms
+// as their plain letters (NFKC: "ｗｗｗ．" is "www."), the ideographic full stops as dots,
+// in lower case.
+func linkFold(name string) string {
+	folded := norm.NFKC.String(name)
+	folded = strings.NewReplacer("\u3002", ".", "\uff61", ".").Replace(folded)
+	return strings.ToLower(folded)
 }
