@@ -123,6 +123,10 @@ func TestCheckURL(t *testing.T) {
 		{"DecimalIPv4", "http://2130706433/", public, "form resolvers read differently"},
 		{"HexIPv4", "http://0x7f000001/", public, "form resolvers read differently"},
 		{"NoHost", "http:///x", public, "has no host"},
+		// net/http dials an internationalised name by its ASCII form (IDNA), as CheckURL reads it.
+		{"IdeographicStops", "http://127。0。0。1:8081/", public, "127.0.0.1 is a loopback address"},
+		{"FullWidthDigits", "http://１２７．０．０．１/", public, "127.0.0.1 is a loopback address"},
+		{"InternationalisedPublicName", "https://bücher.example/x", public, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := outbound.Policy{Resolver: c.resolver}

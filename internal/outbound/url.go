@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/net/idna"
 )
 
 // Resolver looks a host name up; *net.Resolver is one.
@@ -33,6 +35,12 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	if host == "" {
 		return errors.New("has no host")
 	}
+	if !ascii(host) {
+		// The name is checked as net/http will dial it: "127。0。0。1" is 127.0.0.1 there.
+		if host, err = idna.Lookup.ToASCII(host); err != nil {
+			return fmt.Errorf("host is not a valid internationalised name: %v", err)
+		}
+	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		return p.Check(a)
 	}
@@ -56,6 +64,16 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 		}
 	}
 	return nil
+}
+
+// ascii reports whether s is all ASCII.
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // numeric reports whether a host that is not a plain IP address is still a number, such
