@@ -2,8 +2,10 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
+	"otpgate/internal/events"
 	"otpgate/internal/history"
 	"otpgate/internal/operators"
 	"otpgate/internal/pii"
@@ -78,4 +80,41 @@ func maskTargets(ctx context.Context, as []history.AdminAction) []history.AdminA
 		}
 	}
 	return as
+}
+
+// maskingEvents shows a viewer the address in a webhook delivery's event ("to") masked, as
+// the history shows it: the deliveries of an endpoint would otherwise list every number
+// its app verified.
+type maskingEvents struct {
+	events.AdminService
+}
+
+// Deliveries implements events.AdminService.
+func (m maskingEvents) Deliveries(ctx context.Context, appID, id string, f events.DeliveryFilter) ([]events.Delivery, error) {
+	list, err := m.AdminService.Deliveries(ctx, appID, id, f)
+	if masked(ctx) {
+		for i := range list {
+			list[i].Event.Data = maskEventAddress(list[i].Event.Data)
+		}
+	}
+	return list, err
+}
+
+// maskEventAddress masks the "to" of an event's payload; a payload without one, or that is
+// not an object, is left as it is.
+func maskEventAddress(data json.RawMessage) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return data
+	}
+	var to string
+	if raw, ok := fields["to"]; !ok || json.Unmarshal(raw, &to) != nil || to == "" {
+		return data
+	}
+	fields["to"], _ = json.Marshal(pii.Mask(to))
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return data
+	}
+	return out
 }

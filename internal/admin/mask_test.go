@@ -47,3 +47,27 @@ func TestViewersSeeAddressesMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestViewersSeeDeliveriesMasked: the address in a webhook delivery's event ("to") is masked
+// for a viewer in the API, and whole for an operator and an admin. (The endpoint's page
+// shows no payload.)
+func TestViewersSeeDeliveriesMasked(t *testing.T) {
+	e := newFullEnv(t)
+	f := e.auditFixture(t)
+	const phone = "+819055556666" // the fixture's send
+	digits, mask := phone[1:], pii.Mask(phone)[1:]
+	for _, path := range []string{"/admin/api/apps/" + f.app + "/webhooks/" + f.webhook + "/deliveries"} {
+		for role, whole := range map[operators.Role]bool{operators.RoleViewer: false, operators.RoleOperator: true, operators.RoleAdmin: true} {
+			w := e.call(t, http.MethodGet, path, bearer(e.tokens[role]), nil)
+			body := w.Body.String()
+			switch {
+			case w.Code != http.StatusOK:
+				t.Errorf("%s as %s: got %d %s", path, role, w.Code, body)
+			case whole && !strings.Contains(body, digits):
+				t.Errorf("%s as %s: got %s, want %s whole", path, role, body, phone)
+			case !whole && (strings.Contains(body, digits) || !strings.Contains(body, mask)):
+				t.Errorf("%s as %s: got %s, want %s masked as %s", path, role, body, phone, mask)
+			}
+		}
+	}
+}

@@ -101,8 +101,9 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/totp/verify", handleTOTPVerifyPage(log, view, a, tp, d.Admin))
 			}
 
-			if w := d.Webhooks; w != nil {
+			if d.Webhooks != nil {
 				// The apps' webhook endpoints and their deliveries.
+				w := maskingEvents{d.Webhooks}
 				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/webhooks", handleWebhookAddPage(log, view, a, w))
 				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/webhooks/{wid}/test", handleWebhookTestPage(log, view, a, w))
 				t.add(asAdmin, http.MethodPost, "/admin/apps/{id}/webhooks/{wid}/delete", handleWebhookDeletePage(log, view, w))
