@@ -235,3 +235,88 @@ func BenchmarkListSends(b *testing.B) {
 		})
 	}
 }
+
+// The outcome writer finds its batch's rows by id within the window of their ids' times
+// (sendWindow: an hour either side). On a day partition that has no statistics yet (every
+// new day's, until autovacuum analyzes it), the generic plan scanned the window and joined
+// it to the batch: every send of those hours read for each batch.
+func TestOutcomeBatchReadsItsRowsOnly(t *testing.T) {
+	ctx := context.Background()
+	pool, err := Open(ctx, testenv.PostgresDSN(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	// 20,000 sends of the last 20 minutes in today's partition, never analyzed.
+	var ids []string
+	if err := pool.QueryRow(ctx, `WITH v AS (
+			INSERT INTO verifications (id, phone, channel, locale, status, sends, max_attempts, created_at, expires_at)
+			VALUES (gen_random_uuid(), 'h1.x', 'sms', 'en', 'pending', 1, 5, now(), now() + interval '5 minutes') RETURNING id
+		), s AS (
+			INSERT INTO sends (id, verification_id, phone, client_ip, status, created_at, updated_at)
+			SELECT gen_random_uuid(), v.id, 'h1.x', '192.0.2.1', 'sending', now() - i * interval '60 milliseconds', now()
+			FROM v, generate_series(1, 20000) i RETURNING id, created_at
+		)
+		SELECT array_agg(id::text ORDER BY created_at) FROM (SELECT * FROM s ORDER BY created_at LIMIT 3) b`).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	batch := make([]otp.FinishSend, len(ids))
+	for i, id := range ids {
+		batch[i] = otp.FinishSend{SendID: id, Status: otp.SendSent, Provider: "webhook", ProviderID: "msg-" + id, Now: now}
+	}
+	// The writer's statement is prepared (pgx caches it), and PostgreSQL may plan a prepared
+	// statement without its values from its sixth run on: explain that plan.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `PREPARE outcome AS `+outcomeWindowSQL+outcomeRest); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	{
+		// EXECUTE takes its values written out: each as PostgreSQL quotes it.
+		var lits []string
+		for _, a := range append(outcomeArgs(batch), now.Add(-sendMargin), now.Add(sendMargin)) {
+			cast := "text[]"
+			switch a.(type) {
+			case []time.Time:
+				cast = "timestamptz[]"
+			case time.Time:
+				cast = "timestamptz"
+			}
+			var lit string
+			if err := conn.QueryRow(ctx, `SELECT quote_literal($1::`+cast+`::text)`, a).Scan(&lit); err != nil {
+				t.Fatal(err)
+			}
+			lits = append(lits, lit)
+		}
+		rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE outcome(`+strings.Join(lits, ", ")+`)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan = strings.Join(lines, "\n")
+	}
+	// The Update node's rows are the ones it wrote; only the scans' count as read.
+	read := sendsRead(strings.ReplaceAll(plan, "Update on sends", "Update of sends"))
+	t.Logf("plan (%d sends rows read):\n%s", read, plan)
+	if read > len(batch) {
+		t.Errorf("got %d sends rows read for a batch of %d, want its rows only", read, len(batch))
+	}
+	var sent int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sends WHERE id = ANY($1::uuid[]) AND status = 'sent'`, ids).Scan(&sent); err != nil || sent != 3 {
+		t.Errorf("got %d of the batch sent (%v), want 3", sent, err)
+	}
+}

@@ -107,7 +107,7 @@ const (
 				error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
 			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
 				AS u(id, status, provider_id, error, at, provider, attempts)
-			WHERE s.id = u.id AND s.verification_id IS NOT NULL`
+			WHERE s.id = ANY($1::uuid[]) AND s.id = u.id AND s.verification_id IS NOT NULL`
 	outcomeWindowSQL = outcomeSQL + ` AND s.created_at >= $8 AND s.created_at < $9`
 	outcomeRest      = `
 			RETURNING s.id, s.verification_id, s.provider, s.updated_at, s.status
