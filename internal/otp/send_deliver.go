@@ -59,7 +59,7 @@ func (s *Service) deliver(ctx context.Context, m Message, start SendStart, r Res
 	}
 	f := FinishSend{
 		SendID: m.ID, VerificationID: start.Verification.ID, Status: SendSent,
-		Provider: provider, ProviderID: d.ProviderID, Attempts: d.Attempts, Now: s.Now(),
+		Provider: provider, ProviderID: d.ProviderID, Attempts: d.Attempts, Now: s.Now(), SendAt: m.CreatedAt,
 	}
 	if err == nil {
 		s.finish(ctx, f)

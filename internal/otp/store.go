@@ -108,6 +108,9 @@ type FinishSend struct {
 	Undo       bool
 	Created    bool
 	Now        time.Time
+	// SendAt is when the send row was dated (BeginSend's Now), zero when not known: a
+	// store may find the row by it.
+	SendAt time.Time
 }
 
 // CheckRef names the verification a check is for: ID, or else Phone (its newest

@@ -86,7 +86,7 @@ func (s *Service) sendTest(ctx context.Context, app App, t target, in SendInput)
 	}
 	s.finish(context.WithoutCancel(ctx), FinishSend{
 		SendID: sendID, VerificationID: start.Verification.ID, Status: SendSent, Provider: ProviderTest,
-		Created: start.Created, Now: now,
+		Created: start.Created, Now: now, SendAt: now,
 	})
 	s.remember(start.Verification)
 	res.Verification, res.Created, res.Channel = start.Verification, start.Created, t.channel

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -236,10 +237,11 @@ func BenchmarkListSends(b *testing.B) {
 	}
 }
 
-// The outcome writer finds its batch's rows by id within the window of their ids' times
+// The outcome writer finds its batch's rows by their primary key when it knows when each
+// send was dated (the service's sends), else by id within the window of their ids' times
 // (sendWindow: an hour either side). On a day partition that has no statistics yet (every
-// new day's, until autovacuum analyzes it), the generic plan scanned the window and joined
-// it to the batch: every send of those hours read for each batch.
+// new day's, until autovacuum analyzes it), the window statement's generic plan scanned the
+// window and joined it to the batch: every send of those hours read for each batch.
 func TestOutcomeBatchReadsItsRowsOnly(t *testing.T) {
 	ctx := context.Background()
 	pool, err := Open(ctx, testenv.PostgresDSN(t))
@@ -251,72 +253,131 @@ func TestOutcomeBatchReadsItsRowsOnly(t *testing.T) {
 		t.Fatalf("Migrate: %v", err)
 	}
 	// 20,000 sends of the last 20 minutes in today's partition, never analyzed.
-	var ids []string
-	if err := pool.QueryRow(ctx, `WITH v AS (
+	if _, err := pool.Exec(ctx, `WITH v AS (
 			INSERT INTO verifications (id, phone, channel, locale, status, sends, max_attempts, created_at, expires_at)
 			VALUES (gen_random_uuid(), 'h1.x', 'sms', 'en', 'pending', 1, 5, now(), now() + interval '5 minutes') RETURNING id
-		), s AS (
-			INSERT INTO sends (id, verification_id, phone, client_ip, status, created_at, updated_at)
-			SELECT gen_random_uuid(), v.id, 'h1.x', '192.0.2.1', 'sending', now() - i * interval '60 milliseconds', now()
-			FROM v, generate_series(1, 20000) i RETURNING id, created_at
 		)
-		SELECT array_agg(id::text ORDER BY created_at) FROM (SELECT * FROM s ORDER BY created_at LIMIT 3) b`).Scan(&ids); err != nil {
+		INSERT INTO sends (id, verification_id, phone, client_ip, status, created_at, updated_at)
+		SELECT gen_random_uuid(), v.id, 'h1.x', '192.0.2.1', 'sending', now() - i * interval '60 milliseconds', now()
+		FROM v, generate_series(1, 20000) i`); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	batch := make([]otp.FinishSend, len(ids))
-	for i, id := range ids {
-		batch[i] = otp.FinishSend{SendID: id, Status: otp.SendSent, Provider: "webhook", ProviderID: "msg-" + id, Now: now}
+	for name, c := range map[string]struct {
+		sql   string
+		extra func([]otp.FinishSend) []any
+	}{
+		"Dated": {outcomeDatedSQL, func(b []otp.FinishSend) []any {
+			at := make([]time.Time, len(b))
+			for i, p := range b {
+				at[i] = p.SendAt
+			}
+			return []any{at}
+		}},
+		"Window": {outcomeWindowSQL, func([]otp.FinishSend) []any { return []any{now.Add(-sendMargin), now.Add(sendMargin)} }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rows, err := pool.Query(ctx, `SELECT id::text, created_at FROM sends WHERE status = 'sending' ORDER BY created_at LIMIT 3`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.FinishSend, error) {
+				p := otp.FinishSend{Status: otp.SendSent, Provider: "webhook", Now: now}
+				err := r.Scan(&p.SendID, &p.SendAt)
+				p.ProviderID = "msg-" + p.SendID
+				return p, err
+			})
+			if err != nil || len(batch) != 3 {
+				t.Fatalf("batch: %v, %d sends", err, len(batch))
+			}
+			plan := explainGeneric(t, pool, c.sql+outcomeRest, append(outcomeArgs(batch), c.extra(batch)...))
+			// The Update node's rows are the ones it wrote; only the scans' count as read.
+			read := sendsRead(strings.ReplaceAll(plan, "Update on sends", "Update of sends"))
+			t.Logf("plan (%d sends rows read):\n%s", read, plan)
+			if read > len(batch) {
+				t.Errorf("got %d sends rows read for a batch of %d, want its rows only", read, len(batch))
+			}
+			ids := []string{batch[0].SendID, batch[1].SendID, batch[2].SendID}
+			var sent int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM sends WHERE id = ANY($1::uuid[]) AND status = 'sent'`, ids).Scan(&sent); err != nil || sent != 3 {
+				t.Errorf("got %d of the batch sent (%v), want 3", sent, err)
+			}
+		})
 	}
-	// The writer's statement is prepared (pgx caches it), and PostgreSQL may plan a prepared
-	// statement without its values from its sixth run on: explain that plan.
+}
+
+// explainGeneric runs q with args under EXPLAIN ANALYZE as a prepared statement planned
+// without its values, as PostgreSQL may plan a statement pgx prepared from its sixth run on,
+// and returns the plan it took.
+func explainGeneric(t *testing.T, pool *pgxpool.Pool, q string, args []any) string {
+	t.Helper()
+	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Release()
+	name := fmt.Sprintf("generic_%d", time.Now().UnixNano())
 	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, `PREPARE outcome AS `+outcomeWindowSQL+outcomeRest); err != nil {
+	defer func() { _, _ = conn.Exec(ctx, `RESET plan_cache_mode; DEALLOCATE `+name) }()
+	if _, err := conn.Exec(ctx, `PREPARE `+name+` AS `+q); err != nil {
 		t.Fatal(err)
 	}
-	var plan string
-	{
-		// EXECUTE takes its values written out: each as PostgreSQL quotes it.
-		var lits []string
-		for _, a := range append(outcomeArgs(batch), now.Add(-sendMargin), now.Add(sendMargin)) {
-			cast := "text[]"
-			switch a.(type) {
-			case []time.Time:
-				cast = "timestamptz[]"
-			case time.Time:
-				cast = "timestamptz"
-			}
-			var lit string
-			if err := conn.QueryRow(ctx, `SELECT quote_literal($1::`+cast+`::text)`, a).Scan(&lit); err != nil {
-				t.Fatal(err)
-			}
-			lits = append(lits, lit)
+	// EXECUTE takes its values written out: each as PostgreSQL quotes it.
+	lits := make([]string, len(args))
+	for i, a := range args {
+		cast := "text[]"
+		switch a.(type) {
+		case []time.Time:
+			cast = "timestamptz[]"
+		case time.Time:
+			cast = "timestamptz"
 		}
-		rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE outcome(`+strings.Join(lits, ", ")+`)`)
-		if err != nil {
+		if err := conn.QueryRow(ctx, `SELECT quote_literal($1::`+cast+`::text)`, a).Scan(&lits[i]); err != nil {
 			t.Fatal(err)
 		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan = strings.Join(lines, "\n")
 	}
-	// The Update node's rows are the ones it wrote; only the scans' count as read.
-	read := sendsRead(strings.ReplaceAll(plan, "Update on sends", "Update of sends"))
-	t.Logf("plan (%d sends rows read):\n%s", read, plan)
-	if read > len(batch) {
-		t.Errorf("got %d sends rows read for a batch of %d, want its rows only", read, len(batch))
+	rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE `+name+`(`+strings.Join(lits, ", ")+`)`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var sent int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sends WHERE id = ANY($1::uuid[]) AND status = 'sent'`, ids).Scan(&sent); err != nil || sent != 3 {
-		t.Errorf("got %d of the batch sent (%v), want 3", sent, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The service dates a send row and its outcome with one time.Time, to the nanosecond;
+// the row keeps microseconds. The dated statement must still find the row by it.
+func TestDatedOutcomeFindsTheRowByItsSendTime(t *testing.T) {
+	ctx := context.Background()
+	pool, err := Open(ctx, testenv.PostgresDSN(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	s := New(pool, testenv.DataKeys())
+	at := time.Now().Truncate(time.Second).Add(123_456_789 * time.Nanosecond)
+	p := otp.BeginSend{
+		Phone: "+819012345678", Channel: "sms", Locale: "en", ClientIP: "192.0.2.1", Provider: "test",
+		Now: at, TTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5,
+		NewVerificationID: uuid.Must(uuid.NewV7()).String(), SendID: uuid.Must(uuid.NewV7()).String(), CodeHash: func(string) []byte { return []byte("h") },
+	}
+	if _, err := s.BeginSend(ctx, p); err != nil {
+		t.Fatalf("BeginSend: %v", err)
+	}
+	batch := []otp.FinishSend{{SendID: p.SendID, Status: otp.SendSent, Provider: "test", ProviderID: "pm-1", Now: at.Add(time.Second), SendAt: at}}
+	var found []string
+	if err := pool.QueryRow(ctx, outcomeDatedSQL+outcomeRest, append(outcomeArgs(batch), []time.Time{at})...).Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 {
+		t.Errorf("the dated statement found %v, want the send %s", found, p.SendID)
 	}
 }

@@ -100,16 +100,24 @@ func (w *OutcomeWriter) write(ctx context.Context, batch []otp.FinishSend) {
 }
 
 // outcomeSQL updates the send rows of the outcomes $1…$7 and answers the ids it updated;
-// outcomeWindowSQL does so only for rows created from $8 to before $9.
+// outcomeWindowSQL does so only for rows created from $8 to before $9, and outcomeDatedSQL
+// for rows created at the times $8, each row's own.
 const (
-	outcomeSQL = `WITH u AS (
+	outcomeSet = `WITH u AS (
 			UPDATE sends s SET status = u.status, provider_message_id = u.provider_id,
-				error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb
+				error = u.error, updated_at = u.at, provider = coalesce(nullif(u.provider, ''), s.provider), attempts = u.attempts::jsonb`
+	outcomeSQL = outcomeSet + `
 			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
 				AS u(id, status, provider_id, error, at, provider, attempts)
 			WHERE s.id = ANY($1::uuid[]) AND s.id = u.id AND s.verification_id IS NOT NULL`
 	outcomeWindowSQL = outcomeSQL + ` AND s.created_at >= $8 AND s.created_at < $9`
-	outcomeRest      = `
+	// The whole primary key: PostgreSQL plans it as one probe per row however little it
+	// knows of the day's partition (a prepared statement is planned without its values).
+	outcomeDatedSQL = outcomeSet + `
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::timestamptz[])
+				AS u(id, status, provider_id, error, at, provider, attempts, sent_at)
+			WHERE s.id = u.id AND s.created_at = u.sent_at AND s.verification_id IS NOT NULL`
+	outcomeRest = `
 			RETURNING s.id, s.verification_id, s.provider, s.updated_at, s.status
 		), r AS (
 			SELECT id AS send_id, verification_id, provider, updated_at AS at FROM u WHERE status = 'sent'
@@ -117,34 +125,49 @@ const (
 		SELECT coalesce(array_agg(id), '{}') FROM u`
 )
 
-// update writes batch, in one statement when every row is in the window of the ids' times,
-// and answers how many rows it updated. Each statement stands alone: a row is written
-// whole, with its event, or not at all.
+// update writes batch and answers how many rows it updated: the rows whose send time it
+// knows by their primary key, the others within the window of their ids' times, and what
+// those missed without a window. Each statement stands alone: a row is written whole, with
+// its event, or not at all.
 func (w *OutcomeWriter) update(ctx context.Context, batch []otp.FinishSend) (int64, error) {
-	ids := make([]string, len(batch))
-	for i, p := range batch {
-		ids[i] = p.SendID
-	}
 	var written int64
 	rest := batch
-	if from, to, ok := sendWindow(ids...); ok {
+	pass := func(sql string, of []otp.FinishSend, extra ...any) error {
 		var found []uuid.UUID
-		if err := w.pool.QueryRow(ctx, outcomeWindowSQL+outcomeRest, append(outcomeArgs(batch), from, to)...).Scan(&found); err != nil {
-			return 0, err
+		if err := w.pool.QueryRow(ctx, sql, append(outcomeArgs(of), extra...)...).Scan(&found); err != nil {
+			return err
 		}
-		written = int64(len(found))
-		rest = slices.DeleteFunc(slices.Clone(batch), func(p otp.FinishSend) bool {
+		written += int64(len(found))
+		rest = slices.DeleteFunc(slices.Clone(rest), func(p otp.FinishSend) bool {
 			return slices.Contains(found, uuid.MustParse(p.SendID))
 		})
+		return nil
+	}
+	if dated := slices.DeleteFunc(slices.Clone(rest), func(p otp.FinishSend) bool { return p.SendAt.IsZero() }); len(dated) > 0 {
+		at := make([]time.Time, len(dated))
+		for i, p := range dated {
+			at[i] = p.SendAt
+		}
+		if err := pass(outcomeDatedSQL+outcomeRest, dated, at); err != nil {
+			return written, err
+		}
 	}
 	if len(rest) == 0 {
 		return written, nil
 	}
-	var found []uuid.UUID
-	if err := w.pool.QueryRow(ctx, outcomeSQL+outcomeRest, outcomeArgs(rest)...).Scan(&found); err != nil {
-		return written, err
+	ids := make([]string, len(rest))
+	for i, p := range rest {
+		ids[i] = p.SendID
 	}
-	return written + int64(len(found)), nil
+	if from, to, ok := sendWindow(ids...); ok {
+		if err := pass(outcomeWindowSQL+outcomeRest, rest, from, to); err != nil {
+			return written, err
+		}
+	}
+	if len(rest) == 0 {
+		return written, nil
+	}
+	return written, pass(outcomeSQL+outcomeRest, rest)
 }
 
 // outcomeArgs are the arrays $1…$7 of outcomeSQL for batch.
