@@ -27,6 +27,14 @@ func seedBase() time.Time { return time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) }
 // seedBase and returns a pool on it.
 func seedLarge(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
+	pool := migrated(tb)
+	testenv.SeedHistory(tb, pool, seedBase())
+	return pool
+}
+
+// migrated is a pool on a fresh, migrated database.
+func migrated(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
 	ctx := context.Background()
 	pool, err := Open(ctx, testenv.PostgresDSN(tb))
 	if err != nil {
@@ -36,7 +44,6 @@ func seedLarge(tb testing.TB) *pgxpool.Pool {
 	if err := Migrate(ctx, pool); err != nil {
 		tb.Fatalf("Migrate: %v", err)
 	}
-	testenv.SeedHistory(tb, pool, seedBase())
 	return pool
 }
 
@@ -244,14 +251,7 @@ func BenchmarkListSends(b *testing.B) {
 // window and joined it to the batch: every send of those hours read for each batch.
 func TestOutcomeBatchReadsItsRowsOnly(t *testing.T) {
 	ctx := context.Background()
-	pool, err := Open(ctx, testenv.PostgresDSN(t))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
+	pool := migrated(t)
 	// 20,000 sends of the last 20 minutes in today's partition, never analyzed.
 	if _, err := pool.Exec(ctx, `WITH v AS (
 			INSERT INTO verifications (id, phone, channel, locale, status, sends, max_attempts, created_at, expires_at)
@@ -354,14 +354,7 @@ func explainGeneric(t *testing.T, pool *pgxpool.Pool, q string, args []any) stri
 // the row keeps microseconds. The dated statement must still find the row by it.
 func TestDatedOutcomeFindsTheRowByItsSendTime(t *testing.T) {
 	ctx := context.Background()
-	pool, err := Open(ctx, testenv.PostgresDSN(t))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
+	pool := migrated(t)
 	s := New(pool, testenv.DataKeys())
 	at := time.Now().Truncate(time.Second).Add(123_456_789 * time.Nanosecond)
 	p := otp.BeginSend{
