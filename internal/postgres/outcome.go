@@ -167,7 +167,8 @@ func (w *OutcomeWriter) update(ctx context.Context, batch []otp.FinishSend) (int
 	if len(rest) == 0 {
 		return written, nil
 	}
-	return written, pass(outcomeSQL+outcomeRest, rest)
+	err := pass(outcomeSQL+outcomeRest, rest)
+	return written, err
 }
 
 // outcomeArgs are the arrays $1…$7 of outcomeSQL for batch.
