@@ -4535,8 +4535,8 @@ type ClientInterface interface {
 	// are. What is removed cannot be brought back. An address with nothing kept answers
 	// 200 with zero counts. A subject that is neither an E.164 number nor an email
 	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
-	// is, and nothing is erased. Needs the admin role; with Basic authentication,
-	// `X-CSRF-Token`.
+	// is, and nothing is erased; an empty one is a path with no subject, `404`. Needs the
+	// admin role; with Basic authentication, `X-CSRF-Token`.
 	//
 	// Corresponds with DELETE /admin/api/subjects/{subject} (the `EraseSubject` operationId).
 	EraseSubject(ctx context.Context, subject string, params *EraseSubjectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5531,8 +5531,8 @@ func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditor
 // are. What is removed cannot be brought back. An address with nothing kept answers
 // 200 with zero counts. A subject that is neither an E.164 number nor an email
 // address is refused with `400 invalid_request` naming `subject`, as text with a NUL
-// is, and nothing is erased. Needs the admin role; with Basic authentication,
-// `X-CSRF-Token`.
+// is, and nothing is erased; an empty one is a path with no subject, `404`. Needs the
+// admin role; with Basic authentication, `X-CSRF-Token`.
 //
 // Corresponds with DELETE /admin/api/subjects/{subject} (the `EraseSubject` operationId).
 func (c *Client) EraseSubject(ctx context.Context, subject string, params *EraseSubjectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8608,8 +8608,8 @@ type ClientWithResponsesInterface interface {
 	// are. What is removed cannot be brought back. An address with nothing kept answers
 	// 200 with zero counts. A subject that is neither an E.164 number nor an email
 	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
-	// is, and nothing is erased. Needs the admin role; with Basic authentication,
-	// `X-CSRF-Token`.
+	// is, and nothing is erased; an empty one is a path with no subject, `404`. Needs the
+	// admin role; with Basic authentication, `X-CSRF-Token`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12282,6 +12282,8 @@ type EraseSubjectResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Internal
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -12308,6 +12310,11 @@ func (r EraseSubjectResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r EraseSubjectResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EraseSubjectResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -13463,8 +13470,8 @@ func (c *ClientWithResponses) GetStatsWithResponse(ctx context.Context, params *
 // are. What is removed cannot be brought back. An address with nothing kept answers
 // 200 with zero counts. A subject that is neither an E.164 number nor an email
 // address is refused with `400 invalid_request` naming `subject`, as text with a NUL
-// is, and nothing is erased. Needs the admin role; with Basic authentication,
-// `X-CSRF-Token`.
+// is, and nothing is erased; an empty one is a path with no subject, `404`. Needs the
+// admin role; with Basic authentication, `X-CSRF-Token`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16858,6 +16865,13 @@ func ParseEraseSubjectResponse(rsp *http.Response) (*EraseSubjectResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
