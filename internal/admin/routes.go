@@ -46,7 +46,10 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 
 	r.Group(func(r chi.Router) {
 		r.Use(requireAdmin(log, view, authenticator{token: d.Token, operators: d.Operators, sessions: sso}, view.csrf), requireText(log, view))
-		t := table{r: r, log: log, view: view, query: mustAPIQuery()}
+		// The admin document, converted from YAML once: served, and read for each
+		// operation's query parameters.
+		doc, query := mustAdminDocument()
+		t := table{r: r, log: log, view: view, query: query}
 
 		// Sends and verifications.
 		t.add(asViewer, http.MethodGet, "/admin/", handleHistoryPage(log, view, d.Admin, d.Apps, params))
@@ -69,7 +72,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 		t.add(asViewer, http.MethodGet, "/admin/api/delivery", handleAdminDelivery(log, d.Admin, params))
 
 		// The API's own document and the runtime profiles.
-		t.add(asViewer, http.MethodGet, "/admin/openapi.json", otphttp.Document(api.AdminJSON))
+		t.add(asViewer, http.MethodGet, "/admin/openapi.json", otphttp.Document(func() ([]byte, error) { return doc, nil }))
 		t.any(asAdmin, "/debug/pprof/*", handlePprof())
 
 		if a := d.Apps; a != nil {
@@ -207,17 +210,19 @@ func (t table) add(need operators.Role, method, pattern string, h http.Handler) 
 	t.r.Method(method, pattern, requireRole(t.log, t.view, need, h))
 }
 
-// mustAPIQuery reads the query parameters of the embedded admin document.
-func mustAPIQuery() apiQuery {
+// mustAdminDocument is the embedded admin document as JSON, and the query parameters of
+// each of its operations.
+func mustAdminDocument() ([]byte, apiQuery) {
 	doc, err := api.AdminJSON()
+	var q apiQuery
 	if err == nil {
-		var q apiQuery
-		if q, err = readAPIQuery(doc); err == nil {
-			return q
-		}
+		q, err = readAPIQuery(doc)
 	}
-	// The document is embedded and tested; failing here is a build mistake.
-	panic(fmt.Sprintf("admin: the API document: %v", err))
+	if err != nil {
+		// The document is embedded and tested; failing here is a build mistake.
+		panic(fmt.Sprintf("admin: the API document: %v", err))
+	}
+	return doc, q
 }
 
 // any serves every method of pattern with h for principals whose role allows need.
