@@ -97,23 +97,26 @@ func TestListSendsUsesIndexScans(t *testing.T) {
 // explain runs q with args under EXPLAIN ANALYZE and returns the plan it took.
 func explain(t *testing.T, pool *pgxpool.Pool, q string, args ...any) string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+q,
-		append([]any{pgx.QueryExecModeExec}, args...)...)
+	rows, err := pool.Query(context.Background(), explainAnalyze+q, append([]any{pgx.QueryExecModeExec}, args...)...)
+	return planOf(t, rows, err)
+}
+
+// explainAnalyze runs the statement after it and answers the plan it took, without the
+// costs and timings that change from run to run.
+const explainAnalyze = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+
+// planOf reads the lines of an EXPLAIN's answer (rows, or the error of its query) into one
+// text, a line each.
+func planOf(t *testing.T, rows pgx.Rows, err error) string {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatalf("scan: %v", err)
-		}
-		fmt.Fprintln(&plan, line)
-	}
-	if err := rows.Err(); err != nil {
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	return plan.String()
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // A check by phone reads the newest verification without an index over all verifications
@@ -339,15 +342,8 @@ func explainGeneric(t *testing.T, pool *pgxpool.Pool, q string, args []any) stri
 			t.Fatal(err)
 		}
 	}
-	rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE `+name+`(`+strings.Join(lits, ", ")+`)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+	rows, err := conn.Query(ctx, explainAnalyze+`EXECUTE `+name+`(`+strings.Join(lits, ", ")+`)`)
+	return planOf(t, rows, err)
 }
 
 // The service dates a send row and its outcome with one time.Time, to the nanosecond;
