@@ -28,10 +28,18 @@ var errAccountOnly = otp.Errorf(otp.CodeUnauthorized, "this resource needs the a
 // isAccount reports whether the caller holds the account credential.
 func isAccount(k apps.Key) bool { return k.ID == accountKeyID && k.AppID == "" }
 
-// mayCall reports whether the caller may use the app's resources: the account may use
-// every app's, a key its own app's (apps.Authorize); nobody an app that is off.
-func mayCall(app otp.App, k apps.Key) bool {
-	return app.Access != otp.AccessOff && (isAccount(k) || apps.Authorize(app, k) == nil)
+// mayCall refuses a caller the app's resources unless it may use them: the account may use
+// every app's, a key its own app's (apps.Authorize); nobody an app that is off. Errors:
+// otp.ErrAppOff for an app that is off, which says why to everyone as the native API does
+// (docs/apps.md); errNoService otherwise, as for a service of another account.
+func mayCall(app otp.App, k apps.Key) error {
+	switch {
+	case app.Access == otp.AccessOff:
+		return otp.ErrAppOff
+	case isAccount(k) || apps.Authorize(app, k) == nil:
+		return nil
+	}
+	return errNoService
 }
 
 // caller authenticates HTTP Basic credentials: the account credential when the user is

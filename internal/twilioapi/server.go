@@ -123,13 +123,12 @@ func authenticate(d Deps) func(http.Handler) http.Handler {
 			if ok {
 				app, err = d.Apps.App(r.Context(), id)
 			}
-			if ok && err == nil && app.Access == otp.AccessOff {
-				// Off for everyone (docs/apps.md): the answer says why, as the native API's does.
-				writeError(w, r, d.Logger, otp.ErrAppOff)
+			if !ok || err != nil {
+				writeError(w, r, d.Logger, errNoService)
 				return
 			}
-			if !ok || err != nil || !mayCall(app, key) {
-				writeError(w, r, d.Logger, errNoService)
+			if err := mayCall(app, key); err != nil {
+				writeError(w, r, d.Logger, err)
 				return
 			}
 			ip, err := d.ClientIP(r, key)
