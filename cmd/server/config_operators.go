@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -20,6 +21,10 @@ type OperatorSettings struct {
 	// OIDCDefaultRole is the role of a person whose claims map to none: viewer, operator,
 	// admin, or none (they sign in only to an account an admin created or set the role of).
 	OIDCDefaultRole string `env:"OTP_OIDC_DEFAULT_ROLE" envDefault:"none"`
+	// OIDCTrustUnverifiedEmail counts an ID token without an email_verified claim as
+	// vouching for its address, for a provider that verifies every address and never
+	// sends the claim. Off, an address counts only when the claim is the boolean true.
+	OIDCTrustUnverifiedEmail bool `env:"OTP_OIDC_TRUST_UNVERIFIED_EMAIL" envDefault:"false"`
 	// AdminPublicURL is where browsers reach the admin listener; the sign-in callback is
 	// <it>/admin/oidc/callback.
 	AdminPublicURL  string        `env:"OTP_ADMIN_PUBLIC_URL"`
@@ -50,6 +55,9 @@ func (c *config) checkOperators() error {
 				return fmt.Errorf("config: %s is set but OTP_OIDC_ISSUER is not: set the issuer to use single sign-on", name)
 			}
 		}
+		if c.OIDCTrustUnverifiedEmail {
+			return errors.New("config: OTP_OIDC_TRUST_UNVERIFIED_EMAIL is set but OTP_OIDC_ISSUER is not: set the issuer to use single sign-on")
+		}
 		return nil
 	}
 	values, err := operators.ParseRoleMap(c.OIDCRoles)
@@ -70,7 +78,7 @@ func (c *config) checkOperators() error {
 	}
 	c.sso, err = sso.New(sso.Config{
 		Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID, ClientSecret: c.OIDCClientSecret,
-		RedirectURL: redirect, RoleClaim: c.OIDCRoleClaim,
+		RedirectURL: redirect, RoleClaim: c.OIDCRoleClaim, TrustUnverifiedEmail: c.OIDCTrustUnverifiedEmail,
 	})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)

@@ -286,7 +286,8 @@ func audit(action, operatorID, detail, actor, before, after string) history.Admi
 	return history.AdminAction{Action: action, Target: "operator:" + operatorID, Detail: detail + "; by " + actor, Before: before, After: after}
 }
 
-// describe sums an account up for the audit log.
+// describe sums an account up for the audit log. The subject is in it, so binding an
+// account to an identity, the one change that decides who signs in to it, shows.
 func describe(o Operator) string {
-	return fmt.Sprintf("email %q; name %q; role %s (from console %v); disabled %v", o.Email, o.Name, o.Role, o.RoleFromConsole, o.Disabled)
+	return fmt.Sprintf("email %q; subject %q; name %q; role %s (from console %v); disabled %v", o.Email, o.Subject, o.Name, o.Role, o.RoleFromConsole, o.Disabled)
 }

@@ -20,7 +20,9 @@ type Identity struct {
 	// Subject is the provider's stable id of the person ("sub").
 	Subject string
 	Email   string
-	// EmailVerified is false only when the provider says the address is unverified.
+	// EmailVerified is true only when the provider vouched for the address (the
+	// email_verified claim is the boolean true), or the operator chose to trust a
+	// provider that never sends the claim.
 	EmailVerified bool
 	Name          string
 	// Claims are the values of the role claim (such as the person's groups).
@@ -81,14 +83,20 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 	if id.Subject == "" || !ok {
 		return Principal{}, fmt.Errorf("%w: the identity provider gave no subject or no email address", ErrNoAccess)
 	}
+	if !id.EmailVerified {
+		// The address names the account and is how a pre-created account is found, so
+		// an address the provider does not vouch for signs in to nothing: anyone who can
+		// register at a shared provider could otherwise claim an operator's address.
+		return Principal{}, fmt.Errorf("%w: the identity provider does not say that %s is verified", ErrNoAccess, email)
+	}
 	claimed, mapped := roles.RoleFor(id.Claims)
 	now := a.Now().Truncate(time.Microsecond)
 	o, err := a.store.OperatorBySubject(ctx, id.Subject)
 	if errors.Is(err, otp.ErrNotFound) {
 		o, err = a.store.OperatorByEmail(ctx, email)
-		if err == nil && (o.Subject != "" || !id.EmailVerified) {
-			// The address belongs to another identity, or the provider does not vouch for it.
-			return Principal{}, fmt.Errorf("%w: the account of %s is bound to another identity or the address is unverified", ErrNoAccess, email)
+		if err == nil && o.Subject != "" {
+			// The address belongs to another identity.
+			return Principal{}, fmt.Errorf("%w: the account of %s is bound to another identity", ErrNoAccess, email)
 		}
 	}
 	switch {

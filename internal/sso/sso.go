@@ -31,6 +31,11 @@ type Config struct {
 	RedirectURL string
 	// RoleClaim names the ID token claim whose values map to roles, such as "groups".
 	RoleClaim string
+	// TrustUnverifiedEmail (OTP_OIDC_TRUST_UNVERIFIED_EMAIL) counts an address as
+	// verified when the ID token has no email_verified claim at all, for a provider that
+	// verifies every address and never says so. A claim that is present must still be
+	// the JSON boolean true.
+	TrustUnverifiedEmail bool
 	// Timeout bounds each call to the provider; 0 means 10s.
 	Timeout time.Duration
 }
@@ -141,16 +146,27 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (op
 	if err := idt.Claims(&claims); err != nil {
 		return operators.Identity{}, fmt.Errorf("sso: read the ID token's claims: %w", err)
 	}
-	id := operators.Identity{Subject: idt.Subject, EmailVerified: true, Claims: claimValues(claims[c.cfg.RoleClaim])}
+	id := operators.Identity{Subject: idt.Subject, Claims: claimValues(claims[c.cfg.RoleClaim])}
 	id.Email, _ = claims["email"].(string)
-	if verified, ok := claims["email_verified"].(bool); ok {
-		id.EmailVerified = verified
-	}
+	id.EmailVerified = emailVerified(claims, c.cfg.TrustUnverifiedEmail)
 	id.Name, _ = claims["name"].(string)
 	if id.Name == "" {
 		id.Name, _ = claims["preferred_username"].(string)
 	}
 	return id, nil
+}
+
+// emailVerified reads the email_verified claim: only the JSON boolean true vouches for
+// the address. A string such as "true", a number or null does not (a provider that sends
+// those is not saying what OpenID Connect asks it to say), and a missing claim counts
+// only when the operator chose to trust a provider that never sends one.
+func emailVerified(claims map[string]any, trustMissing bool) bool {
+	v, present := claims["email_verified"]
+	if !present {
+		return trustMissing
+	}
+	b, ok := v.(bool)
+	return ok && b
 }
 
 // claimValues reads a claim that holds one string, a list of strings, or a
