@@ -60,11 +60,11 @@ func (s *devServer) log() string {
 	return string(b)
 }
 
-// codeLine finds what the dev mode's log sender prints for each message: its address and
-// the message, whose first run of digits is the code.
-var codeLine = regexp.MustCompile(`msg="sms not sent: log sender".* to=(\S+) .*body="\D*(\d{4,10})`)
+// codeLine finds what the dev mode's log sender prints for each SMS or email: its address
+// and the message, whose first run of digits is the code.
+var codeLine = regexp.MustCompile(`msg="(?:sms|email) not sent: log sender".* to=(\S+) .*body="\D*(\d{4,10})`)
 
-// codes are the codes the server's log shows sent to a number, oldest first.
+// codes are the codes the server's log shows sent to an address, oldest first.
 func (s *devServer) codes(to string) []string {
 	var out []string
 	for _, line := range strings.Split(s.log(), "\n") {
@@ -75,7 +75,7 @@ func (s *devServer) codes(to string) []string {
 	return out
 }
 
-// code waits for the nth code (1 for the first) sent to a number to appear in the log.
+// code waits for the nth code (1 for the first) sent to an address to appear in the log.
 func (s *devServer) code(t *testing.T, to string, nth int) string {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)

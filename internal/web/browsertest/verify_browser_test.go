@@ -17,8 +17,8 @@ import (
 )
 
 // TestVerifyInBrowser drives the demo page of a dev-mode server: a number verified end to
-// end with the code read from the log, a wrong code, a 429, the resend countdown and the
-// keyboard alone. The server's limits are the defaults but for the phone's minute rule,
+// end with the code read from the log, a wrong code, a 429, the resend countdown, an email
+// address, and the keyboard alone. The server's limits are the defaults but for the phone's minute rule,
 // shortened to 8 seconds so that the countdown can be waited out, and the IP's, raised
 // because every send comes from loopback.
 func TestVerifyInBrowser(t *testing.T) {
@@ -109,8 +109,10 @@ func TestVerifyInBrowser(t *testing.T) {
 		}
 		browser.Do(t, ctx, chromedp.Click(shadow("button.resend")))
 		second := srv.code(t, "+819033334444", 2)
-		if n := len(events(t, ctx, "sent")); n != 2 {
-			t.Errorf("got %d sent events, want the resend's too", n)
+		browser.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.getElementById("events").textContent.split("\n").filter((l) => l.startsWith("sent ")).length === 2`,
+			chromedp.WithPollingTimeout(10*time.Second)))
+		if resent := events(t, ctx, "sent"); resent[1]["id"] != resent[0]["id"] {
+			t.Errorf("the resend answered %v, want the same verification as %v", resent[1], resent[0])
 		}
 		enterCode(t, ctx, second)
 		waitMessage(t, ctx, "Verified.")
@@ -127,6 +129,25 @@ func TestVerifyInBrowser(t *testing.T) {
 			t.Errorf("got %+v, want rate_limited's sentence with the phone rule's wait", m)
 		}
 		browser.Screenshot(t, ctx, dir, "component-rate-limited.png")
+	})
+
+	t.Run("EmailWhereTheAppAcceptsIt", func(t *testing.T) {
+		browser.Do(t, ctx, chromedp.Navigate(page+"&channels=sms,email"),
+			chromedp.Click(shadow(`input[name="channel"][value="email"]`)),
+			chromedp.WaitVisible(shadow("#email")),
+			chromedp.SendKeys(shadow("#email"), "Ana@Example.COM"),
+			chromedp.Click(shadow("button.send")),
+		)
+		waitCodeForm(t, ctx)
+		if sentTo := browser.Read(t, ctx, chromedp.Evaluate[string](string(shadow(".sent-to"))+`.textContent`)); sentTo != "We sent a code to Ana@example.com." {
+			t.Errorf("got %q, want the address as the server keeps it", sentTo)
+		}
+		enterCode(t, ctx, srv.code(t, "Ana@example.com", 1))
+		waitMessage(t, ctx, "Verified.")
+		verified := events(t, ctx, "verified")
+		if len(verified) != 1 || verified[0]["email"] != "Ana@example.com" || verified[0]["status"] != "approved" {
+			t.Errorf("verified: got %v, want the address approved", verified)
+		}
 	})
 
 	t.Run("KeyboardOnly", func(t *testing.T) {
