@@ -62,7 +62,7 @@ progress { width: 100%; }
     </div>
     <div class="buttons"><button class="send" part="button send" type="submit" data-t="send"></button></div>
   </form>
-  <progress class="progress" part="progress" max="100" value="0" hidden></progress>
+  <progress class="progress" part="progress" max="100" value="0" aria-labelledby="message" hidden></progress>
   <form class="check" part="form code-form" novalidate hidden>
     <p class="sent-to" part="sent-to"></p>
     <div class="field" part="field">
