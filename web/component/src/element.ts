@@ -188,7 +188,7 @@ export class OtpgateVerify extends HTMLElement {
         }
       }
     } catch (err) {
-      this.#problem(err);
+      this.#problem(err, "send");
     } finally {
       this.#$("progress").hidden = true;
       this.#setBusy(false);
@@ -258,20 +258,20 @@ export class OtpgateVerify extends HTMLElement {
     } catch (err) {
       input.setAttribute("aria-invalid", "true");
       input.select();
-      this.#problem(err);
+      this.#problem(err, "check");
     } finally {
       this.#setBusy(false);
     }
   }
 
   /** problem shows a refusal as its sentence in the page's language and emits it. */
-  #problem(err: unknown): void {
+  #problem(err: unknown, during: "send" | "check"): void {
     const p: Problem =
       err instanceof ProblemError
         ? err.problem
         : ({ type: "urn:otpgate:problem:internal", title: "Error", status: 0, detail: String(err), code: "internal" } as Problem);
     const retry = typeof p.retry_after_seconds === "number" ? p.retry_after_seconds : 0;
-    const text = format(this.#t[problemKey(p.code)], { t: clock(retry), n: p.attempts_left ?? 0 });
+    const text = format(this.#t[problemKey(p.code, during)], { t: clock(retry), n: p.attempts_left ?? 0 });
     this.#say(text, "error", p.code);
     if (!this.#verification && ["invalid_phone", "invalid_email", "country_not_allowed", "number_type_not_allowed", "blocked"].includes(p.code)) {
       this.#input().setAttribute("aria-invalid", "true");

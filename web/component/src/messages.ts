@@ -79,8 +79,12 @@ export const problemKeys: Record<string, ProblemKey> = {
   invalid_signature: "failed",
 };
 
-/** problemKey is the sentence of a problem code. */
-export function problemKey(code: string): ProblemKey {
+/**
+ * problemKey is the sentence of a problem code, answered to a send or a check: a send's
+ * not_found is an app that does not exist (or the default app switched off), not a code.
+ */
+export function problemKey(code: string, during: "send" | "check" = "check"): ProblemKey {
+  if (during === "send" && code === "not_found") return "failed";
   return problemKeys[code] ?? "failed";
 }
 

@@ -32,6 +32,13 @@ test("EveryProblemCodeOfTheAPIHasASentence", () => {
   for (const key of Object.values(m.problemKeys)) assert.ok(key in m.texts.en, key);
 });
 
+test("ASendsNotFoundIsNoCodesSentence", () => {
+  assert.equal(m.problemKey("not_found", "check"), "gone");
+  assert.equal(m.problemKey("not_found", "send"), "failed");
+  assert.equal(m.problemKey("rate_limited", "send"), "rateLimited");
+  assert.equal(m.problemKey("something_new"), "failed");
+});
+
 test("LocaleOfThePagesLanguage", () => {
   for (const [tag, want] of [
     ["ja", "ja"], ["ja-JP", "ja"], ["JA", "ja"], ["en-US", "en"], ["en-GB", "en-GB"], ["en-AU", "en-GB"],
