@@ -19,11 +19,9 @@ import (
 	"time"
 )
 
-// ScriptPath is where the component's script is served.
+// ScriptPath is where the public listener serves the component's script (internal/http's
+// route table names it too).
 const ScriptPath = "/otpgate-verify.js"
-
-// DemoPath is where dev mode serves the demo page.
-const DemoPath = "/demo"
 
 //go:embed static/otpgate-verify.js
 var script []byte
