@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
 
 const out = fileURLToPath(new URL("../../internal/web/static/otpgate-verify.js", import.meta.url));
 const src = (p) => fileURLToPath(new URL(p, import.meta.url));
-const common = { bundle: true, minify: true, target: ["es2022"], platform: "browser", write: false, logLevel: "warning", charset: "utf8", legalComments: "eof" };
+// "source": the client's TypeScript, not its dist/, which may be absent or stale.
+const common = { conditions: ["source"], bundle: true, minify: true, target: ["es2022"], platform: "browser", write: false, logLevel: "warning", charset: "utf8", legalComments: "eof" };
 
 const worker = await esbuild.build({ ...common, entryPoints: [src("src/worker.ts")], format: "iife" });
 const workerSource = worker.outputFiles[0].text;
