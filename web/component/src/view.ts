@@ -27,6 +27,7 @@ input, select { font: inherit; padding: .5rem .625rem; border: 1px solid #8a8f98
   background: Field; color: FieldText; min-width: 0; }
 input[aria-invalid="true"] { border-color: var(--_error); }
 input.code { letter-spacing: .3em; font-variant-numeric: tabular-nums; }
+.container[dir="rtl"] input[dir="ltr"] { text-align: right; }
 .buttons { display: flex; flex-wrap: wrap; gap: .5rem; }
 button { font: inherit; padding: .5rem 1rem; border-radius: var(--_radius); border: 1px solid var(--_accent);
   background: var(--_accent); color: #fff; cursor: pointer; }
@@ -51,12 +52,12 @@ export const markup = `
       </div>
       <div class="field" part="field">
         <label part="label" for="phone" data-t="phone"></label>
-        <input id="phone" part="input phone" type="tel" inputmode="tel" autocomplete="tel" aria-describedby="message">
+        <input id="phone" part="input phone" dir="ltr" type="tel" inputmode="tel" autocomplete="tel" aria-describedby="message">
       </div>
     </div>
     <div class="field email" part="field" hidden>
       <label part="label" for="email" data-t="email"></label>
-      <input id="email" part="input email" type="email" autocomplete="email" aria-describedby="message">
+      <input id="email" part="input email" dir="ltr" type="email" autocomplete="email" aria-describedby="message">
     </div>
     <div class="buttons"><button class="send" part="button send" type="submit" data-t="send"></button></div>
   </form>
@@ -65,7 +66,7 @@ export const markup = `
     <p class="sent-to" part="sent-to"></p>
     <div class="field" part="field">
       <label part="label" for="code" data-t="code"></label>
-      <input id="code" class="code" part="input code" type="text" inputmode="numeric" pattern="[0-9]*"
+      <input id="code" class="code" part="input code" dir="ltr" type="text" inputmode="numeric" pattern="[0-9]*"
         maxlength="10" autocomplete="one-time-code" enterkeyhint="done" aria-describedby="message">
     </div>
     <div class="buttons">
