@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate setup test twilio-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
 
 all: lint test
 
@@ -22,10 +22,12 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/otpgate ./cmd/server
 
-## generate: rewrite the API clients in client/ from the OpenAPI documents in api/
-## (client's TestGeneratedCodeIsCurrent fails until the result is committed).
-generate:
+## generate: rewrite the API clients in client/ and web/client/ from the OpenAPI documents in
+## api/ (client's TestGeneratedCodeIsCurrent and web/client's npm test fail until the result is
+## committed).
+generate: web-node
 	$(GO) generate ./client/...
+	cd web && npm run generate
 
 ## setup: install what the tests need and the machine lacks (Debian packages: redis-server,
 ## postgresql, chromium, python3-twilio, npm); see test/setup.
@@ -37,7 +39,8 @@ setup:
 ## once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
 ## cannot find or start a service fail instead of skipping.
 CI ?= true
-test: setup lint build twilio-node
+test: setup lint build twilio-node web-node
+	cd web && npm test
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
 
@@ -53,6 +56,19 @@ twilio-node: test/twilio/node_modules/.installed
 test/twilio/node_modules/.installed: test/twilio/package.json test/twilio/package-lock.json | setup
 	cd test/twilio && npm ci --no-audit --no-fund --omit=dev
 	touch $@
+
+## web-node: the npm packages of web/ (the TypeScript client, the web component and their
+## build tools), pinned by web/package-lock.json, installed into web/node_modules (ignored by
+## git). Go needs none of them: the built component is committed and embedded.
+web-node: web/node_modules/.installed
+web/node_modules/.installed: web/package.json web/client/package.json web/component/package.json web/package-lock.json | setup
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+## web: rebuild the web component into internal/web/static/otpgate-verify.js, which the server
+## embeds (internal/web's TestBundleIsCurrent fails until the result is committed).
+web: web-node
+	cd web && npm run build
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \

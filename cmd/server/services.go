@@ -20,6 +20,7 @@ import (
 	"otpgate/internal/totp"
 	"otpgate/internal/tracing"
 	"otpgate/internal/twilioapi"
+	"otpgate/internal/web"
 )
 
 // How many verifications' origins an instance remembers, and for how long: enough for
@@ -135,6 +136,11 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	}
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
 	idem := newIdempotency(cfg, p)
+	// The demo page is dev mode's: production answers /demo 404, as any unknown path.
+	var demo http.Handler
+	if cfg.dev {
+		demo = web.Demo(log)
+	}
 	s.public = tracing.Handler(p.tracer, "public", otphttp.NewServer(otphttp.Deps{
 		Logger:   log,
 		Verifier: verifier,
@@ -154,6 +160,8 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Ready:          ready,
 		Observe:        mx.ObserveHTTP,
+		Component:      web.Script(),
+		Demo:           demo,
 	}))
 	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
 	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors,

@@ -22,13 +22,19 @@ func addRoutes(r chi.Router, d Deps) {
 	native.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
 	totpRoutes(native, d, app)
 	native.Method(http.MethodPost, "/v1/receipts/{kind}/{instance}", handleReceipt(d.Logger, d.Receipts))
+	if d.Demo != nil {
+		native.Method(http.MethodGet, "/demo", d.Demo)
+	}
 	if d.Twilio != nil {
 		r.Mount("/v2", d.Twilio)
 	}
-	// The probes and the document read nothing of the request.
+	// The probes, the document and the component's script read nothing of the request.
 	r.Method(http.MethodGet, "/healthz", Healthz())
 	r.Method(http.MethodGet, "/readyz", Readyz(d.Logger, d.Ready))
 	r.Method(http.MethodGet, "/openapi.json", Document(api.PublicJSON))
+	if d.Component != nil {
+		r.Method(http.MethodGet, "/otpgate-verify.js", d.Component)
+	}
 	r.NotFound(NotFound(d.Logger).ServeHTTP)
 	r.MethodNotAllowed(MethodNotAllowed(d.Logger, r).ServeHTTP)
 }

@@ -47,6 +47,11 @@ type Deps struct {
 	Ready func(ctx context.Context) error
 	// Observe, when set, is called once per request, for metrics.
 	Observe func(route string, status int, d time.Duration)
+	// Component, when set, serves the <otpgate-verify> web component's script at
+	// /otpgate-verify.js.
+	Component http.Handler
+	// Demo, when set (dev mode), serves the component's demo page at /demo.
+	Demo http.Handler
 }
 
 // Body and timing limits of the public API.
