@@ -29,6 +29,15 @@ if nowstr == '' then
 end
 local now = tonumber(nowstr)
 
+-- decimal writes a count as every Redis's Lua reads it back: '%.9g', with a point before an
+-- exponent, since the embedded Redis of dev mode (gopher-lua) reads a number without a point
+-- as an integer and '1e-06' as nil.
+local function decimal(x)
+  local s = fmt('%.9g', x)
+  if not s:find('.', 1, true) then s = s:gsub('e', '.0e', 1) end
+  return s
+end
+
 local changed, young = 0, false
 for i = 1, #KEYS do
   local key, role = KEYS[i], ARGV[4 + i] or ''
@@ -51,8 +60,8 @@ for i = 1, #KEYS do
       if sl > al then sl = al end
       ss, as, nc = 0, 0, 0
     end
-    call('HSET', key, 'ss', fmt('%.9g', ss), 'as', fmt('%.9g', as), 'sl', fmt('%.9g', sl),
-      'al', fmt('%.9g', al), 'nc', fmt('%.9g', nc), 't', nowstr)
+    call('HSET', key, 'ss', decimal(ss), 'as', decimal(as), 'sl', decimal(sl),
+      'al', decimal(al), 'nc', decimal(nc), 't', nowstr)
     changed = changed + 1
   end
 end

@@ -100,6 +100,15 @@ if nowstr == '' then
 end
 local now = tonumber(nowstr)
 
+-- decimal writes a count as every Redis's Lua reads it back: '%.9g', with a point before an
+-- exponent, since the embedded Redis of dev mode (gopher-lua) reads a number without a point
+-- as an integer and '1e-06' as nil.
+local function decimal(x)
+  local s = fmt('%.9g', x)
+  if not s:find('.', 1, true) then s = s:gsub('e', '.0e', 1) end
+  return s
+end
+
 -- The time constant, in µs, of the young-countries pool's count of sends still in flight: a
 -- person's code arrives and is typed within seconds, whatever the horizons.
 local pending = 3000000
@@ -456,17 +465,17 @@ if mode == 'allow' then
       local fields
       if status == 1 then
         g.ss, g.sl = g.ss + 1, g.sl + 1
-        fields = {'ss', fmt('%.9g', g.ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', g.sl),
-          'al', fmt('%.9g', g.al), 't', nowstr, 'i', id}
+        fields = {'ss', decimal(g.ss), 'as', decimal(g.as), 'sl', decimal(g.sl),
+          'al', decimal(g.al), 't', nowstr, 'i', id}
         -- The horizons the counts decay by are written when they change (or are new) only.
         if g.hs ~= gshort or g.hl ~= glong then
           fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'hs', shorts, 'hl', longs
         end
         if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
-        if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', fmt('%.9g', g.p + 1) end
+        if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', decimal(g.p + 1) end
         if g.cc then
           if g.newc then g.nc = g.nc + 1 end
-          fields[#fields + 1], fields[#fields + 2] = 'nc', fmt('%.9g', g.nc)
+          fields[#fields + 1], fields[#fields + 2] = 'nc', decimal(g.nc)
           fields[#fields + 1], fields[#fields + 2] = 'k' .. g.cc, nowstr
         end
       elseif trip[i] then
@@ -511,8 +520,8 @@ if mode == 'undo' and ng > 0 and (ARGV[12] == 'always' or (ARGV[12] == 'held' an
       if sl < 0 then sl = 0 end
       g.ss, g.sl = ss, sl
       -- The distinct countries stay: a country asked for was asked for.
-      call('HSET', KEYS[i], 'ss', fmt('%.9g', ss), 'as', fmt('%.9g', g.as), 'sl', fmt('%.9g', sl),
-        'al', fmt('%.9g', g.al), 'nc', fmt('%.9g', g.nc), 't', nowstr)
+      call('HSET', KEYS[i], 'ss', decimal(ss), 'as', decimal(g.as), 'sl', decimal(sl),
+        'al', decimal(g.al), 'nc', decimal(g.nc), 't', nowstr)
     end
   end
 end

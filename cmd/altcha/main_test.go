@@ -14,7 +14,7 @@ import (
 
 func TestRunSolvesAProblemsChallenge(t *testing.T) {
 	c := challenge.New(challenge.Options{Secret: []byte("0123456789abcdef0123456789abcdef"), Complexity: 1000})
-	b := otp.ChallengeBinding{Address: "+998901234567", ClientIP: "192.0.2.1"}
+	b := otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d", Address: "+998901234567", ClientIP: "192.0.2.1"}
 	now := time.Now()
 	ch, err := c.Issue(1, b, now)
 	if err != nil {

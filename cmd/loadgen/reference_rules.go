@@ -105,5 +105,5 @@ func refNetwork(ip string) string {
 // refMillis is a span in whole milliseconds, as the script reads it.
 func refMillis(d fraud.Span) string { return strconv.FormatInt(time.Duration(d).Milliseconds(), 10) }
 
-// refFloat is a setting as the script reads it.
-func refFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// refFloat is a setting as the script reads it on every Redis: plain decimal, as the limiter writes it.
+func refFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

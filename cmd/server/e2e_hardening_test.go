@@ -29,6 +29,8 @@ func TestOutboundPolicyThroughTheServer(t *testing.T) {
 		for _, u := range []string{
 			rc.URL, strict.admin + "/admin/api/apps", "http://169.254.169.254/latest/meta-data/", "http://[::ffff:127.0.0.1]:8081/",
 			"http://localhost:8081/", "http://10.0.0.1/", "http://100.64.0.1/", "http://0.0.0.0:8080/", "http://2130706433/",
+			// Refused whether or not they resolve: to a special address if they do.
+			"http://localhost.:9/", "http://127.0.0.1.nip.io:9/", "http://metadata.google.internal/",
 		} {
 			r := hookCall(t, c, strict, http.MethodPost, hooks, map[string]any{"url": u, "event_types": []string{events.SendBlocked}})
 			errs, _ := r.Body["errors"].(map[string]any)

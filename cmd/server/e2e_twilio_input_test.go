@@ -69,6 +69,13 @@ func TestTwilioAdapterInput(t *testing.T) {
 			"Link":       "Log in at https://acme.evil",
 			"WWW":        "www.acme-login.example",
 			"InvalidUTF": "Acme\xff",
+			"Script":     "javascript:alert(1)",
+			"Tel":        "tel:+14155550100",
+			"Colon":      "Your bank: call +1",
+			"Phone":      "Call (415) 555-0100",
+			"ZeroWidth":  "Ac\u200bme",
+			"Isolate":    "Acme\u2067knaB\u2069",
+			"Filler":     "Acme\u3164Bank",
 		} {
 			to := newPhone()
 			st, body := call(http.MethodPost, "/Verifications", url.Values{"To": {to}, "CustomFriendlyName": {friendly}}, "")

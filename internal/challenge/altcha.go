@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"otpgate/internal/otp"
@@ -81,8 +82,14 @@ func (c *Challenger) MaxNumber(level int) int {
 	return n
 }
 
+// saltEnd ends every salt: the number's digits follow it, so none of them can be read as
+// part of the last parameter (moving a digit of the number into the salt would otherwise
+// keep the hash and raise the level).
+const saltEnd = "&"
+
 // Issue implements otp.Challenger: a random number below the level's MaxNumber, hidden in
-// the SHA-256 of a salt that carries the expiry, the level and the binding.
+// the SHA-256 of a salt that carries the expiry, the level and the binding; the signature
+// covers the salt and the challenge, so that none of them can be changed.
 func (c *Challenger) Issue(level int, b otp.ChallengeBinding, now time.Time) (otp.Challenge, error) {
 	var r [16]byte
 	if _, err := rand.Read(r[:]); err != nil {
@@ -98,9 +105,9 @@ func (c *Challenger) Issue(level int, b otp.ChallengeBinding, now time.Time) (ot
 	params.Set("expires", strconv.FormatInt(now.Add(c.ttl).Unix(), 10))
 	params.Set("level", strconv.Itoa(level))
 	params.Set("bind", c.bind(b))
-	salt := hex.EncodeToString(r[:]) + "?" + params.Encode()
+	salt := hex.EncodeToString(r[:]) + "?" + params.Encode() + saltEnd
 	ch := hashHex(salt + strconv.Itoa(number))
-	return otp.Challenge{Algorithm: Algorithm, Challenge: ch, MaxNumber: maxNumber, Salt: salt, Signature: c.sign(ch)}, nil
+	return otp.Challenge{Algorithm: Algorithm, Challenge: ch, MaxNumber: maxNumber, Salt: salt, Signature: c.sign(salt, ch)}, nil
 }
 
 // payload is an ALTCHA solution as the widget encodes it.
@@ -146,13 +153,13 @@ func (c *Challenger) verifyAltcha(text string, b otp.ChallengeBinding, now time.
 	if p.Algorithm != Algorithm {
 		return otp.Solved{}, invalid("the solution's algorithm is not " + Algorithm)
 	}
-	if !equal(c.sign(p.Challenge), p.Signature) {
+	if !strings.HasSuffix(p.Salt, saltEnd) || !equal(c.sign(p.Salt, p.Challenge), p.Signature) {
 		return otp.Solved{}, invalid("the challenge was not issued here")
 	}
 	if p.Number < 0 || !equal(hashHex(p.Salt+strconv.Itoa(p.Number)), p.Challenge) {
 		return otp.Solved{}, invalid("the number does not solve the challenge")
 	}
-	_, query, _ := cutLast(p.Salt, "?")
+	_, query, _ := cutLast(strings.TrimSuffix(p.Salt, saltEnd), "?")
 	params, err := url.ParseQuery(query)
 	if err != nil {
 		return otp.Solved{}, invalid("the challenge's parameters cannot be read")
@@ -162,7 +169,7 @@ func (c *Challenger) verifyAltcha(text string, b otp.ChallengeBinding, now time.
 		return otp.Solved{}, invalid("the challenge has expired: ask for a new one")
 	}
 	if !equal(c.bind(b), params.Get("bind")) {
-		return otp.Solved{}, invalid("the challenge was issued for another address or client")
+		return otp.Solved{}, invalid("the challenge was issued for another app, address or client")
 	}
 	level, err := strconv.Atoi(params.Get("level"))
 	if err != nil || level < 1 {
@@ -171,17 +178,21 @@ func (c *Challenger) verifyAltcha(text string, b otp.ChallengeBinding, now time.
 	return otp.Solved{Level: level, ID: p.Challenge, Expires: time.Unix(expires, 0)}, nil
 }
 
-// bind is the binding of an address and a client: a keyed hash, so the salt reveals neither.
+// bind is the binding of an app, an address and a client: a keyed hash, so the salt
+// reveals none of them.
 func (c *Challenger) bind(b otp.ChallengeBinding) string {
 	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte("bind\x00" + b.Address + "\x00" + b.ClientIP))
+	m.Write([]byte("bind\x00" + b.App + "\x00" + b.Address + "\x00" + b.ClientIP))
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
-// sign is the HMAC-SHA256 of a challenge, in hex, as ALTCHA's libraries sign.
-func (c *Challenger) sign(challenge string) string {
+// sign is the HMAC-SHA256, in hex, of the whole challenge: the salt with every parameter
+// (expiry, level, binding) and the hash. ALTCHA's libraries sign the hash alone, which
+// leaves the salt free to be edited as long as the hash still matches; only this server
+// reads the signature, so solvers are unaffected.
+func (c *Challenger) sign(salt, challenge string) string {
 	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte(challenge))
+	m.Write([]byte("challenge\x00" + salt + "\x00" + challenge))
 	return hex.EncodeToString(m.Sum(nil))
 }
 

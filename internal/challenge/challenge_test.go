@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 
 var (
 	now  = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	bind = otp.ChallengeBinding{Address: "+998901234567", ClientIP: "192.0.2.7"}
+	bind = otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d", Address: "+998901234567", ClientIP: "192.0.2.7"}
 )
 
 func newChallenger(o challenge.Options) *challenge.Challenger {
@@ -125,8 +126,9 @@ func TestProofOfWork(t *testing.T) {
 			"OtherAlgorithm":      {edited("algorithm", "SHA-1"), bind, now},
 			"EditedSalt":          {edited("salt", strings.Replace(ch.Salt, "level=2", "level=3", 1)), bind, now},
 			"Expired":             {good, bind, now.Add(challenge.DefaultTTL + time.Second)},
-			"AnotherNumber":       {good, otp.ChallengeBinding{Address: "+998901234568", ClientIP: bind.ClientIP}, now},
-			"AnotherClient":       {good, otp.ChallengeBinding{Address: bind.Address, ClientIP: "192.0.2.8"}, now},
+			"AnotherNumber":       {good, otp.ChallengeBinding{App: bind.App, Address: "+998901234568", ClientIP: bind.ClientIP}, now},
+			"AnotherClient":       {good, otp.ChallengeBinding{App: bind.App, Address: bind.Address, ClientIP: "192.0.2.8"}, now},
+			"AnotherApp":          {good, otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8e", Address: bind.Address, ClientIP: bind.ClientIP}, now},
 			"IssuedElsewhere":     {mustSolve(t, fc), bind, now},
 			"NoCaptchaConfigured": {"", bind, now},
 		} {
@@ -138,6 +140,68 @@ func TestProofOfWork(t *testing.T) {
 				_, err := c.Verify(ctx, s, c2.b, c2.at)
 				wantInvalid(t, err, name)
 			})
+		}
+	})
+}
+
+// decoded reads a payload back into its fields.
+func decoded(t *testing.T, text string) map[string]any {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func encoded(p map[string]any) string {
+	raw, _ := json.Marshal(p)
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+func TestProofOfWorkCannotBeShortened(t *testing.T) {
+	ctx := context.Background()
+	c := newChallenger(challenge.Options{Complexity: 1000})
+
+	t.Run("ADigitMovedIntoTheSaltIsRefused", func(t *testing.T) {
+		// The number's first digit moved to the end of the salt keeps SHA-256(salt+number)
+		// unchanged; it must not raise the level or pass at all.
+		for tries := 0; ; tries++ {
+			if tries > 200 {
+				t.Fatal("no challenge with a number of two digits or more, the second not 0")
+			}
+			ch := mustIssue(t, c, 1)
+			p := decoded(t, mustSolve(t, ch))
+			digits := strconv.Itoa(int(p["number"].(float64)))
+			if len(digits) < 2 || digits[1] == '0' {
+				continue
+			}
+			rest, _ := strconv.Atoi(digits[1:])
+			p["salt"], p["number"] = ch.Salt+digits[:1], rest
+			got, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: encoded(p)}, bind, now)
+			wantInvalid(t, err, fmt.Sprintf("salt %q, number %d (solved at level %d)", p["salt"], rest, got.Level))
+			return
+		}
+	})
+
+	t.Run("TheSaltEndsWithADelimiter", func(t *testing.T) {
+		ch := mustIssue(t, c, 2)
+		if !strings.HasSuffix(ch.Salt, "&") {
+			t.Errorf("salt: got %q, want it to end with & so that no digit can extend its parameters", ch.Salt)
+		}
+	})
+
+	t.Run("ASolutionIsForItsAppOnly", func(t *testing.T) {
+		other := otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8e", Address: bind.Address, ClientIP: bind.ClientIP}
+		solution := mustSolve(t, mustIssue(t, c, 3))
+		_, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: solution}, other, now)
+		wantInvalid(t, err, "a solution of another app")
+		if got, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: solution}, bind, now); err != nil || got.Level != 3 {
+			t.Errorf("its own app: got %+v %v, want solved at level 3", got, err)
 		}
 	})
 }

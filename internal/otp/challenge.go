@@ -9,19 +9,24 @@ import (
 // allowing it and blocking its target (internal/challenge implements it): a proof of work
 // in the ALTCHA format, and optionally a CAPTCHA token of the operator's provider.
 type Challenger interface {
-	// Issue returns a challenge of the level, bound to the send's address and client.
+	// Issue returns a challenge of the level, bound to the send's app, address and client.
 	Issue(level int, b ChallengeBinding, now time.Time) (Challenge, error)
-	// Verify checks a solution, or a CAPTCHA token, for the send's address and client and
+	// Verify checks a solution, or a CAPTCHA token, for the send's app, address and client and
 	// returns the level it solved and the id under which it is spent once. Errors:
 	// *ErrChallengeInvalid, and errors wrapping ErrUnavailable when a CAPTCHA provider
 	// cannot be asked.
 	Verify(ctx context.Context, s ChallengeSolution, b ChallengeBinding, now time.Time) (Solved, error)
 }
 
-// ChallengeBinding is what a challenge is bound to: the send's address and its client as
-// the limiter keys it. A solution works for this pair only.
+// ChallengeBinding is what a challenge is bound to: the send's app, its address and its
+// client as the limiter keys it. A solution works for these three only.
 type ChallengeBinding struct {
-	Address, ClientIP string
+	// App is the id of the app the send is made through.
+	App string
+	// Address is the address's keyed index (Config.Index), never the address itself.
+	Address string
+	// ClientIP is the client's address as the limiter keys it.
+	ClientIP string
 }
 
 // Challenge is a proof-of-work challenge in the ALTCHA format: find the number in

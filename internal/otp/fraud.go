@@ -120,14 +120,14 @@ func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duratio
 // fraudDenied names a refusal by the fraud guard's block: its history reason and its error,
 // which is nil when no guard blocked. When every refusing guard would admit a solved
 // challenge, the error carries one.
-func (s *Service) fraudDenied(t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+func (s *Service) fraudDenied(appID string, t target, ip string, dec Decision, now time.Time) (reason string, err error) {
 	g, ok := dec.Block()
 	if !ok {
 		return "", nil
 	}
 	e := &ErrFraudBlocked{Scope: g.Scope, Key: g.Key, RetryAfter: g.RetryAfter}
 	if level, _, ok := dec.Challenge(); ok && s.challenger != nil {
-		if c, err := s.challenger.Issue(level, ChallengeBinding{Address: t.address, ClientIP: ip}, now); err == nil {
+		if c, err := s.challenger.Issue(level, s.binding(appID, t, ip), now); err == nil {
 			e.Challenge = &c
 		}
 	}
@@ -137,7 +137,7 @@ func (s *Service) fraudDenied(t target, ip string, dec Decision, now time.Time) 
 // challengeDenied names a refusal for want of a challenge: its history reason and its error
 // carrying the challenge, nil when no guard asked one (or no challenger can issue it, when
 // the request is refused as the guard's block).
-func (s *Service) challengeDenied(t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+func (s *Service) challengeDenied(appID string, t target, ip string, dec Decision, now time.Time) (reason string, err error) {
 	level, g, ok := dec.Challenge()
 	if !ok {
 		return "", nil
@@ -152,7 +152,7 @@ func (s *Service) challengeDenied(t target, ip string, dec Decision, now time.Ti
 	if s.challenger == nil {
 		return reason, &ErrFraudBlocked{Scope: scope, Key: key, RetryAfter: time.Second}
 	}
-	c, err := s.challenger.Issue(level, ChallengeBinding{Address: t.address, ClientIP: ip}, now)
+	c, err := s.challenger.Issue(level, s.binding(appID, t, ip), now)
 	if err != nil {
 		return reason, fmt.Errorf("otp: send: challenge: %w", err)
 	}
@@ -164,14 +164,20 @@ func (s *Service) challengeDenied(t target, ip string, dec Decision, now time.Ti
 func (s *Service) UseChallenger(c Challenger) { s.challenger = c }
 
 // solved verifies the request's challenge solution, if any, before anything is spent.
-func (s *Service) solved(ctx context.Context, in SendInput, t target) (Solved, error) {
+func (s *Service) solved(ctx context.Context, appID string, in SendInput, t target) (Solved, error) {
 	if in.Solution.Empty() {
 		return Solved{}, nil
 	}
 	if s.challenger == nil {
 		return Solved{}, &ErrChallengeInvalid{Reason: "no challenge was asked"}
 	}
-	return s.challenger.Verify(ctx, in.Solution, ChallengeBinding{Address: t.address, ClientIP: in.ClientIP}, s.Now())
+	return s.challenger.Verify(ctx, in.Solution, s.binding(appID, t, in.ClientIP), s.Now())
+}
+
+// binding is what a challenge of a send is bound to: its app, its address's keyed index
+// and its client. A solution found for one app is no good for another.
+func (s *Service) binding(appID string, t target, ip string) ChallengeBinding {
+	return ChallengeBinding{App: appID, Address: s.cfg.Index(t.address), ClientIP: ip}
 }
 
 // solutionLimit spends a solution once: a rule of one use until its challenge expires.

@@ -29,7 +29,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if t.test != nil {
 		return s.sendTest(ctx, app, t, in)
 	}
-	solved, err := s.solved(ctx, in, t)
+	solved, err := s.solved(ctx, app.ID, in, t)
 	if err != nil {
 		return res, err
 	}
@@ -145,7 +145,7 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 // it too.
 func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
-	blocked, fraudErr := s.fraudDenied(t, ip, dec, now)
+	blocked, fraudErr := s.fraudDenied(appID, t, ip, dec, now)
 	violations := dec.Violations()
 	for _, v := range violations {
 		// A spent solution is the request's own mistake, whatever else refused it.
@@ -168,7 +168,7 @@ func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec 
 	if fraudErr == nil && spent == nil {
 		// Only when no rule refused: a challenge cannot admit what the rules refuse, nor
 		// what a budget does.
-		blocked, fraudErr = s.challengeDenied(t, ip, dec, now)
+		blocked, fraudErr = s.challengeDenied(appID, t, ip, dec, now)
 	}
 	why := dec.explainShadow(policy)
 	if fraudErr != nil && blocked != "" {

@@ -93,6 +93,8 @@ func oneOf(list []string) string {
 
 func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 	const noBreaks = "must not hold line breaks, control or formatting characters"
+	const noScheme = "must not hold a scheme such as tel: or a word followed by a colon"
+	const noPhone = "must not hold a phone number"
 	allLocales := "must be " + oneOf(otp.KnownLocales())
 	tests := []struct {
 		name       string
@@ -116,6 +118,18 @@ func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 		{"FriendlyNameWithAFullWidthScheme", otp.SendInput{Phone: testPhone, FriendlyName: "x：／／acme.evil"}, map[string]string{"friendly_name": "must not be or hold a link"}},
 		{"FriendlyNameWithIdeographicStops", otp.SendInput{Phone: testPhone, FriendlyName: "www。acme-login。example"}, map[string]string{"friendly_name": "must not be or hold a link"}},
 		{"FriendlyNameNotUTF8", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\xff"}, map[string]string{"friendly_name": "must be valid UTF-8"}},
+		{"FriendlyNameWithAScriptScheme", otp.SendInput{Phone: testPhone, FriendlyName: "javascript:alert(1)"}, map[string]string{"friendly_name": noScheme}},
+		{"FriendlyNameWithATelScheme", otp.SendInput{Phone: testPhone, FriendlyName: "tel:+14155550100"}, map[string]string{"friendly_name": noScheme}},
+		{"FriendlyNameWithAnUpperCaseScheme", otp.SendInput{Phone: testPhone, FriendlyName: "SMS:+1"}, map[string]string{"friendly_name": noScheme}},
+		{"FriendlyNameWithAFullWidthSchemeColon", otp.SendInput{Phone: testPhone, FriendlyName: "ｔｅｌ：5550100"}, map[string]string{"friendly_name": noScheme}},
+		{"FriendlyNameWithAWordAndAColon", otp.SendInput{Phone: testPhone, FriendlyName: "Your bank: call +1"}, map[string]string{"friendly_name": noScheme}},
+		{"FriendlyNameWithAPhoneNumber", otp.SendInput{Phone: testPhone, FriendlyName: "Call +1 415 555 0100"}, map[string]string{"friendly_name": noPhone}},
+		{"FriendlyNameWithALocalPhoneNumber", otp.SendInput{Phone: testPhone, FriendlyName: "Ring (415) 555-0100"}, map[string]string{"friendly_name": noPhone}},
+		{"FriendlyNameWithFullWidthDigits", otp.SendInput{Phone: testPhone, FriendlyName: "Ring ４１５５５５０１００"}, map[string]string{"friendly_name": noPhone}},
+		{"FriendlyNameWithAZeroWidthSpace", otp.SendInput{Phone: testPhone, FriendlyName: "Ac\u200bme"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithAnIsolate", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\u2067knaB\u2069"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithAnArabicLetterMark", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\u061c"}, map[string]string{"friendly_name": noBreaks}},
+		{"FriendlyNameWithAHangulFiller", otp.SendInput{Phone: testPhone, FriendlyName: "Acme\u3164Bank"}, map[string]string{"friendly_name": "must not hold invisible characters"}},
 		{"PhoneWithLetters", otp.SendInput{Phone: "+81 90 1234 ABCD"}, nil},
 		{"PhoneWithoutCountry", otp.SendInput{Phone: "090 1234 5678"}, nil},
 		{"NotAValidNumber", otp.SendInput{Phone: "+81 1"}, nil},

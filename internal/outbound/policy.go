@@ -7,7 +7,7 @@
 // address, unless an allow-list names them.
 //
 // The policy is applied twice: CheckURL when a URL is set (a literal address, or every
-// address its name resolves to), and the dialer's hook on the address each connection
+// address its name resolves to; a name that does not resolve is refused), and the dialer's hook on the address each connection
 // actually opens, after resolution, so that a name that resolves elsewhere later (DNS
 // rebinding) is still refused. Redirects are never followed.
 package outbound

@@ -112,7 +112,14 @@ func TestCheckURL(t *testing.T) {
 		want      string // a part of the error, "" for none
 	}{
 		{"PublicName", "https://hooks.example.com/x", public, ""},
-		{"UnresolvedName", "https://hooks.example.com/x", nil, ""},
+		{"UnresolvedName", "https://hooks.example.com/x", nil, "hooks.example.com cannot be resolved"},
+		{"UnresolvedMetadataName", "http://metadata.google.internal/", nil, "metadata.google.internal cannot be resolved"},
+		{"UnresolvedNameOfALoopbackAddress", "http://127.0.0.1.nip.io:9/", nil, "127.0.0.1.nip.io cannot be resolved"},
+		// localhost is loopback whatever a resolver says (RFC 6761), with its final dot too.
+		{"Localhost", "http://localhost:9/", public, "localhost resolves to 127.0.0.1, a loopback address"},
+		{"LocalhostWithAFinalDot", "http://localhost.:9/", public, "localhost. resolves to 127.0.0.1, a loopback address"},
+		{"UpperCaseLocalhostWithAFinalDot", "http://LocalHost.:9/", nil, "a loopback address"},
+		{"NameUnderLocalhost", "http://api.localhost./", nil, "a loopback address"},
 		{"NameWithAPrivateAddress", "https://hooks.example.com/x", internal, "hooks.example.com resolves to 10.0.0.5, a private address"},
 		{"Loopback", "http://127.0.0.1:8081/admin", public, "127.0.0.1 is a loopback address"},
 		{"MappedLoopback", "http://[::ffff:127.0.0.1]/", public, "127.0.0.1 is a loopback address"},
@@ -138,5 +145,25 @@ func TestCheckURL(t *testing.T) {
 				t.Errorf("got %v, want an error saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestCheckURLOfAllowListedLocalhost(t *testing.T) {
+	p := outbound.New(outbound.Loopback())
+	p.Resolver = fakeResolver{}
+	for _, u := range []string{"http://localhost:9/", "http://localhost.:9/"} {
+		if err := p.CheckURL(t.Context(), u); err != nil {
+			t.Errorf("%s with loopback allow-listed: got %v, want nil", u, err)
+		}
+	}
+}
+
+func TestCheckConfiguredURLLeavesAnUnresolvedNameToTheDialer(t *testing.T) {
+	p := outbound.Policy{Resolver: fakeResolver{}}
+	if err := p.CheckConfiguredURL(t.Context(), "https://sms.example.com/send"); err != nil {
+		t.Errorf("got %v, want nil: a DNS outage at start must not stop the server", err)
+	}
+	if err := p.CheckConfiguredURL(t.Context(), "http://localhost.:9/"); err == nil {
+		t.Error("localhost.: got nil, want it refused as loopback")
 	}
 }

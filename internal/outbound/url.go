@@ -22,11 +22,24 @@ type Resolver interface {
 // up a registration or the start of the server.
 const lookupTimeout = 3 * time.Second
 
-// CheckURL refuses a URL whose host is an address the policy refuses, or a name that
-// resolves to one. A name that does not resolve now is not refused: the dialer checks
-// the address each connection opens, whenever the name does resolve. Errors:
-// *RefusedError, or an error saying what is wrong with the host.
+// CheckURL refuses a URL whose host is an address the policy refuses, a name that resolves
+// to one, or a name that does not resolve now: a URL is registered to be reached, and a name
+// that resolves only later would be checked by the dialer alone, after it had been stored
+// and answered as accepted. Errors: *RefusedError, or an error saying what is wrong with
+// the host.
 func (p Policy) CheckURL(ctx context.Context, raw string) error {
+	return p.checkURL(ctx, raw, true)
+}
+
+// CheckConfiguredURL is CheckURL for the server's own settings, read at start: a name that
+// does not resolve then is left to the dialer, which checks the address each connection
+// opens, so that a DNS outage at start does not keep the server from starting.
+func (p Policy) CheckConfiguredURL(ctx context.Context, raw string) error {
+	return p.checkURL(ctx, raw, false)
+}
+
+// checkURL is CheckURL; unless resolve, a name that does not resolve passes.
+func (p Policy) checkURL(ctx context.Context, raw string, resolve bool) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return errors.New("is not a URL")
@@ -47,15 +60,13 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	if numeric(host) {
 		return fmt.Errorf("host %q is an IP address in a form resolvers read differently; write it as a.b.c.d or name the host", host)
 	}
-	r := p.Resolver
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	defer cancel()
-	addrs, err := r.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return nil
+	addrs, err := p.lookup(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		if !resolve {
+			return nil
+		}
+		// The resolver's own error names the DNS server: not for the caller.
+		return fmt.Errorf("host %s cannot be resolved; a URL is checked when it is set, so its host must resolve now", host)
 	}
 	for _, a := range addrs {
 		if r := p.refused(a); r != nil {
@@ -64,6 +75,21 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 		}
 	}
 	return nil
+}
+
+// lookup resolves host; localhost and the names under it are loopback (RFC 6761) whatever
+// a resolver answers, with or without a final dot.
+func (p Policy) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if name := strings.ToLower(strings.TrimSuffix(host, ".")); name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}, nil
+	}
+	r := p.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	return r.LookupNetIP(ctx, "ip", host)
 }
 
 // ascii reports whether s is all ASCII.

@@ -52,14 +52,15 @@ func (s Settings) Var(name string) string { return name + s.EnvSuffix() }
 func (s Settings) Carries(channel string) bool { return slices.Contains(s.kind.Channels, channel) }
 
 // CheckOutbound refuses an instance whose URLs (the settings marked Outbound) lead where
-// the policy refuses: to an address it refuses, or to a name that resolves to one.
+// the policy refuses: to an address it refuses, or to a name that resolves to one. They are
+// read at start, so a name that does not resolve then is left to the dialer.
 // Errors name the variable and the host, never the whole URL, which may carry a token.
 func (s Settings) CheckOutbound(ctx context.Context, p outbound.Policy) error {
 	for _, v := range s.kind.Settings {
 		if !v.Outbound || s.values[v.Name] == "" {
 			continue
 		}
-		if err := p.CheckURL(ctx, s.values[v.Name]); err != nil {
+		if err := p.CheckConfiguredURL(ctx, s.values[v.Name]); err != nil {
 			return fmt.Errorf("%s: %w", s.Var(v.Name), err)
 		}
 	}

@@ -346,5 +346,5 @@ func millis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// formatFloat writes a guard setting as the script reads it.
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// formatFloat writes a setting in plain decimal: dev mode's Lua (gopher-lua) reads 1e-06 as nil.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

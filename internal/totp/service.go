@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"otpgate/internal/otp"
@@ -142,14 +141,17 @@ type Enrolment struct {
 	URI    string
 }
 
-// checkName refuses a friendly name that is empty, too long or holds control characters.
+// checkName refuses a friendly name that is empty, too long, or holds control, bidi or
+// invisible characters: it is the account name of the otpauth label an authenticator app
+// shows, where a right-to-left override or a zero-width character would disguise it.
 func checkName(name string, f map[string]string) {
 	switch {
 	case strings.TrimSpace(name) == "":
 		f["friendly_name"] = "is required"
-	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxFriendlyName ||
-		strings.IndexFunc(name, unicode.IsControl) >= 0:
+	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxFriendlyName:
 		f["friendly_name"] = "must be at most 64 characters, without control characters"
+	case otp.HiddenText(name):
+		f["friendly_name"] = "must not hold control, formatting, bidirectional or invisible characters"
 	}
 }
 

@@ -231,6 +231,12 @@ func TestBadInputChangesNothing(t *testing.T) {
 			{totp.NewFactor{Identity: "+819012345678", FriendlyName: "phone", Config: totp.DefaultConfig()}, "identity"},
 			{totp.NewFactor{Identity: "user-0001", FriendlyName: "", Config: totp.DefaultConfig()}, "friendly_name"},
 			{totp.NewFactor{Identity: "user-0001", FriendlyName: "a\x00b", Config: totp.DefaultConfig()}, "friendly_name"},
+			{totp.NewFactor{Identity: "user-0001", FriendlyName: "Ana\u202egnp.exe", Config: totp.DefaultConfig()}, "friendly_name"},
+			{totp.NewFactor{Identity: "user-0001", FriendlyName: "Ana\u2066phone\u2069", Config: totp.DefaultConfig()}, "friendly_name"},
+			{totp.NewFactor{Identity: "user-0001", FriendlyName: "Ana\u200fphone", Config: totp.DefaultConfig()}, "friendly_name"},
+			{totp.NewFactor{Identity: "user-0001", FriendlyName: "Ana\u200bphone", Config: totp.DefaultConfig()}, "friendly_name"},
+			{totp.NewFactor{Identity: "user-0001", FriendlyName: "Ana\u061cphone", Config: totp.DefaultConfig()}, "friendly_name"},
+			{totp.NewFactor{Identity: "user-0001", FriendlyName: "Ana\u3164phone", Config: totp.DefaultConfig()}, "friendly_name"},
 			{totp.NewFactor{Identity: "user-0001", FriendlyName: "phone", Config: totp.Config{Alg: totp.SHA1, Digits: 9, Period: 30}}, "digits"},
 			{totp.NewFactor{Identity: "user-0001", FriendlyName: "phone", Config: totp.DefaultConfig(), Secret: []byte("short")}, "secret"},
 		} {
@@ -249,6 +255,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 			if _, _, err := e.svc.VerifyFactor(ctx, app.ID, "user-0001", en.Factor.ID, code); invalidFields(err)["code"] == "" {
 				t.Errorf("code %q: got %v, want a problem with code", code, err)
 			}
+		}
+		if _, err := e.svc.RenameFactor(ctx, app.ID, "user-0001", en.Factor.ID, "Ana\u202egnp.exe"); invalidFields(err)["friendly_name"] == "" {
+			t.Errorf("a rename with a right-to-left override: got %v, want a problem with friendly_name", err)
 		}
 		if _, err := e.svc.CreateEntity(ctx, app.ID, "user-0001"); !errors.Is(err, totp.ErrEntityExists) {
 			t.Errorf("a second entity with one identity: got %v, want ErrEntityExists", err)

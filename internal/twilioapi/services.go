@@ -127,7 +127,7 @@ func handleServiceCreate(d Deps) http.Handler {
 }
 
 // handleServiceList serves GET /v2/Services: every app for the account credential, the
-// default one first; an app key sees its own.
+// default one first unless it is off; an app key sees its own.
 func handleServiceList(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := newParams(r.URL.Query(), pagingParams...)
@@ -144,6 +144,11 @@ func handleServiceList(d Deps) http.Handler {
 		k := accountCaller(r.Context())
 		var list []service
 		for _, info := range all {
+			// An app that is off (the default app under OTP_DEFAULT_APP_ACCESS=off) has no
+			// Service: fetching it answers as for none, and so does the list.
+			if info.App.Access == otp.AccessOff {
+				continue
+			}
 			if isAccount(k) || info.App.ID == k.AppID {
 				list = append(list, newService(r, info.App))
 			}

@@ -31,10 +31,14 @@ type accountAPI struct {
 	keyID, keySecr string
 }
 
-func newAccountAPI(t *testing.T) *accountAPI {
+func newAccountAPI(t *testing.T, configure ...func(*otp.Config)) *accountAPI {
 	t.Helper()
 	mem := inmem.New()
-	reg := apps.NewRegistry(mem, otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp(), slog.New(slog.DiscardHandler))
+	cfg := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	reg := apps.NewRegistry(mem, cfg.DefaultApp(), slog.New(slog.DiscardHandler))
 	if err := reg.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +137,17 @@ func TestServices(t *testing.T) {
 			t.Errorf("delete: got %d %v, want 204", got.status, got.body)
 		}
 		wantError(t, "fetch after delete", a.account(t, http.MethodGet, "/Services/"+sid, nil), 20404, 404)
+	})
+
+	t.Run("TheDefaultAppIsNotListedWhenItIsOff", func(t *testing.T) {
+		a := newAccountAPI(t, func(c *otp.Config) { c.DefaultAccess = otp.AccessOff })
+		sid := a.account(t, http.MethodPost, "/Services", url.Values{"FriendlyName": {"Shop"}}).body["sid"]
+		list := a.account(t, http.MethodGet, "/Services", nil)
+		services, _ := list.body["services"].([]any)
+		if list.status != http.StatusOK || len(services) != 1 || services[0].(map[string]any)["sid"] != sid {
+			t.Errorf("list: got %v, want Shop alone", list.body)
+		}
+		wantError(t, "fetch the default app's Service", a.account(t, http.MethodGet, "/Services/"+apps.ServiceSID(otp.DefaultAppID), nil), 20404, 404)
 	})
 
 	t.Run("BadInputIs60200NamingEachParameterAndChangesNothing", func(t *testing.T) {
