@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate setup test twilio-node tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
 
 all: lint test
 
@@ -37,7 +37,7 @@ setup:
 ## once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
 ## cannot find or start a service fail instead of skipping.
 CI ?= true
-test: setup lint build twilio-node
+test: setup lint build twilio-node deploy-test
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
 
@@ -66,6 +66,25 @@ $(STATICCHECK):
 
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) $(PKGS)
+
+## deploy-test: the Helm chart and the manifests rendered from it (deploy/, a module of its
+## own, so the server's go.mod takes no Kubernetes dependencies): helm lint and template,
+## strict decoding into the Kubernetes API types (docs/operations.md#tests).
+HELM_VERSION     := v3.22.1
+TOOLS            := $(CURDIR)/bin/tools
+HELM             := $(TOOLS)/helm-$(HELM_VERSION)/helm
+deploy-test: deploy-tools $(STATICCHECK)
+	cd deploy && $(GO) mod tidy -diff && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd deploy && CI=$(CI) HELM=$(HELM) $(GO) test -count=1 ./...
+
+## deploy-tools: helm at the pinned version, built with go install into bin/tools.
+deploy-tools: $(HELM)
+$(HELM):
+	GOBIN=$(dir $@) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+## deploy-manifests: render deploy/kubernetes/otpgate.yaml again from the chart's defaults.
+deploy-manifests: $(HELM)
+	cd deploy && HELM=$(HELM) $(GO) test -count=1 -run '^TestKubernetesManifestIsCurrent$$' . -args -update
 
 ## bench: limiter, store and HTTP benchmarks against the local Redis/Postgres, then the load report.
 bench:
