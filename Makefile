@@ -67,20 +67,29 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) $(PKGS)
 
-## deploy-test: the Helm chart and the manifests rendered from it (deploy/, a module of its
-## own, so the server's go.mod takes no Kubernetes dependencies): helm lint and template,
-## strict decoding into the Kubernetes API types (docs/operations.md#tests).
+## deploy-test: the Helm chart, the manifests rendered from it and the monitoring mixin
+## (deploy/, a module of its own, so the server's go.mod takes no Kubernetes or Prometheus
+## dependencies): helm lint and template, strict decoding into the Kubernetes API types,
+## promtool check and test rules, and every query checked against the /metrics of
+## bin/otpgate (docs/operations.md#tests).
 HELM_VERSION     := v3.22.1
+PROMTOOL_VERSION := v0.316.0
 TOOLS            := $(CURDIR)/bin/tools
 HELM             := $(TOOLS)/helm-$(HELM_VERSION)/helm
-deploy-test: deploy-tools $(STATICCHECK)
+PROMTOOL         := $(TOOLS)/promtool-$(PROMTOOL_VERSION)/promtool
+deploy-test: deploy-tools build $(STATICCHECK)
 	cd deploy && $(GO) mod tidy -diff && $(GO) vet ./... && $(STATICCHECK) ./...
-	cd deploy && CI=$(CI) HELM=$(HELM) $(GO) test -count=1 ./...
+	cd deploy && CI=$(CI) HELM=$(HELM) PROMTOOL=$(PROMTOOL) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate \
+		$(GO) test -count=1 ./...
 
-## deploy-tools: helm at the pinned version, built with go install into bin/tools.
-deploy-tools: $(HELM)
+## deploy-tools: helm and promtool at the pinned versions, built with go install into bin/tools.
+deploy-tools: $(HELM) $(PROMTOOL)
 $(HELM):
 	GOBIN=$(dir $@) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+# remove_all_sd (Prometheus's own build tag) leaves out the cloud service discoveries,
+# which promtool's rule commands do not use and which take most of its build time.
+$(PROMTOOL):
+	GOBIN=$(dir $@) $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
 ## deploy-manifests: render deploy/kubernetes/otpgate.yaml again from the chart's defaults.
 deploy-manifests: $(HELM)
