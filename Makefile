@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate setup test twilio-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
 
 all: lint test
 
@@ -39,7 +39,7 @@ setup:
 ## once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
 ## cannot find or start a service fail instead of skipping.
 CI ?= true
-test: setup lint build twilio-node web-node
+test: setup lint build twilio-node web-node deploy-test
 	cd web && npm test
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
@@ -82,6 +82,34 @@ $(STATICCHECK):
 
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) $(PKGS)
+
+## deploy-test: the Helm chart, the manifests rendered from it and the monitoring mixin
+## (deploy/, a module of its own, so the server's go.mod takes no Kubernetes or Prometheus
+## dependencies): helm lint and template, strict decoding into the Kubernetes API types,
+## promtool check and test rules, and every query checked against the /metrics of
+## bin/otpgate (docs/operations.md#tests).
+HELM_VERSION     := v3.22.1
+PROMTOOL_VERSION := v0.316.0
+TOOLS            := $(CURDIR)/bin/tools
+HELM             := $(TOOLS)/helm-$(HELM_VERSION)/helm
+PROMTOOL         := $(TOOLS)/promtool-$(PROMTOOL_VERSION)/promtool
+deploy-test: deploy-tools build $(STATICCHECK)
+	cd deploy && $(GO) mod tidy -diff && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd deploy && CI=$(CI) HELM=$(HELM) PROMTOOL=$(PROMTOOL) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate \
+		$(GO) test -count=1 ./...
+
+## deploy-tools: helm and promtool at the pinned versions, built with go install into bin/tools.
+deploy-tools: $(HELM) $(PROMTOOL)
+$(HELM):
+	GOBIN=$(dir $@) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+# remove_all_sd (Prometheus's own build tag) leaves out the cloud service discoveries,
+# which promtool's rule commands do not use and which take most of its build time.
+$(PROMTOOL):
+	GOBIN=$(dir $@) $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
+
+## deploy-manifests: render deploy/kubernetes/otpgate.yaml again from the chart's defaults.
+deploy-manifests: $(HELM)
+	cd deploy && HELM=$(HELM) $(GO) test -count=1 -run '^TestKubernetesManifestIsCurrent$$' . -args -update
 
 ## bench: limiter, store and HTTP benchmarks against the local Redis/Postgres, then the load report.
 bench:
