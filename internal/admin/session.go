@@ -174,6 +174,15 @@ func handleCallback(log *slog.Logger, view *adminView, s *signIn) http.Handler {
 			view.fail(w, r, http.StatusUnauthorized, "The identity provider did not sign you in.")
 			return
 		}
+		// A sign-in is finished once: the login cookie is dropped above, but a copy of it
+		// and its state must not sign in again with a fresh code.
+		if err := s.ops.UseLogin(ctx, st.State, time.Unix(st.Expires, 0)); errors.Is(err, operators.ErrLoginUsed) {
+			view.fail(w, r, http.StatusUnauthorized, "This sign-in was finished already. Start again.")
+			return
+		} else if err != nil {
+			adminError(w, r, log, view, err)
+			return
+		}
 		id, err := s.provider.Exchange(ctx, q.Get("code"), st.Verifier, st.Nonce)
 		if err != nil {
 			log.WarnContext(ctx, "single sign-on failed", "err", err)

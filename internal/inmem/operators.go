@@ -18,6 +18,8 @@ import (
 type operatorState struct {
 	byID   map[string]operators.Operator
 	tokens map[string]operators.Token
+	// logins holds the expiry of each single sign-on state that came back, by its hash.
+	logins map[string]time.Time
 }
 
 var _ operators.Store = (*Store)(nil)
@@ -176,6 +178,24 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (operators.Token, 
 	return operators.Token{}, otp.ErrNotFound
 }
 
+// UseLoginState implements operators.Store.
+func (s *Store) UseLoginState(ctx context.Context, stateHash []byte, expires, now time.Time) error {
+	if err := alive("use login state", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ops.logins == nil {
+		s.ops.logins = map[string]time.Time{}
+	}
+	maps.DeleteFunc(s.ops.logins, func(_ string, until time.Time) bool { return until.Before(now) })
+	if _, used := s.ops.logins[string(stateHash)]; used {
+		return operators.ErrLoginUsed
+	}
+	s.ops.logins[string(stateHash)] = expires
+	return nil
+}
+
 // TouchOperator implements operators.Store.
 func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error {
 	if err := alive("touch operator", ctx); err != nil {
@@ -206,7 +226,7 @@ func (s *Store) changeOperators(ctx context.Context, op string, audit history.Ad
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ops.byID == nil {
-		s.ops = operatorState{byID: map[string]operators.Operator{}, tokens: map[string]operators.Token{}}
+		s.ops.byID, s.ops.tokens = map[string]operators.Operator{}, map[string]operators.Token{}
 	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)

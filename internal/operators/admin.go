@@ -75,6 +75,9 @@ type AdminService interface {
 	// SignIn finds or creates the account of a person the identity provider vouched for;
 	// see (*Admin).SignIn. Errors: ErrNoAccess, or ones wrapping otp.ErrUnavailable.
 	SignIn(ctx context.Context, id Identity, roles RoleMap) (Principal, error)
+	// UseLogin marks a sign-in's state as used, once. Errors: ErrLoginUsed, or ones
+	// wrapping otp.ErrUnavailable.
+	UseLogin(ctx context.Context, state string, expires time.Time) error
 	// Session finds the principal of a signed-in operator's account, as it is now.
 	// Errors: ErrBadToken when the account is gone or disabled, or ones wrapping otp.ErrUnavailable.
 	Session(ctx context.Context, operatorID string) (Principal, error)

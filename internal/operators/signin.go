@@ -2,6 +2,7 @@ package operators
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,10 @@ import (
 // ErrNoAccess refuses a single sign-on: the person has no account that may sign in and
 // their claims map to no role (or the account is disabled, or belongs to another subject).
 var ErrNoAccess = otp.Errorf(otp.CodeForbidden, "this identity may not use the console")
+
+// ErrLoginUsed refuses a single sign-on's callback whose state came back before: a sign-in
+// is finished once, so a copied login cookie and state cannot be replayed with a fresh code.
+var ErrLoginUsed = otp.Errorf(otp.CodeUnauthorized, "this sign-in was finished already")
 
 // Identity is what the identity provider says about a person who signed in.
 type Identity struct {
@@ -144,6 +149,18 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		}
 	}
 	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
+}
+
+// UseLogin marks a sign-in's state as used; it lasts until expires. Only a hash of the
+// state is kept. Errors: ErrLoginUsed when it was used before, or ones wrapping
+// otp.ErrUnavailable.
+func (a *Admin) UseLogin(ctx context.Context, state string, expires time.Time) error {
+	sum := sha256.Sum256([]byte(state))
+	err := a.store.UseLoginState(ctx, sum[:], expires, a.Now())
+	if err != nil && !errors.Is(err, ErrLoginUsed) {
+		return fmt.Errorf("operators: use login state: %w", err)
+	}
+	return err
 }
 
 // clip keeps a provider's display name within an account's limits.

@@ -34,6 +34,11 @@ type Store interface {
 	RevokeToken(ctx context.Context, operatorID, tokenID string, at time.Time, audit history.AdminAction) error
 	// TokenByHash finds a token, live or not, by the hash of its secret. Errors: otp.ErrNotFound.
 	TokenByHash(ctx context.Context, hash []byte) (Token, error)
+	// UseLoginState records that the single sign-on whose state hashes to stateHash
+	// came back, and keeps the record until expires, after which the state's cookie is
+	// refused anyway; records expired at now may be dropped. Errors: ErrLoginUsed when the
+	// state came back before.
+	UseLoginState(ctx context.Context, stateHash []byte, expires, now time.Time) error
 	// TouchOperator records that an account signed in or used a token (tokenID, "" for a
 	// sign-in) at at; it is not audited.
 	TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error

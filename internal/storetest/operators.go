@@ -132,6 +132,21 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("got audit entries %+v, want creation, token, revocation", actions)
 		}
 	})
+
+	t.Run("ALoginStateIsUsedOnce", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		state, other := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+		expires := base().Add(10 * time.Minute)
+		if err := e.Operators.UseLoginState(e.ctx, state, expires, base()); err != nil {
+			t.Fatalf("first use: %v", err)
+		}
+		if err := e.Operators.UseLoginState(e.ctx, state, expires, base().Add(time.Minute)); !errors.Is(err, operators.ErrLoginUsed) {
+			t.Errorf("second use: got %v, want operators.ErrLoginUsed", err)
+		}
+		if err := e.Operators.UseLoginState(e.ctx, other, expires, base().Add(time.Minute)); err != nil {
+			t.Errorf("another state: got %v, want it used", err)
+		}
+	})
 }
 
 // second returns the error of a call that returns a value and an error.
