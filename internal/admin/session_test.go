@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -217,6 +218,74 @@ func TestSingleSignOn(t *testing.T) {
 		c.Value = c.Value[:len(c.Value)-2] + "AA"
 		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
 			t.Errorf("got %d, want 401", w.Code)
+		}
+	})
+}
+
+// formOf opens a console page with the session cookie (and the browser's CSRF nonce, if
+// it has one) and returns the nonce cookie and the page's CSRF token.
+func (s *ssoEnv) formOf(t *testing.T, sess, nonce *http.Cookie) (*http.Cookie, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/admin/limits", nil)
+	r.AddCookie(sess)
+	if nonce != nil {
+		r.AddCookie(nonce)
+	}
+	w := serve(s.h, r)
+	for _, c := range w.Result().Cookies() {
+		if c.Name == csrfCookie {
+			nonce = c
+		}
+	}
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindStringSubmatch(w.Body.String())
+	if w.Code != http.StatusOK || nonce == nil || m == nil {
+		t.Fatalf("GET /admin/limits: got %d, nonce %v; want 200 with a CSRF nonce and token", w.Code, nonce)
+	}
+	return nonce, m[1]
+}
+
+// post sends a console form with the session, the CSRF nonce and token.
+func (s *ssoEnv) post(sess, nonce *http.Cookie, target, token string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(url.Values{"ip": {"192.0.2.9"}, "csrf": {token}}.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.AddCookie(sess)
+	r.AddCookie(nonce)
+	return serve(s.h, r)
+}
+
+func TestConsoleSessionsAndForms(t *testing.T) {
+	ada := operators.Identity{Subject: "sub-ada", Email: "ada@example.com", EmailVerified: true, Claims: []string{"admins"}}
+
+	t.Run("SignOutEndsTheSessionOnTheServer", func(t *testing.T) {
+		s := newSSOEnv(t)
+		_, c := s.login(t, ada)
+		nonce, token := s.formOf(t, c, nil)
+		if w := s.post(c, nonce, "/admin/logout", token); w.Code != http.StatusOK {
+			t.Fatalf("sign-out: got %d %s, want 200", w.Code, w.Body)
+		}
+		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
+			t.Errorf("the signed-out session's cookie, replayed: got %d, want 401", w.Code)
+		}
+		_, again := s.login(t, ada)
+		if w := s.as(t, again, http.MethodGet, "/admin/api/me"); w.Code != http.StatusOK {
+			t.Errorf("a new sign-in: got %d, want 200", w.Code)
+		}
+	})
+
+	t.Run("ACSRFTokenIsBoundToItsPerson", func(t *testing.T) {
+		s := newSSOEnv(t)
+		if _, err := s.ops.CreateOperator(t.Context(), operators.NewOperator{Email: "vera@example.com", Role: "viewer"}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		_, vera := s.login(t, operators.Identity{Subject: "sub-vera", Email: "vera@example.com", EmailVerified: true})
+		_, admin := s.login(t, ada)
+		veraNonce, veraToken := s.formOf(t, vera, nil)
+		if w := s.post(admin, veraNonce, "/admin/limits/reset", veraToken); w.Code != http.StatusForbidden {
+			t.Errorf("the admin's form with the viewer's nonce and token: got %d %s, want 403 for CSRF", w.Code, w.Body)
+		}
+		nonce, token := s.formOf(t, admin, nil)
+		if w := s.post(admin, nonce, "/admin/limits/reset", token); w.Code != http.StatusSeeOther {
+			t.Errorf("the admin's form with her own nonce and token: got %d %s, want 303", w.Code, w.Body)
 		}
 	})
 }

@@ -71,6 +71,7 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 		if err := s.operatorTaken(o); err != nil {
 			return err
 		}
+		o.SessionEpoch = 0 // as the column's default
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
@@ -86,7 +87,7 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit 
 		if err := s.operatorTaken(o); err != nil {
 			return err
 		}
-		o.CreatedAt, o.LastSeenAt = old.CreatedAt, old.LastSeenAt
+		o.CreatedAt, o.LastSeenAt, o.SessionEpoch = old.CreatedAt, old.LastSeenAt, old.SessionEpoch
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
@@ -176,6 +177,20 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (operators.Token, 
 		}
 	}
 	return operators.Token{}, otp.ErrNotFound
+}
+
+// EndSessions implements operators.Store.
+func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
+	if err := alive("end sessions", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.ops.byID[operatorID]; ok {
+		o.SessionEpoch++
+		s.ops.byID[operatorID] = o
+	}
+	return nil
 }
 
 // UseLoginState implements operators.Store.

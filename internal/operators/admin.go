@@ -2,7 +2,6 @@ package operators
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -78,9 +77,13 @@ type AdminService interface {
 	// UseLogin marks a sign-in's state as used, once. Errors: ErrLoginUsed, or ones
 	// wrapping otp.ErrUnavailable.
 	UseLogin(ctx context.Context, state string, expires time.Time) error
-	// Session finds the principal of a signed-in operator's account, as it is now.
-	// Errors: ErrBadToken when the account is gone or disabled, or ones wrapping otp.ErrUnavailable.
-	Session(ctx context.Context, operatorID string) (Principal, error)
+	// Session finds the principal of a signed-in operator's account, as it is now, for a
+	// session that began in the account's session epoch. Errors: ErrBadToken when the
+	// account is gone or disabled or the session was ended, or ones wrapping otp.ErrUnavailable.
+	Session(ctx context.Context, operatorID string, epoch int64) (Principal, error)
+	// EndSessions ends every console session of the account (a sign-out).
+	// Errors: ones wrapping otp.ErrUnavailable.
+	EndSessions(ctx context.Context, operatorID string) error
 }
 
 // Admin implements AdminService over a Store.
@@ -237,51 +240,6 @@ func (a *Admin) RevokeToken(ctx context.Context, operatorID, tokenID, actor stri
 		return fmt.Errorf("operators: revoke token: %w", err)
 	}
 	return nil
-}
-
-// Authenticate implements AdminService. The secret is looked up by its hash, so no
-// comparison in Go runs over the secret's bytes.
-func (a *Admin) Authenticate(ctx context.Context, secret string) (Principal, error) {
-	if !LooksLikeToken(secret) {
-		return Principal{}, ErrBadToken
-	}
-	t, err := a.store.TokenByHash(ctx, HashSecret(secret))
-	if errors.Is(err, otp.ErrNotFound) {
-		return Principal{}, ErrBadToken
-	}
-	if err != nil {
-		return Principal{}, fmt.Errorf("operators: authenticate: %w", err)
-	}
-	now := a.Now()
-	if !t.LiveAt(now) {
-		return Principal{}, ErrBadToken
-	}
-	p, err := a.Session(ctx, t.OperatorID)
-	if err != nil {
-		return Principal{}, err
-	}
-	p.Kind, p.TokenID = KindToken, t.ID
-	if now.Sub(t.LastUsedAt) >= touchEvery {
-		if err := a.store.TouchOperator(ctx, t.OperatorID, t.ID, now); err != nil {
-			return Principal{}, fmt.Errorf("operators: touch: %w", err)
-		}
-	}
-	return p, nil
-}
-
-// Session implements AdminService.
-func (a *Admin) Session(ctx context.Context, operatorID string) (Principal, error) {
-	o, err := a.store.OperatorByID(ctx, operatorID)
-	if errors.Is(err, otp.ErrNotFound) {
-		return Principal{}, ErrBadToken
-	}
-	if err != nil {
-		return Principal{}, fmt.Errorf("operators: session: %w", err)
-	}
-	if o.Disabled || !o.Role.Valid() {
-		return Principal{}, ErrBadToken
-	}
-	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
 }
 
 // audit makes the audit entry of a change of an account, with what it was and is.

@@ -77,6 +77,10 @@ type Operator struct {
 	UpdatedAt time.Time
 	// LastSeenAt is when the account last signed in or used a token, to the minute; zero if never.
 	LastSeenAt time.Time
+	// SessionEpoch counts the times the account's console sessions were ended (a sign-out):
+	// a session holds the epoch it began in and is void once the account's has moved on.
+	// Only Store.EndSessions changes it.
+	SessionEpoch int64
 }
 
 // Limits of an operator's fields.

@@ -17,7 +17,7 @@ var _ operators.Store = (*Store)(nil)
 
 // operatorCols are read by scanOperator, in this order.
 const operatorCols = `id, email, COALESCE(subject, ''), name, role, role_from_console, disabled,
-	created_at, updated_at, last_seen_at`
+	created_at, updated_at, last_seen_at, session_epoch`
 
 func scanOperator(row pgx.Row) (operators.Operator, error) {
 	var (
@@ -26,7 +26,7 @@ func scanOperator(row pgx.Row) (operators.Operator, error) {
 		seen *time.Time
 	)
 	err := row.Scan(&o.ID, &o.Email, &o.Subject, &o.Name, &role, &o.RoleFromConsole, &o.Disabled,
-		&o.CreatedAt, &o.UpdatedAt, &seen)
+		&o.CreatedAt, &o.UpdatedAt, &seen, &o.SessionEpoch)
 	if err != nil {
 		return operators.Operator{}, err
 	}
@@ -123,6 +123,15 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit 
 		}
 		return s.auditTx(ctx, tx, audit)
 	})
+}
+
+// EndSessions implements operators.Store.
+func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
+	if !validID(operatorID) {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE operators SET session_epoch = session_epoch + 1 WHERE id = $1`, operatorID)
+	return wrap("end sessions", err)
 }
 
 // tokenCols are read by scanToken, in this order.

@@ -133,6 +133,29 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("EndSessionsMovesTheEpochOnAndUpdatesKeepIt", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		o := newOperator("ops@example.com", operators.RoleOperator)
+		if err := e.Operators.CreateOperator(e.ctx, o, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		for range 2 {
+			if err := e.Operators.EndSessions(e.ctx, o.ID); err != nil {
+				t.Fatalf("EndSessions: %v", err)
+			}
+		}
+		o.Name = "renamed" // an update made with the account as read before the sign-outs
+		if err := e.Operators.UpdateOperator(e.ctx, o, act("update")); err != nil {
+			t.Fatalf("UpdateOperator: %v", err)
+		}
+		if got, err := e.Operators.OperatorByID(e.ctx, o.ID); err != nil || got.SessionEpoch != 2 || got.Name != "renamed" {
+			t.Errorf("account: got %+v, %v; want epoch 2 and the new name", got, err)
+		}
+		if err := e.Operators.EndSessions(e.ctx, uuid.NewString()); err != nil {
+			t.Errorf("EndSessions of an unknown account: got %v, want nil", err)
+		}
+	})
+
 	t.Run("ALoginStateIsUsedOnce", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		state, other := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
