@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"otpgate/internal/inmem"
 	"otpgate/internal/operators"
@@ -286,6 +287,92 @@ func TestConsoleSessionsAndForms(t *testing.T) {
 		nonce, token := s.formOf(t, admin, nil)
 		if w := s.post(admin, nonce, "/admin/limits/reset", token); w.Code != http.StatusSeeOther {
 			t.Errorf("the admin's form with her own nonce and token: got %d %s, want 303", w.Code, w.Body)
+		}
+	})
+}
+
+// TestRolesFollowTheProvider: an account single sign-on made follows the provider's
+// claims, down to no access at all, and its personal tokens follow too.
+func TestRolesFollowTheProvider(t *testing.T) {
+	ada := operators.Identity{Subject: "sub-ada", Email: "ada@example.com", EmailVerified: true, Claims: []string{"admins"}}
+	// tokenOf signs ada in and gives her a personal token.
+	tokenOf := func(t *testing.T, s *ssoEnv) (*http.Cookie, string, operators.Operator) {
+		t.Helper()
+		_, c := s.login(t, ada)
+		o, err := s.store.OperatorBySubject(t.Context(), ada.Subject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := s.ops.CreateToken(t.Context(), o.ID, operators.NewToken{Name: "script"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(tok.Secret), nil); w.Code != http.StatusOK {
+			t.Fatalf("the admin's token: got %d, want 200", w.Code)
+		}
+		return c, tok.Secret, o
+	}
+
+	t.Run("LosingEveryMappedGroupDisablesTheAccountAndEndsItsAccess", func(t *testing.T) {
+		s := newSSOEnv(t)
+		c, secret, o := tokenOf(t, s)
+		gone := ada
+		gone.Claims = []string{"staff"}
+		if w, sess := s.login(t, gone); w.Code != http.StatusForbidden || sess != nil {
+			t.Errorf("sign-in without a mapped group: got %d with session %v, want 403 and none", w.Code, sess)
+		}
+		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
+			t.Errorf("the live session: got %d, want 401", w.Code)
+		}
+		if w := s.call(t, http.MethodPost, "/admin/api/operators", bearer(secret), map[string]string{"Content-Type": "application/json", "body": `{"email":"new@example.com","role":"admin"}`}); w.Code != http.StatusUnauthorized {
+			t.Errorf("the personal token: got %d, want 401", w.Code)
+		}
+		got, _ := s.store.OperatorByID(t.Context(), o.ID)
+		if !got.Disabled || got.Role != operators.RoleViewer {
+			t.Errorf("account: got %+v, want disabled and lowered to viewer", got)
+		}
+		// An admin enabling it again gives back a viewer, and no old session.
+		enabled := false
+		if _, err := s.ops.UpdateOperator(t.Context(), o.ID, operators.Patch{Disabled: &enabled}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
+			t.Errorf("the old session after enabling: got %d, want 401", w.Code)
+		}
+	})
+
+	t.Run("TokensOfAClaimsRoleNeedARecentSignIn", func(t *testing.T) {
+		s := newSSOEnv(t)
+		now := time.Now().UTC()
+		s.ops.Now = func() time.Time { return now }
+		s.ops.ClaimsRecheck = time.Hour
+		_, secret, _ := tokenOf(t, s)
+		now = now.Add(time.Hour)
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(secret), nil); w.Code != http.StatusUnauthorized {
+			t.Errorf("a token an hour after the last sign-in: got %d, want 401", w.Code)
+		}
+		s.login(t, ada)
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(secret), nil); w.Code != http.StatusOK {
+			t.Errorf("the token after a new sign-in: got %d, want 200", w.Code)
+		}
+	})
+
+	t.Run("TokensOfAConsoleRoleDoNotExpireWithTheClaims", func(t *testing.T) {
+		s := newSSOEnv(t)
+		now := time.Now().UTC()
+		s.ops.Now = func() time.Time { return now }
+		s.ops.ClaimsRecheck = time.Hour
+		o, err := s.ops.CreateOperator(t.Context(), operators.NewOperator{Email: "ops@example.com", Role: "admin"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := s.ops.CreateToken(t.Context(), o.ID, operators.NewToken{Name: "ci"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(48 * time.Hour)
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(tok.Secret), nil); w.Code != http.StatusOK {
+			t.Errorf("a console account's token: got %d, want 200", w.Code)
 		}
 	})
 }

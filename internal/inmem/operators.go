@@ -71,7 +71,7 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 		if err := s.operatorTaken(o); err != nil {
 			return err
 		}
-		o.SessionEpoch = 0 // as the column's default
+		o.SessionEpoch, o.LastSeenAt, o.SignedInAt = 0, time.Time{}, time.Time{} // as Postgres's insert
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
@@ -87,7 +87,7 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit 
 		if err := s.operatorTaken(o); err != nil {
 			return err
 		}
-		o.CreatedAt, o.LastSeenAt, o.SessionEpoch = old.CreatedAt, old.LastSeenAt, old.SessionEpoch
+		o.CreatedAt, o.LastSeenAt, o.SignedInAt, o.SessionEpoch = old.CreatedAt, old.LastSeenAt, old.SignedInAt, old.SessionEpoch
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
@@ -112,7 +112,7 @@ func (s *Store) operatorTaken(o operators.Operator) error {
 
 // stampOperator stores an account's times as Postgres would.
 func stampOperator(o operators.Operator) operators.Operator {
-	o.CreatedAt, o.UpdatedAt, o.LastSeenAt = ts(o.CreatedAt), ts(o.UpdatedAt), ts(o.LastSeenAt)
+	o.CreatedAt, o.UpdatedAt, o.LastSeenAt, o.SignedInAt = ts(o.CreatedAt), ts(o.UpdatedAt), ts(o.LastSeenAt), ts(o.SignedInAt)
 	return o
 }
 
@@ -220,6 +220,9 @@ func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, a
 	defer s.mu.Unlock()
 	if o, ok := s.ops.byID[operatorID]; ok {
 		o.LastSeenAt = ts(at)
+		if tokenID == "" {
+			o.SignedInAt = ts(at)
+		}
 		s.ops.byID[operatorID] = o
 	}
 	if t, ok := s.ops.tokens[tokenID]; ok && t.OperatorID == operatorID {

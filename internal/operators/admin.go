@@ -94,16 +94,25 @@ type Admin struct {
 	Now func() time.Time
 	// NewID makes account ids; tests replace it.
 	NewID func() string
+	// ClaimsRecheck (OTP_OIDC_RECHECK) is how long after its last single sign-on an
+	// account whose role came from the identity provider's claims may use personal
+	// tokens: the provider is asked again only at a sign-in, so this bounds how long a
+	// person the provider removed keeps token access. 0 means no bound.
+	ClaimsRecheck time.Duration
 }
+
+// DefaultClaimsRecheck is ClaimsRecheck when OTP_OIDC_RECHECK is not set.
+const DefaultClaimsRecheck = 24 * time.Hour
 
 var _ AdminService = (*Admin)(nil)
 
 // NewAdmin returns the service over store.
 func NewAdmin(store Store) *Admin {
 	return &Admin{
-		store: store,
-		Now:   func() time.Time { return time.Now().UTC() },
-		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
+		store:         store,
+		Now:           func() time.Time { return time.Now().UTC() },
+		NewID:         func() string { return uuid.Must(uuid.NewV7()).String() },
+		ClaimsRecheck: DefaultClaimsRecheck,
 	}
 }
 

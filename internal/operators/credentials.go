@@ -29,6 +29,11 @@ func (a *Admin) Authenticate(ctx context.Context, secret string) (Principal, err
 	if err != nil {
 		return Principal{}, err
 	}
+	if o.RoleFromClaims() && a.ClaimsRecheck > 0 && now.Sub(o.SignedInAt) >= a.ClaimsRecheck {
+		// The claims that gave the role are too old to trust: the person may have left
+		// the provider's groups since. A sign-in refreshes them (or disables the account).
+		return Principal{}, ErrBadToken
+	}
 	p := Principal{Kind: KindToken, Role: o.Role, Operator: o, TokenID: t.ID}
 	if now.Sub(t.LastUsedAt) >= touchEvery {
 		if err := a.store.TouchOperator(ctx, t.OperatorID, t.ID, now); err != nil {

@@ -77,6 +77,9 @@ type Operator struct {
 	UpdatedAt time.Time
 	// LastSeenAt is when the account last signed in or used a token, to the minute; zero if never.
 	LastSeenAt time.Time
+	// SignedInAt is when the account last signed in with single sign-on; zero if never.
+	// A role that came from the identity provider's claims is only as fresh as this.
+	SignedInAt time.Time
 	// SessionEpoch counts the times the account's console sessions were ended (a sign-out):
 	// a session holds the epoch it began in and is void once the account's has moved on.
 	// Only Store.EndSessions changes it.
@@ -132,6 +135,10 @@ func oneLine(s string, n int) bool {
 	}
 	return true
 }
+
+// RoleFromClaims reports whether the account's role follows the identity provider's
+// claims (an account single sign-on created) rather than an admin's choice.
+func (o Operator) RoleFromClaims() bool { return !o.RoleFromConsole && o.Subject != "" }
 
 // Label names the operator for people: the name and the address, or the address alone.
 func (o Operator) Label() string {

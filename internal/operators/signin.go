@@ -109,7 +109,7 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if !mapped {
 			return Principal{}, fmt.Errorf("%w: no role claimed", ErrNoAccess)
 		}
-		o = Operator{ID: a.NewID(), Email: email, Subject: id.Subject, Name: clip(id.Name), Role: claimed, CreatedAt: now, UpdatedAt: now, LastSeenAt: now}
+		o = Operator{ID: a.NewID(), Email: email, Subject: id.Subject, Name: clip(id.Name), Role: claimed, CreatedAt: now, UpdatedAt: now}
 		if err := o.Validate(); err != nil {
 			return Principal{}, fmt.Errorf("%w: %w", ErrNoAccess, err)
 		}
@@ -118,6 +118,10 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if err := a.store.CreateOperator(ctx, o, act); err != nil {
 			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 		}
+		if err := a.store.TouchOperator(ctx, o.ID, "", now); err != nil {
+			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
+		}
+		o.LastSeenAt, o.SignedInAt = now, now
 	case err != nil:
 		return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 	default:
@@ -128,7 +132,7 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		next.Subject = id.Subject
 		if !o.RoleFromConsole {
 			if !mapped {
-				return Principal{}, fmt.Errorf("%w: no role claimed", ErrNoAccess)
+				return Principal{}, a.dropAccess(ctx, o, now)
 			}
 			next.Role = claimed
 		}
@@ -147,8 +151,28 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if err := a.store.TouchOperator(ctx, o.ID, "", now); err != nil {
 			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 		}
+		o.LastSeenAt, o.SignedInAt = now, now
 	}
 	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
+}
+
+// dropAccess answers the sign-in of an account whose role follows the claims when the
+// claims no longer map to any role: the provider has taken the person's access away, so
+// the account is disabled and lowered to viewer (an admin who enables it again gives back
+// a viewer, until a sign-in maps a role), and its console sessions are ended; its
+// personal tokens authenticate nothing from now on. It returns the refusal to give.
+func (a *Admin) dropAccess(ctx context.Context, o Operator, now time.Time) error {
+	next := o
+	next.Disabled, next.Role, next.UpdatedAt = true, RoleViewer, now
+	act := audit(ActionOperatorSignIn, o.ID, "disabled at sign-in: the identity provider's claims map to no role", "single sign-on", describe(o), describe(next))
+	act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
+	if err := a.store.UpdateOperator(ctx, next, act); err != nil {
+		return fmt.Errorf("operators: sign in: %w", err)
+	}
+	if err := a.store.EndSessions(ctx, o.ID); err != nil {
+		return fmt.Errorf("operators: sign in: %w", err)
+	}
+	return fmt.Errorf("%w: no role claimed; the account is disabled", ErrNoAccess)
 }
 
 // UseLogin marks a sign-in's state as used; it lasts until expires. Only a hash of the

@@ -23,8 +23,8 @@ type Store interface {
 	// CreateOperator stores a new account. Errors: *otp.ErrInvalidRequest naming email
 	// (or subject) when another account has it.
 	CreateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
-	// UpdateOperator replaces an account's fields but its id, creation time, last sign-in
-	// and session epoch.
+	// UpdateOperator replaces an account's fields but its id, creation time, last use,
+	// last sign-in and session epoch.
 	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming subject when another account has it.
 	UpdateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
 	// OperatorTokens lists an account's tokens, revoked and expired ones included, oldest first.
@@ -44,7 +44,7 @@ type Store interface {
 	// state came back before.
 	UseLoginState(ctx context.Context, stateHash []byte, expires, now time.Time) error
 	// TouchOperator records that an account signed in or used a token (tokenID, "" for a
-	// sign-in) at at; it is not audited.
+	// single sign-on, which sets SignedInAt too) at at; it is not audited.
 	TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error
 }
 

@@ -17,16 +17,16 @@ var _ operators.Store = (*Store)(nil)
 
 // operatorCols are read by scanOperator, in this order.
 const operatorCols = `id, email, COALESCE(subject, ''), name, role, role_from_console, disabled,
-	created_at, updated_at, last_seen_at, session_epoch`
+	created_at, updated_at, last_seen_at, signed_in_at, session_epoch`
 
 func scanOperator(row pgx.Row) (operators.Operator, error) {
 	var (
-		o    operators.Operator
-		role string
-		seen *time.Time
+		o            operators.Operator
+		role         string
+		seen, signed *time.Time
 	)
 	err := row.Scan(&o.ID, &o.Email, &o.Subject, &o.Name, &role, &o.RoleFromConsole, &o.Disabled,
-		&o.CreatedAt, &o.UpdatedAt, &seen, &o.SessionEpoch)
+		&o.CreatedAt, &o.UpdatedAt, &seen, &signed, &o.SessionEpoch)
 	if err != nil {
 		return operators.Operator{}, err
 	}
@@ -34,6 +34,9 @@ func scanOperator(row pgx.Row) (operators.Operator, error) {
 	o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.UpdatedAt.UTC()
 	if seen != nil {
 		o.LastSeenAt = seen.UTC()
+	}
+	if signed != nil {
+		o.SignedInAt = signed.UTC()
 	}
 	return o, nil
 }
@@ -217,6 +220,7 @@ func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, a
 		return nil
 	}
 	_, err := s.pool.Exec(ctx, `WITH t AS (UPDATE operator_tokens SET last_used_at = $3 WHERE $2 <> '' AND id = $2 AND operator_id = $1)
-		UPDATE operators SET last_seen_at = $3 WHERE id = $1`, operatorID, tokenID, at)
+		UPDATE operators SET last_seen_at = $3, signed_in_at = CASE WHEN $2 = '' THEN $3 ELSE signed_in_at END
+		WHERE id = $1`, operatorID, tokenID, at)
 	return wrap("touch operator", err)
 }

@@ -156,6 +156,34 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("ASignInIsRecordedApartFromTokenUse", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		o := newOperator("ops@example.com", operators.RoleOperator)
+		o.Subject = "sub-ops"
+		if err := e.Operators.CreateOperator(e.ctx, o, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		tok := operators.Token{ID: "OT0002", OperatorID: o.ID, Hash: bytes.Repeat([]byte{8}, 32), CreatedAt: base(), ExpiresAt: base().Add(24 * time.Hour)}
+		if err := e.Operators.CreateToken(e.ctx, tok, act("token")); err != nil {
+			t.Fatalf("CreateToken: %v", err)
+		}
+		signedIn, used := base().Add(time.Hour), base().Add(2*time.Hour)
+		if err := e.Operators.TouchOperator(e.ctx, o.ID, "", signedIn); err != nil {
+			t.Fatalf("TouchOperator (sign-in): %v", err)
+		}
+		if err := e.Operators.TouchOperator(e.ctx, o.ID, tok.ID, used); err != nil {
+			t.Fatalf("TouchOperator (token): %v", err)
+		}
+		o.Name = "renamed"
+		if err := e.Operators.UpdateOperator(e.ctx, o, act("update")); err != nil {
+			t.Fatalf("UpdateOperator: %v", err)
+		}
+		got, err := e.Operators.OperatorByID(e.ctx, o.ID)
+		if err != nil || !got.SignedInAt.Equal(signedIn) || !got.LastSeenAt.Equal(used) {
+			t.Errorf("account: got %+v, %v; want signed in at %v and last seen at %v", got, err, signedIn, used)
+		}
+	})
+
 	t.Run("ALoginStateIsUsedOnce", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		state, other := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
