@@ -78,11 +78,14 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 }
 
 // UpdateOperator implements operators.Store.
-func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit history.AdminAction) error {
+func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAnAdmin bool, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "update operator", audit, func() error {
 		old, ok := s.ops.byID[o.ID]
 		if !ok {
 			return otp.ErrNotFound
+		}
+		if keepAnAdmin && old.ActiveAdmin() && !o.ActiveAdmin() && !s.otherActiveAdmin(o.ID) {
+			return operators.ErrLastAdmin
 		}
 		if err := s.operatorTaken(o); err != nil {
 			return err
@@ -91,6 +94,17 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit 
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
+}
+
+// otherActiveAdmin reports whether an account other than id is an active admin; the
+// caller holds the lock.
+func (s *Store) otherActiveAdmin(id string) bool {
+	for _, other := range s.ops.byID {
+		if other.ID != id && other.ActiveAdmin() {
+			return true
+		}
+	}
+	return false
 }
 
 // operatorTaken refuses an email or subject another account has, as the unique

@@ -2,6 +2,7 @@ package operators
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,7 +62,8 @@ type AdminService interface {
 	// console. Errors: *otp.ErrInvalidRequest naming the fields.
 	CreateOperator(ctx context.Context, n NewOperator, actor string) (Operator, error)
 	// UpdateOperator changes an account; a role set here is kept over the identity
-	// provider's claims from then on. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest.
+	// provider's claims from then on. The last active admin cannot be disabled or
+	// demoted. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest.
 	UpdateOperator(ctx context.Context, id string, p Patch, actor string) (Operator, error)
 	// CreateToken makes a personal token of an account and returns its secret once.
 	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming name or expires_in.
@@ -201,7 +203,18 @@ func (a *Admin) UpdateOperator(ctx context.Context, id string, p Patch, actor st
 	}
 	o.UpdatedAt = a.Now().Truncate(time.Microsecond)
 	act := audit(ActionOperatorUpdate, o.ID, "changed", actor, describe(old), describe(o))
-	if err := a.store.UpdateOperator(ctx, o, act); err != nil {
+	err = a.store.UpdateOperator(ctx, o, true, act)
+	if errors.Is(err, ErrLastAdmin) {
+		field := "role"
+		if o.Disabled && !old.Disabled {
+			field = "disabled"
+		}
+		return Operator{}, &otp.ErrInvalidRequest{
+			Detail: "this is the last active admin: make another account an admin before disabling or demoting this one",
+			Fields: map[string]string{field: "the last active admin cannot be disabled or demoted"},
+		}
+	}
+	if err != nil {
 		return Operator{}, fmt.Errorf("operators: update: %w", err)
 	}
 	return o, nil

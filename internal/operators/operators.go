@@ -6,6 +6,7 @@
 package operators
 
 import (
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -85,6 +86,13 @@ type Operator struct {
 	// Only Store.EndSessions changes it.
 	SessionEpoch int64
 }
+
+// ErrLastAdmin is what a store answers a change, made with keepAnAdmin, that would leave
+// no active admin. Someone must be able to manage accounts without the break-glass token.
+var ErrLastAdmin = errors.New("the last active admin cannot be disabled or demoted")
+
+// ActiveAdmin reports whether the account is an admin that may sign in.
+func (o Operator) ActiveAdmin() bool { return o.Role == RoleAdmin && !o.Disabled }
 
 // Limits of an operator's fields.
 const (

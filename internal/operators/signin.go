@@ -143,7 +143,7 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 			next.UpdatedAt = now
 			act := audit(ActionOperatorSignIn, o.ID, "changed at sign-in", "single sign-on", describe(o), describe(next))
 			act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
-			if err := a.store.UpdateOperator(ctx, next, act); err != nil {
+			if err := a.store.UpdateOperator(ctx, next, false, act); err != nil {
 				return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 			}
 			o = next
@@ -166,7 +166,7 @@ func (a *Admin) dropAccess(ctx context.Context, o Operator, now time.Time) error
 	next.Disabled, next.Role, next.UpdatedAt = true, RoleViewer, now
 	act := audit(ActionOperatorSignIn, o.ID, "disabled at sign-in: the identity provider's claims map to no role", "single sign-on", describe(o), describe(next))
 	act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
-	if err := a.store.UpdateOperator(ctx, next, act); err != nil {
+	if err := a.store.UpdateOperator(ctx, next, false, act); err != nil {
 		return fmt.Errorf("operators: sign in: %w", err)
 	}
 	if err := a.store.EndSessions(ctx, o.ID); err != nil {

@@ -24,9 +24,11 @@ type Store interface {
 	// (or subject) when another account has it.
 	CreateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
 	// UpdateOperator replaces an account's fields but its id, creation time, last use,
-	// last sign-in and session epoch.
-	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming subject when another account has it.
-	UpdateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
+	// last sign-in and session epoch. With keepAnAdmin, a change that would leave no
+	// active admin (the account is the last one, and is disabled or demoted) is refused,
+	// also when two such changes race. Errors: otp.ErrNotFound, ErrLastAdmin,
+	// *otp.ErrInvalidRequest naming subject when another account has it.
+	UpdateOperator(ctx context.Context, o Operator, keepAnAdmin bool, audit history.AdminAction) error
 	// OperatorTokens lists an account's tokens, revoked and expired ones included, oldest first.
 	OperatorTokens(ctx context.Context, operatorID string) ([]Token, error)
 	// CreateToken stores a new token of an existing account. Errors: otp.ErrNotFound.

@@ -110,11 +110,16 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 }
 
 // UpdateOperator implements operators.Store.
-func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit history.AdminAction) error {
+func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAnAdmin bool, audit history.AdminAction) error {
 	if !validID(o.ID) {
 		return otp.ErrNotFound
 	}
 	return s.inTx(ctx, "update operator", func(tx pgx.Tx) error {
+		if keepAnAdmin && !o.ActiveAdmin() {
+			if err := keepAnActiveAdmin(ctx, tx, o.ID); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE operators SET email = $2, subject = $3, name = $4, role = $5,
 			role_from_console = $6, disabled = $7, updated_at = $8 WHERE id = $1`,
 			o.ID, o.Email, nullable(o.Subject), o.Name, string(o.Role), o.RoleFromConsole, o.Disabled, o.UpdatedAt)
@@ -135,6 +140,22 @@ func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE operators SET session_epoch = session_epoch + 1 WHERE id = $1`, operatorID)
 	return wrap("end sessions", err)
+}
+
+// keepAnActiveAdmin refuses, with operators.ErrLastAdmin, a change that takes the account
+// id away from the active admins when it is the last of them. It locks every active
+// admin's row first, so two transactions that each demote one of the last two admins
+// wait for each other, and the second sees that the first left only its own.
+func keepAnActiveAdmin(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, _ := tx.Query(ctx, `SELECT id::text FROM operators WHERE role = 'admin' AND NOT disabled ORDER BY id FOR UPDATE`)
+	admins, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	if len(admins) == 1 && admins[0] == id {
+		return operators.ErrLastAdmin
+	}
+	return nil
 }
 
 // tokenCols are read by scanToken, in this order.

@@ -35,7 +35,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("OperatorByEmail: got %+v, %v; want %+v", got, err, o)
 		}
 		o.Role, o.Subject, o.Disabled, o.RoleFromConsole, o.UpdatedAt = operators.RoleAdmin, "sub-1", true, true, base().Add(time.Minute)
-		if err := e.Operators.UpdateOperator(e.ctx, o, act(operators.ActionOperatorUpdate)); err != nil {
+		if err := e.Operators.UpdateOperator(e.ctx, o, false, act(operators.ActionOperatorUpdate)); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		if got, err := e.Operators.OperatorBySubject(e.ctx, "sub-1"); err != nil || got != o {
@@ -61,7 +61,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			"by bad id":  second(e.Operators.OperatorByID(e.ctx, "not-a-uuid")),
 			"by email":   second(e.Operators.OperatorByEmail(e.ctx, "nobody@example.com")),
 			"by subject": second(e.Operators.OperatorBySubject(e.ctx, "nobody")),
-			"update":     e.Operators.UpdateOperator(e.ctx, newOperator("x@example.com", operators.RoleViewer), act("x")),
+			"update":     e.Operators.UpdateOperator(e.ctx, newOperator("x@example.com", operators.RoleViewer), false, act("x")),
 			"token":      e.Operators.CreateToken(e.ctx, operators.Token{ID: "OT1", OperatorID: uuid.NewString(), Hash: make([]byte, 32), CreatedAt: base(), ExpiresAt: base().Add(time.Hour)}, act("x")),
 			"by hash":    second(e.Operators.TokenByHash(e.ctx, make([]byte, 32))),
 		} {
@@ -86,7 +86,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 		dup := newOperator("a@example.com", operators.RoleAdmin)
 		wantInvalid(t, "CreateOperator with a taken email", e.Operators.CreateOperator(e.ctx, dup, act("create")), "email")
 		b.Subject = "sub-a"
-		wantInvalid(t, "UpdateOperator to a taken subject", e.Operators.UpdateOperator(e.ctx, b, act("update")), "subject")
+		wantInvalid(t, "UpdateOperator to a taken subject", e.Operators.UpdateOperator(e.ctx, b, false, act("update")), "subject")
 		if got, _ := e.Operators.OperatorByID(e.ctx, b.ID); got.Subject != "" {
 			t.Errorf("subject: got %q, want the refused change not kept", got.Subject)
 		}
@@ -145,7 +145,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			}
 		}
 		o.Name = "renamed" // an update made with the account as read before the sign-outs
-		if err := e.Operators.UpdateOperator(e.ctx, o, act("update")); err != nil {
+		if err := e.Operators.UpdateOperator(e.ctx, o, false, act("update")); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		if got, err := e.Operators.OperatorByID(e.ctx, o.ID); err != nil || got.SessionEpoch != 2 || got.Name != "renamed" {
@@ -175,12 +175,66 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("TouchOperator (token): %v", err)
 		}
 		o.Name = "renamed"
-		if err := e.Operators.UpdateOperator(e.ctx, o, act("update")); err != nil {
+		if err := e.Operators.UpdateOperator(e.ctx, o, false, act("update")); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		got, err := e.Operators.OperatorByID(e.ctx, o.ID)
 		if err != nil || !got.SignedInAt.Equal(signedIn) || !got.LastSeenAt.Equal(used) {
 			t.Errorf("account: got %+v, %v; want signed in at %v and last seen at %v", got, err, signedIn, used)
+		}
+	})
+
+	t.Run("TheLastActiveAdminStays", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		a, b := newOperator("a@example.com", operators.RoleAdmin), newOperator("b@example.com", operators.RoleAdmin)
+		if err := e.Operators.CreateOperator(e.ctx, a, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		demoted, disabled := a, a
+		demoted.Role, disabled.Disabled = operators.RoleOperator, true
+		for name, o := range map[string]operators.Operator{"demoted": demoted, "disabled": disabled} {
+			if err := e.Operators.UpdateOperator(e.ctx, o, true, act("update")); !errors.Is(err, operators.ErrLastAdmin) {
+				t.Errorf("%s: got %v, want operators.ErrLastAdmin", name, err)
+			}
+		}
+		if got, _ := e.Operators.OperatorByID(e.ctx, a.ID); got != a {
+			t.Errorf("the last admin: got %+v, want it unchanged", got)
+		}
+		if err := e.Operators.CreateOperator(e.ctx, b, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		// Both admins demoted at once: one change waits for the other and is refused.
+		errs := make(chan error, 2)
+		for _, o := range []operators.Operator{a, b} {
+			go func() {
+				o.Role = operators.RoleViewer
+				errs <- e.Operators.UpdateOperator(e.ctx, o, true, act("update"))
+			}()
+		}
+		var refused int
+		for range 2 {
+			err := <-errs
+			switch {
+			case errors.Is(err, operators.ErrLastAdmin):
+				refused++
+			case err != nil:
+				t.Errorf("UpdateOperator: %v", err)
+			}
+		}
+		if refused != 1 {
+			t.Errorf("of two admins demoted at once: %d refused, want 1", refused)
+		}
+		if actions, _ := e.History.AdminActions(e.ctx, 0); len(actions) != 3 {
+			t.Errorf("got %d audit entries, want the 2 creations and the 1 demotion", len(actions))
+		}
+		// Single sign-on follows the provider even for the last admin.
+		left := a
+		if got, _ := e.Operators.OperatorByID(e.ctx, a.ID); got.Role != operators.RoleAdmin {
+			left = b
+		}
+		left.Disabled = true
+		if err := e.Operators.UpdateOperator(e.ctx, left, false, act("update")); err != nil {
+			t.Errorf("without keepAnAdmin: got %v, want the change made", err)
 		}
 	})
 
