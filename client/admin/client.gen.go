@@ -4421,7 +4421,8 @@ type ClientInterface interface {
 	// UpdateOperatorWithBody Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 	//
 	// Disabling an account ends its console sessions and stops its tokens at once;
-	// enabling it again brings its live tokens back. The email cannot change.
+	// enabling it again brings its live tokens back. The email cannot change. The last
+	// active admin cannot be disabled or demoted (400 naming role or disabled).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4431,7 +4432,8 @@ type ClientInterface interface {
 	// UpdateOperator Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 	//
 	// Disabling an account ends its console sessions and stops its tokens at once;
-	// enabling it again brings its live tokens back. The email cannot change.
+	// enabling it again brings its live tokens back. The email cannot change. The last
+	// active admin cannot be disabled or demoted (400 naming role or disabled).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5307,7 +5309,8 @@ func (c *Client) GetOperator(ctx context.Context, id OperatorID, reqEditors ...R
 // UpdateOperatorWithBody Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 //
 // Disabling an account ends its console sessions and stops its tokens at once;
-// enabling it again brings its live tokens back. The email cannot change.
+// enabling it again brings its live tokens back. The email cannot change. The last
+// active admin cannot be disabled or demoted (400 naming role or disabled).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5327,7 +5330,8 @@ func (c *Client) UpdateOperatorWithBody(ctx context.Context, id OperatorID, para
 // UpdateOperator Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 //
 // Disabling an account ends its console sessions and stops its tokens at once;
-// enabling it again brings its live tokens back. The email cannot change.
+// enabling it again brings its live tokens back. The email cannot change. The last
+// active admin cannot be disabled or demoted (400 naming role or disabled).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8484,7 +8488,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateOperatorWithBodyWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 	//
 	// Disabling an account ends its console sessions and stops its tokens at once;
-	// enabling it again brings its live tokens back. The email cannot change.
+	// enabling it again brings its live tokens back. The email cannot change. The last
+	// active admin cannot be disabled or demoted (400 naming role or disabled).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8494,7 +8499,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateOperatorWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 	//
 	// Disabling an account ends its console sessions and stops its tokens at once;
-	// enabling it again brings its live tokens back. The email cannot change.
+	// enabling it again brings its live tokens back. The email cannot change. The last
+	// active admin cannot be disabled or demoted (400 naming role or disabled).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13280,7 +13286,8 @@ func (c *ClientWithResponses) GetOperatorWithResponse(ctx context.Context, id Op
 // UpdateOperatorWithBodyWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 //
 // Disabling an account ends its console sessions and stops its tokens at once;
-// enabling it again brings its live tokens back. The email cannot change.
+// enabling it again brings its live tokens back. The email cannot change. The last
+// active admin cannot be disabled or demoted (400 naming role or disabled).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13296,7 +13303,8 @@ func (c *ClientWithResponses) UpdateOperatorWithBodyWithResponse(ctx context.Con
 // UpdateOperatorWithResponse Change an account's name, role or state (admin); a role set here is kept over sign-in claims.
 //
 // Disabling an account ends its console sessions and stops its tokens at once;
-// enabling it again brings its live tokens back. The email cannot change.
+// enabling it again brings its live tokens back. The email cannot change. The last
+// active admin cannot be disabled or demoted (400 naming role or disabled).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -31,6 +31,8 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 	// A phone's budget has a partition per public app and one for the key apps, each keyed
 	// by the number's index, as the service keys them.
 	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), p.dataKeys.Index(phone)) }
+	ops := operators.NewAdmin(p.operators)
+	ops.ClaimsRecheck = cfg.OIDCRecheck
 	var signOn admin.SignOn
 	if cfg.sso != nil {
 		signOn = cfg.sso // a nil *sso.Client in the interface would not be nil
@@ -44,7 +46,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		Fraud:           fraud,
 		Webhooks:        webhooks,
 		TOTP:            factors,
-		Operators:       operators.NewAdmin(p.operators),
+		Operators:       ops,
 		Roles:           cfg.roles,
 		SessionSecret:   p.secret,
 		SessionTTL:      cfg.AdminSessionTTL,

@@ -25,6 +25,9 @@ type OperatorSettings struct {
 	// vouching for its address, for a provider that verifies every address and never
 	// sends the claim. Off, an address counts only when the claim is the boolean true.
 	OIDCTrustUnverifiedEmail bool `env:"OTP_OIDC_TRUST_UNVERIFIED_EMAIL" envDefault:"false"`
+	// OIDCRecheck bounds how long after its last sign-in an account whose role came from
+	// the claims may use personal tokens (operators.Admin.ClaimsRecheck).
+	OIDCRecheck time.Duration `env:"OTP_OIDC_RECHECK" envDefault:"24h"`
 	// AdminPublicURL is where browsers reach the admin listener; the sign-in callback is
 	// <it>/admin/oidc/callback.
 	AdminPublicURL  string        `env:"OTP_ADMIN_PUBLIC_URL"`
@@ -59,6 +62,9 @@ func (c *config) checkOperators() error {
 			return errors.New("config: OTP_OIDC_TRUST_UNVERIFIED_EMAIL is set but OTP_OIDC_ISSUER is not: set the issuer to use single sign-on")
 		}
 		return nil
+	}
+	if c.OIDCRecheck < 5*time.Minute || c.OIDCRecheck > operators.MaxTokenTTL {
+		return fmt.Errorf("config: OTP_OIDC_RECHECK=%s: must be between 5m and %s", c.OIDCRecheck, operators.MaxTokenTTL)
 	}
 	values, err := operators.ParseRoleMap(c.OIDCRoles)
 	if err != nil {

@@ -28,6 +28,9 @@ func TestConfigSingleSignOn(t *testing.T) {
 		if cfg.sso == nil || cfg.roles.Values["otp-ops"] != operators.RoleOperator || cfg.roles.Default != "" || cfg.insecureAdminCookies() {
 			t.Errorf("got sso %v roles %+v, want single sign-on with the map, no default role, Secure cookies", cfg.sso, cfg.roles)
 		}
+		if cfg.OIDCTrustUnverifiedEmail || cfg.OIDCRecheck != operators.DefaultClaimsRecheck {
+			t.Errorf("got trust unverified %v, recheck %s; want false and %s by default", cfg.OIDCTrustUnverifiedEmail, cfg.OIDCRecheck, operators.DefaultClaimsRecheck)
+		}
 	})
 	t.Run("NoneByDefault", func(t *testing.T) {
 		cfg, err := loadConfig(func(string) string { return "" })
@@ -48,6 +51,9 @@ func TestConfigSingleSignOn(t *testing.T) {
 		"BadDefaultRole":      {with("OTP_OIDC_DEFAULT_ROLE", "everyone"), "OTP_OIDC_DEFAULT_ROLE"},
 		"ClientWithoutIssuer": {map[string]string{"OTP_OIDC_CLIENT_ID": "otpgate"}, "OTP_OIDC_CLIENT_ID"},
 		"SessionTooLong":      {with("OTP_ADMIN_SESSION_TTL", "720h"), "OTP_ADMIN_SESSION_TTL"},
+		"RecheckTooShort":     {with("OTP_OIDC_RECHECK", "1m"), "OTP_OIDC_RECHECK"},
+		"RecheckTooLong":      {with("OTP_OIDC_RECHECK", "9000h"), "OTP_OIDC_RECHECK"},
+		"TrustWithoutIssuer":  {map[string]string{"OTP_OIDC_TRUST_UNVERIFIED_EMAIL": "true"}, "OTP_OIDC_TRUST_UNVERIFIED_EMAIL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := loadConfig(func(k string) string { return c.env[k] })

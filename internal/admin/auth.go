@@ -2,16 +2,11 @@ package admin
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"unicode"
 
@@ -91,11 +86,11 @@ func (a authenticator) authenticate(r *http.Request) (operators.Principal, admin
 	case r.Header.Get("Authorization") == "":
 		// A signed-in console: the account is read at every request, so a disabled
 		// account or a changed role counts at once.
-		id := a.sessions.sessionOf(r)
-		if id == "" {
+		sess, ok := a.sessions.sessionOf(r)
+		if !ok {
 			return operators.Principal{}, authNone, "", nil
 		}
-		p, err := a.operators.Session(r.Context(), id)
+		p, err := a.operators.Session(r.Context(), sess.OperatorID, sess.Epoch)
 		if errors.Is(err, operators.ErrBadToken) {
 			return operators.Principal{}, authNone, "", nil
 		}
@@ -140,7 +135,7 @@ func requireAdmin(log *slog.Logger, view *adminView, auth authenticator, csrf cs
 				return
 			}
 			if (how == authBasic || how == authSession) && !safeMethod(r.Method) {
-				if err := csrf.verify(r); err != nil {
+				if err := csrf.verify(r, p); err != nil {
 					log.WarnContext(r.Context(), "admin change refused", "request_id", otphttp.RequestIDFrom(r.Context()), "reason", err.Error())
 					adminError(w, r, log, view, err)
 					return
@@ -234,78 +229,4 @@ func actorName(name string) string {
 		return "(no name)"
 	}
 	return `"` + name + `"`
-}
-
-// csrfGuard issues and checks CSRF tokens: the browser holds a random nonce in a
-// SameSite=Strict cookie, and forms carry HMAC(key, nonce). Another site can neither
-// read the cookie nor compute the token, and a cookie planted by a neighbouring host is
-// useless without the key, which derives from the admin token.
-type csrfGuard struct {
-	key []byte
-}
-
-// newCSRFGuard derives the guard's key, so rotating ADMIN_TOKEN voids every token.
-func newCSRFGuard(token string) csrfGuard {
-	mac := hmac.New(sha256.New, []byte(token))
-	mac.Write([]byte("otpgate admin csrf key"))
-	return csrfGuard{key: mac.Sum(nil)}
-}
-
-// tokenFor is the form token that belongs to a nonce.
-func (g csrfGuard) tokenFor(nonce string) string {
-	mac := hmac.New(sha256.New, g.key)
-	mac.Write([]byte("csrf|" + nonce))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
-}
-
-// issue returns the token for the browser's nonce, giving the browser a nonce first
-// when it has none.
-func (g csrfGuard) issue(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(csrfCookie); err == nil && validNonce(c.Value) {
-		return g.tokenFor(c.Value)
-	}
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	nonce := base64.RawURLEncoding.EncodeToString(b[:])
-	http.SetCookie(w, &http.Cookie{
-		Name: csrfCookie, Value: nonce, Path: "/admin/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-	})
-	return g.tokenFor(nonce)
-}
-
-// verify checks a state-changing request: a browser that says the request comes from
-// another site (Sec-Fetch-Site, or an Origin other than this host) is refused outright;
-// otherwise the token in the form field or the X-CSRF-Token header must belong to the
-// cookie's nonce. Errors wrap errCSRF.
-func (g csrfGuard) verify(r *http.Request) error {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return fmt.Errorf("%w: Sec-Fetch-Site %s", errCSRF, site)
-	}
-	// The console's Referrer-Policy no-referrer makes browsers send "Origin: null" with
-	// its own form posts, so only a real origin can be compared with this host.
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
-		u, err := url.Parse(origin)
-		if err != nil || u.Host != r.Host {
-			return fmt.Errorf("%w: origin is not this host", errCSRF)
-		}
-	}
-	c, err := r.Cookie(csrfCookie)
-	if err != nil || !validNonce(c.Value) {
-		return fmt.Errorf("%w: no CSRF cookie", errCSRF)
-	}
-	sent := r.Header.Get(csrfHeader)
-	if sent == "" {
-		sent = r.PostFormValue(csrfField)
-	}
-	if subtle.ConstantTimeCompare([]byte(sent), []byte(g.tokenFor(c.Value))) != 1 {
-		return fmt.Errorf("%w: token missing or wrong", errCSRF)
-	}
-	return nil
-}
-
-// validNonce accepts what issue makes: 16 bytes in unpadded base64url.
-func validNonce(s string) bool {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == 16
 }

@@ -211,10 +211,18 @@ func getJSON[T any](t *testing.T, e *adminEnv, target string) T {
 	return v
 }
 
-// csrfSession opens a console page as a browser would and returns the CSRF cookie and token.
+// csrfSession opens a console page as a browser would, with the break-glass login, and
+// returns the CSRF cookie and token.
 func (e *adminEnv) csrfSession(t *testing.T) (*http.Cookie, string) {
 	t.Helper()
-	w := e.call(t, http.MethodGet, "/admin/limits", basic("support", testAdminToken), nil)
+	return e.csrfSessionAs(t, basic("support", testAdminToken))
+}
+
+// csrfSessionAs opens a console page with the login auth and returns the CSRF cookie and
+// the token, which is bound to that login's person.
+func (e *adminEnv) csrfSessionAs(t *testing.T, auth string) (*http.Cookie, string) {
+	t.Helper()
+	w := e.call(t, http.MethodGet, "/admin/limits", auth, nil)
 	if w.Code != http.StatusOK {
 		t.Fatalf("GET /admin/limits: got %d, want 200", w.Code)
 	}

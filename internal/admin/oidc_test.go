@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,4 +229,56 @@ func TestOIDCEmailMustBeVerified(t *testing.T) {
 			t.Errorf("binding's audit entry: got %+v, want subject \"\" before and \"cfo-1\" after", bound)
 		}
 	})
+}
+
+// TestOIDCLoginIsFinishedOnce replays a sign-in: the same login cookie and state, taken
+// to the provider again for a fresh code, must not sign in a second time.
+func TestOIDCLoginIsFinishedOnce(t *testing.T) {
+	e := newOIDCEnv(t, false)
+	ada := idpUser{subject: "ada-1", claims: map[string]any{"email": "ada@example.com", "email_verified": true, "groups": []string{"otp-admins"}}}
+	login, to := e.start(t, ada)
+	if w, c := e.callback(login, e.authorize(t, to)); w.Code != http.StatusSeeOther || c == nil {
+		t.Fatalf("first callback: got %d %s, want 303 with a session", w.Code, w.Body)
+	}
+	e.idp.QueueUser(ada)
+	if w, c := e.callback(login, e.authorize(t, to)); w.Code != http.StatusUnauthorized || c != nil {
+		t.Errorf("replayed callback with a fresh code: got %d with session %v, want 401 and no session", w.Code, c)
+	}
+}
+
+// TestOIDCAudienceList checks an ID token for several audiences as OpenID Connect Core
+// says: it signs in only when it names this console as its authorized party (azp).
+func TestOIDCAudienceList(t *testing.T) {
+	for name, c := range map[string]struct {
+		claims map[string]any
+		ok     bool
+	}{
+		"ListWithoutParty":         {map[string]any{"aud": []string{"CLIENT", "other-app"}}, false},
+		"ListWithAnotherParty":     {map[string]any{"aud": []string{"CLIENT", "other-app"}, "azp": "other-app"}, false},
+		"OneAudienceAnotherParty":  {map[string]any{"aud": []string{"CLIENT"}, "azp": "other-app"}, false},
+		"ListWithThisConsoleParty": {map[string]any{"aud": []string{"other-app", "CLIENT"}, "azp": "CLIENT"}, true},
+		"OneAudience":              {map[string]any{}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newOIDCEnv(t, false)
+			claims := map[string]any{"email": "ada@example.com", "email_verified": true, "groups": []string{"otp-admins"}}
+			for k, v := range c.claims {
+				if k == "aud" {
+					aud := slices.Clone(v.([]string))
+					for i := range aud {
+						aud[i] = strings.ReplaceAll(aud[i], "CLIENT", e.idp.ClientID)
+					}
+					v = aud
+				}
+				if v == "CLIENT" {
+					v = e.idp.ClientID
+				}
+				claims[k] = v
+			}
+			w, s := e.signIn(t, idpUser{subject: "ada-1", claims: claims})
+			if got := w.Code == http.StatusSeeOther && s != nil; got != c.ok {
+				t.Errorf("callback: got %d with session %v, want signed in %v", w.Code, s, c.ok)
+			}
+		})
+	}
 }

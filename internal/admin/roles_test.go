@@ -191,6 +191,10 @@ func TestPersonalTokens(t *testing.T) {
 		if w := e.call(t, http.MethodGet, "/admin/api/operators", bearer(tok), nil); w.Code != http.StatusOK {
 			t.Fatalf("as admin: got %d, want 200", w.Code)
 		}
+		// Another admin, since the last active admin cannot be demoted.
+		if _, err := e.ops.CreateOperator(t.Context(), operators.NewOperator{Email: "second-admin@example.com", Role: "admin"}, "test"); err != nil {
+			t.Fatal(err)
+		}
 		viewer := "viewer"
 		if _, err := e.ops.UpdateOperator(t.Context(), e.ids[operators.RoleAdmin], operators.Patch{Role: &viewer}, "test"); err != nil {
 			t.Fatal(err)

@@ -132,7 +132,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 
 		// Who the caller is, and the end of a console session.
 		t.add(asViewer, http.MethodGet, "/admin/api/me", handleAdminMe())
-		t.add(asViewer, http.MethodPost, "/admin/logout", handleLogout(view, sso))
+		t.add(asViewer, http.MethodPost, "/admin/logout", handleLogout(log, view, sso))
 
 		if o := d.Operators; o != nil {
 			// Operator accounts and their personal tokens.

@@ -80,7 +80,10 @@ func (s sealer) open(name, sealed string, v any) error {
 // session is the sealed session cookie: who signed in, until when.
 type session struct {
 	OperatorID string `json:"op"`
-	Expires    int64  `json:"exp"`
+	// Epoch is the account's session epoch at sign-in; a sign-out moves the account's on,
+	// which voids this session on the server, whatever the browser still holds.
+	Epoch   int64 `json:"ep"`
+	Expires int64 `json:"exp"`
 }
 
 // loginState is the sealed cookie of a sign-in under way.
@@ -104,20 +107,20 @@ type signIn struct {
 	now    func() time.Time
 }
 
-// sessionOf returns the operator id of a live session cookie, or "".
-func (s *signIn) sessionOf(r *http.Request) string {
+// sessionOf returns the session of a sealed, unexpired session cookie; ok is false when
+// there is none.
+func (s *signIn) sessionOf(r *http.Request) (sess session, ok bool) {
 	if s == nil {
-		return ""
+		return session{}, false
 	}
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return ""
+		return session{}, false
 	}
-	var sess session
-	if s.seal.open(sessionCookie, c.Value, &sess) != nil || s.now().Unix() >= sess.Expires {
-		return ""
+	if s.seal.open(sessionCookie, c.Value, &sess) != nil || s.now().Unix() >= sess.Expires || sess.OperatorID == "" {
+		return session{}, false
 	}
-	return sess.OperatorID
+	return sess, true
 }
 
 // cookie is one of the sign-in cookies: HttpOnly, SameSite=Lax (it must come along on
@@ -174,6 +177,15 @@ func handleCallback(log *slog.Logger, view *adminView, s *signIn) http.Handler {
 			view.fail(w, r, http.StatusUnauthorized, "The identity provider did not sign you in.")
 			return
 		}
+		// A sign-in is finished once: the login cookie is dropped above, but a copy of it
+		// and its state must not sign in again with a fresh code.
+		if err := s.ops.UseLogin(ctx, st.State, time.Unix(st.Expires, 0)); errors.Is(err, operators.ErrLoginUsed) {
+			view.fail(w, r, http.StatusUnauthorized, "This sign-in was finished already. Start again.")
+			return
+		} else if err != nil {
+			adminError(w, r, log, view, err)
+			return
+		}
 		id, err := s.provider.Exchange(ctx, q.Get("code"), st.Verifier, st.Nonce)
 		if err != nil {
 			log.WarnContext(ctx, "single sign-on failed", "err", err)
@@ -190,16 +202,24 @@ func handleCallback(log *slog.Logger, view *adminView, s *signIn) http.Handler {
 			adminError(w, r, log, view, err)
 			return
 		}
-		sess := session{OperatorID: p.Operator.ID, Expires: s.now().Add(s.ttl).Unix()}
+		sess := session{OperatorID: p.Operator.ID, Epoch: p.Operator.SessionEpoch, Expires: s.now().Add(s.ttl).Unix()}
 		http.SetCookie(w, s.cookie(sessionCookie, s.seal.seal(sessionCookie, sess), s.ttl))
 		http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 	})
 }
 
-// handleLogout ends the console session by dropping its cookie.
-func handleLogout(view *adminView, s *signIn) http.Handler {
+// handleLogout ends the console session: on the server, by moving the account's session
+// epoch on (which ends its sessions in every browser, so a copied cookie is worth nothing
+// after a sign-out), and in the browser, by dropping the cookie.
+func handleLogout(log *slog.Logger, view *adminView, s *signIn) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s != nil {
+			if p, ok := operators.PrincipalFrom(r.Context()); ok && p.Kind == operators.KindSession {
+				if err := s.ops.EndSessions(r.Context(), p.Operator.ID); err != nil {
+					adminError(w, r, log, view, err)
+					return
+				}
+			}
 			http.SetCookie(w, s.cookie(sessionCookie, "", -1))
 		}
 		view.render(w, r, http.StatusOK, "error", pageData{Title: "Signed out", Data: errorPage{

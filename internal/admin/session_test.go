@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"otpgate/internal/inmem"
 	"otpgate/internal/operators"
@@ -217,6 +219,160 @@ func TestSingleSignOn(t *testing.T) {
 		c.Value = c.Value[:len(c.Value)-2] + "AA"
 		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
 			t.Errorf("got %d, want 401", w.Code)
+		}
+	})
+}
+
+// formOf opens a console page with the session cookie (and the browser's CSRF nonce, if
+// it has one) and returns the nonce cookie and the page's CSRF token.
+func (s *ssoEnv) formOf(t *testing.T, sess, nonce *http.Cookie) (*http.Cookie, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/admin/limits", nil)
+	r.AddCookie(sess)
+	if nonce != nil {
+		r.AddCookie(nonce)
+	}
+	w := serve(s.h, r)
+	for _, c := range w.Result().Cookies() {
+		if c.Name == csrfCookie {
+			nonce = c
+		}
+	}
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindStringSubmatch(w.Body.String())
+	if w.Code != http.StatusOK || nonce == nil || m == nil {
+		t.Fatalf("GET /admin/limits: got %d, nonce %v; want 200 with a CSRF nonce and token", w.Code, nonce)
+	}
+	return nonce, m[1]
+}
+
+// post sends a console form with the session, the CSRF nonce and token.
+func (s *ssoEnv) post(sess, nonce *http.Cookie, target, token string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(url.Values{"ip": {"192.0.2.9"}, "csrf": {token}}.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.AddCookie(sess)
+	r.AddCookie(nonce)
+	return serve(s.h, r)
+}
+
+func TestConsoleSessionsAndForms(t *testing.T) {
+	ada := operators.Identity{Subject: "sub-ada", Email: "ada@example.com", EmailVerified: true, Claims: []string{"admins"}}
+
+	t.Run("SignOutEndsTheSessionOnTheServer", func(t *testing.T) {
+		s := newSSOEnv(t)
+		_, c := s.login(t, ada)
+		nonce, token := s.formOf(t, c, nil)
+		if w := s.post(c, nonce, "/admin/logout", token); w.Code != http.StatusOK {
+			t.Fatalf("sign-out: got %d %s, want 200", w.Code, w.Body)
+		}
+		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
+			t.Errorf("the signed-out session's cookie, replayed: got %d, want 401", w.Code)
+		}
+		_, again := s.login(t, ada)
+		if w := s.as(t, again, http.MethodGet, "/admin/api/me"); w.Code != http.StatusOK {
+			t.Errorf("a new sign-in: got %d, want 200", w.Code)
+		}
+	})
+
+	t.Run("ACSRFTokenIsBoundToItsPerson", func(t *testing.T) {
+		s := newSSOEnv(t)
+		if _, err := s.ops.CreateOperator(t.Context(), operators.NewOperator{Email: "vera@example.com", Role: "viewer"}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		_, vera := s.login(t, operators.Identity{Subject: "sub-vera", Email: "vera@example.com", EmailVerified: true})
+		_, admin := s.login(t, ada)
+		veraNonce, veraToken := s.formOf(t, vera, nil)
+		if w := s.post(admin, veraNonce, "/admin/limits/reset", veraToken); w.Code != http.StatusForbidden {
+			t.Errorf("the admin's form with the viewer's nonce and token: got %d %s, want 403 for CSRF", w.Code, w.Body)
+		}
+		nonce, token := s.formOf(t, admin, nil)
+		if w := s.post(admin, nonce, "/admin/limits/reset", token); w.Code != http.StatusSeeOther {
+			t.Errorf("the admin's form with her own nonce and token: got %d %s, want 303", w.Code, w.Body)
+		}
+	})
+}
+
+// TestRolesFollowTheProvider: an account single sign-on made follows the provider's
+// claims, down to no access at all, and its personal tokens follow too.
+func TestRolesFollowTheProvider(t *testing.T) {
+	ada := operators.Identity{Subject: "sub-ada", Email: "ada@example.com", EmailVerified: true, Claims: []string{"admins"}}
+	// tokenOf signs ada in and gives her a personal token.
+	tokenOf := func(t *testing.T, s *ssoEnv) (*http.Cookie, string, operators.Operator) {
+		t.Helper()
+		_, c := s.login(t, ada)
+		o, err := s.store.OperatorBySubject(t.Context(), ada.Subject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := s.ops.CreateToken(t.Context(), o.ID, operators.NewToken{Name: "script"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(tok.Secret), nil); w.Code != http.StatusOK {
+			t.Fatalf("the admin's token: got %d, want 200", w.Code)
+		}
+		return c, tok.Secret, o
+	}
+
+	t.Run("LosingEveryMappedGroupDisablesTheAccountAndEndsItsAccess", func(t *testing.T) {
+		s := newSSOEnv(t)
+		c, secret, o := tokenOf(t, s)
+		gone := ada
+		gone.Claims = []string{"staff"}
+		if w, sess := s.login(t, gone); w.Code != http.StatusForbidden || sess != nil {
+			t.Errorf("sign-in without a mapped group: got %d with session %v, want 403 and none", w.Code, sess)
+		}
+		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
+			t.Errorf("the live session: got %d, want 401", w.Code)
+		}
+		if w := s.call(t, http.MethodPost, "/admin/api/operators", bearer(secret), map[string]string{"Content-Type": "application/json", "body": `{"email":"new@example.com","role":"admin"}`}); w.Code != http.StatusUnauthorized {
+			t.Errorf("the personal token: got %d, want 401", w.Code)
+		}
+		got, _ := s.store.OperatorByID(t.Context(), o.ID)
+		if !got.Disabled || got.Role != operators.RoleViewer {
+			t.Errorf("account: got %+v, want disabled and lowered to viewer", got)
+		}
+		// An admin enabling it again gives back a viewer, and no old session.
+		enabled := false
+		if _, err := s.ops.UpdateOperator(t.Context(), o.ID, operators.Patch{Disabled: &enabled}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if w := s.as(t, c, http.MethodGet, "/admin/api/me"); w.Code != http.StatusUnauthorized {
+			t.Errorf("the old session after enabling: got %d, want 401", w.Code)
+		}
+	})
+
+	t.Run("TokensOfAClaimsRoleNeedARecentSignIn", func(t *testing.T) {
+		s := newSSOEnv(t)
+		now := time.Now().UTC()
+		s.ops.Now = func() time.Time { return now }
+		s.ops.ClaimsRecheck = time.Hour
+		_, secret, _ := tokenOf(t, s)
+		now = now.Add(time.Hour)
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(secret), nil); w.Code != http.StatusUnauthorized {
+			t.Errorf("a token an hour after the last sign-in: got %d, want 401", w.Code)
+		}
+		s.login(t, ada)
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(secret), nil); w.Code != http.StatusOK {
+			t.Errorf("the token after a new sign-in: got %d, want 200", w.Code)
+		}
+	})
+
+	t.Run("TokensOfAConsoleRoleDoNotExpireWithTheClaims", func(t *testing.T) {
+		s := newSSOEnv(t)
+		now := time.Now().UTC()
+		s.ops.Now = func() time.Time { return now }
+		s.ops.ClaimsRecheck = time.Hour
+		o, err := s.ops.CreateOperator(t.Context(), operators.NewOperator{Email: "ops@example.com", Role: "admin"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := s.ops.CreateToken(t.Context(), o.ID, operators.NewToken{Name: "ci"}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(48 * time.Hour)
+		if w := s.call(t, http.MethodGet, "/admin/api/operators", bearer(tok.Secret), nil); w.Code != http.StatusOK {
+			t.Errorf("a console account's token: got %d, want 200", w.Code)
 		}
 	})
 }

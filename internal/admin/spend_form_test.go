@@ -3,6 +3,7 @@ package admin
 import (
 	"encoding/json"
 	"html"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -26,8 +27,23 @@ type spendForms struct {
 func newSpendForms(t *testing.T) *spendForms {
 	t.Helper()
 	e := newFullEnv(t)
-	cookie, token := e.csrfSession(t)
+	cookie, token := e.csrfSessionAs(t, basic("x", e.tokens[operators.RoleAdmin]))
 	return &spendForms{fullEnv: e, cookie: cookie, token: token}
+}
+
+// tokenAs is the CSRF token the console gives the login auth for this browser's nonce:
+// a token is bound to its person, so each login needs its own.
+func (e *spendForms) tokenAs(t *testing.T, auth string) string {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/admin/limits", nil)
+	r.Header.Set("Authorization", auth)
+	r.AddCookie(e.cookie)
+	w := serve(e.h, r)
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindStringSubmatch(w.Body.String())
+	if w.Code != http.StatusOK || m == nil {
+		t.Fatalf("GET /admin/limits: got %d, want 200 with a CSRF token", w.Code)
+	}
+	return m[1]
 }
 
 // post sends a console form with auth (the admin's console login when empty) and the CSRF
@@ -236,6 +252,8 @@ func TestAdminSpendForms(t *testing.T) {
 				"/admin/spend/budgets/all/remove": {},
 			} {
 				for _, auth := range []string{bearer(e.tokens[role]), basic("x", e.tokens[role])} {
+					form := maps.Clone(form)
+					form.Set(csrfField, e.tokenAs(t, auth))
 					if w := e.post(t, path, form, auth); w.Code != http.StatusForbidden || !refusedForRole(w.Body.String()) {
 						t.Errorf("%s %s: got %d, want 403 for the role", role, path, w.Code)
 					}

@@ -18,6 +18,8 @@ import (
 type operatorState struct {
 	byID   map[string]operators.Operator
 	tokens map[string]operators.Token
+	// logins holds the expiry of each single sign-on state that came back, by its hash.
+	logins map[string]time.Time
 }
 
 var _ operators.Store = (*Store)(nil)
@@ -69,25 +71,40 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 		if err := s.operatorTaken(o); err != nil {
 			return err
 		}
+		o.SessionEpoch, o.LastSeenAt, o.SignedInAt = 0, time.Time{}, time.Time{} // as Postgres's insert
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
 }
 
 // UpdateOperator implements operators.Store.
-func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit history.AdminAction) error {
+func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAnAdmin bool, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "update operator", audit, func() error {
 		old, ok := s.ops.byID[o.ID]
 		if !ok {
 			return otp.ErrNotFound
 		}
+		if keepAnAdmin && old.ActiveAdmin() && !o.ActiveAdmin() && !s.otherActiveAdmin(o.ID) {
+			return operators.ErrLastAdmin
+		}
 		if err := s.operatorTaken(o); err != nil {
 			return err
 		}
-		o.CreatedAt, o.LastSeenAt = old.CreatedAt, old.LastSeenAt
+		o.CreatedAt, o.LastSeenAt, o.SignedInAt, o.SessionEpoch = old.CreatedAt, old.LastSeenAt, old.SignedInAt, old.SessionEpoch
 		s.ops.byID[o.ID] = stampOperator(o)
 		return nil
 	})
+}
+
+// otherActiveAdmin reports whether an account other than id is an active admin; the
+// caller holds the lock.
+func (s *Store) otherActiveAdmin(id string) bool {
+	for _, other := range s.ops.byID {
+		if other.ID != id && other.ActiveAdmin() {
+			return true
+		}
+	}
+	return false
 }
 
 // operatorTaken refuses an email or subject another account has, as the unique
@@ -109,7 +126,7 @@ func (s *Store) operatorTaken(o operators.Operator) error {
 
 // stampOperator stores an account's times as Postgres would.
 func stampOperator(o operators.Operator) operators.Operator {
-	o.CreatedAt, o.UpdatedAt, o.LastSeenAt = ts(o.CreatedAt), ts(o.UpdatedAt), ts(o.LastSeenAt)
+	o.CreatedAt, o.UpdatedAt, o.LastSeenAt, o.SignedInAt = ts(o.CreatedAt), ts(o.UpdatedAt), ts(o.LastSeenAt), ts(o.SignedInAt)
 	return o
 }
 
@@ -176,6 +193,38 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (operators.Token, 
 	return operators.Token{}, otp.ErrNotFound
 }
 
+// EndSessions implements operators.Store.
+func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
+	if err := alive("end sessions", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.ops.byID[operatorID]; ok {
+		o.SessionEpoch++
+		s.ops.byID[operatorID] = o
+	}
+	return nil
+}
+
+// UseLoginState implements operators.Store.
+func (s *Store) UseLoginState(ctx context.Context, stateHash []byte, expires, now time.Time) error {
+	if err := alive("use login state", ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ops.logins == nil {
+		s.ops.logins = map[string]time.Time{}
+	}
+	maps.DeleteFunc(s.ops.logins, func(_ string, until time.Time) bool { return until.Before(now) })
+	if _, used := s.ops.logins[string(stateHash)]; used {
+		return operators.ErrLoginUsed
+	}
+	s.ops.logins[string(stateHash)] = expires
+	return nil
+}
+
 // TouchOperator implements operators.Store.
 func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error {
 	if err := alive("touch operator", ctx); err != nil {
@@ -185,6 +234,9 @@ func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, a
 	defer s.mu.Unlock()
 	if o, ok := s.ops.byID[operatorID]; ok {
 		o.LastSeenAt = ts(at)
+		if tokenID == "" {
+			o.SignedInAt = ts(at)
+		}
 		s.ops.byID[operatorID] = o
 	}
 	if t, ok := s.ops.tokens[tokenID]; ok && t.OperatorID == operatorID {
@@ -206,7 +258,7 @@ func (s *Store) changeOperators(ctx context.Context, op string, audit history.Ad
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ops.byID == nil {
-		s.ops = operatorState{byID: map[string]operators.Operator{}, tokens: map[string]operators.Token{}}
+		s.ops.byID, s.ops.tokens = map[string]operators.Operator{}, map[string]operators.Token{}
 	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)

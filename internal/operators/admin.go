@@ -62,7 +62,8 @@ type AdminService interface {
 	// console. Errors: *otp.ErrInvalidRequest naming the fields.
 	CreateOperator(ctx context.Context, n NewOperator, actor string) (Operator, error)
 	// UpdateOperator changes an account; a role set here is kept over the identity
-	// provider's claims from then on. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest.
+	// provider's claims from then on. The last active admin cannot be disabled or
+	// demoted. Errors: otp.ErrNotFound, *otp.ErrInvalidRequest.
 	UpdateOperator(ctx context.Context, id string, p Patch, actor string) (Operator, error)
 	// CreateToken makes a personal token of an account and returns its secret once.
 	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming name or expires_in.
@@ -75,9 +76,16 @@ type AdminService interface {
 	// SignIn finds or creates the account of a person the identity provider vouched for;
 	// see (*Admin).SignIn. Errors: ErrNoAccess, or ones wrapping otp.ErrUnavailable.
 	SignIn(ctx context.Context, id Identity, roles RoleMap) (Principal, error)
-	// Session finds the principal of a signed-in operator's account, as it is now.
-	// Errors: ErrBadToken when the account is gone or disabled, or ones wrapping otp.ErrUnavailable.
-	Session(ctx context.Context, operatorID string) (Principal, error)
+	// UseLogin marks a sign-in's state as used, once. Errors: ErrLoginUsed, or ones
+	// wrapping otp.ErrUnavailable.
+	UseLogin(ctx context.Context, state string, expires time.Time) error
+	// Session finds the principal of a signed-in operator's account, as it is now, for a
+	// session that began in the account's session epoch. Errors: ErrBadToken when the
+	// account is gone or disabled or the session was ended, or ones wrapping otp.ErrUnavailable.
+	Session(ctx context.Context, operatorID string, epoch int64) (Principal, error)
+	// EndSessions ends every console session of the account (a sign-out).
+	// Errors: ones wrapping otp.ErrUnavailable.
+	EndSessions(ctx context.Context, operatorID string) error
 }
 
 // Admin implements AdminService over a Store.
@@ -88,16 +96,25 @@ type Admin struct {
 	Now func() time.Time
 	// NewID makes account ids; tests replace it.
 	NewID func() string
+	// ClaimsRecheck (OTP_OIDC_RECHECK) is how long after its last single sign-on an
+	// account whose role came from the identity provider's claims may use personal
+	// tokens: the provider is asked again only at a sign-in, so this bounds how long a
+	// person the provider removed keeps token access. 0 means no bound.
+	ClaimsRecheck time.Duration
 }
+
+// DefaultClaimsRecheck is ClaimsRecheck when OTP_OIDC_RECHECK is not set.
+const DefaultClaimsRecheck = 24 * time.Hour
 
 var _ AdminService = (*Admin)(nil)
 
 // NewAdmin returns the service over store.
 func NewAdmin(store Store) *Admin {
 	return &Admin{
-		store: store,
-		Now:   func() time.Time { return time.Now().UTC() },
-		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
+		store:         store,
+		Now:           func() time.Time { return time.Now().UTC() },
+		NewID:         func() string { return uuid.Must(uuid.NewV7()).String() },
+		ClaimsRecheck: DefaultClaimsRecheck,
 	}
 }
 
@@ -186,7 +203,18 @@ func (a *Admin) UpdateOperator(ctx context.Context, id string, p Patch, actor st
 	}
 	o.UpdatedAt = a.Now().Truncate(time.Microsecond)
 	act := audit(ActionOperatorUpdate, o.ID, "changed", actor, describe(old), describe(o))
-	if err := a.store.UpdateOperator(ctx, o, act); err != nil {
+	err = a.store.UpdateOperator(ctx, o, true, act)
+	if errors.Is(err, ErrLastAdmin) {
+		field := "role"
+		if o.Disabled && !old.Disabled {
+			field = "disabled"
+		}
+		return Operator{}, &otp.ErrInvalidRequest{
+			Detail: "this is the last active admin: make another account an admin before disabling or demoting this one",
+			Fields: map[string]string{field: "the last active admin cannot be disabled or demoted"},
+		}
+	}
+	if err != nil {
 		return Operator{}, fmt.Errorf("operators: update: %w", err)
 	}
 	return o, nil
@@ -234,51 +262,6 @@ func (a *Admin) RevokeToken(ctx context.Context, operatorID, tokenID, actor stri
 		return fmt.Errorf("operators: revoke token: %w", err)
 	}
 	return nil
-}
-
-// Authenticate implements AdminService. The secret is looked up by its hash, so no
-// comparison in Go runs over the secret's bytes.
-func (a *Admin) Authenticate(ctx context.Context, secret string) (Principal, error) {
-	if !LooksLikeToken(secret) {
-		return Principal{}, ErrBadToken
-	}
-	t, err := a.store.TokenByHash(ctx, HashSecret(secret))
-	if errors.Is(err, otp.ErrNotFound) {
-		return Principal{}, ErrBadToken
-	}
-	if err != nil {
-		return Principal{}, fmt.Errorf("operators: authenticate: %w", err)
-	}
-	now := a.Now()
-	if !t.LiveAt(now) {
-		return Principal{}, ErrBadToken
-	}
-	p, err := a.Session(ctx, t.OperatorID)
-	if err != nil {
-		return Principal{}, err
-	}
-	p.Kind, p.TokenID = KindToken, t.ID
-	if now.Sub(t.LastUsedAt) >= touchEvery {
-		if err := a.store.TouchOperator(ctx, t.OperatorID, t.ID, now); err != nil {
-			return Principal{}, fmt.Errorf("operators: touch: %w", err)
-		}
-	}
-	return p, nil
-}
-
-// Session implements AdminService.
-func (a *Admin) Session(ctx context.Context, operatorID string) (Principal, error) {
-	o, err := a.store.OperatorByID(ctx, operatorID)
-	if errors.Is(err, otp.ErrNotFound) {
-		return Principal{}, ErrBadToken
-	}
-	if err != nil {
-		return Principal{}, fmt.Errorf("operators: session: %w", err)
-	}
-	if o.Disabled || !o.Role.Valid() {
-		return Principal{}, ErrBadToken
-	}
-	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
 }
 
 // audit makes the audit entry of a change of an account, with what it was and is.

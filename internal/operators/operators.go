@@ -6,6 +6,7 @@
 package operators
 
 import (
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -77,7 +78,21 @@ type Operator struct {
 	UpdatedAt time.Time
 	// LastSeenAt is when the account last signed in or used a token, to the minute; zero if never.
 	LastSeenAt time.Time
+	// SignedInAt is when the account last signed in with single sign-on; zero if never.
+	// A role that came from the identity provider's claims is only as fresh as this.
+	SignedInAt time.Time
+	// SessionEpoch counts the times the account's console sessions were ended (a sign-out):
+	// a session holds the epoch it began in and is void once the account's has moved on.
+	// Only Store.EndSessions changes it.
+	SessionEpoch int64
 }
+
+// ErrLastAdmin is what a store answers a change, made with keepAnAdmin, that would leave
+// no active admin. Someone must be able to manage accounts without the break-glass token.
+var ErrLastAdmin = errors.New("the last active admin cannot be disabled or demoted")
+
+// ActiveAdmin reports whether the account is an admin that may sign in.
+func (o Operator) ActiveAdmin() bool { return o.Role == RoleAdmin && !o.Disabled }
 
 // Limits of an operator's fields.
 const (
@@ -128,6 +143,10 @@ func oneLine(s string, n int) bool {
 	}
 	return true
 }
+
+// RoleFromClaims reports whether the account's role follows the identity provider's
+// claims (an account single sign-on created) rather than an admin's choice.
+func (o Operator) RoleFromClaims() bool { return !o.RoleFromConsole && o.Subject != "" }
 
 // Label names the operator for people: the name and the address, or the address alone.
 func (o Operator) Label() string {

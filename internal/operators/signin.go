@@ -2,6 +2,7 @@ package operators
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,10 @@ import (
 // ErrNoAccess refuses a single sign-on: the person has no account that may sign in and
 // their claims map to no role (or the account is disabled, or belongs to another subject).
 var ErrNoAccess = otp.Errorf(otp.CodeForbidden, "this identity may not use the console")
+
+// ErrLoginUsed refuses a single sign-on's callback whose state came back before: a sign-in
+// is finished once, so a copied login cookie and state cannot be replayed with a fresh code.
+var ErrLoginUsed = otp.Errorf(otp.CodeUnauthorized, "this sign-in was finished already")
 
 // Identity is what the identity provider says about a person who signed in.
 type Identity struct {
@@ -104,7 +109,7 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if !mapped {
 			return Principal{}, fmt.Errorf("%w: no role claimed", ErrNoAccess)
 		}
-		o = Operator{ID: a.NewID(), Email: email, Subject: id.Subject, Name: clip(id.Name), Role: claimed, CreatedAt: now, UpdatedAt: now, LastSeenAt: now}
+		o = Operator{ID: a.NewID(), Email: email, Subject: id.Subject, Name: clip(id.Name), Role: claimed, CreatedAt: now, UpdatedAt: now}
 		if err := o.Validate(); err != nil {
 			return Principal{}, fmt.Errorf("%w: %w", ErrNoAccess, err)
 		}
@@ -113,6 +118,10 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if err := a.store.CreateOperator(ctx, o, act); err != nil {
 			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 		}
+		if err := a.store.TouchOperator(ctx, o.ID, "", now); err != nil {
+			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
+		}
+		o.LastSeenAt, o.SignedInAt = now, now
 	case err != nil:
 		return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 	default:
@@ -123,7 +132,7 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		next.Subject = id.Subject
 		if !o.RoleFromConsole {
 			if !mapped {
-				return Principal{}, fmt.Errorf("%w: no role claimed", ErrNoAccess)
+				return Principal{}, a.dropAccess(ctx, o, now)
 			}
 			next.Role = claimed
 		}
@@ -134,7 +143,7 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 			next.UpdatedAt = now
 			act := audit(ActionOperatorSignIn, o.ID, "changed at sign-in", "single sign-on", describe(o), describe(next))
 			act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
-			if err := a.store.UpdateOperator(ctx, next, act); err != nil {
+			if err := a.store.UpdateOperator(ctx, next, false, act); err != nil {
 				return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 			}
 			o = next
@@ -142,8 +151,40 @@ func (a *Admin) SignIn(ctx context.Context, id Identity, roles RoleMap) (Princip
 		if err := a.store.TouchOperator(ctx, o.ID, "", now); err != nil {
 			return Principal{}, fmt.Errorf("operators: sign in: %w", err)
 		}
+		o.LastSeenAt, o.SignedInAt = now, now
 	}
 	return Principal{Kind: KindSession, Role: o.Role, Operator: o}, nil
+}
+
+// dropAccess answers the sign-in of an account whose role follows the claims when the
+// claims no longer map to any role: the provider has taken the person's access away, so
+// the account is disabled and lowered to viewer (an admin who enables it again gives back
+// a viewer, until a sign-in maps a role), and its console sessions are ended; its
+// personal tokens authenticate nothing from now on. It returns the refusal to give.
+func (a *Admin) dropAccess(ctx context.Context, o Operator, now time.Time) error {
+	next := o
+	next.Disabled, next.Role, next.UpdatedAt = true, RoleViewer, now
+	act := audit(ActionOperatorSignIn, o.ID, "disabled at sign-in: the identity provider's claims map to no role", "single sign-on", describe(o), describe(next))
+	act.ActorKind, act.Actor, act.ActorID = history.ActorSystem, "single sign-on", o.ID
+	if err := a.store.UpdateOperator(ctx, next, false, act); err != nil {
+		return fmt.Errorf("operators: sign in: %w", err)
+	}
+	if err := a.store.EndSessions(ctx, o.ID); err != nil {
+		return fmt.Errorf("operators: sign in: %w", err)
+	}
+	return fmt.Errorf("%w: no role claimed; the account is disabled", ErrNoAccess)
+}
+
+// UseLogin marks a sign-in's state as used; it lasts until expires. Only a hash of the
+// state is kept. Errors: ErrLoginUsed when it was used before, or ones wrapping
+// otp.ErrUnavailable.
+func (a *Admin) UseLogin(ctx context.Context, state string, expires time.Time) error {
+	sum := sha256.Sum256([]byte(state))
+	err := a.store.UseLoginState(ctx, sum[:], expires, a.Now())
+	if err != nil && !errors.Is(err, ErrLoginUsed) {
+		return fmt.Errorf("operators: use login state: %w", err)
+	}
+	return err
 }
 
 // clip keeps a provider's display name within an account's limits.

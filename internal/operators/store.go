@@ -23,9 +23,12 @@ type Store interface {
 	// CreateOperator stores a new account. Errors: *otp.ErrInvalidRequest naming email
 	// (or subject) when another account has it.
 	CreateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
-	// UpdateOperator replaces an account's fields but its id and creation time.
-	// Errors: otp.ErrNotFound, *otp.ErrInvalidRequest naming subject when another account has it.
-	UpdateOperator(ctx context.Context, o Operator, audit history.AdminAction) error
+	// UpdateOperator replaces an account's fields but its id, creation time, last use,
+	// last sign-in and session epoch. With keepAnAdmin, a change that would leave no
+	// active admin (the account is the last one, and is disabled or demoted) is refused,
+	// also when two such changes race. Errors: otp.ErrNotFound, ErrLastAdmin,
+	// *otp.ErrInvalidRequest naming subject when another account has it.
+	UpdateOperator(ctx context.Context, o Operator, keepAnAdmin bool, audit history.AdminAction) error
 	// OperatorTokens lists an account's tokens, revoked and expired ones included, oldest first.
 	OperatorTokens(ctx context.Context, operatorID string) ([]Token, error)
 	// CreateToken stores a new token of an existing account. Errors: otp.ErrNotFound.
@@ -34,8 +37,16 @@ type Store interface {
 	RevokeToken(ctx context.Context, operatorID, tokenID string, at time.Time, audit history.AdminAction) error
 	// TokenByHash finds a token, live or not, by the hash of its secret. Errors: otp.ErrNotFound.
 	TokenByHash(ctx context.Context, hash []byte) (Token, error)
+	// EndSessions voids every console session of the account by moving its SessionEpoch
+	// on; an unknown account is no error. It is not audited, as a sign-out is not.
+	EndSessions(ctx context.Context, operatorID string) error
+	// UseLoginState records that the single sign-on whose state hashes to stateHash
+	// came back, and keeps the record until expires, after which the state's cookie is
+	// refused anyway; records expired at now may be dropped. Errors: ErrLoginUsed when the
+	// state came back before.
+	UseLoginState(ctx context.Context, stateHash []byte, expires, now time.Time) error
 	// TouchOperator records that an account signed in or used a token (tokenID, "" for a
-	// sign-in) at at; it is not audited.
+	// single sign-on, which sets SignedInAt too) at at; it is not audited.
 	TouchOperator(ctx context.Context, operatorID, tokenID string, at time.Time) error
 }
 

@@ -17,16 +17,16 @@ var _ operators.Store = (*Store)(nil)
 
 // operatorCols are read by scanOperator, in this order.
 const operatorCols = `id, email, COALESCE(subject, ''), name, role, role_from_console, disabled,
-	created_at, updated_at, last_seen_at`
+	created_at, updated_at, last_seen_at, signed_in_at, session_epoch`
 
 func scanOperator(row pgx.Row) (operators.Operator, error) {
 	var (
-		o    operators.Operator
-		role string
-		seen *time.Time
+		o            operators.Operator
+		role         string
+		seen, signed *time.Time
 	)
 	err := row.Scan(&o.ID, &o.Email, &o.Subject, &o.Name, &role, &o.RoleFromConsole, &o.Disabled,
-		&o.CreatedAt, &o.UpdatedAt, &seen)
+		&o.CreatedAt, &o.UpdatedAt, &seen, &signed, &o.SessionEpoch)
 	if err != nil {
 		return operators.Operator{}, err
 	}
@@ -34,6 +34,9 @@ func scanOperator(row pgx.Row) (operators.Operator, error) {
 	o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.UpdatedAt.UTC()
 	if seen != nil {
 		o.LastSeenAt = seen.UTC()
+	}
+	if signed != nil {
+		o.SignedInAt = signed.UTC()
 	}
 	return o, nil
 }
@@ -107,11 +110,16 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 }
 
 // UpdateOperator implements operators.Store.
-func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit history.AdminAction) error {
+func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAnAdmin bool, audit history.AdminAction) error {
 	if !validID(o.ID) {
 		return otp.ErrNotFound
 	}
 	return s.inTx(ctx, "update operator", func(tx pgx.Tx) error {
+		if keepAnAdmin && !o.ActiveAdmin() {
+			if err := keepAnActiveAdmin(ctx, tx, o.ID); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE operators SET email = $2, subject = $3, name = $4, role = $5,
 			role_from_console = $6, disabled = $7, updated_at = $8 WHERE id = $1`,
 			o.ID, o.Email, nullable(o.Subject), o.Name, string(o.Role), o.RoleFromConsole, o.Disabled, o.UpdatedAt)
@@ -123,6 +131,31 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, audit 
 		}
 		return s.auditTx(ctx, tx, audit)
 	})
+}
+
+// EndSessions implements operators.Store.
+func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
+	if !validID(operatorID) {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE operators SET session_epoch = session_epoch + 1 WHERE id = $1`, operatorID)
+	return wrap("end sessions", err)
+}
+
+// keepAnActiveAdmin refuses, with operators.ErrLastAdmin, a change that takes the account
+// id away from the active admins when it is the last of them. It locks every active
+// admin's row first, so two transactions that each demote one of the last two admins
+// wait for each other, and the second sees that the first left only its own.
+func keepAnActiveAdmin(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, _ := tx.Query(ctx, `SELECT id::text FROM operators WHERE role = 'admin' AND NOT disabled ORDER BY id FOR UPDATE`)
+	admins, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	if len(admins) == 1 && admins[0] == id {
+		return operators.ErrLastAdmin
+	}
+	return nil
 }
 
 // tokenCols are read by scanToken, in this order.
@@ -208,6 +241,7 @@ func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, a
 		return nil
 	}
 	_, err := s.pool.Exec(ctx, `WITH t AS (UPDATE operator_tokens SET last_used_at = $3 WHERE $2 <> '' AND id = $2 AND operator_id = $1)
-		UPDATE operators SET last_seen_at = $3 WHERE id = $1`, operatorID, tokenID, at)
+		UPDATE operators SET last_seen_at = $3, signed_in_at = CASE WHEN $2 = '' THEN $3 ELSE signed_in_at END
+		WHERE id = $1`, operatorID, tokenID, at)
 	return wrap("touch operator", err)
 }

@@ -119,7 +119,7 @@ func (c *Client) AuthCodeURL(ctx context.Context, state, nonce, verifier string)
 }
 
 // Exchange trades the callback's code for tokens, verifies the ID token (issuer,
-// audience, expiry, signature, nonce) and returns who it names.
+// audience and authorized party, expiry, signature, nonce) and returns who it names.
 func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (operators.Identity, error) {
 	o, v, err := c.discover(ctx)
 	if err != nil {
@@ -146,6 +146,9 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (op
 	if err := idt.Claims(&claims); err != nil {
 		return operators.Identity{}, fmt.Errorf("sso: read the ID token's claims: %w", err)
 	}
+	if err := authorizedParty(idt.Audience, claims, c.cfg.ClientID); err != nil {
+		return operators.Identity{}, err
+	}
 	id := operators.Identity{Subject: idt.Subject, Claims: claimValues(claims[c.cfg.RoleClaim])}
 	id.Email, _ = claims["email"].(string)
 	id.EmailVerified = emailVerified(claims, c.cfg.TrustUnverifiedEmail)
@@ -154,6 +157,22 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (op
 		id.Name, _ = claims["preferred_username"].(string)
 	}
 	return id, nil
+}
+
+// authorizedParty checks the azp claim as OpenID Connect Core (3.1.3.7) says: an ID
+// token for several audiences must name this client as the party it was issued to, and
+// one that names a party must name this client. The verifier has already checked that
+// this client is one of the audiences; without this check a token issued to another
+// client, with this one merely among its audiences, would sign in here.
+func authorizedParty(aud []string, claims map[string]any, clientID string) error {
+	azp, present := claims["azp"]
+	switch {
+	case present && azp != clientID:
+		return fmt.Errorf("sso: the ID token was issued to another party (azp %v)", azp)
+	case !present && len(aud) > 1:
+		return errors.New("sso: the ID token names several audiences and no authorized party (azp)")
+	}
+	return nil
 }
 
 // emailVerified reads the email_verified claim: only the JSON boolean true vouches for

@@ -32,3 +32,25 @@ func TestEmailVerified(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthorizedParty(t *testing.T) {
+	const us = "otpgate-console"
+	for _, c := range []struct {
+		name   string
+		aud    []string
+		claims map[string]any
+		ok     bool
+	}{
+		{"OneAudienceNoParty", []string{us}, map[string]any{}, true},
+		{"OneAudienceUs", []string{us}, map[string]any{"azp": us}, true},
+		{"OneAudienceAnotherParty", []string{us}, map[string]any{"azp": "other-app"}, false},
+		{"SeveralAudiencesNoParty", []string{us, "other-app"}, map[string]any{}, false},
+		{"SeveralAudiencesUs", []string{"other-app", us}, map[string]any{"azp": us}, true},
+		{"SeveralAudiencesAnotherParty", []string{us, "other-app"}, map[string]any{"azp": "other-app"}, false},
+		{"APartyThatIsNoString", []string{us, "other-app"}, map[string]any{"azp": []any{us}}, false},
+	} {
+		if err := authorizedParty(c.aud, c.claims, us); (err == nil) != c.ok {
+			t.Errorf("%s: got %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}

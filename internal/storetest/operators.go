@@ -35,7 +35,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("OperatorByEmail: got %+v, %v; want %+v", got, err, o)
 		}
 		o.Role, o.Subject, o.Disabled, o.RoleFromConsole, o.UpdatedAt = operators.RoleAdmin, "sub-1", true, true, base().Add(time.Minute)
-		if err := e.Operators.UpdateOperator(e.ctx, o, act(operators.ActionOperatorUpdate)); err != nil {
+		if err := e.Operators.UpdateOperator(e.ctx, o, false, act(operators.ActionOperatorUpdate)); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		if got, err := e.Operators.OperatorBySubject(e.ctx, "sub-1"); err != nil || got != o {
@@ -61,7 +61,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 			"by bad id":  second(e.Operators.OperatorByID(e.ctx, "not-a-uuid")),
 			"by email":   second(e.Operators.OperatorByEmail(e.ctx, "nobody@example.com")),
 			"by subject": second(e.Operators.OperatorBySubject(e.ctx, "nobody")),
-			"update":     e.Operators.UpdateOperator(e.ctx, newOperator("x@example.com", operators.RoleViewer), act("x")),
+			"update":     e.Operators.UpdateOperator(e.ctx, newOperator("x@example.com", operators.RoleViewer), false, act("x")),
 			"token":      e.Operators.CreateToken(e.ctx, operators.Token{ID: "OT1", OperatorID: uuid.NewString(), Hash: make([]byte, 32), CreatedAt: base(), ExpiresAt: base().Add(time.Hour)}, act("x")),
 			"by hash":    second(e.Operators.TokenByHash(e.ctx, make([]byte, 32))),
 		} {
@@ -86,7 +86,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 		dup := newOperator("a@example.com", operators.RoleAdmin)
 		wantInvalid(t, "CreateOperator with a taken email", e.Operators.CreateOperator(e.ctx, dup, act("create")), "email")
 		b.Subject = "sub-a"
-		wantInvalid(t, "UpdateOperator to a taken subject", e.Operators.UpdateOperator(e.ctx, b, act("update")), "subject")
+		wantInvalid(t, "UpdateOperator to a taken subject", e.Operators.UpdateOperator(e.ctx, b, false, act("update")), "subject")
 		if got, _ := e.Operators.OperatorByID(e.ctx, b.ID); got.Subject != "" {
 			t.Errorf("subject: got %q, want the refused change not kept", got.Subject)
 		}
@@ -130,6 +130,126 @@ func testOperators(t *testing.T, newStore func(t *testing.T) Stores) {
 		actions, _ := e.History.AdminActions(e.ctx, 0)
 		if len(actions) != 3 || actions[0].Action != operators.ActionTokenRevoke {
 			t.Errorf("got audit entries %+v, want creation, token, revocation", actions)
+		}
+	})
+
+	t.Run("EndSessionsMovesTheEpochOnAndUpdatesKeepIt", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		o := newOperator("ops@example.com", operators.RoleOperator)
+		if err := e.Operators.CreateOperator(e.ctx, o, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		for range 2 {
+			if err := e.Operators.EndSessions(e.ctx, o.ID); err != nil {
+				t.Fatalf("EndSessions: %v", err)
+			}
+		}
+		o.Name = "renamed" // an update made with the account as read before the sign-outs
+		if err := e.Operators.UpdateOperator(e.ctx, o, false, act("update")); err != nil {
+			t.Fatalf("UpdateOperator: %v", err)
+		}
+		if got, err := e.Operators.OperatorByID(e.ctx, o.ID); err != nil || got.SessionEpoch != 2 || got.Name != "renamed" {
+			t.Errorf("account: got %+v, %v; want epoch 2 and the new name", got, err)
+		}
+		if err := e.Operators.EndSessions(e.ctx, uuid.NewString()); err != nil {
+			t.Errorf("EndSessions of an unknown account: got %v, want nil", err)
+		}
+	})
+
+	t.Run("ASignInIsRecordedApartFromTokenUse", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		o := newOperator("ops@example.com", operators.RoleOperator)
+		o.Subject = "sub-ops"
+		if err := e.Operators.CreateOperator(e.ctx, o, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		tok := operators.Token{ID: "OT0002", OperatorID: o.ID, Hash: bytes.Repeat([]byte{8}, 32), CreatedAt: base(), ExpiresAt: base().Add(24 * time.Hour)}
+		if err := e.Operators.CreateToken(e.ctx, tok, act("token")); err != nil {
+			t.Fatalf("CreateToken: %v", err)
+		}
+		signedIn, used := base().Add(time.Hour), base().Add(2*time.Hour)
+		if err := e.Operators.TouchOperator(e.ctx, o.ID, "", signedIn); err != nil {
+			t.Fatalf("TouchOperator (sign-in): %v", err)
+		}
+		if err := e.Operators.TouchOperator(e.ctx, o.ID, tok.ID, used); err != nil {
+			t.Fatalf("TouchOperator (token): %v", err)
+		}
+		o.Name = "renamed"
+		if err := e.Operators.UpdateOperator(e.ctx, o, false, act("update")); err != nil {
+			t.Fatalf("UpdateOperator: %v", err)
+		}
+		got, err := e.Operators.OperatorByID(e.ctx, o.ID)
+		if err != nil || !got.SignedInAt.Equal(signedIn) || !got.LastSeenAt.Equal(used) {
+			t.Errorf("account: got %+v, %v; want signed in at %v and last seen at %v", got, err, signedIn, used)
+		}
+	})
+
+	t.Run("TheLastActiveAdminStays", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		a, b := newOperator("a@example.com", operators.RoleAdmin), newOperator("b@example.com", operators.RoleAdmin)
+		if err := e.Operators.CreateOperator(e.ctx, a, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		demoted, disabled := a, a
+		demoted.Role, disabled.Disabled = operators.RoleOperator, true
+		for name, o := range map[string]operators.Operator{"demoted": demoted, "disabled": disabled} {
+			if err := e.Operators.UpdateOperator(e.ctx, o, true, act("update")); !errors.Is(err, operators.ErrLastAdmin) {
+				t.Errorf("%s: got %v, want operators.ErrLastAdmin", name, err)
+			}
+		}
+		if got, _ := e.Operators.OperatorByID(e.ctx, a.ID); got != a {
+			t.Errorf("the last admin: got %+v, want it unchanged", got)
+		}
+		if err := e.Operators.CreateOperator(e.ctx, b, act("create")); err != nil {
+			t.Fatalf("CreateOperator: %v", err)
+		}
+		// Both admins demoted at once: one change waits for the other and is refused.
+		errs := make(chan error, 2)
+		for _, o := range []operators.Operator{a, b} {
+			go func() {
+				o.Role = operators.RoleViewer
+				errs <- e.Operators.UpdateOperator(e.ctx, o, true, act("update"))
+			}()
+		}
+		var refused int
+		for range 2 {
+			err := <-errs
+			switch {
+			case errors.Is(err, operators.ErrLastAdmin):
+				refused++
+			case err != nil:
+				t.Errorf("UpdateOperator: %v", err)
+			}
+		}
+		if refused != 1 {
+			t.Errorf("of two admins demoted at once: %d refused, want 1", refused)
+		}
+		if actions, _ := e.History.AdminActions(e.ctx, 0); len(actions) != 3 {
+			t.Errorf("got %d audit entries, want the 2 creations and the 1 demotion", len(actions))
+		}
+		// Single sign-on follows the provider even for the last admin.
+		left := a
+		if got, _ := e.Operators.OperatorByID(e.ctx, a.ID); got.Role != operators.RoleAdmin {
+			left = b
+		}
+		left.Disabled = true
+		if err := e.Operators.UpdateOperator(e.ctx, left, false, act("update")); err != nil {
+			t.Errorf("without keepAnAdmin: got %v, want the change made", err)
+		}
+	})
+
+	t.Run("ALoginStateIsUsedOnce", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		state, other := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+		expires := base().Add(10 * time.Minute)
+		if err := e.Operators.UseLoginState(e.ctx, state, expires, base()); err != nil {
+			t.Fatalf("first use: %v", err)
+		}
+		if err := e.Operators.UseLoginState(e.ctx, state, expires, base().Add(time.Minute)); !errors.Is(err, operators.ErrLoginUsed) {
+			t.Errorf("second use: got %v, want operators.ErrLoginUsed", err)
+		}
+		if err := e.Operators.UseLoginState(e.ctx, other, expires, base().Add(time.Minute)); err != nil {
+			t.Errorf("another state: got %v, want it used", err)
 		}
 	})
 }
