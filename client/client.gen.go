@@ -63,6 +63,75 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for JWKSKeysAlg.
+const (
+	JWKSKeysAlgES256 JWKSKeysAlg = "ES256"
+	JWKSKeysAlgEdDSA JWKSKeysAlg = "EdDSA"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysAlg enum.
+func (e JWKSKeysAlg) Valid() bool {
+	switch e {
+	case JWKSKeysAlgES256:
+		return true
+	case JWKSKeysAlgEdDSA:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JWKSKeysCrv.
+const (
+	JWKSKeysCrvEd25519 JWKSKeysCrv = "Ed25519"
+	JWKSKeysCrvP256    JWKSKeysCrv = "P-256"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysCrv enum.
+func (e JWKSKeysCrv) Valid() bool {
+	switch e {
+	case JWKSKeysCrvEd25519:
+		return true
+	case JWKSKeysCrvP256:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JWKSKeysKty.
+const (
+	JWKSKeysKtyEC  JWKSKeysKty = "EC"
+	JWKSKeysKtyOKP JWKSKeysKty = "OKP"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysKty enum.
+func (e JWKSKeysKty) Valid() bool {
+	switch e {
+	case JWKSKeysKtyEC:
+		return true
+	case JWKSKeysKtyOKP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JWKSKeysUse.
+const (
+	JWKSKeysUseSig JWKSKeysUse = "sig"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysUse enum.
+func (e JWKSKeysUse) Valid() bool {
+	switch e {
+	case JWKSKeysUseSig:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTarget.
 const (
 	ProblemTargetCountry ProblemTarget = "country"
@@ -750,6 +819,60 @@ func (e ProblemInvalidSignatureWindow) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidTokenCode.
+const (
+	ProblemInvalidTokenCodeInvalidToken ProblemInvalidTokenCode = "invalid_token"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidTokenCode enum.
+func (e ProblemInvalidTokenCode) Valid() bool {
+	switch e {
+	case ProblemInvalidTokenCodeInvalidToken:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidTokenTarget.
+const (
+	ProblemInvalidTokenTargetCountry ProblemInvalidTokenTarget = "country"
+	ProblemInvalidTokenTargetIpNet   ProblemInvalidTokenTarget = "ip_net"
+	ProblemInvalidTokenTargetPrefix  ProblemInvalidTokenTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidTokenTarget enum.
+func (e ProblemInvalidTokenTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidTokenTargetCountry:
+		return true
+	case ProblemInvalidTokenTargetIpNet:
+		return true
+	case ProblemInvalidTokenTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidTokenWindow.
+const (
+	ProblemInvalidTokenWindowDay   ProblemInvalidTokenWindow = "day"
+	ProblemInvalidTokenWindowMonth ProblemInvalidTokenWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidTokenWindow enum.
+func (e ProblemInvalidTokenWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidTokenWindowDay:
+		return true
+	case ProblemInvalidTokenWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemNotFoundCode.
 const (
 	ProblemNotFoundCodeNotFound ProblemNotFoundCode = "not_found"
@@ -1089,6 +1212,114 @@ func (e ProblemTOTPWrongCodeWindow) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTokenExpiredCode.
+const (
+	ProblemTokenExpiredCodeTokenExpired ProblemTokenExpiredCode = "token_expired"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenExpiredCode enum.
+func (e ProblemTokenExpiredCode) Valid() bool {
+	switch e {
+	case ProblemTokenExpiredCodeTokenExpired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenExpiredTarget.
+const (
+	ProblemTokenExpiredTargetCountry ProblemTokenExpiredTarget = "country"
+	ProblemTokenExpiredTargetIpNet   ProblemTokenExpiredTarget = "ip_net"
+	ProblemTokenExpiredTargetPrefix  ProblemTokenExpiredTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenExpiredTarget enum.
+func (e ProblemTokenExpiredTarget) Valid() bool {
+	switch e {
+	case ProblemTokenExpiredTargetCountry:
+		return true
+	case ProblemTokenExpiredTargetIpNet:
+		return true
+	case ProblemTokenExpiredTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenExpiredWindow.
+const (
+	ProblemTokenExpiredWindowDay   ProblemTokenExpiredWindow = "day"
+	ProblemTokenExpiredWindowMonth ProblemTokenExpiredWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenExpiredWindow enum.
+func (e ProblemTokenExpiredWindow) Valid() bool {
+	switch e {
+	case ProblemTokenExpiredWindowDay:
+		return true
+	case ProblemTokenExpiredWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenRedeemedCode.
+const (
+	ProblemTokenRedeemedCodeTokenRedeemed ProblemTokenRedeemedCode = "token_redeemed"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenRedeemedCode enum.
+func (e ProblemTokenRedeemedCode) Valid() bool {
+	switch e {
+	case ProblemTokenRedeemedCodeTokenRedeemed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenRedeemedTarget.
+const (
+	ProblemTokenRedeemedTargetCountry ProblemTokenRedeemedTarget = "country"
+	ProblemTokenRedeemedTargetIpNet   ProblemTokenRedeemedTarget = "ip_net"
+	ProblemTokenRedeemedTargetPrefix  ProblemTokenRedeemedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenRedeemedTarget enum.
+func (e ProblemTokenRedeemedTarget) Valid() bool {
+	switch e {
+	case ProblemTokenRedeemedTargetCountry:
+		return true
+	case ProblemTokenRedeemedTargetIpNet:
+		return true
+	case ProblemTokenRedeemedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenRedeemedWindow.
+const (
+	ProblemTokenRedeemedWindowDay   ProblemTokenRedeemedWindow = "day"
+	ProblemTokenRedeemedWindowMonth ProblemTokenRedeemedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenRedeemedWindow enum.
+func (e ProblemTokenRedeemedWindow) Valid() bool {
+	switch e {
+	case ProblemTokenRedeemedWindowDay:
+		return true
+	case ProblemTokenRedeemedWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTooLargeCode.
 const (
 	ProblemTooLargeCodeRequestTooLarge ProblemTooLargeCode = "request_too_large"
@@ -1353,6 +1584,30 @@ func (e ProblemUnsupportedMediaTypeWindow) Valid() bool {
 	case ProblemUnsupportedMediaTypeWindowDay:
 		return true
 	case ProblemUnsupportedMediaTypeWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RedeemedChannel.
+const (
+	RedeemedChannelEmail    RedeemedChannel = "email"
+	RedeemedChannelSms      RedeemedChannel = "sms"
+	RedeemedChannelVoice    RedeemedChannel = "voice"
+	RedeemedChannelWhatsapp RedeemedChannel = "whatsapp"
+)
+
+// Valid indicates whether the value is a known member of the RedeemedChannel enum.
+func (e RedeemedChannel) Valid() bool {
+	switch e {
+	case RedeemedChannelEmail:
+		return true
+	case RedeemedChannelSms:
+		return true
+	case RedeemedChannelVoice:
+		return true
+	case RedeemedChannelWhatsapp:
 		return true
 	default:
 		return false
@@ -1639,7 +1894,14 @@ type CheckResult struct {
 	// Phone A phone number in E.164.
 	Phone  *E164             `json:"phone,omitempty"`
 	Status CheckResultStatus `json:"status"`
-	union  json.RawMessage
+
+	// Token The verification token for the app's backend: a compact JWT (ES256 or EdDSA)
+	// with `iss`, `aud` and `app` (the app id), `address` or `address_index` (the
+	// app's `token_address`), `channel`, `verification_id`, `iat`, `exp` and `jti`,
+	// verifiable against `/.well-known/jwks.json` and redeemable once at
+	// `/v1/apps/{app_id}/tokens/redeem` (docs/browser.md).
+	Token *string `json:"token,omitempty"`
+	union json.RawMessage
 }
 
 // CheckResultStatus defines model for CheckResult.Status.
@@ -1664,6 +1926,31 @@ type Health struct {
 
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
+
+// JWKS defines model for JWKS.
+type JWKS struct {
+	Keys []struct {
+		Alg JWKSKeysAlg  `json:"alg"`
+		Crv *JWKSKeysCrv `json:"crv,omitempty"`
+		Kid string       `json:"kid"`
+		Kty JWKSKeysKty  `json:"kty"`
+		Use JWKSKeysUse  `json:"use"`
+		X   *string      `json:"x,omitempty"`
+		Y   *string      `json:"y,omitempty"`
+	} `json:"keys"`
+}
+
+// JWKSKeysAlg defines model for JWKS.Keys.Alg.
+type JWKSKeysAlg string
+
+// JWKSKeysCrv defines model for JWKS.Keys.Crv.
+type JWKSKeysCrv string
+
+// JWKSKeysKty defines model for JWKS.Keys.Kty.
+type JWKSKeysKty string
+
+// JWKSKeysUse defines model for JWKS.Keys.Use.
+type JWKSKeysUse string
 
 // Problem An RFC 9457 problem. `type` is `urn:otpgate:problem:<code>` and `status` the
 // HTTP status; the extensions appear only where a response says so.
@@ -2333,6 +2620,57 @@ type ProblemInvalidSignatureTarget string
 // ProblemInvalidSignatureWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemInvalidSignatureWindow string
 
+// ProblemInvalidToken defines model for ProblemInvalidToken.
+type ProblemInvalidToken struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemInvalidTokenCode `json:"code"`
+	Detail    string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidTokenTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidTokenWindow `json:"window,omitempty"`
+}
+
+// ProblemInvalidTokenCode defines model for ProblemInvalidToken.Code.
+type ProblemInvalidTokenCode string
+
+// ProblemInvalidTokenTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidTokenTarget string
+
+// ProblemInvalidTokenWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidTokenWindow string
+
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -2644,6 +2982,108 @@ type ProblemTOTPWrongCodeTarget string
 // ProblemTOTPWrongCodeWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemTOTPWrongCodeWindow string
 
+// ProblemTokenExpired defines model for ProblemTokenExpired.
+type ProblemTokenExpired struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemTokenExpiredCode `json:"code"`
+	Detail    string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTokenExpiredTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTokenExpiredWindow `json:"window,omitempty"`
+}
+
+// ProblemTokenExpiredCode defines model for ProblemTokenExpired.Code.
+type ProblemTokenExpiredCode string
+
+// ProblemTokenExpiredTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTokenExpiredTarget string
+
+// ProblemTokenExpiredWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTokenExpiredWindow string
+
+// ProblemTokenRedeemed defines model for ProblemTokenRedeemed.
+type ProblemTokenRedeemed struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge               `json:"challenge,omitempty"`
+	Code      ProblemTokenRedeemedCode `json:"code"`
+	Detail    string                   `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTokenRedeemedTarget `json:"target,omitempty"`
+	Title  string                      `json:"title"`
+	Type   string                      `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTokenRedeemedWindow `json:"window,omitempty"`
+}
+
+// ProblemTokenRedeemedCode defines model for ProblemTokenRedeemed.Code.
+type ProblemTokenRedeemedCode string
+
+// ProblemTokenRedeemedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTokenRedeemedTarget string
+
+// ProblemTokenRedeemedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTokenRedeemedWindow string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -2898,6 +3338,31 @@ type ProblemUnsupportedMediaTypeTarget string
 
 // ProblemUnsupportedMediaTypeWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemUnsupportedMediaTypeWindow string
+
+// RedeemRequest defines model for RedeemRequest.
+type RedeemRequest struct {
+	// Token The verification token of an approved check.
+	Token string `json:"token"`
+}
+
+// Redeemed defines model for Redeemed.
+type Redeemed struct {
+	// Address The verified E.164 number or email address (apps whose `token_address` is `address`).
+	Address *string `json:"address,omitempty"`
+
+	// AddressIndex The verified address's keyed index (apps whose `token_address` is `index`).
+	AddressIndex   *string            `json:"address_index,omitempty"`
+	AppId          openapi_types.UUID `json:"app_id"`
+	Channel        RedeemedChannel    `json:"channel"`
+	ExpiresAt      time.Time          `json:"expires_at"`
+	IssuedAt       time.Time          `json:"issued_at"`
+	Jti            string             `json:"jti"`
+	RedeemedAt     time.Time          `json:"redeemed_at"`
+	VerificationId openapi_types.UUID `json:"verification_id"`
+}
+
+// RedeemedChannel defines model for Redeemed.Channel.
+type RedeemedChannel string
 
 // SendRequest `phone` for the channels `sms`, `whatsapp` and `voice`, `email` for the channel
 // `email`; giving the other one, or neither, is `400`.
@@ -3332,6 +3797,9 @@ type CheckVerificationParams struct {
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
 }
 
+// RedeemTokenJSONRequestBody defines body for RedeemToken for application/json ContentType.
+type RedeemTokenJSONRequestBody = RedeemRequest
+
 // CreateTOTPChallengeJSONRequestBody defines body for CreateTOTPChallenge for application/json ContentType.
 type CreateTOTPChallengeJSONRequestBody = TOTPChallengeRequest
 
@@ -3638,6 +4106,12 @@ func (t CheckResult) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'status': %w", err)
 	}
 
+	if t.Token != nil {
+		object["token"], err = json.Marshal(t.Token)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'token': %w", err)
+		}
+	}
 	b, err = json.Marshal(object)
 	return b, err
 }
@@ -3678,6 +4152,13 @@ func (t *CheckResult) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Status)
 		if err != nil {
 			return fmt.Errorf("error reading 'status': %w", err)
+		}
+	}
+
+	if raw, found := object["token"]; found {
+		err = json.Unmarshal(raw, &t.Token)
+		if err != nil {
+			return fmt.Errorf("error reading 'token': %w", err)
 		}
 	}
 
@@ -4241,6 +4722,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// Jwks The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+	//
+	// The key that signs now, the next one (published 10 minutes before it signs) and
+	// the previous ones until the last token they signed expired. Cacheable for 5
+	// minutes (`Cache-Control`).
+	//
+	// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+	Jwks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Healthz The process is up; nothing else is checked.
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
@@ -4255,6 +4745,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeemTokenWithBody Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemTokenWithBody(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeemToken Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemToken(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTOTPEntity Delete an app's user with every factor and challenge of theirs.
 	//
@@ -4556,6 +5082,25 @@ type ClientInterface interface {
 	CheckVerification(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// Jwks The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+//
+// The key that signs now, the next one (published 10 minutes before it signs) and
+// the previous ones until the last token they signed expired. Cacheable for 5
+// minutes (`Cache-Control`).
+//
+// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+func (c *Client) Jwks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJwksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Healthz The process is up; nothing else is checked.
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
@@ -4591,6 +5136,62 @@ func (c *Client) OpenAPIDocument(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeemTokenWithBody Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *Client) RedeemTokenWithBody(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeemTokenRequestWithBody(c.Server, appId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeemToken Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *Client) RedeemToken(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeemTokenRequest(c.Server, appId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5110,6 +5711,33 @@ func (c *Client) CheckVerification(ctx context.Context, params *CheckVerificatio
 	return c.Client.Do(req)
 }
 
+// NewJwksRequest constructs an http.Request for the Jwks method
+func NewJwksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/jwks.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewHealthzRequest constructs an http.Request for the Healthz method
 func NewHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -5187,6 +5815,53 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewRedeemTokenRequest calls the generic RedeemToken builder with application/json body
+func NewRedeemTokenRequest(server string, appId AppID, body RedeemTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRedeemTokenRequestWithBody(server, appId, "application/json", bodyReader)
+}
+
+// NewRedeemTokenRequestWithBody constructs an http.Request for the RedeemToken method, with any body, and a specified content type
+func NewRedeemTokenRequestWithBody(server string, appId AppID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/tokens/redeem", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5929,6 +6604,17 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// JwksWithResponse The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+	//
+	// The key that signs now, the next one (published 10 minutes before it signs) and
+	// the previous ones until the last token they signed expired. Cacheable for 5
+	// minutes (`Cache-Control`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+	JwksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*JwksResponse, error)
+
 	// HealthzWithResponse The process is up; nothing else is checked.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5949,6 +6635,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
+
+	// RedeemTokenWithBodyWithResponse Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemTokenWithBodyWithResponse(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error)
+
+	// RedeemTokenWithResponse Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemTokenWithResponse(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error)
 
 	// DeleteTOTPEntityWithResponse Delete an app's user with every factor and challenge of theirs.
 	//
@@ -6258,6 +6980,61 @@ type ClientWithResponsesInterface interface {
 	CheckVerificationWithResponse(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
 }
 
+// JwksResponse200Headers the declared response headers of an HTTP 200 response for Jwks
+type JwksResponse200Headers struct {
+	CacheControl *string
+}
+
+type JwksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationjwkSetJSON200 the response for an HTTP 200 `application/jwk-set+json` response
+	ApplicationjwkSetJSON200 *JWKS
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *JwksResponse200Headers
+}
+
+// GetApplicationjwkSetJSON200 returns the response for an HTTP 200 `application/jwk-set+json` response
+func (r JwksResponse) GetApplicationjwkSetJSON200() *JWKS {
+	return r.ApplicationjwkSetJSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r JwksResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r JwksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r JwksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r JwksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r JwksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type HealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6403,6 +7180,124 @@ func (r ReadyzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeemTokenResponse401Headers the declared response headers of an HTTP 401 response for RedeemToken
+type RedeemTokenResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RedeemTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Redeemed
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *AppNotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ProblemTokenRedeemed
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *ProblemTokenExpired
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ProblemInvalidToken
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeemTokenResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RedeemTokenResponse) GetJSON200() *Redeemed {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON404() *AppNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON409() *ProblemTokenRedeemed {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON410() *ProblemTokenExpired {
+	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON422() *ProblemInvalidToken {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeemTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeemTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeemTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeemTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7933,6 +8828,23 @@ func (r CheckVerificationResponse) ContentType() string {
 	return ""
 }
 
+// JwksWithResponse The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+//
+// The key that signs now, the next one (published 10 minutes before it signs) and
+// the previous ones until the last token they signed expired. Cacheable for 5
+// minutes (`Cache-Control`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+func (c *ClientWithResponses) JwksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*JwksResponse, error) {
+	rsp, err := c.Jwks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJwksResponse(rsp)
+}
+
 // HealthzWithResponse The process is up; nothing else is checked.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -7970,6 +8882,54 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseReadyzResponse(rsp)
+}
+
+// RedeemTokenWithBodyWithResponse Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *ClientWithResponses) RedeemTokenWithBodyWithResponse(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error) {
+	rsp, err := c.RedeemTokenWithBody(ctx, appId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeemTokenResponse(rsp)
+}
+
+// RedeemTokenWithResponse Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *ClientWithResponses) RedeemTokenWithResponse(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error) {
+	rsp, err := c.RedeemToken(ctx, appId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeemTokenResponse(rsp)
 }
 
 // DeleteTOTPEntityWithResponse Delete an app's user with every factor and challenge of theirs.
@@ -8405,6 +9365,52 @@ func (c *ClientWithResponses) CheckVerificationWithResponse(ctx context.Context,
 	return ParseCheckVerificationResponse(rsp)
 }
 
+// ParseJwksResponse parses an HTTP response from a JwksWithResponse call
+func ParseJwksResponse(rsp *http.Response) (*JwksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &JwksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JWKS
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationjwkSetJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers JwksResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call
 func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8506,6 +9512,115 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseRedeemTokenResponse parses an HTTP response from a RedeemTokenWithResponse call
+func ParseRedeemTokenResponse(rsp *http.Response) (*RedeemTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeemTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Redeemed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AppNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ProblemTokenRedeemed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ProblemTokenExpired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ProblemInvalidToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RedeemTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil
