@@ -3607,6 +3607,9 @@ type WebhookReceipt struct {
 // WebhookReceiptStatus defines model for WebhookReceipt.Status.
 type WebhookReceiptStatus string
 
+// AccessControlRequestMethod defines model for AccessControlRequestMethod.
+type AccessControlRequestMethod = string
+
 // AppID defines model for AppID.
 type AppID = string
 
@@ -3615,6 +3618,9 @@ type ClientIP = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// Origin defines model for Origin.
+type Origin = string
 
 // TOTPFactorID defines model for TOTPFactorID.
 type TOTPFactorID = string
@@ -3733,6 +3739,13 @@ type Check = CheckRequest
 // `email`; giving the other one, or neither, is `400`.
 type Send = SendRequest
 
+// SendAppPreflightParams defines parameters for SendAppPreflight.
+type SendAppPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
+}
+
 // SendAppVerificationParams defines parameters for SendAppVerification.
 type SendAppVerificationParams struct {
 	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
@@ -3745,6 +3758,13 @@ type SendAppVerificationParams struct {
 	// address. With such a key, a value that is not one IPv4 or IPv6 address is
 	// `400 invalid_request`; for every other caller the header is ignored.
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
+}
+
+// CheckAppPreflightParams defines parameters for CheckAppPreflight.
+type CheckAppPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
 }
 
 // CheckAppVerificationParams defines parameters for CheckAppVerification.
@@ -3773,6 +3793,13 @@ type DeliveryReceiptParams struct {
 // DeliveryReceiptParamsKind defines parameters for DeliveryReceipt.
 type DeliveryReceiptParamsKind string
 
+// SendPreflightParams defines parameters for SendPreflight.
+type SendPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
+}
+
 // SendVerificationParams defines parameters for SendVerification.
 type SendVerificationParams struct {
 	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
@@ -3785,6 +3812,13 @@ type SendVerificationParams struct {
 	// address. With such a key, a value that is not one IPv4 or IPv6 address is
 	// `400 invalid_request`; for every other caller the header is ignored.
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
+}
+
+// CheckPreflightParams defines parameters for CheckPreflight.
+type CheckPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
 }
 
 // CheckVerificationParams defines parameters for CheckVerification.
@@ -4876,6 +4910,11 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
 	VerifyTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendAppPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+	SendAppPreflight(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
 	//
 	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -4907,6 +4946,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
 	SendAppVerification(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckAppPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+	CheckAppPreflight(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CheckAppVerificationWithBody Check a code of an app, by phone or by verification id.
 	//
@@ -4989,6 +5033,11 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
 	DeliveryReceiptWithFormdataBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+	SendPreflight(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendVerificationWithBody Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
@@ -5042,6 +5091,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerification(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+	CheckPreflight(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CheckVerificationWithBody Check a code of the default app, by phone, by email address or by verification id.
 	//
@@ -5396,6 +5450,21 @@ func (c *Client) VerifyTOTPFactor(ctx context.Context, appId AppID, identity TOT
 	return c.Client.Do(req)
 }
 
+// SendAppPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+func (c *Client) SendAppPreflight(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendAppPreflightRequest(c.Server, appId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
 //
 // As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -5438,6 +5507,21 @@ func (c *Client) SendAppVerificationWithBody(ctx context.Context, appId AppID, p
 // Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
 func (c *Client) SendAppVerification(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendAppVerificationRequest(c.Server, appId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckAppPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+func (c *Client) CheckAppPreflight(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckAppPreflightRequest(c.Server, appId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5579,6 +5663,21 @@ func (c *Client) DeliveryReceiptWithFormdataBody(ctx context.Context, kind Deliv
 	return c.Client.Do(req)
 }
 
+// SendPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+func (c *Client) SendPreflight(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendPreflightRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendVerificationWithBody Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
@@ -5643,6 +5742,21 @@ func (c *Client) SendVerificationWithBody(ctx context.Context, params *SendVerif
 // Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 func (c *Client) SendVerification(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendVerificationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+func (c *Client) CheckPreflight(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckPreflightRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6213,6 +6327,62 @@ func NewVerifyTOTPFactorRequestWithBody(server string, appId AppID, identity TOT
 	return req, nil
 }
 
+// NewSendAppPreflightRequest constructs an http.Request for the SendAppPreflight method
+func NewSendAppPreflightRequest(server string, appId AppID, params *SendAppPreflightParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/verifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
+
+	}
+
+	return req, nil
+}
+
 // NewSendAppVerificationRequest calls the generic SendAppVerification builder with application/json body
 func NewSendAppVerificationRequest(server string, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6280,6 +6450,62 @@ func NewSendAppVerificationRequestWithBody(server string, appId AppID, params *S
 
 			req.Header.Set("Otpgate-Client-Ip", headerParam1)
 		}
+
+	}
+
+	return req, nil
+}
+
+// NewCheckAppPreflightRequest constructs an http.Request for the CheckAppPreflight method
+func NewCheckAppPreflightRequest(server string, appId AppID, params *CheckAppPreflightParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/verifications/check", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
 
 	}
 
@@ -6439,6 +6665,55 @@ func NewDeliveryReceiptRequestWithBody(server string, kind DeliveryReceiptParams
 	return req, nil
 }
 
+// NewSendPreflightRequest constructs an http.Request for the SendPreflight method
+func NewSendPreflightRequest(server string, params *SendPreflightParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/verifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
+
+	}
+
+	return req, nil
+}
+
 // NewSendVerificationRequest calls the generic SendVerification builder with application/json body
 func NewSendVerificationRequest(server string, params *SendVerificationParams, body SendVerificationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6499,6 +6774,55 @@ func NewSendVerificationRequestWithBody(server string, params *SendVerificationP
 
 			req.Header.Set("Otpgate-Client-Ip", headerParam1)
 		}
+
+	}
+
+	return req, nil
+}
+
+// NewCheckPreflightRequest constructs an http.Request for the CheckPreflight method
+func NewCheckPreflightRequest(server string, params *CheckPreflightParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/verifications/check")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
 
 	}
 
@@ -6774,6 +7098,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
 	VerifyTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyTOTPFactorResponse, error)
 
+	// SendAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+	SendAppPreflightWithResponse(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*SendAppPreflightResponse, error)
+
 	// SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
 	//
 	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -6805,6 +7136,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
 	SendAppVerificationWithResponse(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendAppVerificationResponse, error)
+
+	// CheckAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+	CheckAppPreflightWithResponse(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*CheckAppPreflightResponse, error)
 
 	// CheckAppVerificationWithBodyWithResponse Check a code of an app, by phone or by verification id.
 	//
@@ -6887,6 +7225,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
 	DeliveryReceiptWithFormdataBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error)
 
+	// SendPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+	SendPreflightWithResponse(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*SendPreflightResponse, error)
+
 	// SendVerificationWithBodyWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
@@ -6940,6 +7285,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithResponse(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendVerificationResponse, error)
+
+	// CheckPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+	CheckPreflightWithResponse(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*CheckPreflightResponse, error)
 
 	// CheckVerificationWithBodyWithResponse Check a code of the default app, by phone, by email address or by verification id.
 	//
@@ -7924,6 +8276,50 @@ func (r VerifyTOTPFactorResponse) ContentType() string {
 	return ""
 }
 
+// SendAppPreflightResponse204Headers the declared response headers of an HTTP 204 response for SendAppPreflight
+type SendAppPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type SendAppPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *SendAppPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r SendAppPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendAppPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendAppPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendAppPreflightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SendAppVerificationResponse200Headers the declared response headers of an HTTP 200 response for SendAppVerification
 type SendAppVerificationResponse200Headers struct {
 	IdempotentReplayed *string
@@ -8165,6 +8561,50 @@ func (r SendAppVerificationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SendAppVerificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CheckAppPreflightResponse204Headers the declared response headers of an HTTP 204 response for CheckAppPreflight
+type CheckAppPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type CheckAppPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *CheckAppPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckAppPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckAppPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckAppPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckAppPreflightResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8414,6 +8854,50 @@ func (r DeliveryReceiptResponse) ContentType() string {
 	return ""
 }
 
+// SendPreflightResponse204Headers the declared response headers of an HTTP 204 response for SendPreflight
+type SendPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type SendPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *SendPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r SendPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendPreflightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SendVerificationResponse200Headers the declared response headers of an HTTP 200 response for SendVerification
 type SendVerificationResponse200Headers struct {
 	IdempotentReplayed *string
@@ -8655,6 +9139,50 @@ func (r SendVerificationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SendVerificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CheckPreflightResponse204Headers the declared response headers of an HTTP 204 response for CheckPreflight
+type CheckPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type CheckPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *CheckPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckPreflightResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9094,6 +9622,19 @@ func (c *ClientWithResponses) VerifyTOTPFactorWithResponse(ctx context.Context, 
 	return ParseVerifyTOTPFactorResponse(rsp)
 }
 
+// SendAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+func (c *ClientWithResponses) SendAppPreflightWithResponse(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*SendAppPreflightResponse, error) {
+	rsp, err := c.SendAppPreflight(ctx, appId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendAppPreflightResponse(rsp)
+}
+
 // SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
 //
 // As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -9136,6 +9677,19 @@ func (c *ClientWithResponses) SendAppVerificationWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseSendAppVerificationResponse(rsp)
+}
+
+// CheckAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+func (c *ClientWithResponses) CheckAppPreflightWithResponse(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*CheckAppPreflightResponse, error) {
+	rsp, err := c.CheckAppPreflight(ctx, appId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckAppPreflightResponse(rsp)
 }
 
 // CheckAppVerificationWithBodyWithResponse Check a code of an app, by phone or by verification id.
@@ -9249,6 +9803,19 @@ func (c *ClientWithResponses) DeliveryReceiptWithFormdataBodyWithResponse(ctx co
 	return ParseDeliveryReceiptResponse(rsp)
 }
 
+// SendPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+func (c *ClientWithResponses) SendPreflightWithResponse(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*SendPreflightResponse, error) {
+	rsp, err := c.SendPreflight(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendPreflightResponse(rsp)
+}
+
 // SendVerificationWithBodyWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
@@ -9313,6 +9880,19 @@ func (c *ClientWithResponses) SendVerificationWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseSendVerificationResponse(rsp)
+}
+
+// CheckPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+func (c *ClientWithResponses) CheckPreflightWithResponse(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*CheckPreflightResponse, error) {
+	rsp, err := c.CheckPreflight(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckPreflightResponse(rsp)
 }
 
 // CheckVerificationWithBodyWithResponse Check a code of the default app, by phone, by email address or by verification id.
@@ -10193,6 +10773,56 @@ func ParseVerifyTOTPFactorResponse(rsp *http.Response) (*VerifyTOTPFactorRespons
 	return response, nil
 }
 
+// ParseSendAppPreflightResponse parses an HTTP response from a SendAppPreflightWithResponse call
+func ParseSendAppPreflightResponse(rsp *http.Response) (*SendAppPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendAppPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers SendAppPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSendAppVerificationResponse parses an HTTP response from a SendAppVerificationWithResponse call
 func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10569,6 +11199,56 @@ func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationR
 	return response, nil
 }
 
+// ParseCheckAppPreflightResponse parses an HTTP response from a CheckAppPreflightWithResponse call
+func ParseCheckAppPreflightResponse(rsp *http.Response) (*CheckAppPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckAppPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers CheckAppPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCheckAppVerificationResponse parses an HTTP response from a CheckAppVerificationWithResponse call
 func ParseCheckAppVerificationResponse(rsp *http.Response) (*CheckAppVerificationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10846,6 +11526,56 @@ func ParseDeliveryReceiptResponse(rsp *http.Response) (*DeliveryReceiptResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseSendPreflightResponse parses an HTTP response from a SendPreflightWithResponse call
+func ParseSendPreflightResponse(rsp *http.Response) (*SendPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers SendPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
 	}
 
 	return response, nil
@@ -11222,6 +11952,56 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckPreflightResponse parses an HTTP response from a CheckPreflightWithResponse call
+func ParseCheckPreflightResponse(rsp *http.Response) (*CheckPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers CheckPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
 	}
 
 	return response, nil

@@ -65,6 +65,7 @@ func NewServer(d Deps) http.Handler {
 	}
 	r := chi.NewRouter()
 	r.Use(Common(d.Logger, d.Observe, d.TrustedProxies, d.IPv6Prefix, maxBodyBytes)...)
+	r.Use(withCORS(d.Apps))
 	addRoutes(r, d)
 	return r
 }
