@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
+.PHONY: all run build generate setup test twilio-node tokens-node tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean
 
 all: lint test
 
@@ -28,7 +28,7 @@ generate:
 	$(GO) generate ./client/...
 
 ## setup: install what the tests need and the machine lacks (Debian packages: redis-server,
-## postgresql, chromium, python3-twilio, npm); see test/setup.
+## postgresql, chromium, python3-twilio, python3-jwt, npm); see test/setup.
 setup:
 	./test/setup
 
@@ -37,7 +37,7 @@ setup:
 ## once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
 ## cannot find or start a service fail instead of skipping.
 CI ?= true
-test: setup lint build twilio-node
+test: setup lint build twilio-node tokens-node
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
 
@@ -52,6 +52,13 @@ tidy-check:
 twilio-node: test/twilio/node_modules/.installed
 test/twilio/node_modules/.installed: test/twilio/package.json test/twilio/package-lock.json | setup
 	cd test/twilio && npm ci --no-audit --no-fund --omit=dev
+	touch $@
+
+## tokens-node: the jose library, pinned by test/tokens/package-lock.json, installed into
+## test/tokens/node_modules (ignored by git) for the token library test in cmd/server.
+tokens-node: test/tokens/node_modules/.installed
+test/tokens/node_modules/.installed: test/tokens/package.json test/tokens/package-lock.json | setup
+	cd test/tokens && npm ci --no-audit --no-fund --omit=dev
 	touch $@
 
 fmt-check:
