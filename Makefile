@@ -12,7 +12,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 # packages: `make test` runs it alone, afterwards.
 UNIT_PKGS    = $(filter-out %/e2e,$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
+.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
 
 all: lint test
 
@@ -30,7 +30,7 @@ generate: web-node
 	cd web && npm run generate
 
 ## setup: install what the tests need and the machine lacks (Debian packages: redis-server,
-## postgresql, chromium, python3-twilio, npm); see test/setup.
+## postgresql, chromium, python3-twilio, python3-jwt, npm); see test/setup.
 setup:
 	./test/setup
 
@@ -39,7 +39,7 @@ setup:
 ## once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
 ## cannot find or start a service fail instead of skipping.
 CI ?= true
-test: setup lint build twilio-node web-node deploy-test
+test: setup lint build twilio-node tokens-node web-node deploy-test
 	cd web && npm test
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
@@ -69,6 +69,13 @@ web/node_modules/.installed: web/package.json web/client/package.json web/compon
 ## embeds (internal/web's TestBundleIsCurrent fails until the result is committed).
 web: web-node
 	cd web && npm run build
+
+## tokens-node: the jose library, pinned by test/tokens/package-lock.json, installed into
+## test/tokens/node_modules (ignored by git) for the token library test in cmd/server.
+tokens-node: test/tokens/node_modules/.installed
+test/tokens/node_modules/.installed: test/tokens/package.json test/tokens/package-lock.json | setup
+	cd test/tokens && npm ci --no-audit --no-fund --omit=dev
+	touch $@
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \

@@ -63,6 +63,75 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for JWKSKeysAlg.
+const (
+	JWKSKeysAlgES256 JWKSKeysAlg = "ES256"
+	JWKSKeysAlgEdDSA JWKSKeysAlg = "EdDSA"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysAlg enum.
+func (e JWKSKeysAlg) Valid() bool {
+	switch e {
+	case JWKSKeysAlgES256:
+		return true
+	case JWKSKeysAlgEdDSA:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JWKSKeysCrv.
+const (
+	JWKSKeysCrvEd25519 JWKSKeysCrv = "Ed25519"
+	JWKSKeysCrvP256    JWKSKeysCrv = "P-256"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysCrv enum.
+func (e JWKSKeysCrv) Valid() bool {
+	switch e {
+	case JWKSKeysCrvEd25519:
+		return true
+	case JWKSKeysCrvP256:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JWKSKeysKty.
+const (
+	JWKSKeysKtyEC  JWKSKeysKty = "EC"
+	JWKSKeysKtyOKP JWKSKeysKty = "OKP"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysKty enum.
+func (e JWKSKeysKty) Valid() bool {
+	switch e {
+	case JWKSKeysKtyEC:
+		return true
+	case JWKSKeysKtyOKP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JWKSKeysUse.
+const (
+	JWKSKeysUseSig JWKSKeysUse = "sig"
+)
+
+// Valid indicates whether the value is a known member of the JWKSKeysUse enum.
+func (e JWKSKeysUse) Valid() bool {
+	switch e {
+	case JWKSKeysUseSig:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTarget.
 const (
 	ProblemTargetCountry ProblemTarget = "country"
@@ -750,6 +819,60 @@ func (e ProblemInvalidSignatureWindow) Valid() bool {
 	}
 }
 
+// Defines values for ProblemInvalidTokenCode.
+const (
+	ProblemInvalidTokenCodeInvalidToken ProblemInvalidTokenCode = "invalid_token"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidTokenCode enum.
+func (e ProblemInvalidTokenCode) Valid() bool {
+	switch e {
+	case ProblemInvalidTokenCodeInvalidToken:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidTokenTarget.
+const (
+	ProblemInvalidTokenTargetCountry ProblemInvalidTokenTarget = "country"
+	ProblemInvalidTokenTargetIpNet   ProblemInvalidTokenTarget = "ip_net"
+	ProblemInvalidTokenTargetPrefix  ProblemInvalidTokenTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidTokenTarget enum.
+func (e ProblemInvalidTokenTarget) Valid() bool {
+	switch e {
+	case ProblemInvalidTokenTargetCountry:
+		return true
+	case ProblemInvalidTokenTargetIpNet:
+		return true
+	case ProblemInvalidTokenTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemInvalidTokenWindow.
+const (
+	ProblemInvalidTokenWindowDay   ProblemInvalidTokenWindow = "day"
+	ProblemInvalidTokenWindowMonth ProblemInvalidTokenWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemInvalidTokenWindow enum.
+func (e ProblemInvalidTokenWindow) Valid() bool {
+	switch e {
+	case ProblemInvalidTokenWindowDay:
+		return true
+	case ProblemInvalidTokenWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemNotFoundCode.
 const (
 	ProblemNotFoundCodeNotFound ProblemNotFoundCode = "not_found"
@@ -1089,6 +1212,114 @@ func (e ProblemTOTPWrongCodeWindow) Valid() bool {
 	}
 }
 
+// Defines values for ProblemTokenExpiredCode.
+const (
+	ProblemTokenExpiredCodeTokenExpired ProblemTokenExpiredCode = "token_expired"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenExpiredCode enum.
+func (e ProblemTokenExpiredCode) Valid() bool {
+	switch e {
+	case ProblemTokenExpiredCodeTokenExpired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenExpiredTarget.
+const (
+	ProblemTokenExpiredTargetCountry ProblemTokenExpiredTarget = "country"
+	ProblemTokenExpiredTargetIpNet   ProblemTokenExpiredTarget = "ip_net"
+	ProblemTokenExpiredTargetPrefix  ProblemTokenExpiredTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenExpiredTarget enum.
+func (e ProblemTokenExpiredTarget) Valid() bool {
+	switch e {
+	case ProblemTokenExpiredTargetCountry:
+		return true
+	case ProblemTokenExpiredTargetIpNet:
+		return true
+	case ProblemTokenExpiredTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenExpiredWindow.
+const (
+	ProblemTokenExpiredWindowDay   ProblemTokenExpiredWindow = "day"
+	ProblemTokenExpiredWindowMonth ProblemTokenExpiredWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenExpiredWindow enum.
+func (e ProblemTokenExpiredWindow) Valid() bool {
+	switch e {
+	case ProblemTokenExpiredWindowDay:
+		return true
+	case ProblemTokenExpiredWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenRedeemedCode.
+const (
+	ProblemTokenRedeemedCodeTokenRedeemed ProblemTokenRedeemedCode = "token_redeemed"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenRedeemedCode enum.
+func (e ProblemTokenRedeemedCode) Valid() bool {
+	switch e {
+	case ProblemTokenRedeemedCodeTokenRedeemed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenRedeemedTarget.
+const (
+	ProblemTokenRedeemedTargetCountry ProblemTokenRedeemedTarget = "country"
+	ProblemTokenRedeemedTargetIpNet   ProblemTokenRedeemedTarget = "ip_net"
+	ProblemTokenRedeemedTargetPrefix  ProblemTokenRedeemedTarget = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenRedeemedTarget enum.
+func (e ProblemTokenRedeemedTarget) Valid() bool {
+	switch e {
+	case ProblemTokenRedeemedTargetCountry:
+		return true
+	case ProblemTokenRedeemedTargetIpNet:
+		return true
+	case ProblemTokenRedeemedTargetPrefix:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemTokenRedeemedWindow.
+const (
+	ProblemTokenRedeemedWindowDay   ProblemTokenRedeemedWindow = "day"
+	ProblemTokenRedeemedWindowMonth ProblemTokenRedeemedWindow = "month"
+)
+
+// Valid indicates whether the value is a known member of the ProblemTokenRedeemedWindow enum.
+func (e ProblemTokenRedeemedWindow) Valid() bool {
+	switch e {
+	case ProblemTokenRedeemedWindowDay:
+		return true
+	case ProblemTokenRedeemedWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProblemTooLargeCode.
 const (
 	ProblemTooLargeCodeRequestTooLarge ProblemTooLargeCode = "request_too_large"
@@ -1353,6 +1584,30 @@ func (e ProblemUnsupportedMediaTypeWindow) Valid() bool {
 	case ProblemUnsupportedMediaTypeWindowDay:
 		return true
 	case ProblemUnsupportedMediaTypeWindowMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RedeemedChannel.
+const (
+	RedeemedChannelEmail    RedeemedChannel = "email"
+	RedeemedChannelSms      RedeemedChannel = "sms"
+	RedeemedChannelVoice    RedeemedChannel = "voice"
+	RedeemedChannelWhatsapp RedeemedChannel = "whatsapp"
+)
+
+// Valid indicates whether the value is a known member of the RedeemedChannel enum.
+func (e RedeemedChannel) Valid() bool {
+	switch e {
+	case RedeemedChannelEmail:
+		return true
+	case RedeemedChannelSms:
+		return true
+	case RedeemedChannelVoice:
+		return true
+	case RedeemedChannelWhatsapp:
 		return true
 	default:
 		return false
@@ -1639,7 +1894,14 @@ type CheckResult struct {
 	// Phone A phone number in E.164.
 	Phone  *E164             `json:"phone,omitempty"`
 	Status CheckResultStatus `json:"status"`
-	union  json.RawMessage
+
+	// Token The verification token for the app's backend: a compact JWT (ES256 or EdDSA)
+	// with `iss`, `aud` and `app` (the app id), `address` or `address_index` (the
+	// app's `token_address`), `channel`, `verification_id`, `iat`, `exp` and `jti`,
+	// verifiable against `/.well-known/jwks.json` and redeemable once at
+	// `/v1/apps/{app_id}/tokens/redeem` (docs/browser.md).
+	Token *string `json:"token,omitempty"`
+	union json.RawMessage
 }
 
 // CheckResultStatus defines model for CheckResult.Status.
@@ -1664,6 +1926,31 @@ type Health struct {
 
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
+
+// JWKS defines model for JWKS.
+type JWKS struct {
+	Keys []struct {
+		Alg JWKSKeysAlg  `json:"alg"`
+		Crv *JWKSKeysCrv `json:"crv,omitempty"`
+		Kid string       `json:"kid"`
+		Kty JWKSKeysKty  `json:"kty"`
+		Use JWKSKeysUse  `json:"use"`
+		X   *string      `json:"x,omitempty"`
+		Y   *string      `json:"y,omitempty"`
+	} `json:"keys"`
+}
+
+// JWKSKeysAlg defines model for JWKS.Keys.Alg.
+type JWKSKeysAlg string
+
+// JWKSKeysCrv defines model for JWKS.Keys.Crv.
+type JWKSKeysCrv string
+
+// JWKSKeysKty defines model for JWKS.Keys.Kty.
+type JWKSKeysKty string
+
+// JWKSKeysUse defines model for JWKS.Keys.Use.
+type JWKSKeysUse string
 
 // Problem An RFC 9457 problem. `type` is `urn:otpgate:problem:<code>` and `status` the
 // HTTP status; the extensions appear only where a response says so.
@@ -2333,6 +2620,57 @@ type ProblemInvalidSignatureTarget string
 // ProblemInvalidSignatureWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemInvalidSignatureWindow string
 
+// ProblemInvalidToken defines model for ProblemInvalidToken.
+type ProblemInvalidToken struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemInvalidTokenCode `json:"code"`
+	Detail    string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemInvalidTokenTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemInvalidTokenWindow `json:"window,omitempty"`
+}
+
+// ProblemInvalidTokenCode defines model for ProblemInvalidToken.Code.
+type ProblemInvalidTokenCode string
+
+// ProblemInvalidTokenTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemInvalidTokenTarget string
+
+// ProblemInvalidTokenWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemInvalidTokenWindow string
+
 // ProblemNotFound defines model for ProblemNotFound.
 type ProblemNotFound struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -2644,6 +2982,108 @@ type ProblemTOTPWrongCodeTarget string
 // ProblemTOTPWrongCodeWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemTOTPWrongCodeWindow string
 
+// ProblemTokenExpired defines model for ProblemTokenExpired.
+type ProblemTokenExpired struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge              `json:"challenge,omitempty"`
+	Code      ProblemTokenExpiredCode `json:"code"`
+	Detail    string                  `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTokenExpiredTarget `json:"target,omitempty"`
+	Title  string                     `json:"title"`
+	Type   string                     `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTokenExpiredWindow `json:"window,omitempty"`
+}
+
+// ProblemTokenExpiredCode defines model for ProblemTokenExpired.Code.
+type ProblemTokenExpiredCode string
+
+// ProblemTokenExpiredTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTokenExpiredTarget string
+
+// ProblemTokenExpiredWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTokenExpiredWindow string
+
+// ProblemTokenRedeemed defines model for ProblemTokenRedeemed.
+type ProblemTokenRedeemed struct {
+	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
+	AttemptsLeft *int `json:"attempts_left,omitempty"`
+
+	// Budget The spend budget that refused the send (`budget_exceeded`).
+	Budget *string `json:"budget,omitempty"`
+
+	// Challenge A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
+	// (`challengejson`): find the number `n` in `[0, maxnumber]` for which the hex SHA-256
+	// of `salt` followed by `n` in decimal is `challenge`; send back base64 of
+	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
+	Challenge *Challenge               `json:"challenge,omitempty"`
+	Code      ProblemTokenRedeemedCode `json:"code"`
+	Detail    string                   `json:"detail"`
+
+	// Errors Per field (or header, or query parameter), what is wrong with it.
+	Errors *map[string]string `json:"errors,omitempty"`
+
+	// ResetsAt When that window ends and the budget admits sends again (`budget_exceeded`).
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+
+	// RetryAfterSeconds Whole seconds until every refusing rule admits a request again
+	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
+	// the spend budget's window resets (`budget_exceeded`).
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+	Status            int  `json:"status"`
+
+	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+	// `challenge_required`): the number's country, its prefix, or the client's network.
+	Target *ProblemTokenRedeemedTarget `json:"target,omitempty"`
+	Title  string                      `json:"title"`
+	Type   string                      `json:"type"`
+
+	// Violations Every rule that refused (`rate_limited`).
+	Violations *[]Violation `json:"violations,omitempty"`
+
+	// Window The budget's window that is spent (`budget_exceeded`).
+	Window *ProblemTokenRedeemedWindow `json:"window,omitempty"`
+}
+
+// ProblemTokenRedeemedCode defines model for ProblemTokenRedeemed.Code.
+type ProblemTokenRedeemedCode string
+
+// ProblemTokenRedeemedTarget The kind of target the fraud guard refused or challenged (`fraud_blocked`,
+// `challenge_required`): the number's country, its prefix, or the client's network.
+type ProblemTokenRedeemedTarget string
+
+// ProblemTokenRedeemedWindow The budget's window that is spent (`budget_exceeded`).
+type ProblemTokenRedeemedWindow string
+
 // ProblemTooLarge defines model for ProblemTooLarge.
 type ProblemTooLarge struct {
 	// AttemptsLeft Wrong guesses the verification still accepts (`invalid_code`).
@@ -2899,6 +3339,31 @@ type ProblemUnsupportedMediaTypeTarget string
 // ProblemUnsupportedMediaTypeWindow The budget's window that is spent (`budget_exceeded`).
 type ProblemUnsupportedMediaTypeWindow string
 
+// RedeemRequest defines model for RedeemRequest.
+type RedeemRequest struct {
+	// Token The verification token of an approved check.
+	Token string `json:"token"`
+}
+
+// Redeemed defines model for Redeemed.
+type Redeemed struct {
+	// Address The verified E.164 number or email address (apps whose `token_address` is `address`).
+	Address *string `json:"address,omitempty"`
+
+	// AddressIndex The verified address's keyed index (apps whose `token_address` is `index`).
+	AddressIndex   *string            `json:"address_index,omitempty"`
+	AppId          openapi_types.UUID `json:"app_id"`
+	Channel        RedeemedChannel    `json:"channel"`
+	ExpiresAt      time.Time          `json:"expires_at"`
+	IssuedAt       time.Time          `json:"issued_at"`
+	Jti            string             `json:"jti"`
+	RedeemedAt     time.Time          `json:"redeemed_at"`
+	VerificationId openapi_types.UUID `json:"verification_id"`
+}
+
+// RedeemedChannel defines model for Redeemed.Channel.
+type RedeemedChannel string
+
 // SendRequest `phone` for the channels `sms`, `whatsapp` and `voice`, `email` for the channel
 // `email`; giving the other one, or neither, is `400`.
 type SendRequest struct {
@@ -3142,6 +3607,9 @@ type WebhookReceipt struct {
 // WebhookReceiptStatus defines model for WebhookReceipt.Status.
 type WebhookReceiptStatus string
 
+// AccessControlRequestMethod defines model for AccessControlRequestMethod.
+type AccessControlRequestMethod = string
+
 // AppID defines model for AppID.
 type AppID = string
 
@@ -3150,6 +3618,9 @@ type ClientIP = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// Origin defines model for Origin.
+type Origin = string
 
 // TOTPFactorID defines model for TOTPFactorID.
 type TOTPFactorID = string
@@ -3268,6 +3739,13 @@ type Check = CheckRequest
 // `email`; giving the other one, or neither, is `400`.
 type Send = SendRequest
 
+// SendAppPreflightParams defines parameters for SendAppPreflight.
+type SendAppPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
+}
+
 // SendAppVerificationParams defines parameters for SendAppVerification.
 type SendAppVerificationParams struct {
 	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
@@ -3280,6 +3758,13 @@ type SendAppVerificationParams struct {
 	// address. With such a key, a value that is not one IPv4 or IPv6 address is
 	// `400 invalid_request`; for every other caller the header is ignored.
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
+}
+
+// CheckAppPreflightParams defines parameters for CheckAppPreflight.
+type CheckAppPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
 }
 
 // CheckAppVerificationParams defines parameters for CheckAppVerification.
@@ -3308,6 +3793,13 @@ type DeliveryReceiptParams struct {
 // DeliveryReceiptParamsKind defines parameters for DeliveryReceipt.
 type DeliveryReceiptParamsKind string
 
+// SendPreflightParams defines parameters for SendPreflight.
+type SendPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
+}
+
 // SendVerificationParams defines parameters for SendVerification.
 type SendVerificationParams struct {
 	// IdempotencyKey One header of 1 to 255 printable ASCII characters; anything else is
@@ -3322,6 +3814,13 @@ type SendVerificationParams struct {
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
 }
 
+// CheckPreflightParams defines parameters for CheckPreflight.
+type CheckPreflightParams struct {
+	// Origin The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers.
+	Origin                     Origin                     `json:"Origin"`
+	AccessControlRequestMethod AccessControlRequestMethod `json:"Access-Control-Request-Method"`
+}
+
 // CheckVerificationParams defines parameters for CheckVerification.
 type CheckVerificationParams struct {
 	// OtpgateClientIp The end user's IP address, for server-to-server calls: honoured only with a key
@@ -3331,6 +3830,9 @@ type CheckVerificationParams struct {
 	// `400 invalid_request`; for every other caller the header is ignored.
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
 }
+
+// RedeemTokenJSONRequestBody defines body for RedeemToken for application/json ContentType.
+type RedeemTokenJSONRequestBody = RedeemRequest
 
 // CreateTOTPChallengeJSONRequestBody defines body for CreateTOTPChallenge for application/json ContentType.
 type CreateTOTPChallengeJSONRequestBody = TOTPChallengeRequest
@@ -3638,6 +4140,12 @@ func (t CheckResult) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'status': %w", err)
 	}
 
+	if t.Token != nil {
+		object["token"], err = json.Marshal(t.Token)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'token': %w", err)
+		}
+	}
 	b, err = json.Marshal(object)
 	return b, err
 }
@@ -3678,6 +4186,13 @@ func (t *CheckResult) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Status)
 		if err != nil {
 			return fmt.Errorf("error reading 'status': %w", err)
+		}
+	}
+
+	if raw, found := object["token"]; found {
+		err = json.Unmarshal(raw, &t.Token)
+		if err != nil {
+			return fmt.Errorf("error reading 'token': %w", err)
 		}
 	}
 
@@ -4241,6 +4756,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// Jwks The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+	//
+	// The key that signs now, the next one (published 10 minutes before it signs) and
+	// the previous ones until the last token they signed expired. Cacheable for 5
+	// minutes (`Cache-Control`).
+	//
+	// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+	Jwks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Healthz The process is up; nothing else is checked.
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
@@ -4255,6 +4779,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeemTokenWithBody Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemTokenWithBody(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeemToken Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemToken(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTOTPEntity Delete an app's user with every factor and challenge of theirs.
 	//
@@ -4350,6 +4910,11 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
 	VerifyTOTPFactor(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendAppPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+	SendAppPreflight(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
 	//
 	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -4381,6 +4946,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
 	SendAppVerification(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckAppPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+	CheckAppPreflight(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CheckAppVerificationWithBody Check a code of an app, by phone or by verification id.
 	//
@@ -4463,6 +5033,11 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
 	DeliveryReceiptWithFormdataBody(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SendPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+	SendPreflight(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendVerificationWithBody Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
@@ -4517,6 +5092,11 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerification(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CheckPreflight CORS preflight of a browser page (docs/browser.md).
+	//
+	// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+	CheckPreflight(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CheckVerificationWithBody Check a code of the default app, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
@@ -4556,6 +5136,25 @@ type ClientInterface interface {
 	CheckVerification(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// Jwks The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+//
+// The key that signs now, the next one (published 10 minutes before it signs) and
+// the previous ones until the last token they signed expired. Cacheable for 5
+// minutes (`Cache-Control`).
+//
+// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+func (c *Client) Jwks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJwksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Healthz The process is up; nothing else is checked.
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
@@ -4591,6 +5190,62 @@ func (c *Client) OpenAPIDocument(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeemTokenWithBody Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *Client) RedeemTokenWithBody(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeemTokenRequestWithBody(c.Server, appId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeemToken Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *Client) RedeemToken(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeemTokenRequest(c.Server, appId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4795,6 +5450,21 @@ func (c *Client) VerifyTOTPFactor(ctx context.Context, appId AppID, identity TOT
 	return c.Client.Do(req)
 }
 
+// SendAppPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+func (c *Client) SendAppPreflight(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendAppPreflightRequest(c.Server, appId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendAppVerificationWithBody Send a code for an app, or resend one for the phone's pending verification in it.
 //
 // As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -4837,6 +5507,21 @@ func (c *Client) SendAppVerificationWithBody(ctx context.Context, appId AppID, p
 // Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
 func (c *Client) SendAppVerification(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSendAppVerificationRequest(c.Server, appId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckAppPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+func (c *Client) CheckAppPreflight(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckAppPreflightRequest(c.Server, appId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4978,6 +5663,21 @@ func (c *Client) DeliveryReceiptWithFormdataBody(ctx context.Context, kind Deliv
 	return c.Client.Do(req)
 }
 
+// SendPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+func (c *Client) SendPreflight(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendPreflightRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendVerificationWithBody Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
@@ -5052,6 +5752,21 @@ func (c *Client) SendVerification(ctx context.Context, params *SendVerificationP
 	return c.Client.Do(req)
 }
 
+// CheckPreflight CORS preflight of a browser page (docs/browser.md).
+//
+// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+func (c *Client) CheckPreflight(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckPreflightRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CheckVerificationWithBody Check a code of the default app, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
@@ -5108,6 +5823,33 @@ func (c *Client) CheckVerification(ctx context.Context, params *CheckVerificatio
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewJwksRequest constructs an http.Request for the Jwks method
+func NewJwksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/jwks.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewHealthzRequest constructs an http.Request for the Healthz method
@@ -5187,6 +5929,53 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewRedeemTokenRequest calls the generic RedeemToken builder with application/json body
+func NewRedeemTokenRequest(server string, appId AppID, body RedeemTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRedeemTokenRequestWithBody(server, appId, "application/json", bodyReader)
+}
+
+// NewRedeemTokenRequestWithBody constructs an http.Request for the RedeemToken method, with any body, and a specified content type
+func NewRedeemTokenRequestWithBody(server string, appId AppID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/tokens/redeem", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5538,6 +6327,62 @@ func NewVerifyTOTPFactorRequestWithBody(server string, appId AppID, identity TOT
 	return req, nil
 }
 
+// NewSendAppPreflightRequest constructs an http.Request for the SendAppPreflight method
+func NewSendAppPreflightRequest(server string, appId AppID, params *SendAppPreflightParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/verifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
+
+	}
+
+	return req, nil
+}
+
 // NewSendAppVerificationRequest calls the generic SendAppVerification builder with application/json body
 func NewSendAppVerificationRequest(server string, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5605,6 +6450,62 @@ func NewSendAppVerificationRequestWithBody(server string, appId AppID, params *S
 
 			req.Header.Set("Otpgate-Client-Ip", headerParam1)
 		}
+
+	}
+
+	return req, nil
+}
+
+// NewCheckAppPreflightRequest constructs an http.Request for the CheckAppPreflight method
+func NewCheckAppPreflightRequest(server string, appId AppID, params *CheckAppPreflightParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/verifications/check", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
 
 	}
 
@@ -5764,6 +6665,55 @@ func NewDeliveryReceiptRequestWithBody(server string, kind DeliveryReceiptParams
 	return req, nil
 }
 
+// NewSendPreflightRequest constructs an http.Request for the SendPreflight method
+func NewSendPreflightRequest(server string, params *SendPreflightParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/verifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
+
+	}
+
+	return req, nil
+}
+
 // NewSendVerificationRequest calls the generic SendVerification builder with application/json body
 func NewSendVerificationRequest(server string, params *SendVerificationParams, body SendVerificationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5824,6 +6774,55 @@ func NewSendVerificationRequestWithBody(server string, params *SendVerificationP
 
 			req.Header.Set("Otpgate-Client-Ip", headerParam1)
 		}
+
+	}
+
+	return req, nil
+}
+
+// NewCheckPreflightRequest constructs an http.Request for the CheckPreflight method
+func NewCheckPreflightRequest(server string, params *CheckPreflightParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/verifications/check")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Origin", params.Origin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Origin", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Access-Control-Request-Method", params.AccessControlRequestMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Access-Control-Request-Method", headerParam1)
 
 	}
 
@@ -5929,6 +6928,17 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// JwksWithResponse The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+	//
+	// The key that signs now, the next one (published 10 minutes before it signs) and
+	// the previous ones until the last token they signed expired. Cacheable for 5
+	// minutes (`Cache-Control`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+	JwksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*JwksResponse, error)
+
 	// HealthzWithResponse The process is up; nothing else is checked.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5949,6 +6959,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
+
+	// RedeemTokenWithBodyWithResponse Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemTokenWithBodyWithResponse(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error)
+
+	// RedeemTokenWithResponse Redeem a verification token once, from the app's backend.
+	//
+	// The app's backend hands in the `token` of an approved check (which its page got
+	// and passed on); the token is verified (signature against a published key,
+	// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+	// user in once. Every app needs one of its keys here, a `public` app too: the
+	// browser holds the token, never a key.
+	//
+	// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+	// a key that is not or no longer published, a tampered claim, another issuer or
+	// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+	// before).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+	RedeemTokenWithResponse(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error)
 
 	// DeleteTOTPEntityWithResponse Delete an app's user with every factor and challenge of theirs.
 	//
@@ -6052,6 +7098,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/apps/{app_id}/totp/entities/{identity}/factors/{factor_id}/verify (the `VerifyTOTPFactor` operationId).
 	VerifyTOTPFactorWithResponse(ctx context.Context, appId AppID, identity TOTPIdentity, factorId TOTPFactorID, body VerifyTOTPFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyTOTPFactorResponse, error)
 
+	// SendAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+	SendAppPreflightWithResponse(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*SendAppPreflightResponse, error)
+
 	// SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
 	//
 	// As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -6083,6 +7136,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app_id}/verifications (the `SendAppVerification` operationId).
 	SendAppVerificationWithResponse(ctx context.Context, appId AppID, params *SendAppVerificationParams, body SendAppVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendAppVerificationResponse, error)
+
+	// CheckAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+	CheckAppPreflightWithResponse(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*CheckAppPreflightResponse, error)
 
 	// CheckAppVerificationWithBodyWithResponse Check a code of an app, by phone or by verification id.
 	//
@@ -6165,6 +7225,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/receipts/{kind}/{instance} (the `DeliveryReceipt` operationId).
 	DeliveryReceiptWithFormdataBodyWithResponse(ctx context.Context, kind DeliveryReceiptParamsKind, instance string, params *DeliveryReceiptParams, body DeliveryReceiptFormdataRequestBody, reqEditors ...RequestEditorFn) (*DeliveryReceiptResponse, error)
 
+	// SendPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+	SendPreflightWithResponse(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*SendPreflightResponse, error)
+
 	// SendVerificationWithBodyWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 	//
 	// `201` creates a verification and sends its first code; `200` resends a fresh
@@ -6219,6 +7286,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/verifications (the `SendVerification` operationId).
 	SendVerificationWithResponse(ctx context.Context, params *SendVerificationParams, body SendVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*SendVerificationResponse, error)
 
+	// CheckPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+	CheckPreflightWithResponse(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*CheckPreflightResponse, error)
+
 	// CheckVerificationWithBodyWithResponse Check a code of the default app, by phone, by email address or by verification id.
 	//
 	// A right code approves and closes the verification (single use). A wrong one
@@ -6256,6 +7330,61 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/verifications/check (the `CheckVerification` operationId).
 	CheckVerificationWithResponse(ctx context.Context, params *CheckVerificationParams, body CheckVerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckVerificationResponse, error)
+}
+
+// JwksResponse200Headers the declared response headers of an HTTP 200 response for Jwks
+type JwksResponse200Headers struct {
+	CacheControl *string
+}
+
+type JwksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationjwkSetJSON200 the response for an HTTP 200 `application/jwk-set+json` response
+	ApplicationjwkSetJSON200 *JWKS
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *JwksResponse200Headers
+}
+
+// GetApplicationjwkSetJSON200 returns the response for an HTTP 200 `application/jwk-set+json` response
+func (r JwksResponse) GetApplicationjwkSetJSON200() *JWKS {
+	return r.ApplicationjwkSetJSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r JwksResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r JwksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r JwksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r JwksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r JwksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type HealthzResponse struct {
@@ -6403,6 +7532,124 @@ func (r ReadyzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeemTokenResponse401Headers the declared response headers of an HTTP 401 response for RedeemToken
+type RedeemTokenResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RedeemTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Redeemed
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *InvalidRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *AppNotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ProblemTokenRedeemed
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *ProblemTokenExpired
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ProblemInvalidToken
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeemTokenResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RedeemTokenResponse) GetJSON200() *Redeemed {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON400() *InvalidRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON404() *AppNotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON409() *ProblemTokenRedeemed {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON410() *ProblemTokenExpired {
+	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON422() *ProblemInvalidToken {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RedeemTokenResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeemTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeemTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeemTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeemTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7029,6 +8276,50 @@ func (r VerifyTOTPFactorResponse) ContentType() string {
 	return ""
 }
 
+// SendAppPreflightResponse204Headers the declared response headers of an HTTP 204 response for SendAppPreflight
+type SendAppPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type SendAppPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *SendAppPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r SendAppPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendAppPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendAppPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendAppPreflightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SendAppVerificationResponse200Headers the declared response headers of an HTTP 200 response for SendAppVerification
 type SendAppVerificationResponse200Headers struct {
 	IdempotentReplayed *string
@@ -7276,6 +8567,50 @@ func (r SendAppVerificationResponse) ContentType() string {
 	return ""
 }
 
+// CheckAppPreflightResponse204Headers the declared response headers of an HTTP 204 response for CheckAppPreflight
+type CheckAppPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type CheckAppPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *CheckAppPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckAppPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckAppPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckAppPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckAppPreflightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CheckAppVerificationResponse200Headers the declared response headers of an HTTP 200 response for CheckAppVerification
 type CheckAppVerificationResponse200Headers struct {
 	RateLimit       *string
@@ -7513,6 +8848,50 @@ func (r DeliveryReceiptResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeliveryReceiptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SendPreflightResponse204Headers the declared response headers of an HTTP 204 response for SendPreflight
+type SendPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type SendPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *SendPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r SendPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendPreflightResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7766,6 +9145,50 @@ func (r SendVerificationResponse) ContentType() string {
 	return ""
 }
 
+// CheckPreflightResponse204Headers the declared response headers of an HTTP 204 response for CheckPreflight
+type CheckPreflightResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *string
+}
+
+type CheckPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *CheckPreflightResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckPreflightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CheckVerificationResponse200Headers the declared response headers of an HTTP 200 response for CheckVerification
 type CheckVerificationResponse200Headers struct {
 	RateLimit       *string
@@ -7933,6 +9356,23 @@ func (r CheckVerificationResponse) ContentType() string {
 	return ""
 }
 
+// JwksWithResponse The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+//
+// The key that signs now, the next one (published 10 minutes before it signs) and
+// the previous ones until the last token they signed expired. Cacheable for 5
+// minutes (`Cache-Control`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/jwks.json (the `Jwks` operationId).
+func (c *ClientWithResponses) JwksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*JwksResponse, error) {
+	rsp, err := c.Jwks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJwksResponse(rsp)
+}
+
 // HealthzWithResponse The process is up; nothing else is checked.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -7970,6 +9410,54 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseReadyzResponse(rsp)
+}
+
+// RedeemTokenWithBodyWithResponse Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *ClientWithResponses) RedeemTokenWithBodyWithResponse(ctx context.Context, appId AppID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error) {
+	rsp, err := c.RedeemTokenWithBody(ctx, appId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeemTokenResponse(rsp)
+}
+
+// RedeemTokenWithResponse Redeem a verification token once, from the app's backend.
+//
+// The app's backend hands in the `token` of an approved check (which its page got
+// and passed on); the token is verified (signature against a published key,
+// issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+// user in once. Every app needs one of its keys here, a `public` app too: the
+// browser holds the token, never a key.
+//
+// Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+// a key that is not or no longer published, a tampered claim, another issuer or
+// another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+// before).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app_id}/tokens/redeem (the `RedeemToken` operationId).
+func (c *ClientWithResponses) RedeemTokenWithResponse(ctx context.Context, appId AppID, body RedeemTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeemTokenResponse, error) {
+	rsp, err := c.RedeemToken(ctx, appId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeemTokenResponse(rsp)
 }
 
 // DeleteTOTPEntityWithResponse Delete an app's user with every factor and challenge of theirs.
@@ -8134,6 +9622,19 @@ func (c *ClientWithResponses) VerifyTOTPFactorWithResponse(ctx context.Context, 
 	return ParseVerifyTOTPFactorResponse(rsp)
 }
 
+// SendAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications (the `SendAppPreflight` operationId).
+func (c *ClientWithResponses) SendAppPreflightWithResponse(ctx context.Context, appId AppID, params *SendAppPreflightParams, reqEditors ...RequestEditorFn) (*SendAppPreflightResponse, error) {
+	rsp, err := c.SendAppPreflight(ctx, appId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendAppPreflightResponse(rsp)
+}
+
 // SendAppVerificationWithBodyWithResponse Send a code for an app, or resend one for the phone's pending verification in it.
 //
 // As `POST /v1/verifications`, with the app's settings: its code length and TTL,
@@ -8176,6 +9677,19 @@ func (c *ClientWithResponses) SendAppVerificationWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseSendAppVerificationResponse(rsp)
+}
+
+// CheckAppPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/apps/{app_id}/verifications/check (the `CheckAppPreflight` operationId).
+func (c *ClientWithResponses) CheckAppPreflightWithResponse(ctx context.Context, appId AppID, params *CheckAppPreflightParams, reqEditors ...RequestEditorFn) (*CheckAppPreflightResponse, error) {
+	rsp, err := c.CheckAppPreflight(ctx, appId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckAppPreflightResponse(rsp)
 }
 
 // CheckAppVerificationWithBodyWithResponse Check a code of an app, by phone or by verification id.
@@ -8289,6 +9803,19 @@ func (c *ClientWithResponses) DeliveryReceiptWithFormdataBodyWithResponse(ctx co
 	return ParseDeliveryReceiptResponse(rsp)
 }
 
+// SendPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/verifications (the `SendPreflight` operationId).
+func (c *ClientWithResponses) SendPreflightWithResponse(ctx context.Context, params *SendPreflightParams, reqEditors ...RequestEditorFn) (*SendPreflightResponse, error) {
+	rsp, err := c.SendPreflight(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendPreflightResponse(rsp)
+}
+
 // SendVerificationWithBodyWithResponse Send a code for the default app, or resend one for the phone's (or email address's) pending verification.
 //
 // `201` creates a verification and sends its first code; `200` resends a fresh
@@ -8355,6 +9882,19 @@ func (c *ClientWithResponses) SendVerificationWithResponse(ctx context.Context, 
 	return ParseSendVerificationResponse(rsp)
 }
 
+// CheckPreflightWithResponse CORS preflight of a browser page (docs/browser.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /v1/verifications/check (the `CheckPreflight` operationId).
+func (c *ClientWithResponses) CheckPreflightWithResponse(ctx context.Context, params *CheckPreflightParams, reqEditors ...RequestEditorFn) (*CheckPreflightResponse, error) {
+	rsp, err := c.CheckPreflight(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckPreflightResponse(rsp)
+}
+
 // CheckVerificationWithBodyWithResponse Check a code of the default app, by phone, by email address or by verification id.
 //
 // A right code approves and closes the verification (single use). A wrong one
@@ -8403,6 +9943,52 @@ func (c *ClientWithResponses) CheckVerificationWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseCheckVerificationResponse(rsp)
+}
+
+// ParseJwksResponse parses an HTTP response from a JwksWithResponse call
+func ParseJwksResponse(rsp *http.Response) (*JwksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &JwksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JWKS
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationjwkSetJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers JwksResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call
@@ -8506,6 +10092,115 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseRedeemTokenResponse parses an HTTP response from a RedeemTokenWithResponse call
+func ParseRedeemTokenResponse(rsp *http.Response) (*RedeemTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeemTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Redeemed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AppNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ProblemTokenRedeemed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ProblemTokenExpired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ProblemInvalidToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RedeemTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil
@@ -9078,6 +10773,56 @@ func ParseVerifyTOTPFactorResponse(rsp *http.Response) (*VerifyTOTPFactorRespons
 	return response, nil
 }
 
+// ParseSendAppPreflightResponse parses an HTTP response from a SendAppPreflightWithResponse call
+func ParseSendAppPreflightResponse(rsp *http.Response) (*SendAppPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendAppPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers SendAppPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSendAppVerificationResponse parses an HTTP response from a SendAppVerificationWithResponse call
 func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9454,6 +11199,56 @@ func ParseSendAppVerificationResponse(rsp *http.Response) (*SendAppVerificationR
 	return response, nil
 }
 
+// ParseCheckAppPreflightResponse parses an HTTP response from a CheckAppPreflightWithResponse call
+func ParseCheckAppPreflightResponse(rsp *http.Response) (*CheckAppPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckAppPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers CheckAppPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCheckAppVerificationResponse parses an HTTP response from a CheckAppVerificationWithResponse call
 func ParseCheckAppVerificationResponse(rsp *http.Response) (*CheckAppVerificationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9731,6 +11526,56 @@ func ParseDeliveryReceiptResponse(rsp *http.Response) (*DeliveryReceiptResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseSendPreflightResponse parses an HTTP response from a SendPreflightWithResponse call
+func ParseSendPreflightResponse(rsp *http.Response) (*SendPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers SendPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
 	}
 
 	return response, nil
@@ -10107,6 +11952,56 @@ func ParseSendVerificationResponse(rsp *http.Response) (*SendVerificationRespons
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckPreflightResponse parses an HTTP response from a CheckPreflightWithResponse call
+func ParseCheckPreflightResponse(rsp *http.Response) (*CheckPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers CheckPreflightResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		response.Headers204 = &headers
 	}
 
 	return response, nil

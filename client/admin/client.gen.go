@@ -249,6 +249,24 @@ func (e AppLocales) Valid() bool {
 	}
 }
 
+// Defines values for AppTokenAddress.
+const (
+	AppTokenAddressAddress AppTokenAddress = "address"
+	AppTokenAddressIndex   AppTokenAddress = "index"
+)
+
+// Valid indicates whether the value is a known member of the AppTokenAddress enum.
+func (e AppTokenAddress) Valid() bool {
+	switch e {
+	case AppTokenAddressAddress:
+		return true
+	case AppTokenAddressIndex:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AppSettingsAccess.
 const (
 	AppSettingsAccessEmpty  AppSettingsAccess = ""
@@ -279,6 +297,24 @@ const (
 func (e AppSettingsDeniedNumberTypes1) Valid() bool {
 	switch e {
 	case AppSettingsDeniedNumberTypes1Default:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppSettingsTokenAddress.
+const (
+	AppSettingsTokenAddressAddress AppSettingsTokenAddress = "address"
+	AppSettingsTokenAddressIndex   AppSettingsTokenAddress = "index"
+)
+
+// Valid indicates whether the value is a known member of the AppSettingsTokenAddress enum.
+func (e AppSettingsTokenAddress) Valid() bool {
+	switch e {
+	case AppSettingsTokenAddressAddress:
+		return true
+	case AppSettingsTokenAddressIndex:
 		return true
 	default:
 		return false
@@ -702,6 +738,24 @@ const (
 func (e NewAppDeniedNumberTypes1) Valid() bool {
 	switch e {
 	case NewAppDeniedNumberTypes1Default:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewAppTokenAddress.
+const (
+	NewAppTokenAddressAddress NewAppTokenAddress = "address"
+	NewAppTokenAddressIndex   NewAppTokenAddress = "index"
+)
+
+// Valid indicates whether the value is a known member of the NewAppTokenAddress enum.
+func (e NewAppTokenAddress) Valid() bool {
+	switch e {
+	case NewAppTokenAddressAddress:
+		return true
+	case NewAppTokenAddressIndex:
 		return true
 	default:
 		return false
@@ -1556,6 +1610,9 @@ type App struct {
 	// AllowedCountries ISO 3166 alpha-2 codes of the numbers the app serves; `[]` allows all.
 	AllowedCountries []string `json:"allowed_countries"`
 
+	// AllowedOrigins The browser origins whose pages may call the app (CORS, docs/browser.md); `[]` for none. The default app's come from `OTP_ALLOWED_ORIGINS`.
+	AllowedOrigins []string `json:"allowed_origins"`
+
 	// AndroidAppHash The Android SMS Retriever hash on its own line of every SMS; `""` for none.
 	AndroidAppHash string `json:"android_app_hash"`
 
@@ -1604,6 +1661,12 @@ type App struct {
 	// Templates The app's own message templates by locale; `{}` when it uses the built-in ones.
 	Templates map[string]AppTemplates `json:"templates"`
 
+	// TokenAddress How the token names the verified address: `address` (the E.164 number or email address, claim `address`) or `index` (its keyed index, claim `address_index`).
+	TokenAddress AppTokenAddress `json:"token_address"`
+
+	// TokenTtlSeconds How long the verification token of an approved check lasts.
+	TokenTtlSeconds int `json:"token_ttl_seconds"`
+
 	// UpdatedAt Absent for the default app.
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 
@@ -1622,6 +1685,9 @@ type AppDeniedNumberTypes string
 
 // AppLocales defines model for App.Locales.
 type AppLocales string
+
+// AppTokenAddress How the token names the verified address: `address` (the E.164 number or email address, claim `address`) or `index` (its keyed index, claim `address_index`).
+type AppTokenAddress string
 
 // AppKey One API key as the admin API shows it; its secret is never shown again.
 type AppKey struct {
@@ -1658,6 +1724,9 @@ type AppSettings struct {
 	// AllowedCountries ISO 3166 alpha-2 codes (any letter case), at most 300; `[]` allows all.
 	AllowedCountries *[]string `json:"allowed_countries,omitempty"`
 
+	// AllowedOrigins Browser origins (`https://host[:port]`, or `http://` on localhost, 127.0.0.1 and [::1]), at most 50, replacing the list; `[]` for none. Only a `public` app may list any: a key app's key would be in the page.
+	AllowedOrigins *[]string `json:"allowed_origins,omitempty"`
+
 	// AndroidAppHash The 11 characters the SMS Retriever API computes for the app; `""` for none.
 	AndroidAppHash *string `json:"android_app_hash,omitempty"`
 
@@ -1693,6 +1762,12 @@ type AppSettings struct {
 	// does not show the code is `400` naming `templates.<locale>.<field>`.
 	Templates *map[string]AppTemplates `json:"templates,omitempty"`
 
+	// TokenAddress `address` (the default) puts the verified address in the token; `index` its keyed index.
+	TokenAddress *AppSettingsTokenAddress `json:"token_address,omitempty"`
+
+	// TokenTtlSeconds How long the verification token of an approved check lasts (default 600).
+	TokenTtlSeconds *int `json:"token_ttl_seconds,omitempty"`
+
 	// WebotpDomain A lower-case host name such as `shop.example.com`; `""` for none.
 	WebotpDomain *string `json:"webotp_domain,omitempty"`
 }
@@ -1710,6 +1785,9 @@ type AppSettingsDeniedNumberTypes1 string
 type AppSettings_DeniedNumberTypes struct {
 	union json.RawMessage
 }
+
+// AppSettingsTokenAddress `address` (the default) puts the verified address in the token; `index` its keyed index.
+type AppSettingsTokenAddress string
 
 // AppTemplates One locale's templates; a field left out keeps the built-in template.
 type AppTemplates struct {
@@ -2321,6 +2399,9 @@ type NewApp struct {
 	// AllowedCountries ISO 3166 alpha-2 codes (any letter case), at most 300; `[]` allows all.
 	AllowedCountries *[]string `json:"allowed_countries,omitempty"`
 
+	// AllowedOrigins Browser origins (`https://host[:port]`, or `http://` on localhost, 127.0.0.1 and [::1]), at most 50, replacing the list; `[]` for none. Only a `public` app may list any: a key app's key would be in the page.
+	AllowedOrigins *[]string `json:"allowed_origins,omitempty"`
+
 	// AndroidAppHash The 11 characters the SMS Retriever API computes for the app; `""` for none.
 	AndroidAppHash *string `json:"android_app_hash,omitempty"`
 
@@ -2356,6 +2437,12 @@ type NewApp struct {
 	// does not show the code is `400` naming `templates.<locale>.<field>`.
 	Templates *map[string]AppTemplates `json:"templates,omitempty"`
 
+	// TokenAddress `address` (the default) puts the verified address in the token; `index` its keyed index.
+	TokenAddress *NewAppTokenAddress `json:"token_address,omitempty"`
+
+	// TokenTtlSeconds How long the verification token of an approved check lasts (default 600).
+	TokenTtlSeconds *int `json:"token_ttl_seconds,omitempty"`
+
 	// WebotpDomain A lower-case host name such as `shop.example.com`; `""` for none.
 	WebotpDomain *string `json:"webotp_domain,omitempty"`
 }
@@ -2373,6 +2460,9 @@ type NewAppDeniedNumberTypes1 string
 type NewApp_DeniedNumberTypes struct {
 	union json.RawMessage
 }
+
+// NewAppTokenAddress `address` (the default) puts the verified address in the token; `index` its keyed index.
+type NewAppTokenAddress string
 
 // NewAppKey defines model for NewAppKey.
 type NewAppKey struct {

@@ -19,8 +19,8 @@ const (
 	// written at shutdown get their first attempt; it lets the deliveries in flight finish.
 	phaseEvents
 	// phaseLast: the fraud and spend reloaders, with their subscriptions to change
-	// notifications. They write nothing and keep their snapshots current for as long as
-	// anything else runs.
+	// notifications, and the token signing keys' rotation. They write nothing a request
+	// waits for and keep their snapshots current for as long as anything else runs.
 	phaseLast
 )
 
@@ -40,5 +40,6 @@ func (s *services) loops(p *parts) []loop {
 		{name: "history writer", run: p.batch.Run, stop: phaseDenied, off: p.batch == nil},
 		{name: "fraud reloader", run: s.fraud.reloader.Run, stop: phaseLast},
 		{name: "spend reloader", run: s.spend.reloader.Run, stop: phaseLast},
+		{name: "token keys", run: s.tokenKeys.Run, stop: phaseLast},
 	}
 }

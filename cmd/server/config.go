@@ -76,6 +76,7 @@ type config struct {
 	TraceSettings
 	OperatorSettings
 	PIISettings
+	TokenSettings
 
 	// Derived by parse.
 	dev bool
@@ -173,6 +174,9 @@ func (c *config) parse(getenv func(string) string) error {
 	if err := c.checkPII(); err != nil {
 		return err
 	}
+	if err := c.checkTokens(); err != nil {
+		return err
+	}
 	return c.checkFraud()
 }
 
@@ -190,7 +194,8 @@ func (c *config) checkValues() error {
 				v           any
 			}{{"code_length", "OTP_CODE_LENGTH", c.CodeLength}, {"code_ttl_seconds", "OTP_CODE_TTL", c.CodeTTL},
 				{"max_sends", "OTP_MAX_SENDS", c.MaxSends}, {"max_attempts", "OTP_MAX_ATTEMPTS", c.MaxAttempts},
-				{"allowed_countries", "OTP_ALLOWED_COUNTRIES", c.AllowedCountries}} {
+				{"allowed_countries", "OTP_ALLOWED_COUNTRIES", c.AllowedCountries}, {"allowed_origins", "OTP_ALLOWED_ORIGINS", c.AllowedOrigins},
+				{"token_ttl_seconds", "OTP_TOKEN_TTL", c.TokenTTL}, {"token_address", "OTP_TOKEN_ADDRESS", c.TokenAddress}} {
 				if problem, ok := invalid.Fields[v.field]; ok {
 					return bad(v.name, v.v, problem)
 				}
@@ -276,6 +281,7 @@ func (c config) serviceConfig(secret []byte) otp.Config {
 		WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
 		SMSTimeout: c.deliveryTimeout(), LimiterTimeout: c.RedisTimeout, StoreTimeout: c.DBTimeout,
 		DeniedNumberTypes: c.DenyNumberTypes, DefaultAccess: otp.Access(c.DefaultAppAccess),
+		AllowedOrigins: c.AllowedOrigins, TokenTTL: c.TokenTTL, TokenAddress: otp.TokenAddress(c.TokenAddress),
 	}
 }
 

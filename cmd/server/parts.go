@@ -24,6 +24,7 @@ import (
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
 	"otpgate/internal/spend"
+	"otpgate/internal/tokens"
 	"otpgate/internal/totp"
 	"otpgate/internal/tracing"
 )
@@ -48,6 +49,8 @@ type parts struct {
 	events events.Store
 	// totp keeps entities, factors and challenges.
 	totp totp.Store
+	// tokens keeps the generated signing keys of verification tokens and their redemptions.
+	tokens tokens.Store
 	// operators keeps operator accounts and their personal tokens.
 	operators operators.Store
 	secret    []byte
@@ -116,6 +119,7 @@ func devParts(cfg config) (*parts, error) {
 	p.traces = mem
 	p.spend = mem
 	p.totp = mem
+	p.tokens = mem
 	p.pingStore = mem.Ping
 
 	p.secret = []byte(cfg.Secret)
@@ -175,6 +179,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	p.traces = store
 	p.spend = store
 	p.totp = store
+	p.tokens = store
 	p.pingStore = store.Ping
 	p.batch = postgres.NewBatchWriter(pool, keys, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch

@@ -17,6 +17,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/retention"
+	"otpgate/internal/tokens"
 	"otpgate/internal/totp"
 	"otpgate/internal/tracing"
 	"otpgate/internal/twilioapi"
@@ -43,6 +44,8 @@ type services struct {
 	spend     *spendParts
 	events    *eventLoops
 	retention *retention.Job // nil while OTP_HISTORY_RETENTION is off
+	// tokenKeys are the verification tokens' signing keys, rotated by their loop.
+	tokenKeys *tokens.Ring
 }
 
 // newServices builds the service and everything around it over p: metrics decorating what
@@ -126,6 +129,12 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	// TOTP guesses pass the same limiter (and its metrics) as every send and check.
 	factors := totp.NewService(p.totp, limiter, totpSealer, svc.NewID)
 
+	tokenService, tokenKeys, err := newTokens(ctx, cfg, p, log)
+	if err != nil {
+		return nil, err
+	}
+	s.tokenKeys = tokenKeys
+
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
 	appAdmin := apps.NewAdmin(p.apps, s.registry)
@@ -154,6 +163,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			RateLimits: rateLimits,
 		}),
 		TOTP:           factors,
+		Tokens:         tokenService,
 		Idempotency:    idem,
 		Receipts:       mx.ReceiptReceiver(receipts, dp.receiptKinds...),
 		TrustedProxies: cfg.TrustedProxies,

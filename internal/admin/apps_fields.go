@@ -35,6 +35,11 @@ type appRequest struct {
 	DeniedNumberTypes typesOrDefault `json:"denied_number_types"`
 	// PSD2Enabled binds the app's codes to the payment each confirms (amount and payee).
 	PSD2Enabled *bool `json:"psd2_enabled"`
+	// AllowedOrigins are the browser origins that may call the app (CORS); [] for none.
+	AllowedOrigins *[]string `json:"allowed_origins"`
+	// TokenTTLSeconds and TokenAddress are the app's verification token settings.
+	TokenTTLSeconds *int    `json:"token_ttl_seconds"`
+	TokenAddress    *string `json:"token_address"`
 }
 
 // typesOrDefault is a list of number types, or the string "default" for the server's:
@@ -101,6 +106,18 @@ func (q appRequest) patch() apps.Patch {
 		a := otp.Access(*q.Access)
 		p.Access = &a
 	}
+	p.AllowedOrigins = q.AllowedOrigins
+	if q.TokenTTLSeconds != nil {
+		d := time.Duration(*q.TokenTTLSeconds) * time.Second
+		if *q.TokenTTLSeconds < 1 || *q.TokenTTLSeconds > int(otp.MaxTokenTTL/time.Second) {
+			d = -1 // out of range (0 too, which the validator would read as the default): it names it
+		}
+		p.TokenTTL = &d
+	}
+	if q.TokenAddress != nil {
+		a := otp.TokenAddress(*q.TokenAddress)
+		p.TokenAddress = &a
+	}
 	if q.DeniedNumberTypes.set {
 		p.DeniedNumberTypes, p.ServerNumberTypes = q.DeniedNumberTypes.list, q.DeniedNumberTypes.list == nil
 	}
@@ -130,10 +147,14 @@ type adminApp struct {
 	// DeniedNumberTypes are the app's own; null when it takes the server's.
 	DeniedNumberTypes *[]string `json:"denied_number_types"`
 	// PSD2Enabled: every send and check names the payment's amount and payee.
-	PSD2Enabled bool       `json:"psd2_enabled"`
-	CreatedAt   *time.Time `json:"created_at,omitempty"`
-	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
-	Keys        []adminKey `json:"keys"`
+	PSD2Enabled bool `json:"psd2_enabled"`
+	// AllowedOrigins, TokenTTLSeconds and TokenAddress are the app's browser settings.
+	AllowedOrigins  []string   `json:"allowed_origins"`
+	TokenTTLSeconds int64      `json:"token_ttl_seconds"`
+	TokenAddress    string     `json:"token_address"`
+	CreatedAt       *time.Time `json:"created_at,omitempty"`
+	UpdatedAt       *time.Time `json:"updated_at,omitempty"`
+	Keys            []adminKey `json:"keys"`
 }
 
 func toAdminApp(info apps.Info) adminApp {
@@ -146,6 +167,7 @@ func toAdminApp(info apps.Info) adminApp {
 		CreatedAt: timeOrNil(a.CreatedAt), UpdatedAt: timeOrNil(a.UpdatedAt), Keys: make([]adminKey, len(info.Keys)),
 		Templates: make(map[string]appTemplates, len(a.Templates)), WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
 		DeniedNumberTypes: a.DeniedNumberTypes, PSD2Enabled: a.PSD2,
+		AllowedOrigins: nonNil(a.AllowedOrigins), TokenTTLSeconds: otphttp.CeilSeconds(a.TokenTTL), TokenAddress: string(a.TokenAddress),
 	}
 	for l, t := range a.Templates {
 		out.Templates[l] = appTemplates(t)

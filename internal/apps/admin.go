@@ -212,8 +212,9 @@ func describe(a otp.App) string {
 	if a.DeniedNumberTypes != nil {
 		types = fmt.Sprint(*a.DeniedNumberTypes)
 	}
-	return fmt.Sprintf("name %q; code_length %d; code_ttl %s; max_sends %d; max_attempts %d; locales %v; allowed_countries %v; channels %v; send_rules %s; check_rules %s; access %s; denied_number_types %s",
-		a.Name, a.CodeLength, a.CodeTTL, a.MaxSends, a.MaxAttempts, a.Locales, a.AllowedCountries, a.Channels, a.SendRules, a.CheckRules, a.Access, types)
+	return fmt.Sprintf("name %q; code_length %d; code_ttl %s; max_sends %d; max_attempts %d; locales %v; allowed_countries %v; channels %v; send_rules %s; check_rules %s; access %s; denied_number_types %s; allowed_origins %v; token_ttl %s; token_address %s",
+		a.Name, a.CodeLength, a.CodeTTL, a.MaxSends, a.MaxAttempts, a.Locales, a.AllowedCountries, a.Channels, a.SendRules, a.CheckRules, a.Access, types,
+		a.AllowedOrigins, a.TokenTTL, a.TokenAddress)
 }
 
 // Info is an app with its keys, for the admin console and API.

@@ -32,6 +32,10 @@ type Patch struct {
 	ServerNumberTypes bool
 	// PSD2 binds the app's codes to the payments they confirm (otp.App.PSD2).
 	PSD2 *bool
+	// AllowedOrigins, TokenTTL and TokenAddress are the app's browser settings.
+	AllowedOrigins *[]string
+	TokenTTL       *time.Duration
+	TokenAddress   *otp.TokenAddress
 }
 
 // Apply returns a with the patch's fields set and validated by otp.App.Validate. Errors:
@@ -61,6 +65,9 @@ func (p Patch) Apply(a otp.App) (otp.App, error) {
 	set(&a.WebOTPDomain, p.WebOTPDomain)
 	set(&a.AndroidAppHash, p.AndroidAppHash)
 	set(&a.PSD2, p.PSD2)
+	set(&a.AllowedOrigins, p.AllowedOrigins)
+	set(&a.TokenTTL, p.TokenTTL)
+	set(&a.TokenAddress, p.TokenAddress)
 	switch {
 	case p.ServerNumberTypes:
 		a.DeniedNumberTypes = nil

@@ -25,11 +25,14 @@ type checkResponse struct {
 	Phone  string `json:"phone,omitempty"`
 	Email  string `json:"email,omitempty"`
 	Status string `json:"status"`
+	// Token is the signed verification token for the app's backend (docs/browser.md).
+	Token string `json:"token,omitempty"`
 }
 
 // handleCheck serves POST /v1/verifications/check: 200 when the code approves the
-// verification. RateLimit headers are added whenever the check limiter was asked.
-func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
+// verification, with its signed token when tok is set. RateLimit headers are added
+// whenever the check limiter was asked.
+func handleCheck(log *slog.Logger, v otp.Verifier, tok Tokens) http.Handler {
 	requests := NewDecoder[checkRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -50,7 +53,12 @@ func handleCheck(log *slog.Logger, v otp.Verifier) http.Handler {
 			writeProblem(w, r, log, err)
 			return
 		}
+		token, err := issueToken(ctx, tok, res.Verification)
+		if err != nil {
+			writeProblem(w, r, log, err)
+			return
+		}
 		phone, email := addressFields(res.Verification)
-		_ = Encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status)})
+		_ = Encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status), Token: token})
 	})
 }

@@ -150,6 +150,12 @@ func kindOf(c otp.Code) problemKind {
 		return problemKind{http.StatusNotFound, "Not found", "there is no pending verification"}
 	case otp.CodeExpired:
 		return problemKind{http.StatusGone, "Expired", "the verification expired; request a new code"}
+	case otp.CodeInvalidToken:
+		return problemKind{http.StatusUnprocessableEntity, "Invalid token", "the token is not a verification token this service signed for this app"}
+	case otp.CodeTokenExpired:
+		return problemKind{http.StatusGone, "Token expired", "the verification token expired; verify the address again"}
+	case otp.CodeTokenRedeemed:
+		return problemKind{http.StatusConflict, "Token redeemed", "the verification token was redeemed before; it counts once"}
 	case otp.CodeProviderError:
 		return problemKind{http.StatusBadGateway, "Provider error", "the message provider did not confirm delivery"}
 	case otp.CodeUnavailable:

@@ -17,10 +17,13 @@ func addRoutes(r chi.Router, d Deps) {
 	// checks its own, in its own error shape.
 	native := r.With(requireText(d.Logger))
 	native.Method(http.MethodPost, "/v1/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
-	native.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	native.Method(http.MethodPost, "/v1/verifications/check", app(handleCheck(d.Logger, d.Verifier, d.Tokens)))
 	native.Method(http.MethodPost, "/v1/apps/{app}/verifications", app(handleSend(d.Logger, d.Verifier, d.Idempotency)))
-	native.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier)))
+	native.Method(http.MethodPost, "/v1/apps/{app}/verifications/check", app(handleCheck(d.Logger, d.Verifier, d.Tokens)))
 	totpRoutes(native, d, app)
+	if d.Tokens != nil && d.Apps != nil {
+		native.Method(http.MethodPost, "/v1/apps/{app}/tokens/redeem", app(handleRedeem(d.Logger, d.Tokens)))
+	}
 	native.Method(http.MethodPost, "/v1/receipts/{kind}/{instance}", handleReceipt(d.Logger, d.Receipts))
 	if d.Demo != nil {
 		native.Method(http.MethodGet, "/demo", d.Demo)
@@ -34,6 +37,9 @@ func addRoutes(r chi.Router, d Deps) {
 	r.Method(http.MethodGet, "/openapi.json", Document(api.PublicJSON))
 	if d.Component != nil {
 		r.Method(http.MethodGet, "/otpgate-verify.js", d.Component)
+	}
+	if d.Tokens != nil {
+		r.Method(http.MethodGet, "/.well-known/jwks.json", handleJWKS(d.Logger, d.Tokens))
 	}
 	r.NotFound(NotFound(d.Logger).ServeHTTP)
 	r.MethodNotAllowed(MethodNotAllowed(d.Logger, r).ServeHTTP)

@@ -37,6 +37,9 @@ type Deps struct {
 	Twilio http.Handler
 	// Receipts takes providers' delivery callbacks; nil answers them 404.
 	Receipts otp.ReceiptReceiver
+	// Tokens, when set, signs the token of every approved check, serves the JWKS and
+	// redeems tokens (with Apps) at /v1/apps/{app}/tokens/redeem.
+	Tokens Tokens
 	// Idempotency stores Idempotency-Key records; nil validates the header but replays nothing.
 	Idempotency otp.IdempotencyStore
 	// TrustedProxies are the peers whose X-Forwarded-For is believed (OTP_TRUSTED_PROXIES).
@@ -67,6 +70,7 @@ func NewServer(d Deps) http.Handler {
 	}
 	r := chi.NewRouter()
 	r.Use(Common(d.Logger, d.Observe, d.TrustedProxies, d.IPv6Prefix, maxBodyBytes)...)
+	r.Use(withCORS(d.Apps))
 	addRoutes(r, d)
 	return r
 }

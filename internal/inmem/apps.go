@@ -236,6 +236,7 @@ func cloneApp(a otp.App) otp.App {
 	a.Locales = slices.Clone(a.Locales)
 	a.AllowedCountries = slices.Clone(a.AllowedCountries)
 	a.Channels = slices.Clone(a.Channels)
+	a.AllowedOrigins = slices.Clone(a.AllowedOrigins)
 	a.SendRules = slices.Clone(a.SendRules)
 	a.CheckRules = slices.Clone(a.CheckRules)
 	if a.DeniedNumberTypes != nil {

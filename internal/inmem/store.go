@@ -36,6 +36,7 @@ type Store struct {
 	spend         spendState
 	ev            eventState
 	totp          totpState
+	tokens        tokenState
 	rateLimits    []apps.RateLimit // oldest first
 	ops           operatorState
 	dropped       atomic.Uint64

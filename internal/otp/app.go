@@ -82,6 +82,13 @@ type App struct {
 	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
 	// are not sent to by SMS or voice (an empty list sends to every type).
 	DeniedNumberTypes *[]string
+	// AllowedOrigins are the browser origins (as CanonOrigin writes them) whose pages may
+	// call the app: CORS answers these and no other.
+	AllowedOrigins []string
+	// TokenTTL is how long the verification token of an approved check lasts.
+	TokenTTL time.Duration
+	// TokenAddress says how the token names the verified address.
+	TokenAddress TokenAddress
 	// PSD2 binds every code to the payment it confirms (Transaction): every send and check
 	// must name its amount and payee, and a check naming others fails (Twilio's Psd2Enabled).
 	PSD2 bool
@@ -99,7 +106,8 @@ type App struct {
 // sorted without repeats, country codes upper-cased. Errors: *ErrInvalidRequest naming
 // each bad field by its API name (name, code_length, code_ttl_seconds, max_sends,
 // max_attempts, locales, allowed_countries, channels, access, id, templates,
-// webotp_domain, android_app_hash, denied_number_types).
+// webotp_domain, android_app_hash, denied_number_types, allowed_origins,
+// token_ttl_seconds, token_address).
 func (a App) Validate() (App, error) {
 	if err := CheckTextIn("app", a); err != nil {
 		return a, err
@@ -167,6 +175,7 @@ func (a App) Validate() (App, error) {
 	default:
 		f["access"] = `must be "public" or "key"`
 	}
+	a.validateBrowser(f)
 	if len(f) > 0 {
 		return a, &ErrInvalidRequest{Fields: f}
 	}
@@ -202,13 +211,17 @@ func regions(list []string) ([]string, string) {
 	return slices.Compact(out), ""
 }
 
-// DefaultApp is the default app as the configuration describes it.
+// DefaultApp is the default app as the configuration describes it, its browser settings
+// normalised (the configuration's check reports what is wrong with them).
 func (c Config) DefaultApp() App {
-	return App{
+	a := App{
 		ID: DefaultAppID, Name: DefaultAppAlias, Default: true, Access: c.defaultAccess(),
 		CodeLength: c.CodeLength, CodeTTL: c.CodeTTL, MaxSends: c.MaxSends, MaxAttempts: c.MaxAttempts,
 		AllowedCountries: c.AllowedCountries, WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
+		AllowedOrigins: c.AllowedOrigins, TokenTTL: c.TokenTTL, TokenAddress: c.TokenAddress,
 	}
+	a.validateBrowser(map[string]string{})
+	return a
 }
 
 // defaultAccess is the default app's access mode: public unless the configuration says.

@@ -66,6 +66,12 @@ const (
 	CodeNotFound Code = "not_found"
 	// CodeExpired: the verification's time ran out.
 	CodeExpired Code = "expired"
+	// CodeInvalidToken: a verification token is not one this service signed for the app.
+	CodeInvalidToken Code = "invalid_token"
+	// CodeTokenExpired: a verification token's time ran out.
+	CodeTokenExpired Code = "token_expired"
+	// CodeTokenRedeemed: a verification token was redeemed before.
+	CodeTokenRedeemed Code = "token_redeemed"
 	// CodeProviderError: the message provider refused or did not confirm.
 	CodeProviderError Code = "provider_error"
 	// CodeUnavailable: Redis or Postgres could not be reached in time; nothing was sent.

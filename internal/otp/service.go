@@ -48,6 +48,11 @@ type Config struct {
 	DeniedNumberTypes []string
 	// DefaultAccess is the default app's access mode (OTP_DEFAULT_APP_ACCESS); empty is public.
 	DefaultAccess Access
+	// AllowedOrigins, TokenTTL and TokenAddress are the default app's browser settings
+	// (see App); zero values take the defaults.
+	AllowedOrigins []string
+	TokenTTL       time.Duration
+	TokenAddress   TokenAddress
 	// AddressIndex names a phone number or email address in the limiter's keys: a keyed
 	// hash that stands in for it (pii.Keys.Index), so that Redis holds no address. nil
 	// keeps the address itself, as tests of the policies read it.

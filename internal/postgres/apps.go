@@ -20,7 +20,8 @@ var _ apps.Store = (*Store)(nil)
 // appCols are read by scanApp, in this order.
 const appCols = `id, name, code_length, code_ttl_ms, max_sends, max_attempts, locales,
 	allowed_countries, channels, send_rules, check_rules, access, created_at, updated_at,
-	templates, webotp_domain, android_app_hash, denied_number_types, psd2_enabled`
+	templates, webotp_domain, android_app_hash, denied_number_types, psd2_enabled,
+	allowed_origins, token_ttl_ms, token_address`
 
 // keyCols are read by scanKey, in this order.
 const keyCols = `id, app_id, name, secret_sha256, trusted_client_ip, created_at, last_used_at, revoked_at`
@@ -32,10 +33,13 @@ func scanApp(row pgx.Row) (otp.App, error) {
 		sendRules, checks string
 		access            string
 		templates         []byte
+		tokenTTLMS        int64
+		tokenAddress      string
 	)
 	err := row.Scan(&a.ID, &a.Name, &a.CodeLength, &ttlMS, &a.MaxSends, &a.MaxAttempts, &a.Locales,
 		&a.AllowedCountries, &a.Channels, &sendRules, &checks, &access, &a.CreatedAt, &a.UpdatedAt,
-		&templates, &a.WebOTPDomain, &a.AndroidAppHash, &a.DeniedNumberTypes, &a.PSD2)
+		&templates, &a.WebOTPDomain, &a.AndroidAppHash, &a.DeniedNumberTypes, &a.PSD2,
+		&a.AllowedOrigins, &tokenTTLMS, &tokenAddress)
 	if err != nil {
 		return otp.App{}, err
 	}
@@ -43,6 +47,10 @@ func scanApp(row pgx.Row) (otp.App, error) {
 		return otp.App{}, fmt.Errorf("app %s: %w", a.ID, err)
 	}
 	a.CodeTTL, a.Access = time.Duration(ttlMS)*time.Millisecond, otp.Access(access)
+	a.TokenTTL, a.TokenAddress = time.Duration(tokenTTLMS)*time.Millisecond, otp.TokenAddress(tokenAddress)
+	if len(a.AllowedOrigins) == 0 {
+		a.AllowedOrigins = nil
+	}
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
 	// The rules were validated when written; a row that no longer parses is a bug.
 	if err := a.SendRules.UnmarshalText([]byte(sendRules)); err != nil {
@@ -142,7 +150,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
 	}
 	return s.changeApps(ctx, "create app", audit, func(tx pgx.Tx) (int64, error) {
-		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		tag, err := tx.Exec(ctx, `INSERT INTO apps (`+appCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 			appArgs(a)...)
 		return tag.RowsAffected(), err
 	})
@@ -161,7 +169,7 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		tag, err := tx.Exec(ctx, `UPDATE apps SET name = $2, code_length = $3, code_ttl_ms = $4, max_sends = $5,
 				max_attempts = $6, locales = $7, allowed_countries = $8, channels = $9, send_rules = $10,
 				check_rules = $11, access = $12, updated_at = $13, templates = $14, webotp_domain = $15, android_app_hash = $16,
-				denied_number_types = $17, psd2_enabled = $18
+				denied_number_types = $17, psd2_enabled = $18, allowed_origins = $19, token_ttl_ms = $20, token_address = $21
 			WHERE id = $1 AND deleted_at IS NULL`, slices.Delete(appArgs(a), 12, 13)...)
 		return tag.RowsAffected(), err
 	})
@@ -178,7 +186,8 @@ func appArgs(a otp.App) []any {
 	return []any{a.ID, a.Name, a.CodeLength, a.CodeTTL.Milliseconds(), a.MaxSends, a.MaxAttempts,
 		orEmpty(a.Locales), orEmpty(a.AllowedCountries), orEmpty(a.Channels),
 		rulesText(a.SendRules), rulesText(a.CheckRules), string(a.Access), a.CreatedAt, a.UpdatedAt,
-		templatesJSON(a.Templates), a.WebOTPDomain, a.AndroidAppHash, numberTypes(a.DeniedNumberTypes), a.PSD2}
+		templatesJSON(a.Templates), a.WebOTPDomain, a.AndroidAppHash, numberTypes(a.DeniedNumberTypes), a.PSD2,
+		orEmpty(a.AllowedOrigins), a.TokenTTL.Milliseconds(), string(a.TokenAddress)}
 }
 
 // numberTypes is an app's denied number types as the column keeps them: NULL for the

@@ -190,6 +190,32 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 	})
 
+	t.Run("BrowserSettingsAreKept", func(t *testing.T) {
+		e := newEnv(t, newStore)
+		a := newApp(appA)
+		a.Access, a.AllowedOrigins = otp.AccessPublic, []string{"https://shop.example.com", "http://localhost:3000"}
+		a.TokenTTL, a.TokenAddress = 90*time.Second, otp.TokenAddressIndex
+		if err := e.Apps.CreateApp(e.ctx, a, audit(apps.ActionAppCreate)); err != nil {
+			t.Fatalf("CreateApp: %v", err)
+		}
+		got, err := e.Apps.AppByID(e.ctx, appA)
+		want := []string{"http://localhost:3000", "https://shop.example.com"}
+		if err != nil || !reflect.DeepEqual(got.AllowedOrigins, want) || got.TokenTTL != a.TokenTTL || got.TokenAddress != a.TokenAddress {
+			t.Fatalf("got origins %v, token TTL %s, address %q (%v); want %v, %s, %q", got.AllowedOrigins, got.TokenTTL, got.TokenAddress, err, want, a.TokenTTL, a.TokenAddress)
+		}
+		got.AllowedOrigins, got.TokenTTL, got.TokenAddress = nil, 0, ""
+		if err := e.Apps.UpdateApp(e.ctx, got, audit(apps.ActionAppUpdate)); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := e.Apps.AppByID(e.ctx, appA); again.AllowedOrigins != nil || again.TokenTTL != otp.DefaultTokenTTL || again.TokenAddress != otp.TokenAddressPlain {
+			t.Errorf("after clearing: got origins %v, token TTL %s, address %q; want none and the defaults", again.AllowedOrigins, again.TokenTTL, again.TokenAddress)
+		}
+		bad := newApp(appB)
+		bad.AllowedOrigins = []string{"https://shop.example.com"}
+		err = e.Apps.CreateApp(e.ctx, bad, audit(apps.ActionAppCreate))
+		wantInvalid(t, "CreateApp of a key app with origins", err, "allowed_origins")
+	})
+
 	t.Run("UpdateAndDelete", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(apps.ActionAppCreate)); err != nil {
