@@ -56,9 +56,9 @@ func TestVerifyInBrowser(t *testing.T) {
 		if v["id"] != sent[0]["id"] || v["phone"] != "+819011112222" || v["status"] != "approved" {
 			t.Errorf("verified: got %v, want the sent verification (%v) approved", v, sent[0]["id"])
 		}
-		// The token is the check answer's: present when the server signs tokens.
-		if tok, ok := v["token"]; ok && len(strings.Split(tok.(string), ".")) != 3 {
-			t.Errorf("token: got %q, want a compact JWT", tok)
+		// The event carries the check answer's signed token, which the page hands its backend.
+		if tok, _ := v["token"].(string); len(strings.Split(tok, ".")) != 3 {
+			t.Errorf("token: got %q, want a compact JWT", v["token"])
 		}
 	})
 
@@ -203,8 +203,11 @@ func TestChallengeInBrowser(t *testing.T) {
 		sendNumber(t, ctx, phonenumbers.Format(num, phonenumbers.NATIONAL))
 		waitCodeForm(t, ctx)
 		seen := browser.Read(t, ctx, chromedp.Evaluate[[]string](`window.seen`))
-		if len(seen) < 2 || !strings.Contains(seen[len(seen)-1], "Security check…") {
-			t.Errorf("while solving the page showed %q, want the progress bar and the live region counting up", seen)
+		// The number that solves the challenge is drawn at random, so the worker may find it
+		// before its first progress report: the bar and the words must show, the count need
+		// not have moved.
+		if len(seen) < 1 || !strings.Contains(seen[len(seen)-1], "Security check…") {
+			t.Errorf("while solving the page showed %q, want the progress bar and the live region's words", seen)
 		}
 		srv.code(t, e164, 1)
 		if got := srv.statuses(route); got[428] < 1 || got[201] != 1 {

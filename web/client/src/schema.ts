@@ -37,7 +37,8 @@ export interface paths {
          */
         post: operations["sendVerification"];
         delete?: never;
-        options?: never;
+        /** CORS preflight of a browser page (docs/browser.md). */
+        options: operations["sendPreflight"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -67,7 +68,8 @@ export interface paths {
          */
         post: operations["checkVerification"];
         delete?: never;
-        options?: never;
+        /** CORS preflight of a browser page (docs/browser.md). */
+        options: operations["checkPreflight"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -100,7 +102,8 @@ export interface paths {
          */
         post: operations["sendAppVerification"];
         delete?: never;
-        options?: never;
+        /** CORS preflight of a browser page (docs/browser.md). */
+        options: operations["sendAppPreflight"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -131,6 +134,42 @@ export interface paths {
          *     and the caller authenticated (`401 unauthorized`); neither spends anything.
          */
         post: operations["checkAppVerification"];
+        delete?: never;
+        /** CORS preflight of a browser page (docs/browser.md). */
+        options: operations["checkAppPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/tokens/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id, a UUID (any letter case), or `default` for the default app. Anything
+                 *     else, or an app that does not exist or was deleted, is `404 not_found`.
+                 */
+                app_id: components["parameters"]["AppID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a verification token once, from the app's backend.
+         * @description The app's backend hands in the `token` of an approved check (which its page got
+         *     and passed on); the token is verified (signature against a published key,
+         *     issuer, app, expiry) and its `jti` marked used, so that one approval logs one
+         *     user in once. Every app needs one of its keys here, a `public` app too: the
+         *     browser holds the token, never a key.
+         *
+         *     Codes: `422 invalid_token` (malformed, an algorithm other than ES256 or EdDSA,
+         *     a key that is not or no longer published, a tampered claim, another issuer or
+         *     another app's token), `410 token_expired`, `409 token_redeemed` (redeemed
+         *     before).
+         */
+        post: operations["redeemToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -356,6 +395,28 @@ export interface paths {
         };
         /** Redis and PostgreSQL answer, and the server is not draining. */
         get: operations["readyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys verification tokens are signed with (RFC 7517 JSON Web Key Set).
+         * @description The key that signs now, the next one (published 10 minutes before it signs) and
+         *     the previous ones until the last token they signed expired. Cacheable for 5
+         *     minutes (`Cache-Control`).
+         */
+        get: operations["jwks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -612,7 +673,53 @@ export interface components {
             email?: components["schemas"]["Email"];
             /** @enum {string} */
             status: "approved";
+            /**
+             * @description The verification token for the app's backend: a compact JWT (ES256 or EdDSA)
+             *     with `iss`, `aud` and `app` (the app id), `address` or `address_index` (the
+             *     app's `token_address`), `channel`, `verification_id`, `iat`, `exp` and `jti`,
+             *     verifiable against `/.well-known/jwks.json` and redeemable once at
+             *     `/v1/apps/{app_id}/tokens/redeem` (docs/browser.md).
+             */
+            token?: string;
         } & (unknown | unknown);
+        RedeemRequest: {
+            /** @description The verification token of an approved check. */
+            token: string;
+        };
+        Redeemed: {
+            jti: string;
+            /** Format: uuid */
+            app_id: string;
+            /** @description The verified E.164 number or email address (apps whose `token_address` is `address`). */
+            address?: string;
+            /** @description The verified address's keyed index (apps whose `token_address` is `index`). */
+            address_index?: string;
+            /** @enum {string} */
+            channel: "sms" | "whatsapp" | "voice" | "email";
+            /** Format: uuid */
+            verification_id: string;
+            /** Format: date-time */
+            issued_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: date-time */
+            redeemed_at: string;
+        };
+        JWKS: {
+            keys: {
+                /** @enum {string} */
+                kty: "EC" | "OKP";
+                kid: string;
+                /** @enum {string} */
+                alg: "ES256" | "EdDSA";
+                /** @enum {string} */
+                use: "sig";
+                /** @enum {string} */
+                crv?: "P-256" | "Ed25519";
+                x?: string;
+                y?: string;
+            }[];
+        };
         /** @description A phone number in E.164. */
         E164: string;
         /** @description An email address as otpgate keeps it, the domain lower-case and in ASCII. */
@@ -789,6 +896,18 @@ export interface components {
             /** @enum {string} */
             code?: "expired";
         };
+        ProblemInvalidToken: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "invalid_token";
+        };
+        ProblemTokenExpired: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "token_expired";
+        };
+        ProblemTokenRedeemed: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "token_redeemed";
+        };
         ProblemProviderError: components["schemas"]["Problem"] & {
             /** @enum {string} */
             code?: "provider_error";
@@ -880,6 +999,26 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["CheckResult"];
             };
+        };
+        /**
+         * @description A CORS preflight, answered before anything else. For an origin the app lists and
+         *     a `POST`, the `Access-Control-*` headers allow it (cached for two hours); for any
+         *     other origin the answer carries none, and the browser refuses the call. No
+         *     credentials are ever allowed.
+         */
+        Preflight: {
+            headers: {
+                /** @description The origin */
+                "Access-Control-Allow-Origin"?: string;
+                /** @description `POST`. */
+                "Access-Control-Allow-Methods"?: string;
+                /** @description `Content-Type, Idempotency-Key`. */
+                "Access-Control-Allow-Headers"?: string;
+                /** @description `7200`. */
+                "Access-Control-Max-Age"?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description Up (or ready). */
         Healthy: {
@@ -1253,6 +1392,9 @@ export interface components {
          *     else, or an app that does not exist or was deleted, is `404 not_found`.
          */
         AppID: string;
+        /** @description The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers. */
+        Origin: string;
+        AccessControlRequestMethod: string;
         /**
          * @description The end user's IP address, for server-to-server calls: honoured only with a key
          *     flagged `trusted_client_ip`, and then the IP-keyed rules and history use it (an
@@ -1347,6 +1489,22 @@ export interface operations {
             503: components["responses"]["SendUnavailable"];
         };
     };
+    sendPreflight: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers. */
+                Origin: components["parameters"]["Origin"];
+                "Access-Control-Request-Method": components["parameters"]["AccessControlRequestMethod"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
     checkVerification: {
         parameters: {
             query?: never;
@@ -1376,6 +1534,22 @@ export interface operations {
             429: components["responses"]["CheckTooMany"];
             500: components["responses"]["Internal"];
             503: components["responses"]["CheckUnavailable"];
+        };
+    };
+    checkPreflight: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers. */
+                Origin: components["parameters"]["Origin"];
+                "Access-Control-Request-Method": components["parameters"]["AccessControlRequestMethod"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
         };
     };
     sendAppVerification: {
@@ -1424,6 +1598,28 @@ export interface operations {
             503: components["responses"]["SendUnavailable"];
         };
     };
+    sendAppPreflight: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers. */
+                Origin: components["parameters"]["Origin"];
+                "Access-Control-Request-Method": components["parameters"]["AccessControlRequestMethod"];
+            };
+            path: {
+                /**
+                 * @description The app's id, a UUID (any letter case), or `default` for the default app. Anything
+                 *     else, or an app that does not exist or was deleted, is `404 not_found`.
+                 */
+                app_id: components["parameters"]["AppID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
     checkAppVerification: {
         parameters: {
             query?: never;
@@ -1459,6 +1655,92 @@ export interface operations {
             429: components["responses"]["CheckTooMany"];
             500: components["responses"]["Internal"];
             503: components["responses"]["CheckUnavailable"];
+        };
+    };
+    checkAppPreflight: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The page's origin; only the origins the app lists (`allowed_origins`, the default app's `OTP_ALLOWED_ORIGINS`) get CORS headers. */
+                Origin: components["parameters"]["Origin"];
+                "Access-Control-Request-Method": components["parameters"]["AccessControlRequestMethod"];
+            };
+            path: {
+                /**
+                 * @description The app's id, a UUID (any letter case), or `default` for the default app. Anything
+                 *     else, or an app that does not exist or was deleted, is `404 not_found`.
+                 */
+                app_id: components["parameters"]["AppID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    redeemToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id, a UUID (any letter case), or `default` for the default app. Anything
+                 *     else, or an app that does not exist or was deleted, is `404 not_found`.
+                 */
+                app_id: components["parameters"]["AppID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeemRequest"];
+            };
+        };
+        responses: {
+            /** @description Redeemed now; what the token said. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Redeemed"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["AppNotFound"];
+            /** @description The token was redeemed before. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemTokenRedeemed"];
+                };
+            };
+            /** @description The token expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemTokenExpired"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The token is not one this service signed for this app with a key it publishes. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemInvalidToken"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteTOTPEntity: {
@@ -1797,6 +2079,29 @@ export interface operations {
             200: components["responses"]["Healthy"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    jwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jwk-set+json": components["schemas"]["JWKS"];
+                };
+            };
+            500: components["responses"]["Internal"];
         };
     };
     openAPIDocument: {

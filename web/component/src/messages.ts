@@ -77,6 +77,11 @@ export const problemKeys: Record<string, ProblemKey> = {
   method_not_allowed: "failed",
   unauthorized: "failed",
   invalid_signature: "failed",
+  // Redeeming a token is the backend's call, never the page's: these only reach a page
+  // that calls redeem itself.
+  invalid_token: "failed",
+  token_expired: "failed",
+  token_redeemed: "failed",
 };
 
 /**
