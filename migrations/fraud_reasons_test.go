@@ -93,3 +93,76 @@ func TestFraudReasonsAreMasked(t *testing.T) {
 		t.Fatalf("up: %v", err)
 	}
 }
+
+// TestBlockListReasonsAreMasked upgrades a database whose hourly rollups and send.blocked
+// events name a block-listed number whole (as versions before 00176 wrote them) and finds
+// each naming it masked, the counts of numbers that share a mask (and of a reason already
+// masked) summed; other reasons are left as they were.
+func TestBlockListReasonsAreMasked(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("pgx", testenv.PostgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	p, err := provider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), 175); err != nil {
+		t.Fatalf("up to 175: %v", err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	const app = "00000000-0000-0000-0000-000000000000"
+	for reason, n := range map[string]int{
+		"block_list number +447911123456": 2, "block_list number +447922222256": 3, // one mask
+		"block_list number +447*******56": 4, "block_list prefix +234701": 5, "phone 1/1m": 6,
+	} {
+		exec(`INSERT INTO stats_hourly (hour, app_id, kind, reason, n) VALUES ('2030-01-01T00:00:00Z', $1, 'blocked', $2, $3)`, app, reason, n)
+	}
+	exec(`INSERT INTO webhook_endpoints (id, app_id, url, secret_sealed, event_types, created_at)
+		VALUES ('00000000-0000-0000-0000-0000000000e1', $1, 'http://receiver.test/', '\x00', ARRAY['send.blocked'], now())`, app)
+	for _, reason := range []string{"block_list number +447911123456", "block_list prefix +234701"} {
+		exec(`INSERT INTO event_outbox (event_id, endpoint_id, type, data, created_at, next_attempt_at)
+			VALUES (gen_random_uuid(), '00000000-0000-0000-0000-0000000000e1', 'send.blocked', jsonb_build_object('reason', $1::text), now(), now())`, reason)
+	}
+
+	if _, err := p.UpTo(t.Context(), 176); err != nil {
+		t.Fatalf("up to 176: %v", err)
+	}
+	rows, err := db.QueryContext(t.Context(), `SELECT 'stats', reason, n FROM stats_hourly
+		UNION ALL SELECT 'event', data->>'reason', 1 FROM event_outbox`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]int{}
+	for rows.Next() {
+		var kind, reason string
+		var n int
+		if err := rows.Scan(&kind, &reason, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[kind+" "+reason] += n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"stats block_list number +447*******56": 9, "stats block_list prefix +234701": 5, "stats phone 1/1m": 6,
+		"event block_list number +447*******56": 1, "event block_list prefix +234701": 1,
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: got %d, want %d (all: %v)", k, got[k], n, got)
+		}
+	}
+}
