@@ -1979,11 +1979,14 @@ type Erased struct {
 		// Attempts Check attempts.
 		Attempts int `json:"attempts"`
 
-		// AuditEntries Earlier audit entries that named the address and now name its mask.
+		// AuditEntries Earlier audit entries that named the address (as their target, or in the detail of a fraud block's start) and now name its mask.
 		AuditEntries int `json:"audit_entries"`
 
 		// Events Event outbox rows, each with its webhook delivery record.
 		Events int `json:"events"`
+
+		// FraudBlocks Fraud blocks whose reason named the address as the send that tripped them (written by earlier versions) and now name its mask, with the block's events.
+		FraudBlocks int `json:"fraud_blocks"`
 
 		// LimiterKeys Limiter keys of the address that held requests.
 		LimiterKeys int `json:"limiter_keys"`
@@ -4622,8 +4625,10 @@ type ClientInterface interface {
 	// with its sends (refused sends too, and the delivery receipts they held), check
 	// attempts, events and their webhook delivery records; the limiter's keys of every
 	// app's partition of the address; the stored Idempotency-Key responses that name it.
-	// Audit entries that named the address name its mask instead, and the erasure is
-	// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+	// Audit entries that named the address name its mask instead, and so do fraud blocks
+	// (their reason, audit entry and events) that earlier versions wrote naming the
+	// address as the send that tripped them; the erasure is audited under that mask, so
+	// that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 	// are. What is removed cannot be brought back. An address with nothing kept answers
 	// 200 with zero counts. A subject that is neither an E.164 number nor an email
 	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
@@ -5620,8 +5625,10 @@ func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditor
 // with its sends (refused sends too, and the delivery receipts they held), check
 // attempts, events and their webhook delivery records; the limiter's keys of every
 // app's partition of the address; the stored Idempotency-Key responses that name it.
-// Audit entries that named the address name its mask instead, and the erasure is
-// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+// Audit entries that named the address name its mask instead, and so do fraud blocks
+// (their reason, audit entry and events) that earlier versions wrote naming the
+// address as the send that tripped them; the erasure is audited under that mask, so
+// that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 // are. What is removed cannot be brought back. An address with nothing kept answers
 // 200 with zero counts. A subject that is neither an E.164 number nor an email
 // address is refused with `400 invalid_request` naming `subject`, as text with a NUL
@@ -8699,8 +8706,10 @@ type ClientWithResponsesInterface interface {
 	// with its sends (refused sends too, and the delivery receipts they held), check
 	// attempts, events and their webhook delivery records; the limiter's keys of every
 	// app's partition of the address; the stored Idempotency-Key responses that name it.
-	// Audit entries that named the address name its mask instead, and the erasure is
-	// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+	// Audit entries that named the address name its mask instead, and so do fraud blocks
+	// (their reason, audit entry and events) that earlier versions wrote naming the
+	// address as the send that tripped them; the erasure is audited under that mask, so
+	// that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 	// are. What is removed cannot be brought back. An address with nothing kept answers
 	// 200 with zero counts. A subject that is neither an E.164 number nor an email
 	// address is refused with `400 invalid_request` naming `subject`, as text with a NUL
@@ -13563,8 +13572,10 @@ func (c *ClientWithResponses) GetStatsWithResponse(ctx context.Context, params *
 // with its sends (refused sends too, and the delivery receipts they held), check
 // attempts, events and their webhook delivery records; the limiter's keys of every
 // app's partition of the address; the stored Idempotency-Key responses that name it.
-// Audit entries that named the address name its mask instead, and the erasure is
-// audited under that mask, so that the log cannot find the person again. Hourly rollups keep counts only and are left as they
+// Audit entries that named the address name its mask instead, and so do fraud blocks
+// (their reason, audit entry and events) that earlier versions wrote naming the
+// address as the send that tripped them; the erasure is audited under that mask, so
+// that the log cannot find the person again. Hourly rollups keep counts only and are left as they
 // are. What is removed cannot be brought back. An address with nothing kept answers
 // 200 with zero counts. A subject that is neither an E.164 number nor an email
 // address is refused with `400 invalid_request` naming `subject`, as text with a NUL

@@ -102,7 +102,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	svc.UseFraud(s.fraud.guard)
-	if s.spend, err = newSpend(ctx, cfg, p, mx, log); err != nil {
+	if s.spend, err = newSpend(ctx, cfg, p, mx, log, s.registry); err != nil {
 		return nil, err
 	}
 	svc.UseSpend(s.spend.step)

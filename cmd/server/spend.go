@@ -20,8 +20,8 @@ type spendParts struct {
 
 // newSpend builds the spend step over the store and Redis pub/sub and loads its
 // configuration (the shipped price table and no budget until an operator changes it).
-// It runs nothing yet.
-func newSpend(ctx context.Context, cfg config, p *parts, mx *metrics.Metrics, log *slog.Logger) (*spendParts, error) {
+// It runs nothing yet. A budget is refused for an app that apps does not find.
+func newSpend(ctx context.Context, cfg config, p *parts, mx *metrics.Metrics, log *slog.Logger, apps spend.AppDirectory) (*spendParts, error) {
 	log = log.With("component", "spend")
 	notifier := notify.New(p.redis, cfg.RedisPrefix+"spend:changed")
 	r := spend.NewReloader(p.spend, notifier, spend.DefaultConfig(), log)
@@ -30,5 +30,7 @@ func newSpend(ctx context.Context, cfg config, p *parts, mx *metrics.Metrics, lo
 	if err := r.Load(lctx); err != nil {
 		return nil, err
 	}
-	return &spendParts{reloader: r, step: mx.Spend(spend.NewService(r, p.spend, log)), admin: spend.NewAdmin(p.spend, r)}, nil
+	admin := spend.NewAdmin(p.spend, r)
+	admin.Apps = apps
+	return &spendParts{reloader: r, step: mx.Spend(spend.NewService(r, p.spend, log)), admin: admin}, nil
 }

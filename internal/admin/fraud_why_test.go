@@ -45,7 +45,7 @@ func TestAdminFraudWhy(t *testing.T) {
 		if b.Why.Summary != summary || b.Why.Figures.Floor != 10 || b.Why.Figures.Threshold != 0.18 || b.Why.Action != otp.FraudTripped {
 			t.Errorf("why: got %+v", b.Why)
 		}
-		if want := summary + "; tripped by a send to +819012345678 from 192.0.2.1"; b.Reason != want {
+		if want := summary + "; tripped by a send to +819*******78 from 192.0.2.1"; b.Reason != want {
 			t.Errorf("reason: got %q, want %q", b.Reason, want)
 		}
 	})

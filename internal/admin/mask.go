@@ -6,13 +6,15 @@ import (
 	"strings"
 
 	"otpgate/internal/events"
+	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/operators"
 	"otpgate/internal/pii"
 )
 
 // maskingAdmin shows a viewer phone numbers and email addresses masked (pii.Mask) in the
-// history, the verification pages and the audit log, and operators and admins in full: a
+// history, the verification pages and the audit log (maskingFraud and maskingEvents on the
+// Fraud page and in webhook deliveries), and operators and admins in full: a
 // viewer watches traffic and needs to tell sends apart, not to reach the people. A
 // request without a principal (none gets this far) would see them masked too.
 type maskingAdmin struct {
@@ -28,12 +30,7 @@ func masked(ctx context.Context) bool {
 // ListSends implements history.AdminService.
 func (m maskingAdmin) ListSends(ctx context.Context, f history.SendFilter) ([]history.SendRow, *history.SendCursor, error) {
 	rows, next, err := m.AdminService.ListSends(ctx, f)
-	if masked(ctx) {
-		for i := range rows {
-			rows[i].Phone = pii.Mask(rows[i].Phone)
-		}
-	}
-	return rows, next, err
+	return maskRows(ctx, rows), next, err
 }
 
 // Send implements history.AdminService.
@@ -80,6 +77,34 @@ func maskTargets(ctx context.Context, as []history.AdminAction) []history.AdminA
 		}
 	}
 	return as
+}
+
+// maskingFraud shows a viewer the numbers of the sends on the Fraud page (those a shadow
+// rule flagged, those challenged) masked, as the history shows them.
+type maskingFraud struct {
+	fraud.AdminService
+}
+
+// ShadowSends implements fraud.AdminService.
+func (m maskingFraud) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, error) {
+	rows, err := m.AdminService.ShadowSends(ctx, limit)
+	return maskRows(ctx, rows), err
+}
+
+// ChallengedSends implements fraud.AdminService.
+func (m maskingFraud) ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error) {
+	rows, err := m.AdminService.ChallengedSends(ctx, limit)
+	return maskRows(ctx, rows), err
+}
+
+// maskRows masks the address of each row for a viewer.
+func maskRows(ctx context.Context, rows []history.SendRow) []history.SendRow {
+	if masked(ctx) {
+		for i := range rows {
+			rows[i].Phone = pii.Mask(rows[i].Phone)
+		}
+	}
+	return rows
 }
 
 // maskingEvents shows a viewer the address in a webhook delivery's event ("to") masked, as

@@ -164,7 +164,8 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 			t.add(asAdmin, http.MethodPut, "/admin/api/spend/config", handleSpendConfig(log, s))
 		}
 
-		if f := d.Fraud; f != nil {
+		if d.Fraud != nil {
+			f := maskingFraud{d.Fraud}
 			// The fraud guard: its page, settings, lists, blocks and conversion.
 			t.add(asViewer, http.MethodGet, "/admin/fraud", handleFraudPage(log, view, f, params))
 			t.add(asAdmin, http.MethodPost, "/admin/fraud/config", handleFraudConfigForm(log, view, f, params))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
@@ -30,7 +31,13 @@ func newSpendEnv(t *testing.T) *spendEnv {
 	if err := r.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	e := newAdminEnv(t, func(d *Deps) { d.Spend = spend.NewAdmin(store, r) })
+	registry := apps.NewRegistry(store, otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp(), discardLogger())
+	if err := registry.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	admin := spend.NewAdmin(store, r)
+	admin.Apps = registry
+	e := newAdminEnv(t, func(d *Deps) { d.Spend = admin })
 	return &spendEnv{adminEnv: e, store: store, reloader: r}
 }
 
@@ -99,6 +106,13 @@ func TestAdminSpendAPI(t *testing.T) {
 			{`{"currency":"EUR","prices":[],"budgets":[{"name":"a","daily":"1","mode":"enforce","time_zone":"Mars/Olympus"}]}`, "budgets[0].time_zone"},
 			{`{"currency":"EUR","prices":[],"budgets":[{"name":"a","daily":"1","mode":"enforce","country":"ZZ"}]}`, "budgets[0].country"},
 			{`{"currency":"EUR","prices":[],"budgets":[{"name":"A b","daily":"1","mode":"enforce"}]}`, "budgets[0].name"},
+			// What cannot be meant: an amount with spaces, a prefix outside its country, a
+			// budget of no app, a month that holds less than a day.
+			{`{"currency":"EUR","prices":[{"channel":"sms","country":"*","price":" 1"}],"budgets":[]}`, "prices[0].price"},
+			{`{"currency":"EUR","prices":[{"channel":"sms","country":"GB","prefix":"+33","price":"1"}],"budgets":[]}`, "prices[0].prefix"},
+			{`{"currency":"EUR","prices":[],"budgets":[{"name":"a","daily":"1 ","mode":"enforce"}]}`, "budgets[0].daily"},
+			{`{"currency":"EUR","prices":[],"budgets":[{"name":"a","app":"` + uuid.NewString() + `","daily":"1","mode":"enforce"}]}`, "budgets[0].app"},
+			{`{"currency":"EUR","prices":[],"budgets":[{"name":"a","daily":"2","monthly":"1.5","mode":"enforce"}]}`, "budgets[0].monthly"},
 		} {
 			w := e.api(t, http.MethodPut, c.body)
 			p := decodeProblem(t, w)
@@ -108,6 +122,14 @@ func TestAdminSpendAPI(t *testing.T) {
 		}
 		if after := e.api(t, http.MethodGet, "").Body.String(); after != before {
 			t.Errorf("a refused change changed the configuration:\n%s\nwant\n%s", after, before)
+		}
+	})
+
+	t.Run("WhatCanBeMeantIsTaken", func(t *testing.T) {
+		body := `{"currency":"EUR","prices":[{"channel":"sms","country":"GB","prefix":"+447","price":"1"}],
+			"budgets":[{"name":"a","app":"default","daily":"2","monthly":"2","mode":"enforce"}]}`
+		if w := e.api(t, http.MethodPut, body); w.Code != http.StatusOK {
+			t.Errorf("got %d %s, want 200", w.Code, w.Body)
 		}
 	})
 }

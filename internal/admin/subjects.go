@@ -33,6 +33,7 @@ type erasedCounts struct {
 	Attempts      int `json:"attempts"`
 	Events        int `json:"events"`
 	AuditEntries  int `json:"audit_entries"`
+	FraudBlocks   int `json:"fraud_blocks"`
 	LimiterKeys   int `json:"limiter_keys"`
 	Replays       int `json:"stored_responses"`
 }
@@ -57,7 +58,7 @@ func handleAdminEraseSubject(log *slog.Logger, e Erasure) http.Handler {
 		}
 		_ = otphttp.Encode(w, http.StatusOK, erasedResponse{Subject: pii.Mask(address), Removed: erasedCounts{
 			Verifications: got.Verifications, Sends: got.Sends, Attempts: got.Attempts, Events: got.Events,
-			AuditEntries: got.AuditEntries, LimiterKeys: got.LimiterKeys, Replays: got.Replays,
+			AuditEntries: got.AuditEntries, FraudBlocks: got.FraudBlocks, LimiterKeys: got.LimiterKeys, Replays: got.Replays,
 		}})
 	})
 }

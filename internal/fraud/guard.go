@@ -10,6 +10,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/pii"
 )
 
 // Guard is the fraud step of sends and checks (otp.Fraud) over the reloader's snapshots.
@@ -45,6 +46,11 @@ func (g *Guard) Approved(ctx context.Context, t otp.FraudTarget, a otp.Approval)
 	return g.counter.Approve(ctx, targets, snap.Config.ApprovalWeight(t, a))
 }
 
+// TrippedBy is how a block's reason names the send that tripped it, up to the client's
+// address: "tripped by a send to <number> from ". The guard writes the number masked;
+// versions before wrote it whole, which an erasure of that number rewrites.
+func TrippedBy(number string) string { return "tripped by a send to " + number + " from " }
+
 // ApprovalWeight is what an approval weighs for the guard: FastApprovalWeight when it came
 // faster after its send than a person reads a message (MinApprovalDelay), times
 // ForeignApprovalWeight when it came from another network than the send's.
@@ -60,11 +66,13 @@ func (c Config) ApprovalWeight(t otp.FraudTarget, a otp.Approval) float64 {
 }
 
 // BlockStarted implements otp.Fraud: the block's row, with why it started and a reason
-// naming the figures, and its audit entry.
+// naming the figures, and its audit entry. The reason names the tripping send's number
+// masked (pii.Mask): the block, its audit entry and its events outlive the person's
+// history and are shown to every role.
 func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.GuardState, why otp.FraudExplanation, at time.Time) error {
 	b := Block{
 		ID: g.NewID(), Scope: gs.Scope, Target: gs.Key, Mode: ModeEnforce,
-		Reason:    fmt.Sprintf("%s; tripped by a send to %s from %s", why.Summary(), t.Phone, t.ClientIP),
+		Reason:    why.Summary() + "; " + TrippedBy(pii.Mask(t.Phone)) + t.ClientIP,
 		Why:       &why,
 		StartedAt: at, EndsAt: at.Add(gs.RetryAfter),
 	}

@@ -42,8 +42,10 @@ type ListEntry struct {
 	CreatedAt time.Time
 }
 
-// String names the entry as history and refusals do, such as "prefix +8190123".
-func (e ListEntry) String() string { return string(e.Kind) + " " + e.Value }
+// String names the entry as history and refusals do, such as "prefix +8190123"; a whole
+// number masked (pii.Mask), as the audit log names it, since a refusal's reason is kept in
+// the hourly rollups after the number's history is erased and is shown to every role.
+func (e ListEntry) String() string { return string(e.Kind) + " " + e.shown() }
 
 // maxNote bounds an entry's note.
 const maxNote = 200

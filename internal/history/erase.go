@@ -23,6 +23,10 @@ type Erased struct {
 	// AuditEntries are earlier audit entries whose target named the address, rewritten to
 	// name its mask instead.
 	AuditEntries int
+	// FraudBlocks are fraud blocks whose reason named the address as the send that tripped
+	// them (as versions before masking wrote it), rewritten to name its mask, with the
+	// block's events; their audit entries count in AuditEntries.
+	FraudBlocks int
 	// LimiterKeys are the limiter keys of the address that held something and were deleted.
 	LimiterKeys int
 	// Replays are stored Idempotency-Key responses naming the address that were deleted.
@@ -34,7 +38,10 @@ type EraseStore interface {
 	// EraseAddress deletes, in one transaction with the audit entry, every verification
 	// of address in every app with its sends, attempts and events (their delivery
 	// records too), and the refused sends of address; audit entries whose target is
-	// "phone:<address>" or "email:<address>" are rewritten to name redacted instead.
+	// "phone:<address>" or "email:<address>" are rewritten to name redacted instead, and
+	// fraud blocks whose reason names address as the send that tripped them
+	// (fraud.TrippedBy) name the mask of redacted ("phone:<mask>") instead, in the block,
+	// its audit entry and its events.
 	// Rollups hold counts only and are left as they are. Errors: *otp.ErrInvalidText,
 	// and errors wrapping otp.ErrUnavailable.
 	EraseAddress(ctx context.Context, address, redacted string, audit AdminAction) (Erased, error)

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
+	"otpgate/internal/events"
+	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
@@ -58,8 +61,45 @@ func (s *Store) EraseAddress(ctx context.Context, address, redacted string, audi
 			out.AuditEntries++
 		}
 	}
+	var details int
+	out.FraudBlocks, details = s.redactFraud(address, redacted)
+	out.AuditEntries += details
 	s.audit(ctx, audit)
 	return out, nil
+}
+
+// redactFraud rewrites the blocks whose reason names address as the send that tripped
+// them, their events and their audit entries, to name the mask of redacted ("phone:<mask>");
+// it returns how many blocks and audit entries it rewrote. The caller holds the lock.
+func (s *Store) redactFraud(address, redacted string) (blocks, audited int) {
+	_, mask, _ := strings.Cut(redacted, ":")
+	was, now := fraud.TrippedBy(address), fraud.TrippedBy(mask)
+	ids := map[string]bool{}
+	for i, b := range s.fraud.blocks {
+		if strings.Contains(b.Reason, was) {
+			s.fraud.blocks[i].Reason = strings.ReplaceAll(b.Reason, was, now)
+			ids[b.ID] = true
+		}
+	}
+	for _, r := range s.ev.outbox {
+		if !ids[r.subject] {
+			continue
+		}
+		var d events.FraudBlockData
+		if json.Unmarshal(r.event.Data, &d) == nil && strings.Contains(d.Reason, was) {
+			d.Reason = strings.ReplaceAll(d.Reason, was, now)
+			if data, err := json.Marshal(d); err == nil {
+				r.event.Data = data
+			}
+		}
+	}
+	for i, a := range s.admin {
+		if a.Action == fraud.ActionBlockStarted && strings.Contains(a.Detail, was) {
+			s.admin[i].Detail = strings.ReplaceAll(a.Detail, was, now)
+			audited++
+		}
+	}
+	return len(ids), audited
 }
 
 // payloadTo is the address an event's payload names ("to"), as a refused send's event

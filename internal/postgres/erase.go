@@ -3,9 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
+	"otpgate/internal/events"
+	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
@@ -88,12 +92,46 @@ func (s *Store) EraseAddress(ctx context.Context, address, redacted string, audi
 		if err := count(&out.AuditEntries, `UPDATE admin_actions SET target = $1 WHERE id = ANY($2::bigint[])`, redacted, named); err != nil {
 			return err
 		}
+		blocks, details, err := redactFraudTx(ctx, tx, address, redacted)
+		if err != nil {
+			return err
+		}
+		out.FraudBlocks, out.AuditEntries = blocks, out.AuditEntries+details
 		return s.auditTx(ctx, tx, audit)
 	})
 	if err != nil {
 		return history.Erased{}, err
 	}
 	return out, nil
+}
+
+// redactFraudTx rewrites the blocks whose reason names address as the send that tripped
+// them, their events and their audit entries, to name the mask of redacted ("phone:<mask>");
+// it returns how many blocks and audit entries it rewrote. The three are the guard's
+// blocks, its events and the audit log: small next to the history.
+func redactFraudTx(ctx context.Context, tx pgx.Tx, address, redacted string) (blocks, audited int, err error) {
+	_, mask, _ := strings.Cut(redacted, ":")
+	was, now := fraud.TrippedBy(address), fraud.TrippedBy(mask)
+	rows, err := tx.Query(ctx, `UPDATE fraud_blocks SET reason = replace(reason, $1, $2)
+		WHERE strpos(reason, $1) > 0 RETURNING id`, was, now)
+	if err != nil {
+		return 0, 0, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[pgtype.UUID])
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(ids) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE event_outbox SET data = jsonb_set(data, '{reason}', to_jsonb(replace(data->>'reason', $2, $3)))
+			WHERE subject = ANY($1::uuid[]) AND type IN ($4, $5) AND strpos(data->>'reason', $2) > 0`,
+			ids, was, now, events.FraudBlockStarted, events.FraudBlockEnded); err != nil {
+			return 0, 0, err
+		}
+	}
+	// Audit entries are matched by their own words, whatever their block's row holds.
+	tag, err := tx.Exec(ctx, `UPDATE admin_actions SET detail = replace(detail, $2, $3)
+		WHERE action = $1 AND strpos(detail, $2) > 0`, fraud.ActionBlockStarted, was, now)
+	return len(ids), int(tag.RowsAffected()), err
 }
 
 var _ history.EraseStore = (*Store)(nil)

@@ -34,6 +34,9 @@ type AdminService interface {
 type Admin struct {
 	store     Store
 	snapshots *Reloader
+
+	// Apps, when set, refuses a budget of an app it does not find; nil checks no app.
+	Apps AppDirectory
 }
 
 var _ AdminService = (*Admin)(nil)
@@ -70,7 +73,8 @@ func (a *Admin) SetConfig(ctx context.Context, c Config, actor string) (Config, 
 	return a.EditConfig(ctx, func(Config) (Config, error) { return c, nil }, actor)
 }
 
-// EditConfig implements AdminService. The audit entry names what changed in its detail (the
+// EditConfig implements AdminService. What edit returns is held to ValidateChange against
+// the stored configuration. The audit entry names what changed in its detail (the
 // currency, the number of prices and each budget added, removed or changed) and holds the
 // whole configuration before and after as JSON.
 func (a *Admin) EditConfig(ctx context.Context, edit func(Config) (Config, error), actor string) (Config, int64, error) {
@@ -81,7 +85,7 @@ func (a *Admin) EditConfig(ctx context.Context, edit func(Config) (Config, error
 		if err != nil {
 			return nil, history.AdminAction{}, err
 		}
-		if f := c.Validate(); len(f) > 0 {
+		if f := c.ValidateChange(before, a.known(ctx)); len(f) > 0 {
 			return nil, history.AdminAction{}, &otp.ErrInvalidRequest{Detail: "the spend configuration has invalid fields", Fields: f}
 		}
 		if c.Budgets == nil {
@@ -109,6 +113,17 @@ func (a *Admin) EditConfig(ctx context.Context, edit func(Config) (Config, error
 		return Config{}, 0, err
 	}
 	return out, version, nil
+}
+
+// known tells whether an app exists, for ValidateChange; nil when Apps is not set.
+func (a *Admin) known(ctx context.Context) func(string) bool {
+	if a.Apps == nil {
+		return nil
+	}
+	return func(id string) bool {
+		_, err := a.Apps.App(ctx, id)
+		return err == nil
+	}
 }
 
 // Running implements AdminService.

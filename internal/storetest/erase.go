@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 )
@@ -25,6 +26,17 @@ func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
 		t.Fatal(err)
 	}
 	s := seedHistory(e)
+	// Blocks tripped by a send to each number, as versions before masking wrote them.
+	blocks := map[string]string{}
+	for _, phone := range []string{gone, kept} {
+		b := fraud.Block{ID: newID(), Scope: otp.ScopePrefix, Target: phone[:8], Mode: fraud.ModeEnforce,
+			Reason: "12 unapproved sends; " + fraud.TrippedBy(phone) + "192.0.2.1", StartedAt: base(), EndsAt: base().Add(time.Hour)}
+		a := history.AdminAction{Action: fraud.ActionBlockStarted, Target: b.Scope + ":" + b.Target, Detail: "enforce block: " + b.Reason}
+		if err := e.Fraud.RecordFraudBlock(e.ctx, b, a); err != nil {
+			t.Fatal(err)
+		}
+		blocks[phone] = b.ID
+	}
 	byPhone := func(phone string) []history.SendRow {
 		rows, _ := e.list(history.SendFilter{Phone: phone})
 		return rows
@@ -38,8 +50,24 @@ func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
 	if err != nil {
 		t.Fatalf("EraseAddress: %v", err)
 	}
-	if got.Verifications != 1 || got.Sends != 2 || got.Attempts != 1 || got.Events == 0 || got.AuditEntries != 1 {
-		t.Errorf("erased %+v, want 1 verification, 2 sends, 1 attempt, its events and 1 audit entry", got)
+	if got.Verifications != 1 || got.Sends != 2 || got.Attempts != 1 || got.Events == 0 || got.AuditEntries != 2 || got.FraudBlocks != 1 {
+		t.Errorf("erased %+v, want 1 verification, 2 sends, 1 attempt, its events, 2 audit entries and 1 fraud block", got)
+	}
+	all, err := e.Fraud.FraudBlocks(e.ctx, fraud.BlockFilter{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range all {
+		switch b.ID {
+		case blocks[gone]:
+			if want := "12 unapproved sends; " + fraud.TrippedBy("+819*******01") + "192.0.2.1"; b.Reason != want {
+				t.Errorf("block tripped by %s: reason %q, want %q", gone, b.Reason, want)
+			}
+		case blocks[kept]:
+			if !strings.Contains(b.Reason, fraud.TrippedBy(kept)) {
+				t.Errorf("block tripped by %s: reason %q, want it untouched", kept, b.Reason)
+			}
+		}
 	}
 	if rows := byPhone(gone); len(rows) != 0 {
 		t.Errorf("history of %s after erasure: %+v, want none", gone, rows)
@@ -67,15 +95,16 @@ func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var erased bool
+	var erased, keptDetail bool
 	for _, a := range log {
-		if strings.Contains(a.Target, gone[1:]) {
+		keptDetail = keptDetail || strings.Contains(a.Detail, kept[1:])
+		if strings.Contains(a.Target+a.Detail, gone[1:]) {
 			t.Errorf("audit entry %+v still names the number", a)
 		}
 		erased = erased || a.Action == history.ActionSubjectErased
 	}
-	if !erased {
-		t.Errorf("audit log %+v: no entry of the erasure", log)
+	if !erased || !keptDetail {
+		t.Errorf("audit log %+v: want the entry of the erasure, and the other block's untouched", log)
 	}
 
 	again, err := eraser.EraseAddress(e.ctx, gone, "phone:+819*******01", history.AdminAction{Action: history.ActionSubjectErased, Target: "phone:+819*******01"})
