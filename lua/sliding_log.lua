@@ -14,8 +14,10 @@
 -- horizons they decay by (hs, hl, in µs), a block's end (b, µs) and mode (m: e enforce, s
 -- shadow), the last request id it recorded (i), when its expiry was last set (x) and when
 -- it first counted a send (f), so that a young target's baseline is not read as a quiet
--- one's. A network's hash also counts the distinct countries it asked for (nc, decaying with the long
--- horizon) and when it last asked for each (k<country>, µs).
+-- one's, and, while a block lasts, the solved sends it admitted that no approval has paid
+-- back (bu): counted over the block's whole life, they do not decay. A network's hash also
+-- counts the distinct countries it asked for (nc, decaying with the long horizon) and when
+-- it last asked for each (k<country>, µs).
 --
 -- KEYS[1..n]  one per limit of the policy, in ARGV order: a sorted set or a guard hash.
 -- ARGV[1]     mode: "allow" records the request in every key if every rule and guard admits
@@ -31,8 +33,8 @@
 --             "held" (take it back only when a sorted set of this call held the request);
 -- ARGV[13..16] the surge allowance (how many times its baseline volume a target may carry
 --             before its volume counts against it), the challenge level this request solved
---             (0 for none), how many times its floor of unapproved sends a blocked target
---             admits through solved challenges (0: a block admits nothing), and how many
+--             (0 for none), how many solved sends a block admits over its life that no
+--             approval paid back (0: a block admits nothing), and how many
 --             distinct countries a network may ask for before it needs a challenge;
 -- ARGV[17]    how many approvals over the long horizon make a country established rather
 --             than young (the young-countries pool).
@@ -129,8 +131,9 @@ end
 -- readguard reads a guard's hash into g, its counts decayed to now.
 local function readguard(key, g)
   local cc = g.cc
-  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f', 'p')
+  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f', 'p', 'bu')
   g.ss, g.as, g.sl, g.al, g.nc, g.p, g.newc, g.read = 0, 0, 0, 0, 0, 0, cc ~= nil, true
+  g.bu = tonumber(h[16]) or 0
   g.b, g.m, g.id, g.x, g.t, g.f = tonumber(h[8]) or 0, h[9], h[10], tonumber(h[11]), tonumber(h[5]), tonumber(h[13])
   if g.t then
     local dt = now - g.t
@@ -262,9 +265,12 @@ end
 -- a record of the request. Short of a trip, a key needs a challenge when its recent volume
 -- runs past its surge allowance over what its baseline explains (signal 3, level 2), or when
 -- a network asks for more distinct countries than allowed without converting (signal 4).
--- A blocked key admits a solved level-3 challenge while its recent unapproved sends stay
--- under gpass floors: the block's legitimate users can still get a code, the attacker's
--- solved sends add up to a block that admits none.
+-- A blocked key admits a solved challenge while the solved sends it admitted during the
+-- block, less the approvals they earned, stay under gpass: counted over the block's whole
+-- life, not a decaying horizon, so that a solver gets at most gpass sends per block whatever
+-- it pays in work. The level asked is 3 plus those sends, so the work quadruples with each
+-- (the challenger's levels), up to level 6: the block's legitimate users, who enter their codes, keep
+-- meeting level 3; the attacker's solved sends add up to a block that admits none.
 -- The young-countries pool counts the sends to countries without approved history together:
 -- an attack spread over many new countries (each under its own floors) fills it. It trips
 -- as a guard does (recent unapproved sends against its baseline, or long ones against the
@@ -333,7 +339,9 @@ for i = 1, #KEYS do
     if bs < 0 then bs = 0 end
     if ba < 0 then ba = 0 end
     local cb = (ba + gprior) / (bs + gweight)
-    local passable = not g.shadow and gpass > 0 and s1 - g.as + 0.01 < gpass * g.floor
+    local passable = not g.shadow and gpass > 0 and g.bu + 1 < gpass + 0.01
+    -- Levels rise to 6 (otp.ChallengeTop), 64 times the work of level 3.
+    local passlevel = 3 + math.min(math.floor(g.bu + 0.01), 3)
     if blocked and (g.shadow or g.m == 'e') then
       state, retry = 1, g.b - now
       -- A replay was admitted before the block began: it reports the block, refusing nothing.
@@ -343,8 +351,8 @@ for i = 1, #KEYS do
         state, retry = 0, 0
       else
         if passable then
-          level = 3
-          if gsolved >= 3 then state = 7 end
+          level = passlevel
+          if gsolved >= level then state, g.pass = 7, true end
         end
         if state == 1 and status == 1 then status = 0 end
       end
@@ -362,7 +370,9 @@ for i = 1, #KEYS do
         if g.shadow then
           state = 4
         else
-          if passable then level = 3 end
+          -- A new block: none of its solved sends yet.
+          g.bu = 0
+          if gpass > 0 then level = 3 end
           if status == 1 then status = 0 end
         end
       else
@@ -463,6 +473,7 @@ if mode == 'allow' then
           fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'hs', shorts, 'hl', longs
         end
         if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
+        if g.pass then fields[#fields + 1], fields[#fields + 2] = 'bu', fmt('%.9g', g.bu + 1) end
         if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', fmt('%.9g', g.p + 1) end
         if g.cc then
           if g.newc then g.nc = g.nc + 1 end
@@ -475,6 +486,7 @@ if mode == 'allow' then
       if trip[i] then
         local k = #fields
         fields[k + 1], fields[k + 2], fields[k + 3], fields[k + 4] = 'b', fmt('%d', g.b), 'm', g.shadow and 's' or 'e'
+        fields[k + 5], fields[k + 6] = 'bu', '0'
       end
       if fields then sethash(key, g, fields, trip[i]) end
     else

@@ -126,8 +126,8 @@ func checkGuard(g *otp.Guard) error {
 		return errors.New("ratio must be in (0, 1], prior rate in [0, 1], prior weight positive")
 	case ps.Block < time.Millisecond:
 		return errors.New("block must be at least 1ms")
-	case ps.Surge < 0 || ps.PassFloors < 0 || ps.Countries < 0 || g.VolumeFloor < 0 || g.Solved < 0:
-		return errors.New("surge, pass floors, countries, volume floor and solved level must not be negative")
+	case ps.Surge < 0 || ps.BlockPasses < 0 || ps.Countries < 0 || g.VolumeFloor < 0 || g.Solved < 0:
+		return errors.New("surge, block passes, countries, volume floor and solved level must not be negative")
 	case strings.ContainsAny(g.Country, " \x00") || len(g.Country) > 8:
 		return errors.New("country must be a region code")
 	}

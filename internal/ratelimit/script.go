@@ -281,7 +281,7 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		}
 		args = append(args, "13", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
 			formatFloat(ps.PriorRate), formatFloat(ps.PriorWeight), millis(ps.Block), at, u.guards,
-			formatFloat(ps.Surge), p.solved, ps.PassFloors, ps.Countries, ps.YoungApprovals)
+			formatFloat(ps.Surge), p.solved, ps.BlockPasses, ps.Countries, ps.YoungApprovals)
 	} else {
 		args = append(args, "0")
 	}
