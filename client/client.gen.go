@@ -1681,8 +1681,12 @@ type Problem struct {
 	Challenge *Challenge `json:"challenge,omitempty"`
 
 	// Code The stable machine-readable reason; each response lists its own.
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
+	Code string `json:"code"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1694,7 +1698,12 @@ type Problem struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -1730,7 +1739,11 @@ type ProblemBlocked struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge         `json:"challenge,omitempty"`
 	Code      ProblemBlockedCode `json:"code"`
-	Detail    string             `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1742,7 +1755,12 @@ type ProblemBlocked struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -1781,7 +1799,11 @@ type ProblemBudgetExceeded struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                `json:"challenge,omitempty"`
 	Code      ProblemBudgetExceededCode `json:"code"`
-	Detail    string                    `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1793,7 +1815,12 @@ type ProblemBudgetExceeded struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
-	Status            int `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -1832,7 +1859,11 @@ type ProblemChallengeRequired struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge Challenge                    `json:"challenge"`
 	Code      ProblemChallengeRequiredCode `json:"code"`
-	Detail    string                       `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1844,7 +1875,12 @@ type ProblemChallengeRequired struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -1888,7 +1924,11 @@ type ProblemCountryNotAllowed struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                   `json:"challenge,omitempty"`
 	Code      ProblemCountryNotAllowedCode `json:"code"`
-	Detail    string                       `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1900,7 +1940,12 @@ type ProblemCountryNotAllowed struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -1939,7 +1984,11 @@ type ProblemExpired struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge         `json:"challenge,omitempty"`
 	Code      ProblemExpiredCode `json:"code"`
-	Detail    string             `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1951,7 +2000,12 @@ type ProblemExpired struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -1990,7 +2044,11 @@ type ProblemFraudBlocked struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemFraudBlockedCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2002,7 +2060,12 @@ type ProblemFraudBlocked struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
-	Status            int `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2041,7 +2104,11 @@ type ProblemInternal struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemInternalCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2053,7 +2120,12 @@ type ProblemInternal struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2092,7 +2164,11 @@ type ProblemInvalidCode struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemInvalidCodeCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2104,7 +2180,12 @@ type ProblemInvalidCode struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2143,7 +2224,11 @@ type ProblemInvalidEmail struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemInvalidEmailCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2155,7 +2240,12 @@ type ProblemInvalidEmail struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2194,7 +2284,11 @@ type ProblemInvalidPhone struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemInvalidPhoneCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2206,7 +2300,12 @@ type ProblemInvalidPhone struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2245,7 +2344,11 @@ type ProblemInvalidRequest struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                `json:"challenge,omitempty"`
 	Code      ProblemInvalidRequestCode `json:"code"`
-	Detail    string                    `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2257,7 +2360,12 @@ type ProblemInvalidRequest struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2296,7 +2404,11 @@ type ProblemInvalidSignature struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                  `json:"challenge,omitempty"`
 	Code      ProblemInvalidSignatureCode `json:"code"`
-	Detail    string                      `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2308,7 +2420,12 @@ type ProblemInvalidSignature struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2347,7 +2464,11 @@ type ProblemNotFound struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemNotFoundCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2359,7 +2480,12 @@ type ProblemNotFound struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2398,7 +2524,11 @@ type ProblemProviderError struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge               `json:"challenge,omitempty"`
 	Code      ProblemProviderErrorCode `json:"code"`
-	Detail    string                   `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2410,7 +2540,12 @@ type ProblemProviderError struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2449,7 +2584,11 @@ type ProblemRateLimited struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemRateLimitedCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2461,7 +2600,12 @@ type ProblemRateLimited struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
-	Status            int `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2500,7 +2644,11 @@ type ProblemSendConflict struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemSendConflictCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2512,7 +2660,12 @@ type ProblemSendConflict struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2556,7 +2709,11 @@ type ProblemSendUnprocessable struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                   `json:"challenge,omitempty"`
 	Code      ProblemSendUnprocessableCode `json:"code"`
-	Detail    string                       `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2568,7 +2725,12 @@ type ProblemSendUnprocessable struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2607,7 +2769,11 @@ type ProblemTOTPWrongCode struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge               `json:"challenge,omitempty"`
 	Code      ProblemTOTPWrongCodeCode `json:"code"`
-	Detail    string                   `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2619,7 +2785,12 @@ type ProblemTOTPWrongCode struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2658,7 +2829,11 @@ type ProblemTooLarge struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemTooLargeCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2670,7 +2845,12 @@ type ProblemTooLarge struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2709,7 +2889,11 @@ type ProblemTooManyAttempts struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                 `json:"challenge,omitempty"`
 	Code      ProblemTooManyAttemptsCode `json:"code"`
-	Detail    string                     `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2721,7 +2905,12 @@ type ProblemTooManyAttempts struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2760,7 +2949,11 @@ type ProblemUnauthorized struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemUnauthorizedCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2772,7 +2965,12 @@ type ProblemUnauthorized struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2811,7 +3009,11 @@ type ProblemUnavailable struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemUnavailableCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2823,7 +3025,12 @@ type ProblemUnavailable struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2862,7 +3069,11 @@ type ProblemUnsupportedMediaType struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                      `json:"challenge,omitempty"`
 	Code      ProblemUnsupportedMediaTypeCode `json:"code"`
-	Detail    string                          `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2874,7 +3085,12 @@ type ProblemUnsupportedMediaType struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
