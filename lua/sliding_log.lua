@@ -63,8 +63,9 @@
 -- A budget key is a hash of one budget's window: what the window spent (u, micro-units),
 -- which of its thresholds (50, 80 and 100 %) were crossed (c, bits 1, 2 and 4), each once,
 -- and the last request id it recorded (i); a fenced budget's also what each country spent
--- (s<country>), what the young countries spent together (y) and which countries reached
--- their share (r<country>, once).
+-- (s<country>), what the young countries spent together (y) and each of them in it
+-- (q<country>, given back to y when the country has earned a share of its own), and which
+-- countries reached their share (r<country>, once).
 --
 -- Reply: a flat array of integers, {status, now, then per key in KEYS order: for a sorted
 -- set per rule used, reset, retry; for a budget state, spent, crossed, fence, share,
@@ -171,12 +172,12 @@ for i = 1, #KEYS do
   at[i] = a
   if r == 'b' then
     local fence, cc = ARGV[a + 6], ARGV[a + 7]
-    local h = call('HMGET', key, 'u', 'c', 'i', 's' .. cc, 'y', 'r' .. cc)
+    local h = call('HMGET', key, 'u', 'c', 'i', 's' .. cc, 'y', 'r' .. cc, 'q' .. cc)
     budget[i] = {mode = ARGV[a + 1], cap = tonumber(ARGV[a + 2]), cost = tonumber(ARGV[a + 3]), ttl = ARGV[a + 4],
       undo = ARGV[a + 5], used = tonumber(h[1]) or 0, crossed = tonumber(h[2]) or 0, id = h[3], fresh = h[1] == false,
       state = 0, new = 0, fence = fence, cc = cc, headroom = tonumber(ARGV[a + 8]) or 0,
       floor = tonumber(ARGV[a + 9]) or 0, win = (tonumber(ARGV[a + 10]) or 0) * 1000,
-      cspent = tonumber(h[4]) or 0, yspent = tonumber(h[5]) or 0, reached = h[6] ~= false,
+      cspent = tonumber(h[4]) or 0, yspent = tonumber(h[5]) or 0, reached = h[6] ~= false, qspent = tonumber(h[7]) or 0,
       fstate = 0, share = 0, fnew = 0}
     a = a + 11
   elseif r == 'g' then
@@ -264,7 +265,9 @@ end
 -- (role "c", in this call) counted over the long horizon: its share is the headroom times
 -- what those approvals, as a rate over the time they decayed over, come to in a window at
 -- this request's cost, capped by the cap. A country whose share is below the young
--- countries' floor is young: the young countries together may spend that floor. A country
+-- countries' floor is young: the young countries together may spend that floor, and what
+-- a country spent while young leaves it when the country earns a share of its own, so
+-- that a launch's first sends do not keep the floor from the next young country. A country
 -- past its share is refused by an enforcing fence, reported by the others; what the others
 -- spent stays theirs.
 local cguard
@@ -294,6 +297,8 @@ for i = 1, #KEYS do
     local spent = b.cspent
     if share < b.floor then
       b.fstate, b.share, spent = 5, b.floor, b.yspent
+    elseif b.qspent > 0 then
+      b.yspent, b.qspent, b.released = math.max(b.yspent - b.qspent, 0), 0, true
     end
     b.seen = spent
     if status ~= 2 and spent + b.cost > b.share then
@@ -518,8 +523,13 @@ if mode == 'allow' then
         b.cspent, b.seen = b.cspent + b.cost, b.seen + b.cost
         fields[#fields + 1], fields[#fields + 2] = 's' .. b.cc, fmt('%d', b.cspent)
         if b.fstate >= 4 then
-          fields[#fields + 1], fields[#fields + 2] = 'y', fmt('%d', b.yspent + b.cost)
+          b.yspent, b.qspent = b.yspent + b.cost, b.qspent + b.cost
+          fields[#fields + 1], fields[#fields + 2] = 'q' .. b.cc, fmt('%d', b.qspent)
         end
+      end
+      if b.released or b.fstate >= 4 and status == 1 then
+        fields[#fields + 1], fields[#fields + 2] = 'y', fmt('%d', b.yspent)
+        if b.released then fields[#fields + 1], fields[#fields + 2] = 'q' .. b.cc, '0' end
       end
       if b.fnew > 0 then fields[#fields + 1], fields[#fields + 2] = 'r' .. b.cc, '1' end
       if #fields > 0 then
@@ -606,7 +616,10 @@ if mode == 'undo' then
       local fields = {'u', fmt('%d', b.used)}
       if b.fence ~= '' then
         fields[3], fields[4] = 's' .. b.cc, fmt('%d', math.max(b.cspent - b.cost, 0))
-        if b.fence == 'y' then fields[5], fields[6] = 'y', fmt('%d', math.max(b.yspent - b.cost, 0)) end
+        if b.fence == 'y' then
+          fields[5], fields[6] = 'y', fmt('%d', math.max(b.yspent - b.cost, 0))
+          fields[7], fields[8] = 'q' .. b.cc, fmt('%d', math.max(b.qspent - b.cost, 0))
+        end
       end
       call('HSET', KEYS[i], unpack(fields))
     end

@@ -28,8 +28,8 @@ type sim struct {
 	addrs   *addresses
 	wg      sync.WaitGroup
 
-	attackStart                                               time.Time
-	attackSent, attackDelivered, attackChecks, attackApproved atomic.Int64
+	attackStart                                                             time.Time
+	attackSent, attackDelivered, attackChecks, attackApproved, attackSolved atomic.Int64
 	// attackCost is what the attacker's delivered SMS cost under the shipped price table,
 	// in micro-units of its currency, one segment each.
 	attackCost                                                           atomic.Int64
@@ -39,7 +39,9 @@ type sim struct {
 
 	mu                            sync.Mutex
 	attackRefusals, legitRefusals map[string]int
-	errs                          []error
+	// solving holds a mutex per prefix the solver is solving a challenge for.
+	solving sync.Map
+	errs    []error
 }
 
 // simulateRun plays one case's timeline, waits for the last checks and reads the metrics.
@@ -55,10 +57,20 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 		s.stream(ctx, start.Add(from), start.Add(until), rate, func(int) { s.legitUser(ctx) })
 	}
 	w := plan.warmup
-	if run.kase == caseFresh {
+	switch run.kase {
+	case caseFresh:
 		w = 0
+	case caseCapped:
+		w = plan.capWarmup
 	}
 	atk, hasAttack := s.attackFor(run.kase)
+	var capMicros int64
+	if run.kase == caseCapped {
+		var err error
+		if capMicros, err = s.setCap(ctx, w+atk.duration); err != nil {
+			return pumpResult{}, err
+		}
+	}
 	var streams sync.WaitGroup
 	switch run.kase {
 	case caseSurge:
@@ -90,7 +102,7 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 	}
 	r := pumpResult{
 		run: run, attackSent: s.attackSent.Load(), attackDelivered: s.attackDelivered.Load(), attackCost: s.attackCost.Load(),
-		attackChecks: s.attackChecks.Load(), attackApproved: s.attackApproved.Load(),
+		attackChecks: s.attackChecks.Load(), attackApproved: s.attackApproved.Load(), attackSolved: s.attackSolved.Load(), capMicros: capMicros,
 		lastDelivery: time.Duration(s.lastDelivery.Load()), attackRefusals: s.attackRefusals,
 		legitSent: s.legitSent.Load(), legitRefused: s.legitRefused.Load(), legitChecks: s.legitChecks.Load(),
 		legitApproved: s.legitApproved.Load(), legitRefusals: s.legitRefusals, legitChallenged: s.legitChallenged.Load(),
@@ -205,6 +217,13 @@ func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
 	if err != nil {
 		s.fail(err)
 		return
+	}
+	if atk.solves {
+		status, p, err = s.solveAll(ctx, phone, ip, status, p)
+		if err != nil {
+			s.fail(err)
+			return
+		}
 	}
 	if status/100 != 2 {
 		s.count(s.attackRefusals, p.Code)

@@ -81,6 +81,32 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 		}
 	})
 
+	t.Run("ALaunchThatConvertsGivesTheYoungFloorBack", func(t *testing.T) {
+		l, c := clocked(t)
+		ph, phb := send("PH", otp.BudgetEnforce)
+		uz, uzb := send("UZ", otp.BudgetEnforce)
+		for range 2 {
+			if d := mustAllow(t, l, ph, phb); !d.Allowed || !d.Budgets[0].Fence.Young {
+				t.Fatalf("PH's first sends: got allowed %v fence %+v, want admitted on the young countries' floor", d.Allowed, d.Budgets[0].Fence)
+			}
+		}
+		if d := mustAllow(t, l, uz, uzb); d.Allowed {
+			t.Fatalf("UZ: got admitted, want the young countries' floor spent")
+		}
+		// PH's users enter their codes: it earns a share of its own, and what it spent on
+		// the floor leaves it.
+		if err := l.Approve(ctx, []otp.Limit{ph}, 1); err != nil {
+			t.Fatal(err)
+		}
+		c.Add(time.Minute)
+		if d := mustAllow(t, l, ph, phb); !d.Allowed || d.Budgets[0].Fence.Young || d.Budgets[0].Fence.Spent != 150_000 {
+			t.Fatalf("PH approved: got allowed %v fence %+v, want admitted on its own share, 0.15 spent", d.Allowed, d.Budgets[0].Fence)
+		}
+		if d := mustAllow(t, l, uz, uzb); !d.Allowed || d.Budgets[0].Fence.Spent != 50_000 {
+			t.Fatalf("UZ after PH left the floor: got allowed %v fence %+v, want admitted, 0.05 on the floor", d.Allowed, d.Budgets[0].Fence)
+		}
+	})
+
 	t.Run("ARefundGivesTheYoungFloorBack", func(t *testing.T) {
 		l, _ := clocked(t)
 		g, b := send("UZ", otp.BudgetEnforce)
