@@ -86,8 +86,7 @@ type Config struct {
 	// The second generation's signals (docs/fraud.md): the surge a target's baseline volume
 	// allows before its recent volume asks for a challenge, and the recent sends beyond it
 	// that do; the distinct countries a network may ask for without converting; how many
-	// floors of recent unapproved sends a blocked target admits through solved challenges
-	// (0: none); and what an approval weighs when it came implausibly fast after its send,
+	// solved sends a block admits over its whole life, less those approved (0: none); and what an approval weighs when it came implausibly fast after its send,
 	// or from another network than the one that asked.
 	Surge                 float64
 	FloorYoungCountries   int

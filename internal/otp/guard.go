@@ -47,7 +47,8 @@ type Guard struct {
 	// challenge. Empty for other keys.
 	Country string
 	// Solved is the challenge level the request solved (0: none): it admits a request that
-	// needs a challenge of that level or lower, and a blocked key's request at level 3.
+	// needs a challenge of that level or lower, and a blocked key's request at the level
+	// its block asks (3 and one more per solved send the block admitted).
 	Solved int
 	// Role ties guards of one policy together: RoleCountry marks the country whose youth
 	// (fewer long-horizon approvals than the prior weight) sends the request to the young
