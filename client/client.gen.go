@@ -1968,8 +1968,12 @@ type Problem struct {
 	Challenge *Challenge `json:"challenge,omitempty"`
 
 	// Code The stable machine-readable reason; each response lists its own.
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
+	Code string `json:"code"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -1981,7 +1985,12 @@ type Problem struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2017,7 +2026,11 @@ type ProblemBlocked struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge         `json:"challenge,omitempty"`
 	Code      ProblemBlockedCode `json:"code"`
-	Detail    string             `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2029,7 +2042,12 @@ type ProblemBlocked struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2068,7 +2086,11 @@ type ProblemBudgetExceeded struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                `json:"challenge,omitempty"`
 	Code      ProblemBudgetExceededCode `json:"code"`
-	Detail    string                    `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2080,7 +2102,12 @@ type ProblemBudgetExceeded struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
-	Status            int `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2119,7 +2146,11 @@ type ProblemChallengeRequired struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge Challenge                    `json:"challenge"`
 	Code      ProblemChallengeRequiredCode `json:"code"`
-	Detail    string                       `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2131,7 +2162,12 @@ type ProblemChallengeRequired struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2175,7 +2211,11 @@ type ProblemCountryNotAllowed struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                   `json:"challenge,omitempty"`
 	Code      ProblemCountryNotAllowedCode `json:"code"`
-	Detail    string                       `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2187,7 +2227,12 @@ type ProblemCountryNotAllowed struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2226,7 +2271,11 @@ type ProblemExpired struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge         `json:"challenge,omitempty"`
 	Code      ProblemExpiredCode `json:"code"`
-	Detail    string             `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2238,7 +2287,12 @@ type ProblemExpired struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2277,7 +2331,11 @@ type ProblemFraudBlocked struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemFraudBlockedCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2289,7 +2347,12 @@ type ProblemFraudBlocked struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
-	Status            int `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2328,7 +2391,11 @@ type ProblemInternal struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemInternalCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2340,7 +2407,12 @@ type ProblemInternal struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2379,7 +2451,11 @@ type ProblemInvalidCode struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemInvalidCodeCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2391,7 +2467,12 @@ type ProblemInvalidCode struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2430,7 +2511,11 @@ type ProblemInvalidEmail struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemInvalidEmailCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2442,7 +2527,12 @@ type ProblemInvalidEmail struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2481,7 +2571,11 @@ type ProblemInvalidPhone struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemInvalidPhoneCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2493,7 +2587,12 @@ type ProblemInvalidPhone struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2532,7 +2631,11 @@ type ProblemInvalidRequest struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                `json:"challenge,omitempty"`
 	Code      ProblemInvalidRequestCode `json:"code"`
-	Detail    string                    `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2544,7 +2647,12 @@ type ProblemInvalidRequest struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2583,7 +2691,11 @@ type ProblemInvalidSignature struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                  `json:"challenge,omitempty"`
 	Code      ProblemInvalidSignatureCode `json:"code"`
-	Detail    string                      `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2595,7 +2707,12 @@ type ProblemInvalidSignature struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2685,7 +2802,11 @@ type ProblemNotFound struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemNotFoundCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2697,7 +2818,12 @@ type ProblemNotFound struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2736,7 +2862,11 @@ type ProblemProviderError struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge               `json:"challenge,omitempty"`
 	Code      ProblemProviderErrorCode `json:"code"`
-	Detail    string                   `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2748,7 +2878,12 @@ type ProblemProviderError struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2787,7 +2922,11 @@ type ProblemRateLimited struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemRateLimitedCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2799,7 +2938,12 @@ type ProblemRateLimited struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds int `json:"retry_after_seconds"`
-	Status            int `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2838,7 +2982,11 @@ type ProblemSendConflict struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemSendConflictCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2850,7 +2998,12 @@ type ProblemSendConflict struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2894,7 +3047,11 @@ type ProblemSendUnprocessable struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                   `json:"challenge,omitempty"`
 	Code      ProblemSendUnprocessableCode `json:"code"`
-	Detail    string                       `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2906,7 +3063,12 @@ type ProblemSendUnprocessable struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2945,7 +3107,11 @@ type ProblemTOTPWrongCode struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge               `json:"challenge,omitempty"`
 	Code      ProblemTOTPWrongCodeCode `json:"code"`
-	Detail    string                   `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2957,7 +3123,12 @@ type ProblemTOTPWrongCode struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3098,7 +3269,11 @@ type ProblemTooLarge struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemTooLargeCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3110,7 +3285,12 @@ type ProblemTooLarge struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3149,7 +3329,11 @@ type ProblemTooManyAttempts struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                 `json:"challenge,omitempty"`
 	Code      ProblemTooManyAttemptsCode `json:"code"`
-	Detail    string                     `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3161,7 +3345,12 @@ type ProblemTooManyAttempts struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3200,7 +3389,11 @@ type ProblemUnauthorized struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemUnauthorizedCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3212,7 +3405,12 @@ type ProblemUnauthorized struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3251,7 +3449,11 @@ type ProblemUnavailable struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemUnavailableCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3263,7 +3465,12 @@ type ProblemUnavailable struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3302,7 +3509,11 @@ type ProblemUnsupportedMediaType struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                      `json:"challenge,omitempty"`
 	Code      ProblemUnsupportedMediaTypeCode `json:"code"`
-	Detail    string                          `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3314,7 +3525,12 @@ type ProblemUnsupportedMediaType struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.

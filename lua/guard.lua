@@ -3,9 +3,10 @@
 --
 -- KEYS[1..n]  guard hashes.
 -- ARGV[1]     mode: "approve" adds one approval, weighed by ARGV[3], to each hash's counts,
---             both horizons; "lift" ends each hash's block, forgets its recent horizon (the
---             recent counts leave the baseline too), the unapproved sends of its long horizon
---             and the countries it asked for, so the target starts afresh.
+--             both horizons, and during a block pays back as much of the solved sends the
+--             block admitted (bu); "lift" ends each hash's block, forgets its recent horizon
+--             (the recent counts leave the baseline too), the unapproved sends of its long
+--             horizon and the countries it asked for, so the target starts afresh.
 -- ARGV[2]     now in microseconds, or "" for the server clock (TIME); only tests set it.
 -- ARGV[3]     for "approve", the approval's weight in [0, 1]: one that came implausibly fast
 --             after its send, or from another network than the send's, counts for less.
@@ -42,8 +43,8 @@ local changed, young = 0, false
 for i = 1, #KEYS do
   local key, role = KEYS[i], ARGV[4 + i] or ''
   local h = {}
-  if role ~= 'y' or young then h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'nc') end
-  if mode == 'lift' and call('HDEL', key, 'b', 'm') > 0 and not h[5] then changed = changed + 1 end
+  if role ~= 'y' or young then h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'nc', 'b', 'bu') end
+  if mode == 'lift' and call('HDEL', key, 'b', 'm', 'bu') > 0 and not h[5] then changed = changed + 1 end
   local t = tonumber(h[5])
   if t then
     local dt = now - t
@@ -60,8 +61,15 @@ for i = 1, #KEYS do
       if sl > al then sl = al end
       ss, as, nc = 0, 0, 0
     end
+    -- An approval during a block pays back one of the solved sends it admitted: a real
+    -- user of a blocked target makes room for the next.
+    local bu = mode == 'approve' and tonumber(h[10]) or 0
+    if bu > 0 and (tonumber(h[9]) or 0) > now then
+      bu = bu - weight
+      if bu < 0 then bu = 0 end
+    end
     call('HSET', key, 'ss', decimal(ss), 'as', decimal(as), 'sl', decimal(sl),
-      'al', decimal(al), 'nc', decimal(nc), 't', nowstr)
+      'al', decimal(al), 'nc', decimal(nc), 't', nowstr, 'bu', decimal(bu))
     changed = changed + 1
   end
 end

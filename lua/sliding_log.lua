@@ -14,8 +14,10 @@
 -- horizons they decay by (hs, hl, in µs), a block's end (b, µs) and mode (m: e enforce, s
 -- shadow), the last request id it recorded (i), when its expiry was last set (x) and when
 -- it first counted a send (f), so that a young target's baseline is not read as a quiet
--- one's. A network's hash also counts the distinct countries it asked for (nc, decaying with the long
--- horizon) and when it last asked for each (k<country>, µs).
+-- one's, and, while a block lasts, the solved sends it admitted that no approval has paid
+-- back (bu): counted over the block's whole life, they do not decay. A network's hash also
+-- counts the distinct countries it asked for (nc, decaying with the long horizon) and when
+-- it last asked for each (k<country>, µs).
 --
 -- KEYS[1..n]  one per limit of the policy, in ARGV order: a sorted set or a guard hash.
 -- ARGV[1]     mode: "allow" records the request in every key if every rule and guard admits
@@ -31,8 +33,8 @@
 --             "held" (take it back only when a sorted set of this call held the request);
 -- ARGV[13..16] the surge allowance (how many times its baseline volume a target may carry
 --             before its volume counts against it), the challenge level this request solved
---             (0 for none), how many times its floor of unapproved sends a blocked target
---             admits through solved challenges (0: a block admits nothing), and how many
+--             (0 for none), how many solved sends a block admits over its life that no
+--             approval paid back (0: a block admits nothing), and how many
 --             distinct countries a network may ask for before it needs a challenge;
 -- ARGV[17]    how many approvals over the long horizon make a country established rather
 --             than young (the young-countries pool).
@@ -44,7 +46,11 @@
 --             or a budget: "b"; "e" (enforce), "s" (shadow) or "a" (alert); its cap and this
 --             request's cost in whole micro-units of the currency; its key's lifetime in ms
 --             (past the window's end); for "undo", "a" to take the cost back always, "h"
---             only when a sorted set of this call held the request, "" never;
+--             only when a sorted set of this call held the request, "" never; its fence:
+--             "" none, "e" enforce, "s" report only; the request's country; the headroom;
+--             the young countries' floor (micro-units); the window's length in ms; for
+--             "undo", instead of the fence's mode, "y" when the request was counted in the
+--             young countries' floor, "c" when in its country's share alone, "" when in none;
 --             or a guard: "g"; "e" (enforce) or "s" (shadow); its floor; its volume floor
 --             (recent sends beyond the surge allowance that need a challenge; 0: none); the
 --             factor of its baseline conversion below which volume counts (-1: whatever the
@@ -56,10 +62,14 @@
 --
 -- A budget key is a hash of one budget's window: what the window spent (u, micro-units),
 -- which of its thresholds (50, 80 and 100 %) were crossed (c, bits 1, 2 and 4), each once,
--- and the last request id it recorded (i).
+-- and the last request id it recorded (i); a fenced budget's also what each country spent
+-- (s<country>), what the young countries spent together (y) and each of them in it
+-- (q<country>, given back to y when the country has earned a share of its own), and which
+-- countries reached their share (r<country>, once).
 --
 -- Reply: a flat array of integers, {status, now, then per key in KEYS order: for a sorted
--- set per rule used, reset, retry; for a budget state, spent, crossed; for a guard state,
+-- set per rule used, reset, retry; for a budget state, spent, crossed, fence, share,
+-- country spent, fence crossed; for a guard state,
 -- retry, unapproved, signal, level, its counts ss, as, sl, al, nc times 100, after this
 -- request, and the recent sends its baseline explains (the surge allowance) times 100}.
 --   status  0 denied: nothing recorded, the state before the request;
@@ -83,6 +93,14 @@
 --           refuse); 3 over, in alert mode (admitted).
 --   spent   of a budget, what its window spent after this request (before it, when refused).
 --   crossed of a budget, the thresholds this request crossed first in the window (bits).
+--   fence   of a budget: 0 not fenced (no fence, or no country guard in the call); 1 within
+--           the country's share; 2 past it, refusing; 3 past it, reported only; plus 4 when
+--           the request was held to the young countries' floor.
+--   share   what the request's country may spend in the window (micro-units): the young
+--           countries' floor when it is young, which they share.
+--   country spent  what the country (young: the young countries) spent in the window, after
+--           this request when admitted.
+--   fence crossed  1 when this request first found its country past its share this window.
 --   unapproved  the guard's recent unapproved sends before this request, rounded.
 --   signal  what decided the state: 0 nothing; 1 recent unapproved sends against the
 --           target's baseline; 2 unapproved sends over the long horizon; 3 volume against
@@ -138,8 +156,9 @@ end
 -- readguard reads a guard's hash into g, its counts decayed to now.
 local function readguard(key, g)
   local cc = g.cc
-  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f', 'p')
+  local h = call('HMGET', key, 'ss', 'as', 'sl', 'al', 't', 'hs', 'hl', 'b', 'm', 'i', 'x', 'nc', 'f', cc and 'k' .. cc or 'f', 'p', 'bu')
   g.ss, g.as, g.sl, g.al, g.nc, g.p, g.newc, g.read = 0, 0, 0, 0, 0, 0, cc ~= nil, true
+  g.bu = tonumber(h[16]) or 0
   g.b, g.m, g.id, g.x, g.t, g.f = tonumber(h[8]) or 0, h[9], h[10], tonumber(h[11]), tonumber(h[5]), tonumber(h[13])
   if g.t then
     local dt = now - g.t
@@ -161,11 +180,15 @@ for i = 1, #KEYS do
   local key, r = KEYS[i], ARGV[a]
   at[i] = a
   if r == 'b' then
-    local h = call('HMGET', key, 'u', 'c', 'i')
+    local fence, cc = ARGV[a + 6], ARGV[a + 7]
+    local h = call('HMGET', key, 'u', 'c', 'i', 's' .. cc, 'y', 'r' .. cc, 'q' .. cc)
     budget[i] = {mode = ARGV[a + 1], cap = tonumber(ARGV[a + 2]), cost = tonumber(ARGV[a + 3]), ttl = ARGV[a + 4],
       undo = ARGV[a + 5], used = tonumber(h[1]) or 0, crossed = tonumber(h[2]) or 0, id = h[3], fresh = h[1] == false,
-      state = 0, new = 0}
-    a = a + 6
+      state = 0, new = 0, fence = fence, cc = cc, headroom = tonumber(ARGV[a + 8]) or 0,
+      floor = tonumber(ARGV[a + 9]) or 0, win = (tonumber(ARGV[a + 10]) or 0) * 1000,
+      cspent = tonumber(h[4]) or 0, yspent = tonumber(h[5]) or 0, reached = h[6] ~= false, qspent = tonumber(h[7]) or 0,
+      fstate = 0, share = 0, fnew = 0}
+    a = a + 11
   elseif r == 'g' then
     local cc, role = ARGV[a + 5], ARGV[a + 6]
     if cc == '' then cc = nil end
@@ -230,8 +253,8 @@ for i = 1, #KEYS do
     for j = n + 1, n + 11 do reply[j] = 0 end
     n = n + 11
   elseif budget[i] then
-    reply[n + 1], reply[n + 2], reply[n + 3] = 0, 0, 0
-    n = n + 3
+    for j = n + 1, n + 7 do reply[j] = 0 end
+    n = n + 7
   else
     a = at[i]
     for j = a + 2, a + 1 + 2 * num[a], 2 do
@@ -246,6 +269,21 @@ end
 -- The budgets. A request that would take a window past its cap is refused by an enforcing
 -- budget and reported by the others. The first refusal crosses the 100 % threshold: the
 -- budget is spent, which is a fact about it, as a trip is about a guard.
+--
+-- A fenced budget shares its cap out by country, from the approvals the country's guard
+-- (role "c", in this call) counted over the long horizon: its share is the headroom times
+-- what those approvals, as a rate over the time they decayed over, come to in a window at
+-- this request's cost, capped by the cap. A country whose share is below the young
+-- countries' floor is young: the young countries together may spend that floor, and what
+-- a country spent while young leaves it when the country earns a share of its own, so
+-- that a launch's first sends do not keep the floor from the next young country. A country
+-- past its share is refused by an enforcing fence, reported by the others; what the others
+-- spent stays theirs.
+local cguard
+for i = 1, #KEYS do
+  local g = guard[i]
+  if g and g.role == 'c' and g.read then cguard = g end
+end
 for i = 1, #KEYS do
   local b = budget[i]
   if b and mode == 'allow' and status ~= 2 and b.used + b.cost > b.cap then
@@ -256,6 +294,30 @@ for i = 1, #KEYS do
       b.state = 2
     else
       b.state = 3
+    end
+  end
+  if b and mode == 'allow' and b.fence ~= '' and cguard then
+    local age = cguard.f and now - cguard.f or 0
+    local span = glong * (1 - exp(-age / glong))
+    local share = 0
+    if span > 0 then share = b.headroom * cguard.al * b.win / span * b.cost end
+    if share > b.cap then share = b.cap end
+    b.fstate, b.share = 1, math.floor(share)
+    local spent = b.cspent
+    if share < b.floor then
+      b.fstate, b.share, spent = 5, b.floor, b.yspent
+    elseif b.qspent > 0 then
+      b.yspent, b.qspent, b.released = math.max(b.yspent - b.qspent, 0), 0, true
+    end
+    b.seen = spent
+    if status ~= 2 and spent + b.cost > b.share then
+      b.fstate = b.fstate + 1
+      if b.fence ~= 'e' then
+        b.fstate = b.fstate + 1
+      elseif status == 1 then
+        status = 0
+      end
+      if not b.reached then b.fnew = 1 end
     end
   end
 end
@@ -271,9 +333,12 @@ end
 -- a record of the request. Short of a trip, a key needs a challenge when its recent volume
 -- runs past its surge allowance over what its baseline explains (signal 3, level 2), or when
 -- a network asks for more distinct countries than allowed without converting (signal 4).
--- A blocked key admits a solved level-3 challenge while its recent unapproved sends stay
--- under gpass floors: the block's legitimate users can still get a code, the attacker's
--- solved sends add up to a block that admits none.
+-- A blocked key admits a solved challenge while the solved sends it admitted during the
+-- block, less the approvals they earned, stay under gpass: counted over the block's whole
+-- life, not a decaying horizon, so that a solver gets at most gpass sends per block whatever
+-- it pays in work. The level asked is 3 plus those sends, so the work quadruples with each
+-- (the challenger's levels), up to level 6: the block's legitimate users, who enter their codes, keep
+-- meeting level 3; the attacker's solved sends add up to a block that admits none.
 -- The young-countries pool counts the sends to countries without approved history together:
 -- an attack spread over many new countries (each under its own floors) fills it. It trips
 -- as a guard does (recent unapproved sends against its baseline, or long ones against the
@@ -342,7 +407,9 @@ for i = 1, #KEYS do
     if bs < 0 then bs = 0 end
     if ba < 0 then ba = 0 end
     local cb = (ba + gprior) / (bs + gweight)
-    local passable = not g.shadow and gpass > 0 and s1 - g.as + 0.01 < gpass * g.floor
+    local passable = not g.shadow and gpass > 0 and g.bu + 1 < gpass + 0.01
+    -- Levels rise to 6 (otp.ChallengeTop), 64 times the work of level 3.
+    local passlevel = 3 + math.min(math.floor(g.bu + 0.01), 3)
     if blocked and (g.shadow or g.m == 'e') then
       state, retry = 1, g.b - now
       -- A replay was admitted before the block began: it reports the block, refusing nothing.
@@ -352,8 +419,8 @@ for i = 1, #KEYS do
         state, retry = 0, 0
       else
         if passable then
-          level = 3
-          if gsolved >= 3 then state = 7 end
+          level = passlevel
+          if gsolved >= level then state, g.pass = 7, true end
         end
         if state == 1 and status == 1 then status = 0 end
       end
@@ -371,7 +438,9 @@ for i = 1, #KEYS do
         if g.shadow then
           state = 4
         else
-          if passable then level = 3 end
+          -- A new block: none of its solved sends yet.
+          g.bu = 0
+          if gpass > 0 then level = 3 end
           if status == 1 then status = 0 end
         end
       else
@@ -414,7 +483,7 @@ for i = 1, #KEYS do
     reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = state, retry, u, signal, level
     n = n + 11
   elseif budget[i] then
-    n = n + 3
+    n = n + 7
   else
     n = n + 3 * num[at[i]]
   end
@@ -454,9 +523,26 @@ if mode == 'allow' then
       elseif b.state == 1 and math.floor(b.crossed / 4) % 2 == 0 then
         new = 4
       end
+      local fields = {}
       if status == 1 or new > 0 then
         b.crossed, b.new = b.crossed + new, new
-        call('HSET', key, 'u', fmt('%d', b.used), 'c', fmt('%d', b.crossed), 'i', status == 1 and id or (b.id or ''))
+        fields = {'u', fmt('%d', b.used), 'c', fmt('%d', b.crossed), 'i', status == 1 and id or (b.id or '')}
+      end
+      if b.fstate > 0 and status == 1 then
+        b.cspent, b.seen = b.cspent + b.cost, b.seen + b.cost
+        fields[#fields + 1], fields[#fields + 2] = 's' .. b.cc, fmt('%d', b.cspent)
+        if b.fstate >= 4 then
+          b.yspent, b.qspent = b.yspent + b.cost, b.qspent + b.cost
+          fields[#fields + 1], fields[#fields + 2] = 'q' .. b.cc, fmt('%d', b.qspent)
+        end
+      end
+      if b.released or b.fstate >= 4 and status == 1 then
+        fields[#fields + 1], fields[#fields + 2] = 'y', fmt('%d', b.yspent)
+        if b.released then fields[#fields + 1], fields[#fields + 2] = 'q' .. b.cc, '0' end
+      end
+      if b.fnew > 0 then fields[#fields + 1], fields[#fields + 2] = 'r' .. b.cc, '1' end
+      if #fields > 0 then
+        call('HSET', key, unpack(fields))
         if b.fresh then call('PEXPIRE', key, b.ttl) end
       end
     elseif g and g.role == 'y' and not g.active then
@@ -472,6 +558,7 @@ if mode == 'allow' then
           fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'hs', shorts, 'hl', longs
         end
         if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
+        if g.pass then fields[#fields + 1], fields[#fields + 2] = 'bu', decimal(g.bu + 1) end
         if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', decimal(g.p + 1) end
         if g.cc then
           if g.newc then g.nc = g.nc + 1 end
@@ -484,6 +571,7 @@ if mode == 'allow' then
       if trip[i] then
         local k = #fields
         fields[k + 1], fields[k + 2], fields[k + 3], fields[k + 4] = 'b', fmt('%d', g.b), 'm', g.shadow and 's' or 'e'
+        fields[k + 5], fields[k + 6] = 'bu', '0'
       end
       if fields then sethash(key, g, fields, trip[i]) end
     else
@@ -534,7 +622,15 @@ if mode == 'undo' then
     if b and not b.fresh and (b.undo == 'a' or (b.undo == 'h' and held)) then
       b.used = b.used - b.cost
       if b.used < 0 then b.used = 0 end
-      call('HSET', KEYS[i], 'u', fmt('%d', b.used))
+      local fields = {'u', fmt('%d', b.used)}
+      if b.fence ~= '' then
+        fields[3], fields[4] = 's' .. b.cc, fmt('%d', math.max(b.cspent - b.cost, 0))
+        if b.fence == 'y' then
+          fields[5], fields[6] = 'y', fmt('%d', math.max(b.yspent - b.cost, 0))
+          fields[7], fields[8] = 'q' .. b.cc, fmt('%d', math.max(b.qspent - b.cost, 0))
+        end
+      end
+      call('HSET', KEYS[i], unpack(fields))
     end
   end
 end
@@ -551,7 +647,8 @@ for i = 1, #KEYS do
     n = n + 11
   elseif b then
     reply[n + 1], reply[n + 2], reply[n + 3] = b.state, b.used, b.new
-    n = n + 3
+    reply[n + 4], reply[n + 5], reply[n + 6], reply[n + 7] = b.fstate, b.share, b.seen or 0, b.fnew
+    n = n + 7
   else
     local key, raw = KEYS[i], z[i]
     local m = #raw / 2

@@ -1425,6 +1425,27 @@ func (e SendSendStatus) Valid() bool {
 	}
 }
 
+// Defines values for SpendBudgetFence.
+const (
+	SpendBudgetFenceOff    SpendBudgetFence = "off"
+	SpendBudgetFenceOn     SpendBudgetFence = "on"
+	SpendBudgetFenceShadow SpendBudgetFence = "shadow"
+)
+
+// Valid indicates whether the value is a known member of the SpendBudgetFence enum.
+func (e SpendBudgetFence) Valid() bool {
+	switch e {
+	case SpendBudgetFenceOff:
+		return true
+	case SpendBudgetFenceOn:
+		return true
+	case SpendBudgetFenceShadow:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SpendBudgetMode.
 const (
 	SpendBudgetModeAlert   SpendBudgetMode = "alert"
@@ -2066,7 +2087,7 @@ type FraudConfig struct {
 	// FraudBlock How long a trip of the guard blocks its target, such as `12h` (1s to 30d).
 	FraudBlock string `json:"fraud_block"`
 
-	// FraudBlockPass How many floors of recent unapproved sends a blocked target admits through solved challenges (0 makes a block admit nothing).
+	// FraudBlockPass How many solved sends a block admits over its whole life, less those whose code was entered; each asks four times the work of the one before (0 makes a block admit nothing).
 	FraudBlockPass int `json:"fraud_block_pass"`
 
 	// FraudCountriesPerNetwork Distinct countries a network may ask for over the long horizon without converting before it needs a challenge (0 turns the signal off).
@@ -2601,8 +2622,12 @@ type Problem struct {
 	Challenge *Challenge `json:"challenge,omitempty"`
 
 	// Code The stable machine-readable reason; each response lists its own.
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
+	Code string `json:"code"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2614,7 +2639,12 @@ type Problem struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2650,7 +2680,11 @@ type ProblemForbidden struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge           `json:"challenge,omitempty"`
 	Code      ProblemForbiddenCode `json:"code"`
-	Detail    string               `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2662,7 +2696,12 @@ type ProblemForbidden struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2701,7 +2740,11 @@ type ProblemInternal struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemInternalCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2713,7 +2756,12 @@ type ProblemInternal struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2752,7 +2800,11 @@ type ProblemInvalidBody struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemInvalidBodyCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2764,7 +2816,12 @@ type ProblemInvalidBody struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2803,7 +2860,11 @@ type ProblemInvalidRequest struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                `json:"challenge,omitempty"`
 	Code      ProblemInvalidRequestCode `json:"code"`
-	Detail    string                    `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors map[string]string `json:"errors"`
@@ -2815,7 +2876,12 @@ type ProblemInvalidRequest struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2854,7 +2920,11 @@ type ProblemNotFound struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemNotFoundCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2866,7 +2936,12 @@ type ProblemNotFound struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2905,7 +2980,11 @@ type ProblemTooLarge struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge          `json:"challenge,omitempty"`
 	Code      ProblemTooLargeCode `json:"code"`
-	Detail    string              `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2917,7 +2996,12 @@ type ProblemTooLarge struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -2956,7 +3040,11 @@ type ProblemUnauthorized struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemUnauthorizedCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2968,7 +3056,12 @@ type ProblemUnauthorized struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3007,7 +3100,11 @@ type ProblemUnavailable struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge             `json:"challenge,omitempty"`
 	Code      ProblemUnavailableCode `json:"code"`
-	Detail    string                 `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3019,7 +3116,12 @@ type ProblemUnavailable struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3058,7 +3160,11 @@ type ProblemUnsupportedMediaType struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge                      `json:"challenge,omitempty"`
 	Code      ProblemUnsupportedMediaTypeCode `json:"code"`
-	Detail    string                          `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3070,7 +3176,12 @@ type ProblemUnsupportedMediaType struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3262,8 +3373,22 @@ type SpendBudget struct {
 	Country *string `json:"country,omitempty"`
 
 	// Daily A decimal amount of the currency, at most six decimals; a string, or a JSON number read as its text.
-	Daily *SpendAmount    `json:"daily,omitempty"`
-	Mode  SpendBudgetMode `json:"mode"`
+	Daily *SpendAmount `json:"daily,omitempty"`
+
+	// Fence A budget without a country is shared out by each country's history: a country may
+	// spend its share (the headroom times what its approved sends come to in a window)
+	// and the countries without approved history together `fence_young` % of the cap,
+	// before `429 budget_exceeded` names the country and its share. Absent is `on`
+	// (refusing as the budget does); `shadow` reports only; `off` shares nothing out.
+	// Ignored for a budget with a country.
+	Fence *SpendBudgetFence `json:"fence,omitempty"`
+
+	// FenceHeadroom How many times what its approved sends come to a country may spend (1-100); absent or 0 is 3.
+	FenceHeadroom *float32 `json:"fence_headroom,omitempty"`
+
+	// FenceYoung Percent of the cap the countries without approved history may spend together; absent or 0 is 5.
+	FenceYoung *float32        `json:"fence_young,omitempty"`
+	Mode       SpendBudgetMode `json:"mode"`
 
 	// Monthly A decimal amount of the currency, at most six decimals; a string, or a JSON number read as its text.
 	Monthly *SpendAmount `json:"monthly,omitempty"`
@@ -3272,6 +3397,14 @@ type SpendBudget struct {
 	// TimeZone IANA time zone the windows begin at midnight in; absent is UTC.
 	TimeZone *string `json:"time_zone,omitempty"`
 }
+
+// SpendBudgetFence A budget without a country is shared out by each country's history: a country may
+// spend its share (the headroom times what its approved sends come to in a window)
+// and the countries without approved history together `fence_young` % of the cap,
+// before `429 budget_exceeded` names the country and its share. Absent is `on`
+// (refusing as the budget does); `shadow` reports only; `off` shares nothing out.
+// Ignored for a budget with a country.
+type SpendBudgetFence string
 
 // SpendBudgetMode defines model for SpendBudget.Mode.
 type SpendBudgetMode string

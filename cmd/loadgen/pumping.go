@@ -24,7 +24,7 @@ type pumpingOptions struct {
 
 func (p *pumpingOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.short, "short", false, "pumping: the short version, about a minute in all, as make test runs it")
-	fs.StringVar(&p.cases, "cases", "fresh,established,surge,slow,converting,hopping,proxies,office,launch", "pumping: cases to run")
+	fs.StringVar(&p.cases, "cases", "fresh,established,surge,slow,converting,hopping,proxies,office,launch,solver,capped", "pumping: cases to run")
 	fs.StringVar(&p.modes, "modes", "off,shadow,enforce", "pumping: fraud guard modes to run each case in")
 }
 
@@ -37,8 +37,11 @@ type pumpingPlan struct {
 	attackIPs  int
 	// warmup is the legitimate traffic before an established install's attack or surge;
 	// attack and surge are how long those last; slow is how long the low-and-slow attack,
-	// the office and the launch last.
-	warmup, attack, surge, slow time.Duration
+	// the office and the launch last; solve how long the challenge solver attacks.
+	warmup, attack, surge, slow, solve time.Duration
+	// capWarmup is the capped case's legitimate traffic before its attack: long enough for
+	// the smaller countries to have approvals, and so a share of the budget, of their own.
+	capWarmup time.Duration
 	// A legitimate user checks between checkMin and checkMax after the send.
 	checkMin, checkMax time.Duration
 	// shortHorizon and longHorizon compress the guard's 10m and 7d.
@@ -53,16 +56,18 @@ type pumpingPlan struct {
 func fullPlan() pumpingPlan {
 	return pumpingPlan{
 		legitRate: 8, surgeFactor: 10, attackRate: 40, attackIPs: 2000,
-		warmup: 2 * time.Minute, attack: 90 * time.Second, surge: time.Minute, slow: 3 * time.Minute,
-		checkMin: time.Second, checkMax: 4 * time.Second,
+		warmup: 2 * time.Minute, attack: 90 * time.Second, surge: time.Minute, slow: 3 * time.Minute, solve: 5 * time.Minute,
+		capWarmup: 2 * time.Minute,
+		checkMin:  time.Second, checkMax: 4 * time.Second,
 		shortHorizon: "30s", longHorizon: "10m",
 	}
 }
 
 func shortPlan() pumpingPlan {
 	p := fullPlan()
-	p.legitRate, p.warmup, p.attack, p.surge, p.slow = 5, 8*time.Second, 8*time.Second, 8*time.Second, 20*time.Second
+	p.legitRate, p.warmup, p.attack, p.surge, p.slow, p.solve = 5, 8*time.Second, 8*time.Second, 8*time.Second, 20*time.Second, 20*time.Second
 	p.checkMax = 3 * time.Second
+	p.capWarmup = 25 * time.Second
 	p.shortHorizon, p.longHorizon = "30s", "5m"
 	p.redisTimeout = "1s"
 	return p
@@ -82,6 +87,8 @@ const (
 	caseProxies     = "proxies"
 	caseOffice      = "office"
 	caseLaunch      = "launch"
+	caseSolver      = "solver"
+	caseCapped      = "capped"
 )
 
 var caseWhat = map[string]string{
@@ -94,6 +101,8 @@ var caseWhat = map[string]string{
 	caseProxies:     "an established install attacked through residential proxies, each request from a new /24",
 	caseOffice:      "an established install, an office of 30 testers on one /24, no attack",
 	caseLaunch:      "an established install, a launch in a new country, no attack",
+	caseSolver:      "an established install attacked by a botnet that solves every challenge it is given",
+	caseCapped:      "an established install under a global daily budget, a fast botnet on countries without history",
 }
 
 // attacked reports whether a case has an attack.
@@ -119,8 +128,11 @@ type pumpResult struct {
 	// the sends a challenge was asked of, which the client solved and sent again.
 	legitSent, legitRefused, legitChecks, legitApproved, legitChallenged int64
 	legitRefusals                                                        map[string]int
-	// attackChecks and attackApproved count a converting attacker's entered codes.
-	attackChecks, attackApproved int64
+	// attackChecks and attackApproved count a converting attacker's entered codes;
+	// attackSolved the challenges a solver solved.
+	attackChecks, attackApproved, attackSolved int64
+	// capMicros is the global daily budget of the capped case (0 in the others).
+	capMicros int64
 	// From the server's metrics: blocks started (enforcing and shadow) and sends flagged by
 	// shadow rules or the shadow guard.
 	blocks, shadowBlocks, shadowFlagged int
@@ -204,5 +216,5 @@ func simulate(ctx context.Context, o options, plan pumpingPlan, runs []pumpingRu
 
 // caseNames lists the cases in the order the report shows them.
 func caseNames() []string {
-	return []string{caseFresh, caseEstablished, caseSurge, caseSlow, caseConverting, caseHopping, caseProxies, caseOffice, caseLaunch}
+	return []string{caseFresh, caseEstablished, caseSurge, caseSlow, caseConverting, caseHopping, caseProxies, caseOffice, caseLaunch, caseSolver, caseCapped}
 }

@@ -42,6 +42,9 @@ func (r pumpResult) attackCell() string {
 	if r.attackChecks > 0 {
 		return fmt.Sprintf("%d of %d (%d codes entered)", r.attackDelivered, r.attackSent, r.attackApproved)
 	}
+	if r.attackSolved > 0 {
+		return fmt.Sprintf("%d of %d (%d challenges solved)", r.attackDelivered, r.attackSent, r.attackSolved)
+	}
 	return fmt.Sprintf("%d of %d", r.attackDelivered, r.attackSent)
 }
 
@@ -50,7 +53,7 @@ func (r pumpResult) costCell() string {
 	if !attacked(r.run.kase) {
 		return "–"
 	}
-	return spend.DefaultCurrency + " " + spend.FormatAmount(r.attackCost)
+	return spend.DefaultCurrency + " " + spend.FormatAmount(r.attackCost) + r.capCell()
 }
 
 // legitRefusedCell renders the legitimate sends refused, with their share.
@@ -132,8 +135,11 @@ func (rep pumpingReport) writeMarkdown(path string) error {
 		"low and slow paces 30 prefixes of UZ, KG, TJ and AZ and 30 /24s at a quarter of a send a second each for %s; the fraud farm sends 8/s into three prefixes "+
 		"and enters half its codes 0.2–0.6 s after the send; country hopping sends 20/s to any number of 24 countries; the proxies send 20/s into three "+
 		"prefixes, each request from a new /24; the surge is %.0f× the traffic for %s; the office's 30 testers ask a little more than once a minute and "+
-		"enter 90 %% of their codes; the launch adds a quarter of the traffic in %s, approving 85 %%. No attacker solves a challenge.\n\n",
-		p.attackRate, p.attackIPs, p.attack, p.slow, p.surgeFactor, p.surge, launchRegion)
+		"enter 90 %% of their codes; the launch adds a quarter of the traffic in %s, approving 85 %%. The solver sends 12/s into three prefixes "+
+		"of UZ and KG for %s and solves every challenge it is given (no other attacker solves one); the capped case sets a global daily budget of "+
+		"%d times what the legitimate traffic spends over the run, every other budget setting the default, and runs the fast botnet into UZ and KG "+
+		"after %s of legitimate traffic.\n\n",
+		p.attackRate, p.attackIPs, p.attack, p.slow, p.surgeFactor, p.surge, launchRegion, p.solve, capHeadroom, p.capWarmup)
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(pumpingHeader, " | "), strings.Repeat("---|", len(pumpingHeader)))
 	for _, r := range rep.results {
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.cells(), " | "))

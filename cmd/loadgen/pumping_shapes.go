@@ -17,6 +17,8 @@ type attackShape struct {
 	// from the address that asked.
 	checkShare         float64
 	checkMin, checkMax time.Duration
+	// solves makes the attacker solve every challenge it is given and send again.
+	solves bool
 }
 
 // Expensive destinations without legitimate traffic in the simulation: where pumping goes.
@@ -60,6 +62,12 @@ func (s *sim) attackFor(kase string) (attackShape, bool) {
 		// Country hopping: any number of 24 countries, from thousands of rotating addresses.
 		return attackShape{rate: 20, duration: p.attack, phone: func(n int) string { return nb.random(hopCountries[n%len(hopCountries)]) },
 			addr: ad.attacker}, true
+	case caseSolver:
+		// A botnet that pays for every proof of work: 12/s into three prefixes for minutes.
+		return attackShape{rate: 12, duration: p.solve, phone: inPrefixes(prefixes(3, "UZ", "KG")), addr: ad.attacker, solves: true}, true
+	case caseCapped:
+		// The fast botnet on countries without history, under a global cap.
+		return attackShape{rate: p.attackRate, duration: p.attack, phone: inPrefixes(prefixes(3, "UZ", "KG")), addr: ad.attacker}, true
 	case caseProxies:
 		// Residential proxies: every request from a new /24, into three narrow prefixes.
 		return attackShape{rate: 20, duration: p.attack, phone: inPrefixes(prefixes(3, "UZ", "KG")), addr: func(int) string { return ad.fresh24() }}, true

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	mathrand "math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +26,8 @@ type sim struct {
 	addrs   *addresses
 	wg      sync.WaitGroup
 
-	attackStart                                               time.Time
-	attackSent, attackDelivered, attackChecks, attackApproved atomic.Int64
+	attackStart                                                             time.Time
+	attackSent, attackDelivered, attackChecks, attackApproved, attackSolved atomic.Int64
 	// attackCost is what the attacker's delivered SMS cost under the shipped price table,
 	// in micro-units of its currency, one segment each.
 	attackCost                                                           atomic.Int64
@@ -39,7 +37,9 @@ type sim struct {
 
 	mu                            sync.Mutex
 	attackRefusals, legitRefusals map[string]int
-	errs                          []error
+	// solving holds a mutex per prefix the solver is solving a challenge for.
+	solving sync.Map
+	errs    []error
 }
 
 // simulateRun plays one case's timeline, waits for the last checks and reads the metrics.
@@ -55,10 +55,20 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 		s.stream(ctx, start.Add(from), start.Add(until), rate, func(int) { s.legitUser(ctx) })
 	}
 	w := plan.warmup
-	if run.kase == caseFresh {
+	switch run.kase {
+	case caseFresh:
 		w = 0
+	case caseCapped:
+		w = plan.capWarmup
 	}
 	atk, hasAttack := s.attackFor(run.kase)
+	var capMicros int64
+	if run.kase == caseCapped {
+		var err error
+		if capMicros, err = s.setCap(ctx, w+atk.duration); err != nil {
+			return pumpResult{}, err
+		}
+	}
 	var streams sync.WaitGroup
 	switch run.kase {
 	case caseSurge:
@@ -90,7 +100,7 @@ func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) 
 	}
 	r := pumpResult{
 		run: run, attackSent: s.attackSent.Load(), attackDelivered: s.attackDelivered.Load(), attackCost: s.attackCost.Load(),
-		attackChecks: s.attackChecks.Load(), attackApproved: s.attackApproved.Load(),
+		attackChecks: s.attackChecks.Load(), attackApproved: s.attackApproved.Load(), attackSolved: s.attackSolved.Load(), capMicros: capMicros,
 		lastDelivery: time.Duration(s.lastDelivery.Load()), attackRefusals: s.attackRefusals,
 		legitSent: s.legitSent.Load(), legitRefused: s.legitRefused.Load(), legitChecks: s.legitChecks.Load(),
 		legitApproved: s.legitApproved.Load(), legitRefusals: s.legitRefusals, legitChallenged: s.legitChallenged.Load(),
@@ -206,6 +216,13 @@ func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
 		s.fail(err)
 		return
 	}
+	if atk.solves {
+		status, p, err = s.solveAll(ctx, phone, ip, status, p)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+	}
 	if status/100 != 2 {
 		s.count(s.attackRefusals, p.Code)
 		return
@@ -292,90 +309,4 @@ func (s *sim) post(ctx context.Context, path string, body map[string]string, ip 
 		}
 	}
 	return resp.StatusCode, a, nil
-}
-
-// readMetrics reads the blocks the guard started and the shadow findings from /metrics.
-func (s *sim) readMetrics(ctx context.Context, r *pumpResult) error {
-	if len(s.e.systems[0].procs) == 0 {
-		return errors.New("no admin listener to read the metrics from")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.e.systems[0].procs[0].Admin+"/metrics", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	scopes := map[string]int{}
-	for _, line := range strings.Split(string(body), "\n") {
-		name, labels, value, ok := metricLine(line)
-		if !ok {
-			continue
-		}
-		switch name {
-		case "otpgate_fraud_blocks_started_total":
-			if strings.Contains(labels, `mode="shadow"`) {
-				r.shadowBlocks += value
-			} else {
-				r.blocks += value
-			}
-			if value > 0 {
-				scopes[labelValue(labels, "scope")] += value
-			}
-		case "otpgate_fraud_shadow_total":
-			r.shadowFlagged += value
-		}
-	}
-	var parts []string
-	for _, sc := range []string{"country", "prefix", "ip_net", "young_countries"} {
-		if n := scopes[sc]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s×%d", sc, n))
-		}
-	}
-	r.blockedScopes = strings.Join(parts, " ")
-	return nil
-}
-
-// metricLine splits a Prometheus text line such as `name{a="b"} 3`.
-func metricLine(line string) (name, labels string, value int, ok bool) {
-	if line == "" || line[0] == '#' {
-		return "", "", 0, false
-	}
-	head, num, found := strings.Cut(line, " ")
-	if !found {
-		return "", "", 0, false
-	}
-	name, labels, _ = strings.Cut(head, "{")
-	var f float64
-	if _, err := fmt.Sscanf(num, "%g", &f); err != nil {
-		return "", "", 0, false
-	}
-	return name, labels, int(f), true
-}
-
-// labelValue returns one label's value from `a="b",c="d"}`.
-func labelValue(labels, name string) string {
-	_, rest, ok := strings.Cut(labels, name+`="`)
-	if !ok {
-		return ""
-	}
-	v, _, _ := strings.Cut(rest, `"`)
-	return v
-}
-
-// pick draws a country by weight.
-func pick(cs []country) country {
-	x := mathrand.Float64()
-	for _, c := range cs {
-		if x -= c.weight; x < 0 {
-			return c
-		}
-	}
-	return cs[len(cs)-1]
 }

@@ -12,7 +12,10 @@ import (
 // proxies each get at most a floor per prefix through and at most 1 % of legitimate sends
 // are refused, fresh install or established; a legitimate 10× surge, an office of testers
 // and a launch in a new country are never refused, challenged or blocked; in shadow mode
-// nothing legitimate is refused and the would-blocks are recorded. The full table comes from `go run ./cmd/loadgen -scenario pumping`.
+// nothing legitimate is refused and the would-blocks are recorded; a solver of every
+// challenge gets at most a floor and three solved sends per prefix; and under a global cap,
+// with the guard in shadow, a botnet on countries without history spends at most a tenth of
+// the cap while at most 2 % of the legitimate sends are refused. The full table comes from `go run ./cmd/loadgen -scenario pumping`.
 func TestPumpingShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the pumping simulation takes about a minute")
@@ -20,7 +23,8 @@ func TestPumpingShort(t *testing.T) {
 	vars := map[string]string{"REDIS_URL": testenv.RedisURL(t), "DATABASE_URL": testenv.PostgresURL(t)}
 	o := options{bin: testenv.ServerBinary(t)}
 	runs := []pumpingRun{{caseFresh, "enforce"}, {caseFresh, "shadow"}, {caseEstablished, "enforce"}, {caseSurge, "enforce"},
-		{caseConverting, "enforce"}, {caseProxies, "enforce"}, {caseOffice, "enforce"}, {caseLaunch, "enforce"}}
+		{caseConverting, "enforce"}, {caseProxies, "enforce"}, {caseOffice, "enforce"}, {caseLaunch, "enforce"},
+		{caseSolver, "enforce"}, {caseCapped, "shadow"}}
 	var log bytes.Buffer
 	results, err := simulate(t.Context(), o, shortPlan(), runs, func(k string) string { return vars[k] }, &log)
 	if err != nil {
@@ -35,6 +39,24 @@ func TestPumpingShort(t *testing.T) {
 				t.Fatalf("got %d legitimate sends and %d approvals, want traffic", r.legitSent, r.legitApproved)
 			}
 			switch {
+			case r.run.kase == caseSolver:
+				// A block admits a fixed number of solved sends, whatever the solver pays: the
+				// trip floors (9 a prefix) and three a block.
+				if r.attackSolved == 0 || r.attackDelivered > 45 {
+					t.Errorf("solver: got %d delivered after %d challenges solved, want challenges solved and at most 45 delivered", r.attackDelivered, r.attackSolved)
+				}
+				if r.legitRefused*100 > r.legitSent {
+					t.Errorf("got %d of %d legitimate sends refused, want at most 1 %% (%s)", r.legitRefused, r.legitSent, refusals(r.legitRefusals))
+				}
+			case r.run.kase == caseCapped:
+				// With the guard in shadow only the budget's fence stands between the attack
+				// and the cap: the countries without history may spend 5 % of it together.
+				if r.attackDelivered == 0 || r.capMicros == 0 || r.attackCost*10 > r.capMicros {
+					t.Errorf("capped: the attack spent %s, want some and at most a tenth of the cap", r.costCell())
+				}
+				if r.legitRefused*50 > r.legitSent {
+					t.Errorf("capped: got %d of %d legitimate sends refused, want at most 2 %% (%s)", r.legitRefused, r.legitSent, refusals(r.legitRefusals))
+				}
 			case !attacked(r.run.kase):
 				// A 503 is the machine's load, not the guard: it is held to the 1 % below.
 				// A challenge the user solves is friction, not a refusal: the issue bounds

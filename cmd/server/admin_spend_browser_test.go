@@ -18,7 +18,7 @@ func TestAdminSpendPageInBrowser(t *testing.T) {
 	env := prodEnv(t, p, map[string]string{"OTP_LIMIT_IP": "100/1h"})
 	in := startServer(t, env)
 	r := adminCall(t, in, http.MethodPut, "/admin/api/spend/config",
-		`{"currency":"EUR","prices":[{"channel":"sms","country":"*","price":"0.05"}],"budgets":[{"name":"daily-cap","daily":"0.10","mode":"enforce"}]}`)
+		`{"currency":"EUR","prices":[{"channel":"sms","country":"*","price":"0.05"}],"budgets":[{"name":"daily-cap","daily":"0.10","mode":"enforce","fence":"off"}]}`)
 	if r.Status != http.StatusOK {
 		t.Fatalf("PUT spend config: got %d %s", r.Status, r.Raw)
 	}
@@ -36,7 +36,7 @@ func TestAdminSpendPageInBrowser(t *testing.T) {
 	)
 	saveArtifact(t, artifactDir(t), "admin-spend.png", read(t, ctx, chromedp.FullScreenshot(100)))
 	budget := read(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('tr.budget-daily-cap td')).map(c => c.textContent.trim()).join('|')`))
-	if !strings.HasPrefix(budget, "daily-cap|every send|day|enforce|0.10|0.10|100%|") || !strings.HasSuffix(budget, "00:00:00") {
+	if !strings.HasPrefix(budget, "daily-cap|every send|day|enforce|0.10|0.10|100%|not shared out (fence off)|") || !strings.HasSuffix(budget, "00:00:00") {
 		t.Errorf("budget row: got %q, want daily-cap spent to its 0.10 cap, resetting at midnight", budget)
 	}
 	for sel, want := range map[string]string{

@@ -53,7 +53,7 @@ func (s ChallengeSettings) newChallenger(secret []byte, client *http.Client) (*c
 		if err != nil {
 			return nil, err
 		}
-		o.Captcha, o.CaptchaLevel = c, otp.ChallengeBlocked
+		o.Captcha, o.CaptchaLevel = c, otp.ChallengeTop
 	}
 	return challenge.New(o), nil
 }

@@ -59,10 +59,17 @@ func TestChallengesEndToEnd(t *testing.T) {
 		if got := len(p.Received(prefixPhone(prefix, 2))); got != 1 {
 			t.Errorf("got %d messages, want the code sent once", got)
 		}
-		// The same solution again, or for another number, is refused and spends nothing.
+		// The same solution again, or for another number, is refused and spends nothing: the
+		// block now asks the next level, four times the work.
 		solution, _ := challenge.Solve(ch)
 		again := post(t, in.api+"/v1/verifications", map[string]string{"phone": prefixPhone(prefix, 2), "altcha": solution}, from("10.20.2.1")...)
-		wantStatus(t, again, http.StatusUnprocessableEntity, "challenge_invalid")
+		wantStatus(t, again, http.StatusForbidden, "fraud_blocked")
+		if next := challengeOf(t, again); next.MaxNumber != 4*ch.MaxNumber {
+			t.Errorf("after a solved send: got a challenge of maxnumber %d, want %d", next.MaxNumber, 4*ch.MaxNumber)
+		}
+		if got := len(p.Received(prefixPhone(prefix, 2))); got != 1 {
+			t.Errorf("the used solution sent %d messages in all, want 1", got)
+		}
 		other := post(t, in.api+"/v1/verifications", map[string]string{"phone": prefixPhone(prefix, 5), "altcha": solution}, from("10.20.2.1")...)
 		wantStatus(t, other, http.StatusUnprocessableEntity, "challenge_invalid")
 		if got := len(p.Received(prefixPhone(prefix, 5))); got != 0 {
@@ -75,7 +82,7 @@ func TestChallengesEndToEnd(t *testing.T) {
 		for i := range 2 {
 			send(t, in, prefixPhone(prefix, i), from(fmt.Sprintf("10.21.%d.1", i))...)
 		}
-		admitted := 0
+		admitted, work := 0, 0
 		for i := 2; i < 12; i++ {
 			ip := from(fmt.Sprintf("10.21.%d.1", i))
 			r := send(t, in, prefixPhone(prefix, i), ip...)
@@ -83,10 +90,16 @@ func TestChallengesEndToEnd(t *testing.T) {
 			if _, ok := r.Body["challenge"]; !ok {
 				break
 			}
-			wantStatus(t, sendSolved(t, in, prefixPhone(prefix, i), challengeOf(t, r), ip...), http.StatusCreated, "")
+			// Each solved send of the block asks four times the work of the one before.
+			ch := challengeOf(t, r)
+			if work > 0 && ch.MaxNumber != 4*work {
+				t.Errorf("solved send %d: got maxnumber %d, want %d", admitted+1, ch.MaxNumber, 4*work)
+			}
+			work = ch.MaxNumber
+			wantStatus(t, sendSolved(t, in, prefixPhone(prefix, i), ch, ip...), http.StatusCreated, "")
 			admitted++
 		}
-		// Two floors (6) of unapproved sends: two before the trip, three solved ones.
+		// OTP_FRAUD_BLOCK_PASS (3) solved sends per block, whatever time passes.
 		if admitted != 3 {
 			t.Errorf("got %d sends admitted through the block, want 3 before it offers no challenge", admitted)
 		}

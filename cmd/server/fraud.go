@@ -39,7 +39,7 @@ type FraudSettings struct {
 	FraudFloorYoungCountries   int        `env:"OTP_FRAUD_FLOOR_YOUNG_COUNTRIES" envDefault:"20"`
 	FraudYoungApprovals        int        `env:"OTP_FRAUD_YOUNG_APPROVALS" envDefault:"5"`
 	FraudCountriesPerNetwork   int        `env:"OTP_FRAUD_COUNTRIES_PER_NETWORK" envDefault:"3"`
-	FraudBlockPass             int        `env:"OTP_FRAUD_BLOCK_PASS" envDefault:"2"`
+	FraudBlockPass             int        `env:"OTP_FRAUD_BLOCK_PASS" envDefault:"3"`
 	FraudMinApprovalDelay      fraud.Span `env:"OTP_FRAUD_MIN_APPROVAL_DELAY" envDefault:"800ms"`
 	FraudFastApprovalWeight    float64    `env:"OTP_FRAUD_FAST_APPROVAL_WEIGHT" envDefault:"0.25"`
 	FraudForeignApprovalWeight float64    `env:"OTP_FRAUD_FOREIGN_APPROVAL_WEIGHT" envDefault:"0.5"`

@@ -111,7 +111,7 @@ var fraudSettingHelp = map[string]string{
 	"fraud_floor_young_countries":   "unapproved sends to countries without approved history, together, past which those sends need a challenge (0: off)",
 	"fraud_young_approvals":         "approvals over the long horizon that make a country established rather than young",
 	"fraud_countries_per_network":   "distinct countries a network may ask for without converting before it needs a challenge (0: off)",
-	"fraud_block_pass":              "floors of recent unapproved sends a block admits through solved challenges (0: none)",
+	"fraud_block_pass":              "solved sends a block admits over its life, less those approved; the work rises with each (0: none)",
 	"fraud_min_approval_delay":      "an approval sooner than this after its send is implausibly fast",
 	"fraud_fast_approval_weight":    "what an approval sooner than that weighs",
 	"fraud_foreign_approval_weight": "what an approval from another network than the send's weighs",

@@ -141,7 +141,7 @@ func budgetAdd(_ *http.Request, q url.Values) spendChange {
 			return c, nil
 		},
 		refused: func(e *spendEditor, problems map[string]string) {
-			e.NewBudget = budgetFormOf(b, "")
+			e.NewBudget = typedBudgetForm(b, q, "")
 			e.NewBudget.Problems = problems
 		},
 	}
@@ -163,7 +163,7 @@ func budgetChange(r *http.Request, q url.Values) spendChange {
 		refused: func(e *spendEditor, problems map[string]string) {
 			for i, f := range e.Budgets {
 				if f.Was == was {
-					e.Budgets[i] = budgetFormOf(b, was)
+					e.Budgets[i] = typedBudgetForm(b, q, was)
 					e.Budgets[i].Problems = problems
 				}
 			}

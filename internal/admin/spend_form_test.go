@@ -130,9 +130,11 @@ func TestAdminSpendForms(t *testing.T) {
 				func(c spendConfigJSON) bool {
 					return len(c.Budgets) == 2 && c.Budgets[1] == spend.Budget{Name: "jp-month", Country: "JP", Monthly: "30", TimeZone: "Asia/Tokyo", Mode: "shadow"}
 				}},
-			{"ChangeBudget", "/admin/spend/budgets/all", url.Values{"name": {"everything"}, "app": {"default"}, "daily": {"2"}, "monthly": {"40"}, "mode": {"alert"}}, "budget-changed",
+			{"ChangeBudget", "/admin/spend/budgets/all", url.Values{"name": {"everything"}, "app": {"default"}, "daily": {"2"}, "monthly": {"40"}, "mode": {"alert"},
+				"fence": {"shadow"}, "fence_headroom": {"2.5"}, "fence_young": {"4"}}, "budget-changed",
 				func(c spendConfigJSON) bool {
-					return len(c.Budgets) == 2 && c.Budgets[0] == spend.Budget{Name: "everything", App: "default", Daily: "2", Monthly: "40", Mode: "alert"}
+					return len(c.Budgets) == 2 && c.Budgets[0] == spend.Budget{Name: "everything", App: "default", Daily: "2", Monthly: "40", Mode: "alert",
+						Fence: "shadow", FenceHeadroom: 2.5, FenceYoung: 4}
 				}},
 			{"RemoveBudget", "/admin/spend/budgets/everything/remove", url.Values{}, "budget-removed",
 				func(c spendConfigJSON) bool { return len(c.Budgets) == 1 && c.Budgets[0].Name == "jp-month" }},
@@ -187,6 +189,8 @@ func TestAdminSpendForms(t *testing.T) {
 			{"BudgetWithoutWindow", "/admin/spend/budgets", url.Values{"name": {"nowindow"}, "mode": {"enforce"}}, "daily", "nowindow"},
 			{"BudgetBadMode", "/admin/spend/budgets", url.Values{"name": {"loud"}, "daily": {"1"}, "mode": {"loud"}}, "mode", "loud"},
 			{"BudgetBadZone", "/admin/spend/budgets", url.Values{"name": {"mars"}, "daily": {"1"}, "mode": {"enforce"}, "time_zone": {"Mars/Olympus"}}, "time_zone", "Mars/Olympus"},
+			{"BudgetBadFence", "/admin/spend/budgets", url.Values{"name": {"fenced"}, "daily": {"1"}, "mode": {"enforce"}, "fence": {"maybe"}}, "fence", "maybe"},
+			{"BudgetBadHeadroom", "/admin/spend/budgets", url.Values{"name": {"fenced"}, "daily": {"1"}, "mode": {"enforce"}, "fence_headroom": {"lots"}}, "fence_headroom", "lots"},
 			{"BudgetUnknownCountry", "/admin/spend/budgets", url.Values{"name": {"zz"}, "daily": {"1"}, "mode": {"enforce"}, "country": {"ZZ"}}, "country", "ZZ"},
 			{"ChangedBudgetWithoutWindow", "/admin/spend/budgets/all", url.Values{"name": {"all"}, "mode": {"enforce"}}, "daily", ""},
 		} {

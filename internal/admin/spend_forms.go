@@ -53,7 +53,11 @@ type budgetForm struct {
 	// Was is the budget's name as stored; empty in the add form.
 	Was                                                string
 	Name, App, Country, Daily, Monthly, TimeZone, Mode string
-	Problems                                           map[string]string
+	// Fence, FenceHeadroom and FenceYoung are the fence's settings as typed; FenceOptions
+	// the fence's choices, with a typed unknown one so that it shows again.
+	Fence, FenceHeadroom, FenceYoung string
+	FenceOptions                     []string
+	Problems                         map[string]string
 }
 
 // priceRow names a price by what no other price of a valid table shares: its channel,
@@ -69,7 +73,7 @@ func newSpendEditor(ctx context.Context, c spend.Config, version, applied int64)
 	e := spendEditor{
 		CanEdit: p.Allows(operators.RoleAdmin), Version: version, Applied: applied,
 		Currency: currencyForm{Value: c.Currency}, NewPrice: priceForm{ID: "add-price", Channel: otp.ChannelSMS},
-		NewBudget: budgetForm{Mode: otp.BudgetEnforce},
+		NewBudget: budgetForm{Mode: otp.BudgetEnforce, Fence: spend.FenceOn, FenceOptions: fenceOptions()},
 		Channels:  otp.Channels(), Modes: []string{otp.BudgetEnforce, otp.BudgetShadow, otp.BudgetAlert},
 	}
 	for i, x := range c.Prices {
@@ -77,8 +81,7 @@ func newSpendEditor(ctx context.Context, c spend.Config, version, applied int64)
 			Channel: x.Channel, Country: x.Country, Prefix: x.Prefix, Provider: x.Provider, Price: string(x.Price)})
 	}
 	for _, b := range c.Budgets {
-		e.Budgets = append(e.Budgets, budgetForm{Was: b.Name, Name: b.Name, App: b.App, Country: b.Country,
-			Daily: string(b.Daily), Monthly: string(b.Monthly), TimeZone: b.TimeZone, Mode: b.Mode})
+		e.Budgets = append(e.Budgets, budgetFormOf(b, b.Name))
 	}
 	return e
 }
@@ -91,9 +94,36 @@ func priceOf(q url.Values) spend.PriceText {
 
 // budgetOf reads a budget's form.
 func budgetOf(q url.Values) spend.Budget {
-	return spend.Budget{Name: formText(q, "name"), App: formText(q, "app"), Country: formText(q, "country"),
+	b := spend.Budget{Name: formText(q, "name"), App: formText(q, "app"), Country: formText(q, "country"),
 		Daily: spend.Amount(formText(q, "daily")), Monthly: spend.Amount(formText(q, "monthly")),
-		TimeZone: formText(q, "time_zone"), Mode: formText(q, "mode")}
+		TimeZone: formText(q, "time_zone"), Mode: formText(q, "mode"), Fence: formText(q, "fence"),
+		FenceHeadroom: formNumber(q, "fence_headroom"), FenceYoung: formNumber(q, "fence_young")}
+	if b.Fence == spend.FenceOn {
+		b.Fence = "" // the default, as the API writes it
+	}
+	return b
+}
+
+// formNumber is a field's number: 0 when empty (the default), -1 when it is not a number,
+// which the validator then names.
+func formNumber(q url.Values, name string) float64 {
+	s := formText(q, name)
+	if s == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return -1
+	}
+	return f
+}
+
+// numberText shows a setting's number, "" for the default (0).
+func numberText(f float64) string {
+	if f == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // formText is a field's value without the spaces around it.
@@ -106,9 +136,28 @@ func priceFormOf(p spend.PriceText, row, id string) priceForm {
 
 // budgetFormOf shows a typed budget again.
 func budgetFormOf(b spend.Budget, was string) budgetForm {
-	return budgetForm{Was: was, Name: b.Name, App: b.App, Country: b.Country, Daily: string(b.Daily), Monthly: string(b.Monthly),
-		TimeZone: b.TimeZone, Mode: b.Mode}
+	fence := b.Fence
+	if fence == "" {
+		fence = spend.FenceOn
+	}
+	f := budgetForm{Was: was, Name: b.Name, App: b.App, Country: b.Country, Daily: string(b.Daily), Monthly: string(b.Monthly),
+		TimeZone: b.TimeZone, Mode: b.Mode, Fence: fence, FenceHeadroom: numberText(b.FenceHeadroom), FenceYoung: numberText(b.FenceYoung),
+		FenceOptions: fenceOptions()}
+	if !slices.Contains(f.FenceOptions, fence) {
+		f.FenceOptions = append(f.FenceOptions, fence)
+	}
+	return f
 }
+
+// typedBudgetForm shows a refused budget form again, its numbers as they were typed.
+func typedBudgetForm(b spend.Budget, q url.Values, was string) budgetForm {
+	f := budgetFormOf(b, was)
+	f.FenceHeadroom, f.FenceYoung = formText(q, "fence_headroom"), formText(q, "fence_young")
+	return f
+}
+
+// fenceOptions are a budget fence's choices.
+func fenceOptions() []string { return []string{spend.FenceOn, spend.FenceShadow, spend.FenceOff} }
 
 // formProblems names the validator's problems of the entry under prefix (such as
 // "prices[3].") by the form's own fields ("price"); problems elsewhere keep their names.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -37,6 +38,8 @@ type spendBudgetRow struct {
 	Percent                         int
 	Over                            bool
 	ResetsAt                        time.Time
+	// Fence says how the window is shared out by country.
+	Fence string
 }
 
 // handleSpendPage shows spend per day, per country and per app, each budget's use and
@@ -101,7 +104,7 @@ func toSpendPage(s spend.Summary) spendPage {
 		out.Budgets = append(out.Budgets, spendBudgetRow{
 			Name: b.Budget.Name, Kind: b.Budget.Kind(), Scope: scope, Period: b.Period, Mode: b.Budget.Mode,
 			Spent: spend.FormatAmount(b.Spent), Cap: spend.FormatAmount(b.Cap),
-			Percent: int(b.Fraction * 100), Over: b.Spent >= b.Cap, ResetsAt: b.End,
+			Percent: int(b.Fraction * 100), Over: b.Spent >= b.Cap, ResetsAt: b.End, Fence: fenceText(b.Budget, b.Cap),
 		})
 	}
 	return out
@@ -121,4 +124,21 @@ func spendRows(ts []spend.Total) []spendRow {
 		}
 	}
 	return out
+}
+
+// fenceText says how a budget's window of capacity is shared out by country.
+func fenceText(b spend.Budget, capacity spend.Micros) string {
+	switch {
+	case b.Country != "":
+		return "– (one country's)"
+	case !b.Fenced():
+		return "not shared out (fence off)"
+	}
+	headroom, young := b.Headroom(), b.YoungShare()
+	s := fmt.Sprintf("by country: %g× approved spend; countries without approved history %g %% (%s) together",
+		headroom, young, spend.FormatAmount(spend.Micros(float64(capacity)*young/100)))
+	if b.Fence == spend.FenceShadow {
+		s += " (shadow: reported, not refused)"
+	}
+	return s
 }

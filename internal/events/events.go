@@ -121,6 +121,18 @@ type BudgetThresholdData struct {
 	// WindowStart and ResetsAt bound the window.
 	WindowStart string `json:"window_start"`
 	ResetsAt    string `json:"resets_at"`
+	// Fence, on the threshold 100 of a fenced budget, names the country that reached its
+	// share of the window (once per country and window); nil for the cap's thresholds.
+	Fence *BudgetFenceData `json:"fence,omitempty"`
+}
+
+// BudgetFenceData is a country that reached its share of a fenced budget: Share and Spent
+// are decimal amounts; Young reports that the share was the young countries' together.
+type BudgetFenceData struct {
+	Country string `json:"country"`
+	Young   bool   `json:"young"`
+	Share   string `json:"share"`
+	Spent   string `json:"spent"`
 }
 
 // Time writes t as the payloads do: RFC 3339 in UTC with microseconds, as Postgres keeps it.

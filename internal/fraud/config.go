@@ -86,8 +86,7 @@ type Config struct {
 	// The second generation's signals (docs/fraud.md): the surge a target's baseline volume
 	// allows before its recent volume asks for a challenge, and the recent sends beyond it
 	// that do; the distinct countries a network may ask for without converting; how many
-	// floors of recent unapproved sends a blocked target admits through solved challenges
-	// (0: none); and what an approval weighs when it came implausibly fast after its send,
+	// solved sends a block admits over its whole life, less those approved (0: none); and what an approval weighs when it came implausibly fast after its send,
 	// or from another network than the one that asked.
 	Surge                 float64
 	FloorYoungCountries   int
@@ -108,7 +107,7 @@ func Defaults() Config {
 		ShortHorizon: Span(10 * time.Minute), LongHorizon: Span(7 * 24 * time.Hour),
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20,
 		FloorCountry: 100, FloorPrefix: 10, FloorIPNet: 10,
-		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 2, FloorYoungCountries: 20, YoungApprovals: 5,
+		Surge: 10, VolumeFloor: 30, CountriesPerNetwork: 3, BlockPass: 3, FloorYoungCountries: 20, YoungApprovals: 5,
 		MinApprovalDelay: Span(800 * time.Millisecond), FastApprovalWeight: 0.25, ForeignApprovalWeight: 0.5,
 	}
 }
@@ -327,7 +326,7 @@ func (c Config) GuardParams() otp.GuardParams {
 	return otp.GuardParams{
 		ShortHorizon: time.Duration(c.ShortHorizon), LongHorizon: time.Duration(c.LongHorizon),
 		Ratio: c.Ratio, PriorRate: c.PriorRate, PriorWeight: c.PriorWeight, Block: time.Duration(c.Block),
-		Surge: c.Surge, PassFloors: c.BlockPass, Countries: c.CountriesPerNetwork, YoungApprovals: c.YoungApprovals,
+		Surge: c.Surge, BlockPasses: c.BlockPass, Countries: c.CountriesPerNetwork, YoungApprovals: c.YoungApprovals,
 	}
 }
 

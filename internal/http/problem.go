@@ -62,6 +62,10 @@ type Problem struct {
 	Budget       string `json:"budget,omitempty"`
 	BudgetWindow string `json:"window,omitempty"`
 	ResetsAt     string `json:"resets_at,omitempty"`
+	// Country and Share, when the budget's fence refused the send, name the number's
+	// country and what it may spend of the budget in the window (a decimal amount).
+	Country string `json:"country,omitempty"`
+	Share   string `json:"share,omitempty"`
 }
 
 // challengeBody is a challenge as ALTCHA's widgets read it (challengejson).
@@ -226,6 +230,15 @@ func ProblemFor(err error) Problem {
 				out.ResetsAt = spent.ResetsAt.UTC().Format(time.RFC3339)
 			}
 			out.Detail = fmt.Sprintf("the spend budget %s of this %s is spent; retry after it resets", spent.Budget, spent.Period)
+			if spent.Country != "" {
+				out.Country, out.Share = spent.Country, spent.ShareText()
+				whose := "its share"
+				if spent.Young {
+					whose = "the share of countries without approved history"
+				}
+				out.Detail = fmt.Sprintf("sends to %s have spent %s (%s) of the spend budget %s this %s; retry after it resets",
+					spent.Country, whose, out.Share, spent.Budget, spent.Period)
+			}
 		}
 	case otp.CodeFraudBlocked:
 		if fraud, ok := as[*otp.ErrFraudBlocked](err); ok {

@@ -109,6 +109,15 @@ func TestProblemFor(t *testing.T) {
 			p.ResetsAt != "2030-01-03T00:00:00Z" || !strings.Contains(p.Detail, "cap") {
 			t.Errorf("got %+v, want cap, day, its reset and 91 seconds", p)
 		}
+		if p.Country != "" || p.Share != "" {
+			t.Errorf("got country %q share %q, want none when the cap refused", p.Country, p.Share)
+		}
+	})
+	t.Run("AFenceNamesTheCountryAndItsShare", func(t *testing.T) {
+		p := ProblemFor(&otp.ErrBudgetExceeded{Budget: "cap", Period: "day", RetryAfter: time.Hour, Country: "UZ", Young: true, Share: 1_050_000})
+		if p.Code != "budget_exceeded" || p.Country != "UZ" || p.Share != "1.05" || !strings.Contains(p.Detail, "UZ") || !strings.Contains(p.Detail, "1.05") {
+			t.Errorf("got %+v, want UZ and its share 1.05 named", p)
+		}
 	})
 	t.Run("InvalidCodeCarriesAttemptsLeftEvenZero", func(t *testing.T) {
 		p := ProblemFor(&otp.ErrInvalidCode{AttemptsLeft: 0})

@@ -47,7 +47,8 @@ type Guard struct {
 	// challenge. Empty for other keys.
 	Country string
 	// Solved is the challenge level the request solved (0: none): it admits a request that
-	// needs a challenge of that level or lower, and a blocked key's request at level 3.
+	// needs a challenge of that level or lower, and a blocked key's request at the level
+	// its block asks (3 and one more per solved send the block admitted).
 	Solved int
 	// Role ties guards of one policy together: RoleCountry marks the country whose youth
 	// (fewer long-horizon approvals than the prior weight) sends the request to the young
@@ -74,9 +75,10 @@ type GuardParams struct {
 	// Surge is how many times the volume its baseline explains a key may carry before its
 	// volume counts against it.
 	Surge float64
-	// PassFloors is how many times its floor of recent unapproved sends a blocked key may
-	// hold and still admit solved challenges; 0 makes a block admit nothing.
-	PassFloors int
+	// BlockPasses is how many solved sends a block admits over its whole life, less those
+	// an approval paid back; each asks a level of work above the one before. 0 makes a
+	// block admit nothing.
+	BlockPasses int
 	// Countries is how many distinct countries a network may ask for over the long horizon
 	// without converting before it needs a challenge; 0 turns the signal off.
 	Countries int
@@ -120,8 +122,10 @@ const (
 	// ChallengeElevated and ChallengeHigh are asked of keys short of a block.
 	ChallengeElevated = 1
 	ChallengeHigh     = 2
-	// ChallengeBlocked admits a request to a blocked key.
+	// ChallengeBlocked admits a request to a blocked key; each solved send the block
+	// admitted and no approval paid back asks one level more, up to ChallengeTop.
 	ChallengeBlocked = 3
+	ChallengeTop     = 6
 )
 
 // GuardCounts are a guard's decayed counts after a decision: what its state was decided on.

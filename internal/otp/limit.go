@@ -190,6 +190,18 @@ type Budget struct {
 	// the events: the limiter does not read them.
 	Name, Period string
 	Resets       time.Time
+	// Fence, when set, shares the cap out by country (docs/spend.md): BudgetEnforce refuses
+	// a send past its country's share, BudgetShadow reports it; "" is no fence. The share is
+	// read from the guard of the country (RoleCountry) decided in the same call: without
+	// one the send is not fenced.
+	Fence string
+	// Country is the send's country; Headroom multiplies what its approvals earn; YoungFloor
+	// is what the young countries, whose share is below it, may spend together; Window is
+	// the window's length, which the approvals' rate is scaled to.
+	Country    string
+	Headroom   float64
+	YoungFloor int64
+	Window     time.Duration
 }
 
 // BudgetState is what one budget said in a decision.
@@ -206,10 +218,28 @@ type BudgetState struct {
 	// Crossed lists the thresholds (50, 80, 100 %) this decision crossed first in the
 	// window; a refusal for an exhausted budget crosses 100.
 	Crossed []int
+	// Fence is what the budget's fence said; its zero value when the send was not fenced.
+	Fence FenceState
 }
 
-// Refuses reports whether this budget refused the request.
-func (b BudgetState) Refuses() bool { return b.Over && b.Mode == BudgetEnforce }
+// FenceState is what a budget's fence said of one send's country.
+type FenceState struct {
+	// Country is the send's country; Young reports that its share was the young
+	// countries' floor, which they share.
+	Country string
+	Young   bool
+	// Share is what the country (the young countries) may spend in the window, Spent what
+	// it spent: after this request when it was admitted, before it otherwise.
+	Share, Spent int64
+	// Over reports that the request would take the country past its share; Refused that
+	// the fence refused it for that (an enforcing fence of an enforcing budget).
+	Over, Refused bool
+	// Reached reports that this request was the first of the window past the share.
+	Reached bool
+}
+
+// Refuses reports whether this budget refused the request, by its cap or by its fence.
+func (b BudgetState) Refuses() bool { return b.Over && b.Mode == BudgetEnforce || b.Fence.Refused }
 
 // BudgetRefusal returns the first budget that refused the request; ok is false when none did.
 func (d Decision) BudgetRefusal() (b BudgetState, ok bool) {

@@ -163,7 +163,7 @@ func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec 
 	}
 	spent := budgetExceeded(policy, dec, now)
 	if spent != nil && fraudErr == nil && len(violations) == 0 {
-		reason = ScopeBudget + " " + spent.Budget + " " + spent.Period
+		reason = spent.Reason()
 	}
 	if fraudErr == nil && spent == nil {
 		// Only when no rule refused: a challenge cannot admit what the rules refuse, nor

@@ -2,6 +2,8 @@ package otp
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -83,10 +85,55 @@ type ErrBudgetExceeded struct {
 	ResetsAt time.Time
 	// RetryAfter is how long until then.
 	RetryAfter time.Duration
+	// Country, when the budget's fence refused the send, is the send's country, Share what
+	// it (Young: the young countries together) may spend in the window, in micro-units.
+	Country string
+	Young   bool
+	Share   int64
 }
 
 func (e *ErrBudgetExceeded) Error() string {
+	if e.Country != "" {
+		return "budget " + e.Budget + ": " + e.Country + " has spent its share " + e.ShareText() + " of this " + e.Period +
+			"; it resets at " + e.ResetsAt.UTC().Format(time.RFC3339)
+	}
 	return "budget " + e.Budget + " exceeded for this " + e.Period + "; it resets at " + e.ResetsAt.UTC().Format(time.RFC3339)
+}
+
+// ShareText is the share as a decimal amount, such as "1.50"; "" when no fence refused.
+func (e *ErrBudgetExceeded) ShareText() string {
+	if e.Country == "" {
+		return ""
+	}
+	return MicrosText(e.Share)
+}
+
+// MicrosText writes an amount of micro-units as a decimal with at least two places and no
+// trailing zeros beyond them, such as "0.05" or "0.0075".
+func MicrosText(m int64) string {
+	sign := ""
+	if m < 0 {
+		sign, m = "-", -m
+	}
+	frac := strings.TrimRight(fmt.Sprintf("%06d", m%1_000_000), "0")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return fmt.Sprintf("%s%d.%s", sign, m/1_000_000, frac)
+}
+
+// Reason is how history names the refusal: "budget <name> <window>", followed by the
+// country and its share when the fence refused, such as "budget cap day country UZ share
+// 1.00 (young countries)".
+func (e *ErrBudgetExceeded) Reason() string {
+	r := ScopeBudget + " " + e.Budget + " " + e.Period
+	if e.Country != "" {
+		r += " country " + e.Country + " share " + e.ShareText()
+		if e.Young {
+			r += " (young countries)"
+		}
+	}
+	return r
 }
 
 // budgetExceeded names an enforcing budget's refusal, when one refused.
@@ -100,6 +147,10 @@ func budgetExceeded(policy []Limit, dec Decision, now time.Time) *ErrBudgetExcee
 	if b != nil {
 		e.Budget, e.Period, e.ResetsAt = b.Name, b.Period, b.Resets
 		e.RetryAfter = max(b.Resets.Sub(now), time.Second)
+	}
+	// The cap speaks first: a send the cap refused would be refused by it whatever its share.
+	if f := st.Fence; f.Refused && !(st.Over && st.Mode == BudgetEnforce) {
+		e.Country, e.Young, e.Share = f.Country, f.Young, f.Share
 	}
 	return e
 }

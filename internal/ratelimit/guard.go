@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -81,3 +82,84 @@ func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limi
 
 // unavailable marks a Redis failure as the domain's unavailability.
 func unavailable(err error) error { return fmt.Errorf("%w: %w", otp.ErrUnavailable, err) }
+
+// States of a guard in the script's reply.
+const (
+	guardClear = iota
+	guardBlocked
+	guardTripped
+	guardShadowBlocked
+	guardShadowTripped
+	guardChallenge
+	guardShadowChallenge
+	guardBlockedPassed
+	guardChallengePassed
+	guardPoolTripped
+	guardShadowPoolTripped
+)
+
+// guardReply is how many integers the script answers per guard: state, retry, unapproved,
+// signal, level, five counts and the volume its baseline explains.
+const guardReply = 11
+
+// budgetReply is how many integers the script answers per budget: state, spent, crossed,
+// and its fence's state, share, the country's spend and whether the country reached it.
+const budgetReply = 7
+
+// guardState reads one guard's state, retry, unapproved, signal, level and counts from the
+// script's reply.
+func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
+	gs := otp.GuardState{
+		Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow,
+		RetryAfter: time.Duration(v[1]) * time.Microsecond, Unapproved: int(v[2]),
+		Challenge: int(v[4]),
+		Counts: otp.GuardCounts{
+			RecentSends: float64(v[5]) / 100, RecentApprovals: float64(v[6]) / 100,
+			LongSends: float64(v[7]) / 100, LongApprovals: float64(v[8]) / 100, Countries: float64(v[9]) / 100,
+			VolumeExpected: float64(v[10]) / 100,
+		},
+	}
+	switch v[3] {
+	case 0:
+	case 1:
+		gs.Signal = otp.SignalRecent
+	case 2:
+		gs.Signal = otp.SignalLong
+	case 3:
+		gs.Signal = otp.SignalVolume
+	case 4:
+		gs.Signal = otp.SignalCountries
+	case 5:
+		gs.Signal = otp.SignalYoungCountries
+	default:
+		return otp.GuardState{}, fmt.Errorf("script replied guard signal %d", v[3])
+	}
+	switch v[0] {
+	case guardClear:
+		gs.RetryAfter = 0
+	case guardBlocked:
+		gs.Blocked, gs.Shadow = true, false
+	case guardTripped:
+		gs.Blocked, gs.Tripped, gs.Shadow = true, true, false
+	case guardShadowBlocked:
+		gs.Blocked, gs.Shadow = true, true
+	case guardShadowTripped:
+		gs.Blocked, gs.Tripped, gs.Shadow = true, true, true
+	case guardChallenge:
+		gs.Challenged, gs.Shadow = true, false
+	case guardShadowChallenge:
+		gs.Challenged, gs.Shadow = true, true
+	case guardBlockedPassed:
+		gs.Blocked, gs.Passed, gs.Shadow = true, true, false
+	case guardChallengePassed:
+		gs.Challenged, gs.Passed, gs.Shadow = true, true, false
+	case guardPoolTripped:
+		gs.Challenged, gs.Tripped, gs.Shadow = true, true, false
+		gs.Passed = lim.Guard.Solved >= gs.Challenge
+	case guardShadowPoolTripped:
+		gs.Challenged, gs.Tripped, gs.Shadow = true, true, true
+	default:
+		return otp.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
+	}
+	return gs, nil
+}

@@ -170,10 +170,10 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		}
 	})
 
-	t.Run("ABlockAdmitsSolvedChallengesUpToItsPassFloors", func(t *testing.T) {
-		l, _ := clocked(t)
+	t.Run("ABlockAdmitsAFixedNumberOfSolvedSendsOverItsLife", func(t *testing.T) {
+		l, c := clocked(t)
 		g := testGuard(3, false)
-		g.Params.PassFloors = 2
+		g.Params.BlockPasses = 3
 		lim := guarded(g)
 		mustAllow(t, l, lim)
 		mustAllow(t, l, lim)
@@ -184,24 +184,45 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		if d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeHigh))); d.Allowed {
 			t.Fatalf("a level-2 solution: got allowed, want the block to hold")
 		}
-		admitted := 0
-		for range 10 {
-			d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeBlocked)))
-			if !d.Allowed {
-				if gs := d.Guards[0]; !gs.Refuses() || gs.Challenge != 0 {
-					t.Fatalf("got %+v, want a block that offers no challenge any more", gs)
+		// Each solved send asks one level more; a solution of the level before no longer passes.
+		for i, level := range []int{3, 4, 5} {
+			if level > otp.ChallengeBlocked {
+				d := mustAllow(t, l, guarded(withSolved(g, level-1)))
+				if gs := d.Guards[0]; d.Allowed || gs.Challenge != level {
+					t.Fatalf("pass %d with level %d: got allowed %v guard %+v, want refused asking level %d", i+1, level-1, d.Allowed, gs, level)
 				}
-				break
 			}
-			if gs := d.Guards[0]; !gs.Blocked || !gs.Passed {
-				t.Fatalf("got %+v, want blocked and passed", gs)
+			d := mustAllow(t, l, guarded(withSolved(g, level)))
+			if gs := d.Guards[0]; !d.Allowed || !gs.Blocked || !gs.Passed {
+				t.Fatalf("pass %d at level %d: got allowed %v guard %+v, want blocked and passed", i+1, level, d.Allowed, gs)
 			}
-			admitted++
 		}
-		// Two unapproved before the trip; passing stops when this one would make six (two
-		// floors): three pass.
-		if admitted != 3 {
-			t.Errorf("got %d sends admitted through the block, want 3", admitted)
+		// Three passes are the block's, whatever time passes: the recent horizon's decay
+		// gives none back.
+		for _, wait := range []time.Duration{0, time.Hour, 6 * time.Hour} {
+			c.Add(wait)
+			d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeTop)))
+			if gs := d.Guards[0]; d.Allowed || !gs.Refuses() || gs.Challenge != 0 {
+				t.Fatalf("after %v more: got allowed %v guard %+v, want a block that offers no challenge any more", wait, d.Allowed, gs)
+			}
+		}
+		// An approval during the block pays one pass back, at the level it had reached.
+		if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+			t.Fatal(err)
+		}
+		d = mustAllow(t, l, guarded(withSolved(g, otp.ChallengeBlocked)))
+		if gs := d.Guards[0]; d.Allowed || gs.Challenge != 5 {
+			t.Fatalf("after an approval: got allowed %v guard %+v, want refused asking level 5", d.Allowed, gs)
+		}
+		if d := mustAllow(t, l, guarded(withSolved(g, 5))); !d.Allowed {
+			t.Fatalf("after an approval, level 5: got %+v, want passed", d.Guards[0])
+		}
+		// A new block starts with none of its passes used (the long horizon's unapproved
+		// sends trip it at once).
+		c.Add(6 * time.Hour)
+		d = mustAllow(t, l, lim)
+		if gs := d.Guards[0]; d.Allowed || !gs.Tripped || gs.Challenge != otp.ChallengeBlocked {
+			t.Fatalf("second block: got allowed %v guard %+v, want a trip offering level 3", d.Allowed, gs)
 		}
 	})
 

@@ -219,12 +219,6 @@ type reservation struct {
 	at       time.Time
 }
 
-// reservedBudget is one budget window a request reserved its cost in.
-type reservedBudget struct {
-	key  string
-	cost int64
-}
-
 // Refund removes a reservation from every key that holds it; an unknown or already refunded
 // reservation changes nothing. Errors wrap otp.ErrUnavailable.
 //
@@ -252,7 +246,8 @@ func (l *Limiter) Refund(ctx context.Context, res otp.Reservation) error {
 	}
 	for _, b := range r.budgets {
 		p.entries = append(p.entries, entry{limit: len(p.limits), budget: true})
-		p.limits = append(p.limits, otp.Limit{Budget: &otp.Budget{Mode: otp.BudgetEnforce, Cost: b.cost, TTL: time.Second}})
+		p.limits = append(p.limits, otp.Limit{Budget: &otp.Budget{Mode: otp.BudgetEnforce, Cost: b.cost, TTL: time.Second,
+			Fence: b.fence, Country: b.country}})
 		p.keys = append(p.keys, b.key)
 	}
 	at := r.at.UnixMicro()

@@ -126,8 +126,8 @@ func checkGuard(g *otp.Guard) error {
 		return errors.New("ratio must be in (0, 1], prior rate in [0, 1], prior weight positive")
 	case ps.Block < time.Millisecond:
 		return errors.New("block must be at least 1ms")
-	case ps.Surge < 0 || ps.PassFloors < 0 || ps.Countries < 0 || g.VolumeFloor < 0 || g.Solved < 0:
-		return errors.New("surge, pass floors, countries, volume floor and solved level must not be negative")
+	case ps.Surge < 0 || ps.BlockPasses < 0 || ps.Countries < 0 || g.VolumeFloor < 0 || g.Solved < 0:
+		return errors.New("surge, block passes, countries, volume floor and solved level must not be negative")
 	case strings.ContainsAny(g.Country, " \x00") || len(g.Country) > 8:
 		return errors.New("country must be a region code")
 	}
@@ -143,6 +143,11 @@ func checkBudget(b *otp.Budget) error {
 		return errors.New("cap and cost must not be negative")
 	case b.TTL < time.Second:
 		return errors.New("its key must live at least 1s")
+	case b.Fence != "" && b.Fence != otp.BudgetEnforce && b.Fence != otp.BudgetShadow:
+		return fmt.Errorf("fence %q: must be enforce, shadow or empty", b.Fence)
+	case b.Fence != "" && (!(b.Headroom > 0) || b.YoungFloor < 0 || b.Window < time.Second ||
+		strings.ContainsAny(b.Country, " \x00") || len(b.Country) > 8):
+		return errors.New("a fence needs a positive headroom, a floor not negative, a window of at least 1s and a region code")
 	}
 	return nil
 }
@@ -208,7 +213,14 @@ func (p *plan) split(dec otp.Decision) (logs, guards []string, budgets []reserve
 			}
 			guards = append(guards, p.keys[i])
 		case e.budget:
-			budgets = append(budgets, reservedBudget{key: p.keys[i], cost: p.limits[e.limit].Budget.Cost})
+			rb := reservedBudget{key: p.keys[i], cost: p.limits[e.limit].Budget.Cost}
+			if f := dec.Budgets[e.first].Fence; f.Country != "" {
+				rb.fence, rb.country = fenceCounted, f.Country
+				if f.Young {
+					rb.fence = fenceYoung
+				}
+			}
+			budgets = append(budgets, rb)
 		default:
 			logs = append(logs, p.keys[i])
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -37,25 +36,6 @@ const (
 	undoAlways = "always"
 	undoIfHeld = "held"
 )
-
-// States of a guard in the script's reply.
-const (
-	guardClear = iota
-	guardBlocked
-	guardTripped
-	guardShadowBlocked
-	guardShadowTripped
-	guardChallenge
-	guardShadowChallenge
-	guardBlockedPassed
-	guardChallengePassed
-	guardPoolTripped
-	guardShadowPoolTripped
-)
-
-// guardReply is how many integers the script answers per guard: state, retry, unapproved,
-// signal, level, five counts and the volume its baseline explains.
-const guardReply = 11
 
 // undo says what an undo call takes back from the guards (undoAlways or undoIfHeld) and the
 // budgets (budgetAlways, budgetIfHeld or none), and the time the request was recorded at.
@@ -106,8 +86,8 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 		e := p.entries[k]
 		lim := p.limits[e.limit]
 		if e.budget {
-			dec.Budgets[e.first] = budgetState(lim, reply[at:at+3])
-			at += 3
+			dec.Budgets[e.first] = budgetState(lim, reply[at:at+budgetReply])
+			at += budgetReply
 			continue
 		}
 		if e.guard {
@@ -174,77 +154,6 @@ func statusName(status int) string {
 	return strconv.Itoa(status)
 }
 
-// budgetState reads one budget's state, spent and crossed thresholds from the script's reply.
-func budgetState(lim otp.Limit, v []int64) otp.BudgetState {
-	b := lim.Budget
-	bs := otp.BudgetState{Scope: lim.Scope, Key: lim.Key, Mode: b.Mode, Cap: b.Cap, Cost: b.Cost, Spent: v[1], Over: v[0] != 0}
-	for bit, pct := range map[int64]int{1: 50, 2: 80, 4: 100} {
-		if v[2]&bit != 0 {
-			bs.Crossed = append(bs.Crossed, pct)
-		}
-	}
-	slices.Sort(bs.Crossed)
-	return bs
-}
-
-// guardState reads one guard's state, retry, unapproved, signal, level and counts from the
-// script's reply.
-func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
-	gs := otp.GuardState{
-		Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow,
-		RetryAfter: time.Duration(v[1]) * time.Microsecond, Unapproved: int(v[2]),
-		Challenge: int(v[4]),
-		Counts: otp.GuardCounts{
-			RecentSends: float64(v[5]) / 100, RecentApprovals: float64(v[6]) / 100,
-			LongSends: float64(v[7]) / 100, LongApprovals: float64(v[8]) / 100, Countries: float64(v[9]) / 100,
-			VolumeExpected: float64(v[10]) / 100,
-		},
-	}
-	switch v[3] {
-	case 0:
-	case 1:
-		gs.Signal = otp.SignalRecent
-	case 2:
-		gs.Signal = otp.SignalLong
-	case 3:
-		gs.Signal = otp.SignalVolume
-	case 4:
-		gs.Signal = otp.SignalCountries
-	case 5:
-		gs.Signal = otp.SignalYoungCountries
-	default:
-		return otp.GuardState{}, fmt.Errorf("script replied guard signal %d", v[3])
-	}
-	switch v[0] {
-	case guardClear:
-		gs.RetryAfter = 0
-	case guardBlocked:
-		gs.Blocked, gs.Shadow = true, false
-	case guardTripped:
-		gs.Blocked, gs.Tripped, gs.Shadow = true, true, false
-	case guardShadowBlocked:
-		gs.Blocked, gs.Shadow = true, true
-	case guardShadowTripped:
-		gs.Blocked, gs.Tripped, gs.Shadow = true, true, true
-	case guardChallenge:
-		gs.Challenged, gs.Shadow = true, false
-	case guardShadowChallenge:
-		gs.Challenged, gs.Shadow = true, true
-	case guardBlockedPassed:
-		gs.Blocked, gs.Passed, gs.Shadow = true, true, false
-	case guardChallengePassed:
-		gs.Challenged, gs.Passed, gs.Shadow = true, true, false
-	case guardPoolTripped:
-		gs.Challenged, gs.Tripped, gs.Shadow = true, true, false
-		gs.Passed = lim.Guard.Solved >= gs.Challenge
-	case guardShadowPoolTripped:
-		gs.Challenged, gs.Tripped, gs.Shadow = true, true, true
-	default:
-		return otp.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
-	}
-	return gs, nil
-}
-
 // args lays out the script's KEYS and ARGV for the keys g of the plan, and how many
 // integers the reply holds: two, three per rule and budget, guardReply per guard.
 func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string, args []any, want int) {
@@ -261,7 +170,7 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		guarded = guarded || e.guard
 		switch {
 		case e.budget:
-			size += 6
+			size += 11
 		case e.guard:
 			size += 7
 		default:
@@ -281,7 +190,7 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		}
 		args = append(args, "13", millis(ps.ShortHorizon), millis(ps.LongHorizon), formatFloat(ps.Ratio),
 			formatFloat(ps.PriorRate), formatFloat(ps.PriorWeight), millis(ps.Block), at, u.guards,
-			formatFloat(ps.Surge), p.solved, ps.PassFloors, ps.Countries, ps.YoungApprovals)
+			formatFloat(ps.Surge), p.solved, ps.BlockPasses, ps.Countries, ps.YoungApprovals)
 	} else {
 		args = append(args, "0")
 	}
@@ -291,8 +200,19 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 		lim := p.limits[e.limit]
 		if e.budget {
 			b := lim.Budget
-			args = append(args, "b", b.Mode[:1], b.Cap, b.Cost, millis(b.TTL), u.budgets)
-			want += 3
+			fence := fenceLetter(b)
+			if mode == modeUndo {
+				// A refund's budget says where its fence counted the request; a policy's
+				// (the undo of a failed slot) gives back the country's spend only, and its
+				// young countries' floor refuses a little more until the window ends.
+				fence = b.Fence
+				if fence != "" && fence != fenceYoung {
+					fence = fenceCounted
+				}
+			}
+			args = append(args, "b", b.Mode[:1], b.Cap, b.Cost, millis(b.TTL), u.budgets,
+				fence, b.Country, formatFloat(b.Headroom), b.YoungFloor, millis(b.Window))
+			want += budgetReply
 			continue
 		}
 		if e.guard {

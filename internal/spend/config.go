@@ -34,6 +34,47 @@ type Budget struct {
 	Mode string `json:"mode"`
 	// TimeZone is the IANA zone the windows follow; empty is UTC.
 	TimeZone string `json:"time_zone,omitempty"`
+	// Fence shares a budget without a country out by country (docs/spend.md): empty (on,
+	// refusing as the budget does), shadow (report only) or off.
+	Fence string `json:"fence,omitempty"`
+	// FenceHeadroom multiplies what a country's approvals earn it; 0 is DefaultFenceHeadroom.
+	FenceHeadroom float64 `json:"fence_headroom,omitempty"`
+	// FenceYoung is the share of the cap, in percent, that the young countries may spend
+	// together; 0 is DefaultFenceYoung.
+	FenceYoung float64 `json:"fence_young,omitempty"`
+}
+
+// Fence modes of a budget; the empty one is FenceOn.
+const (
+	FenceOn     = "on"
+	FenceShadow = "shadow"
+	FenceOff    = "off"
+)
+
+// Defaults of a fence.
+const (
+	DefaultFenceHeadroom = 3
+	DefaultFenceYoung    = 5
+)
+
+// Fenced reports whether the budget is shared out by country: one without a country whose
+// fence is not off.
+func (b Budget) Fenced() bool { return b.Country == "" && b.Fence != FenceOff }
+
+// Headroom is the fence's headroom, its default when unset.
+func (b Budget) Headroom() float64 {
+	if b.FenceHeadroom > 0 {
+		return b.FenceHeadroom
+	}
+	return DefaultFenceHeadroom
+}
+
+// YoungShare is the percentage of the cap the young countries share, its default when unset.
+func (b Budget) YoungShare() float64 {
+	if b.FenceYoung > 0 {
+		return b.FenceYoung
+	}
+	return DefaultFenceYoung
 }
 
 // Kind is global, app, country or app_country, from what the budget narrows to.
@@ -152,6 +193,15 @@ func (c Config) Validate() map[string]string {
 		}
 		if _, err := location(b.TimeZone); err != nil {
 			f[n+"time_zone"] = "must be an IANA time zone, such as Asia/Tokyo, or empty for UTC"
+		}
+		if !slices.Contains([]string{"", FenceOn, FenceShadow, FenceOff}, b.Fence) {
+			f[n+"fence"] = "must be on, shadow or off"
+		}
+		if !(b.FenceHeadroom == 0 || b.FenceHeadroom >= 1 && b.FenceHeadroom <= 100) {
+			f[n+"fence_headroom"] = "must be 1-100 (or 0 for the default, 3)"
+		}
+		if !(b.FenceYoung >= 0 && b.FenceYoung <= 100) {
+			f[n+"fence_young"] = "must be a percentage of the cap, 0-100 (0 for the default, 5)"
 		}
 	}
 	return f

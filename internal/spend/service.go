@@ -32,7 +32,7 @@ func (s *Service) Quote(q otp.SpendQuery) otp.Quote {
 	cost := snap.prices.Cost(q.Channel, q.Region, q.Address, q.Provider, q.Segments)
 	out := otp.Quote{Cost: cost, Currency: snap.prices.Currency()}
 	if cost > 0 {
-		out.Limits = Limits(snap.Windows(q.AppID, q.Region, q.Now), cost, q.Now)
+		out.Limits = Limits(snap.Windows(q.AppID, q.Region, q.Now), q.Region, cost, q.Now)
 	}
 	return out
 }
@@ -42,7 +42,7 @@ func (s *Service) Quote(q otp.SpendQuery) otp.Quote {
 func (s *Service) Decided(ctx context.Context, q otp.SpendQuery, policy []otp.Limit, dec otp.Decision) {
 	snap := s.snapshots.Snapshot()
 	for _, st := range dec.Budgets {
-		if len(st.Crossed) == 0 {
+		if len(st.Crossed) == 0 && !st.Fence.Reached {
 			continue
 		}
 		w, ok := otp.BudgetWindow(policy, st)
@@ -57,6 +57,16 @@ func (s *Service) Decided(ctx context.Context, q otp.SpendQuery, policy []otp.Li
 		}
 		if d.AppID != "" {
 			d.AppID = otp.StoredAppID(d.AppID)
+		}
+		if f := st.Fence; f.Reached {
+			fd := d
+			fd.Threshold, fd.Spent = 100, FormatAmount(st.Spent)
+			fd.Fence = &events.BudgetFenceData{Country: f.Country, Young: f.Young, Share: FormatAmount(f.Share), Spent: FormatAmount(f.Spent)}
+			if err := s.store.RecordBudgetThreshold(ctx, st.Key+":fence:"+f.Country, fd, q.Now); err != nil {
+				s.log.Error("recording a budget's fence failed", "budget", w.Name, "country", f.Country, "err", err)
+			}
+			s.log.Warn("a country reached its share of a spend budget", "budget", w.Name, "period", w.Period,
+				"country", f.Country, "young", f.Young, "share", fd.Fence.Share)
 		}
 		for _, pct := range st.Crossed {
 			d.Threshold = pct

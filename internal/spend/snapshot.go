@@ -106,14 +106,23 @@ func window(b budget, period string, capacity Micros, start, end time.Time) Wind
 // late finds it and the console can read a window that just ended.
 const windowTTLMargin = time.Hour
 
-// Limits are the budget limits a send costing cost reserves in these windows at now.
-func Limits(ws []Window, cost Micros, now time.Time) []otp.Limit {
+// Limits are the budget limits a send to country (empty for email) costing cost reserves in
+// these windows at now; a fenced budget's holds the send to its country's share.
+func Limits(ws []Window, country string, cost Micros, now time.Time) []otp.Limit {
 	out := make([]otp.Limit, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, otp.Limit{Scope: otp.ScopeBudget, Key: w.Key, Budget: &otp.Budget{
+		b := &otp.Budget{
 			Mode: w.Budget.Mode, Cap: w.Cap, Cost: cost, TTL: w.End.Sub(now) + windowTTLMargin,
 			Name: w.Budget.Name, Period: w.Period, Resets: w.End,
-		}})
+		}
+		if w.Budget.Fenced() && country != "" {
+			b.Fence, b.Country, b.Headroom, b.Window = otp.BudgetEnforce, country, w.Budget.Headroom(), w.End.Sub(w.Start)
+			if w.Budget.Fence == FenceShadow {
+				b.Fence = otp.BudgetShadow
+			}
+			b.YoungFloor = int64(float64(w.Cap) * w.Budget.YoungShare() / 100)
+		}
+		out = append(out, otp.Limit{Scope: otp.ScopeBudget, Key: w.Key, Budget: b})
 	}
 	return out
 }

@@ -57,7 +57,8 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil || raw != nil {
 			t.Fatalf("fresh store: got %s, %v; want nothing stored", raw, err)
 		}
-		doc := []byte(`{"currency":"EUR","prices":[],"budgets":[]}`)
+		// A fenced budget's settings are kept as written.
+		doc := []byte(`{"currency":"EUR","prices":[],"budgets":[{"name":"cap","daily":"20","mode":"enforce","fence":"shadow","fence_headroom":2.5,"fence_young":4}]}`)
 		v1, err := e.Spend.UpdateSpendConfig(e.ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
 			if stored != nil {
 				t.Errorf("update saw %s, want nothing stored", stored)

@@ -42,6 +42,10 @@ type restError struct {
 	Message  string `json:"message"`
 	MoreInfo string `json:"more_info"`
 	Status   int    `json:"status"`
+	// Country and Share extend a 20429 that a budget's fence answered: the number's
+	// country and its share of the budget in the window, as the native API names them.
+	Country string `json:"country,omitempty"`
+	Share   string `json:"share,omitempty"`
 }
 
 // twilioParams names otpgate's fields by the parameters Twilio clients send.
@@ -97,6 +101,7 @@ func errorFor(err error) restError {
 		e = restError{Code: codeTooManyRequests, Status: http.StatusTooManyRequests, Message: "Too many requests: the spend budget is exceeded"}
 		if spent, ok := errors.AsType[*otp.ErrBudgetExceeded](err); ok {
 			e.Message += ": " + spent.Error()
+			e.Country, e.Share = spent.Country, spent.ShareText()
 		}
 	case otp.CodeDuplicateSubmit:
 		e = restError{Code: codeTooManyRequests, Status: http.StatusTooManyRequests, Message: "Too many requests: the same number was just submitted"}
