@@ -2751,7 +2751,11 @@ type ProblemInvalidToken struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemInvalidTokenCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -2763,7 +2767,12 @@ type ProblemInvalidToken struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3167,7 +3176,11 @@ type ProblemTokenExpired struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge              `json:"challenge,omitempty"`
 	Code      ProblemTokenExpiredCode `json:"code"`
-	Detail    string                  `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3179,7 +3192,12 @@ type ProblemTokenExpired struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.
@@ -3218,7 +3236,11 @@ type ProblemTokenRedeemed struct {
 	// `{"algorithm","challenge","number","salt","signature"}` as `altcha`.
 	Challenge *Challenge               `json:"challenge,omitempty"`
 	Code      ProblemTokenRedeemedCode `json:"code"`
-	Detail    string                   `json:"detail"`
+
+	// Country When the budget's fence refused the send (`budget_exceeded`): the number's country,
+	// which has spent its share of the budget in this window.
+	Country *string `json:"country,omitempty"`
+	Detail  string  `json:"detail"`
 
 	// Errors Per field (or header, or query parameter), what is wrong with it.
 	Errors *map[string]string `json:"errors,omitempty"`
@@ -3230,7 +3252,12 @@ type ProblemTokenRedeemed struct {
 	// (`rate_limited`), until the fraud guard's block ends (`fraud_blocked`), or until
 	// the spend budget's window resets (`budget_exceeded`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-	Status            int  `json:"status"`
+
+	// Share When the budget's fence refused the send (`budget_exceeded`): the country's share of
+	// the budget in this window, a decimal amount of the operator's currency (for a
+	// country without approved history, the share all such countries spend together).
+	Share  *string `json:"share,omitempty"`
+	Status int     `json:"status"`
 
 	// Target The kind of target the fraud guard refused or challenged (`fraud_blocked`,
 	// `challenge_required`): the number's country, its prefix, or the client's network.

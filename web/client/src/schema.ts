@@ -784,6 +784,17 @@ export interface components {
              * @description When that window ends and the budget admits sends again (`budget_exceeded`).
              */
             resets_at?: string;
+            /**
+             * @description When the budget's fence refused the send (`budget_exceeded`): the number's country,
+             *     which has spent its share of the budget in this window.
+             */
+            country?: string;
+            /**
+             * @description When the budget's fence refused the send (`budget_exceeded`): the country's share of
+             *     the budget in this window, a decimal amount of the operator's currency (for a
+             *     country without approved history, the share all such countries spend together).
+             */
+            share?: string;
         };
         /**
          * @description A proof-of-work challenge in the ALTCHA format, as ALTCHA's widget takes it
@@ -1261,9 +1272,10 @@ export interface components {
          *     `Retry-After` and `retry_after_seconds` say when all of them admit a send again.
          *     A send past the verification's `max_sends` names the scope `verification`; the
          *     app's own rules name `app`, the fraud rules `country`, `prefix` or `ip_net`.
-         *     `budget_exceeded`: an enforcing spend budget's window has spent its cap; `budget`,
-         *     `window` (day or month) and `resets_at` name it, and `Retry-After` and
-         *     `retry_after_seconds` say when it resets.
+         *     `budget_exceeded`: an enforcing spend budget's window has spent its cap, or the
+         *     number's country its share of it; `budget`, `window` (day or month) and `resets_at`
+         *     name it, `country` and `share` the country's share when that refused, and
+         *     `Retry-After` and `retry_after_seconds` say when it resets.
          */
         SendRateLimited: {
             headers: {
