@@ -6,49 +6,51 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"otpgate/internal/testenv/browser"
 )
 
 // TestAppsConsoleInBrowser creates an app and a key in the console, uses the key, and
 // finds the send in the history filtered by the app.
 func TestAppsConsoleInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	p := newProvider(t)
 	env := prodEnv(t, p, map[string]string{"OTP_LIMIT_IP": "off", "OTP_DUPLICATE_WINDOW": "0"})
 	in := startServer(t, env)
-	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
-	dir := artifactDir(t)
+	ctx := newAdminBrowser(t, chromium, env["ADMIN_TOKEN"])
+	dir := browser.ArtifactDir(t)
 
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/apps"),
 		chromedp.WaitVisible(css(`#create-app`)),
 		chromedp.Click(css(`#create-app`)),
 		chromedp.WaitVisible(css(`.alert.error`)),
 	)
-	if problems := read(t, ctx, chromedp.Text(css(`.alert.error`))); !strings.Contains(problems, "name") {
+	if problems := browser.Read(t, ctx, chromedp.Text(css(`.alert.error`))); !strings.Contains(problems, "name") {
 		t.Errorf("create without a name: got %q, want the name named", problems)
 	}
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.SetValue(css(`input[name="name"]`), "Console shop"),
 		chromedp.SetValue(css(`select[name="access"]`), "key"),
 		chromedp.SetValue(css(`input[name="code_length"]`), "7"),
 		chromedp.Click(css(`#create-app`)),
 		chromedp.WaitVisible(css(`#create-key`)),
 	)
-	facts := read(t, ctx, chromedp.Text(css(`dl.facts`)))
-	appID := strings.TrimPrefix(read(t, ctx, chromedp.Evaluate[string](`location.pathname`)), "/admin/apps/")
+	facts := browser.Read(t, ctx, chromedp.Text(css(`dl.facts`)))
+	appID := strings.TrimPrefix(browser.Read(t, ctx, chromedp.Evaluate[string](`location.pathname`)), "/admin/apps/")
 	if !strings.Contains(facts, appID) || !strings.Contains(facts, "key") {
 		t.Fatalf("app page: got %q, want app %s with access key", facts, appID)
 	}
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.SetValue(css(`#key-name`), "backend"),
 		chromedp.Click(css(`#create-key`)),
 		chromedp.WaitVisible(css(`p.secret`)),
 	)
-	secret := strings.TrimSpace(read(t, ctx, chromedp.Text(css(`p.secret`))))
-	if keys := read(t, ctx, chromedp.Text(css(`table.keys`))); !strings.Contains(keys, "backend") {
+	secret := strings.TrimSpace(browser.Read(t, ctx, chromedp.Text(css(`p.secret`))))
+	if keys := browser.Read(t, ctx, chromedp.Text(css(`table.keys`))); !strings.Contains(keys, "backend") {
 		t.Errorf("keys: got %q, want the key named backend", keys)
 	}
-	saveArtifact(t, dir, "admin-app.png", read(t, ctx, chromedp.FullScreenshot(100)))
+	saveArtifact(t, dir, "admin-app.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 
 	phone := newPhone()
 	wantStatus(t, appSend(t, in, appID, phone), http.StatusUnauthorized, "unauthorized")
@@ -58,7 +60,7 @@ func TestAppsConsoleInBrowser(t *testing.T) {
 	}
 	wantStatus(t, send(t, in, newPhone()), http.StatusCreated, "") // a send of the default app
 
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/"),
 		chromedp.WaitVisible(css(`select[name="app"]`)),
 		chromedp.SetValue(css(`select[name="app"]`), appID),
@@ -67,19 +69,19 @@ func TestAppsConsoleInBrowser(t *testing.T) {
 		chromedp.WaitReady(css(`select[name="app"] option[value="`+appID+`"][selected]`)),
 		chromedp.WaitVisible(css(`table.rows`)),
 	)
-	phones := read(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('td.phone')).map(td => td.textContent)`))
+	phones := browser.Read(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('td.phone')).map(td => td.textContent)`))
 	if len(phones) != 1 || phones[0] != phone {
 		t.Errorf("history of the app: got %v, want only %s", phones, phone)
 	}
-	saveArtifact(t, dir, "admin-history-app.png", read(t, ctx, chromedp.FullScreenshot(100)))
+	saveArtifact(t, dir, "admin-history-app.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/apps/"+appID),
 		chromedp.WaitVisible(css(`button.revoke`)),
 		chromedp.Click(css(`button.revoke`)),
 		chromedp.WaitNotPresent(css(`button.revoke`)),
 	)
-	if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('button.revoke').length`)); n != 0 {
+	if n := browser.Read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('button.revoke').length`)); n != 0 {
 		t.Errorf("after revoking: got %d revoke buttons, want 0", n)
 	}
 	wantStatus(t, appSend(t, in, appID, newPhone(), "Authorization", "Bearer "+secret), http.StatusUnauthorized, "unauthorized")

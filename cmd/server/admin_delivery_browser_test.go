@@ -11,13 +11,14 @@ import (
 
 	"otpgate/internal/sms"
 	"otpgate/internal/sms/smstest"
+	"otpgate/internal/testenv/browser"
 )
 
 // TestDeliveryConsoleInBrowser sends through a failing and a working provider, reports
 // receipts, and reads the delivery rates, each send's encoding and attempts, and the
 // apps' SMS options in the console.
 func TestDeliveryConsoleInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	first, second := smstest.New(t, "first-secret"), smstest.New(t, "second-secret")
 	first.Set(smstest.Reply{Status: http.StatusBadRequest})
 	env := twoWebhooks(t, first, second, nil)
@@ -37,31 +38,31 @@ func TestDeliveryConsoleInBrowser(t *testing.T) {
 	}
 	settledSends(t, in, phones[2])
 
-	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
-	dir := artifactDir(t)
+	ctx := newAdminBrowser(t, chromium, env["ADMIN_TOKEN"])
+	dir := browser.ArtifactDir(t)
 
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/"),
 		chromedp.WaitVisible(css(`nav a[href="/admin/delivery"]`)),
 		chromedp.Click(css(`nav a[href="/admin/delivery"]`)),
 		chromedp.WaitVisible(css(`table.delivery-rates`)),
 	)
-	rows := read(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.delivery-rates tbody tr')).map(tr => Array.from(tr.cells).map(c => c.textContent).join('|'))`))
+	rows := browser.Read(t, ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table.delivery-rates tbody tr')).map(tr => Array.from(tr.cells).map(c => c.textContent).join('|'))`))
 	if len(rows) != 1 || rows[0] != "sms|JP|second|3|3|1|1|50.0%|3" {
 		t.Errorf("delivery rates: got %q, want sms|JP|second|3|3|1|1|50.0%%|3", rows)
 	}
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.SetValue(css(`select[name="since"]`), "1h"),
 		chromedp.Click(css(`form.filters button[type="submit"]`)),
 		chromedp.WaitReady(css(`select[name="since"] option[value="1h"][selected]`)),
 		chromedp.WaitVisible(css(`table.delivery-rates`)),
 	)
-	if rate := read(t, ctx, chromedp.Text(css(`td.rate`))); rate != "50.0%" {
+	if rate := browser.Read(t, ctx, chromedp.Text(css(`td.rate`))); rate != "50.0%" {
 		t.Errorf("last hour: got rate %q, want 50.0%%", rate)
 	}
-	saveArtifact(t, dir, "admin-delivery.png", read(t, ctx, chromedp.FullScreenshot(100)))
+	saveArtifact(t, dir, "admin-delivery.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/?phone="+url.QueryEscape(phones[1])),
 		chromedp.WaitVisible(css(`table.rows`)),
 	)
@@ -71,13 +72,13 @@ func TestDeliveryConsoleInBrowser(t *testing.T) {
 		`td.delivery`: "handset off",
 		`td.channel`:  "sms JP",
 	} {
-		if got := read(t, ctx, chromedp.Text(css(sel))); !strings.Contains(got, want) {
+		if got := browser.Read(t, ctx, chromedp.Text(css(sel))); !strings.Contains(got, want) {
 			t.Errorf("history %s: got %q, want %q in it", sel, got, want)
 		}
 	}
-	saveArtifact(t, dir, "admin-history-delivery.png", read(t, ctx, chromedp.FullScreenshot(100)))
+	saveArtifact(t, dir, "admin-history-delivery.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 
-	browse(t, ctx,
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/apps"),
 		chromedp.WaitVisible(css(`#create-app`)),
 		chromedp.SetValue(css(`input[name="name"]`), "Web shop"),
@@ -87,7 +88,7 @@ func TestDeliveryConsoleInBrowser(t *testing.T) {
 		chromedp.Click(css(`#create-app`)),
 		chromedp.WaitVisible(css(`#create-key`)),
 	)
-	appID := strings.TrimPrefix(read(t, ctx, chromedp.Evaluate[string](`location.pathname`)), "/admin/apps/")
+	appID := strings.TrimPrefix(browser.Read(t, ctx, chromedp.Evaluate[string](`location.pathname`)), "/admin/apps/")
 	r := adminCall(t, in, http.MethodGet, "/admin/api/apps/"+appID, nil)
 	if !strings.Contains(r.Raw, `"channels":["email","sms"]`) || !strings.Contains(r.Raw, `"webotp_domain":"shop.example.com"`) ||
 		!strings.Contains(r.Raw, `"android_app_hash":"FA+9qCX9VSu"`) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"otpgate/internal/testenv/browser"
 )
 
 // TestAdminFraudPageInBrowser drives the console's Fraud page in headless Chromium against a
@@ -14,7 +16,7 @@ import (
 // the rule editor and see the banner, add and remove a block-list entry, and see a bad value
 // refused next to the form.
 func TestAdminFraudPageInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	p := newProvider(t)
 	env := prodEnv(t, p, map[string]string{"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_FRAUD_FLOOR_PREFIX": "3", "OTP_FRAUD_GUARD": "enforce"})
 	in := startServer(t, env)
@@ -29,46 +31,46 @@ func TestAdminFraudPageInBrowser(t *testing.T) {
 	}
 	wantStatus(t, send(t, in, prefixPhone(prefix, 3), from("10.7.3.1")...), http.StatusForbidden, "fraud_blocked")
 
-	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
-	dir := artifactDir(t)
+	ctx := newAdminBrowser(t, chromium, env["ADMIN_TOKEN"])
+	dir := browser.ArtifactDir(t)
 
 	t.Run("ShowsTheBlockAndTheConversion", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Navigate(in.admin+"/admin/fraud"),
 			chromedp.WaitVisible(css(`table.blocks`)),
 		)
-		blocks := read(t, ctx, chromedp.Text(css(`table.blocks`)))
-		conversion := read(t, ctx, chromedp.Text(css(`table.conversion`)))
-		saveArtifact(t, dir, "admin-fraud.png", read(t, ctx, chromedp.FullScreenshot(100)))
+		blocks := browser.Read(t, ctx, chromedp.Text(css(`table.blocks`)))
+		conversion := browser.Read(t, ctx, chromedp.Text(css(`table.conversion`)))
+		saveArtifact(t, dir, "admin-fraud.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 		if !strings.Contains(blocks, "prefix "+prefix) {
 			t.Errorf("blocks: got %q, want the prefix %s", blocks, prefix)
 		}
 		if !strings.Contains(conversion, "JP") {
 			t.Errorf("conversion: got %q, want JP's sends", conversion)
 		}
-		if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('.banner').length`)); n != 0 {
+		if n := browser.Read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('.banner').length`)); n != 0 {
 			t.Errorf("got %d banners while the guard enforces, want none", n)
 		}
 	})
 
 	t.Run("LiftTheBlock", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Click(css(`button.lift-block`)),
 			chromedp.WaitVisible(css(`.alert.ok`)),
 		)
-		if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.blocks tbody tr').length`)); n != 0 {
+		if n := browser.Read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.blocks tbody tr').length`)); n != 0 {
 			t.Errorf("got %d blocks after the lift, want none", n)
 		}
 		wantStatus(t, send(t, in, prefixPhone(prefix, 4), from("10.7.4.1")...), http.StatusCreated, "")
 	})
 
 	t.Run("SwitchToShadowInTheRuleEditor", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.SetValue(css(`#set-fraud_guard`), "shadow"),
 			chromedp.Click(css(`#save-settings`)),
 			chromedp.WaitVisible(css(`.banner`)),
 		)
-		banner := read(t, ctx, chromedp.Text(css(`.banner`)))
+		banner := browser.Read(t, ctx, chromedp.Text(css(`.banner`)))
 		if !strings.Contains(banner, "shadow") {
 			t.Errorf("banner: got %q, want shadow mode", banner)
 		}
@@ -76,16 +78,16 @@ func TestAdminFraudPageInBrowser(t *testing.T) {
 		if r.str("fraud_guard") != "shadow" {
 			t.Errorf("config after the form: got %s", r.Raw)
 		}
-		saveArtifact(t, dir, "admin-fraud-shadow.png", read(t, ctx, chromedp.FullScreenshot(100)))
+		saveArtifact(t, dir, "admin-fraud-shadow.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 	})
 
 	t.Run("ABadValueIsShownNextToTheForm", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.SetValue(css(`#set-fraud_ratio`), "7"),
 			chromedp.Click(css(`#save-settings`)),
 			chromedp.WaitVisible(css(`.alert.error`)),
 		)
-		problem := read(t, ctx, chromedp.Text(css(`.alert.error`)))
+		problem := browser.Read(t, ctx, chromedp.Text(css(`.alert.error`)))
 		if !strings.Contains(problem, "fraud_ratio") {
 			t.Errorf("got %q, want the ratio named", problem)
 		}
@@ -93,7 +95,7 @@ func TestAdminFraudPageInBrowser(t *testing.T) {
 
 	t.Run("AddAndRemoveABlockListEntry", func(t *testing.T) {
 		listed := newPrefix()
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Navigate(in.admin+"/admin/fraud"),
 			chromedp.WaitVisible(css(`#add-entry`)),
 			chromedp.SetValue(css(`#add-entry input[name="value"]`), listed),
@@ -101,17 +103,17 @@ func TestAdminFraudPageInBrowser(t *testing.T) {
 			chromedp.Click(css(`#add-entry button[type="submit"]`)),
 			chromedp.WaitVisible(css(`table.block-list`)),
 		)
-		list := read(t, ctx, chromedp.Text(css(`table.block-list`)))
+		list := browser.Read(t, ctx, chromedp.Text(css(`table.block-list`)))
 		if !strings.Contains(list, listed) || !strings.Contains(list, "premium range") {
 			t.Errorf("block list: got %q, want %s", list, listed)
 		}
 		wantStatus(t, send(t, in, prefixPhone(listed, 0), from("10.7.9.1")...), http.StatusForbidden, "blocked")
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Click(css(`table.block-list button.remove-entry`)),
 			chromedp.WaitNotPresent(css(`table.block-list`)),
 		)
 		wantStatus(t, send(t, in, prefixPhone(listed, 1), from("10.7.10.1")...), http.StatusCreated, "")
-		actions := read(t, ctx, chromedp.Text(css(`table.actions`)))
+		actions := browser.Read(t, ctx, chromedp.Text(css(`table.actions`)))
 		for _, want := range []string{"fraud_list_added", "fraud_list_removed", "fraud_block_lifted", "fraud_config_changed"} {
 			if !strings.Contains(actions, want) {
 				t.Errorf("actions: got %q, want %s", actions, want)

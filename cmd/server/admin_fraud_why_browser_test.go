@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"otpgate/internal/testenv/browser"
 )
 
 // TestAdminFraudWhyInBrowser opens the Fraud page in headless Chromium against a real server
@@ -15,7 +17,7 @@ import (
 // that tripped it, and the recent challenges list the sends that were challenged and those
 // a solved challenge admitted, each with its why.
 func TestAdminFraudWhyInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	p := newProvider(t)
 	env := prodEnv(t, p, map[string]string{
 		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_FRAUD_GUARD": "enforce", "OTP_FRAUD_FLOOR_PREFIX": "5",
@@ -47,18 +49,18 @@ func TestAdminFraudWhyInBrowser(t *testing.T) {
 		}
 	}
 
-	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
-	dir := artifactDir(t)
+	ctx := newAdminBrowser(t, chromium, env["ADMIN_TOKEN"])
+	dir := browser.ArtifactDir(t)
 
 	t.Run("TheBlocksWhyNamesTheFigures", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Navigate(in.admin+"/admin/fraud"),
 			chromedp.WaitVisible(css(`table.blocks`)),
 			chromedp.Click(css(`table.blocks details.why summary`)),
 			chromedp.WaitVisible(css(`table.blocks details.why dl.why-figures`)),
 		)
-		why := read(t, ctx, chromedp.Text(css(`table.blocks details.why`)))
-		saveArtifact(t, dir, "admin-fraud-why-block.png", read(t, ctx, chromedp.FullScreenshot(100)))
+		why := browser.Read(t, ctx, chromedp.Text(css(`table.blocks details.why`)))
+		saveArtifact(t, dir, "admin-fraud-why-block.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 		for _, want := range []string{"why: tripped", "recent_unapproved", "prefix " + blocked,
 			"5 unapproved sends in the recent horizon (floor 5)", "conversion 0 % against a baseline of 60 % × 0.3"} {
 			if !strings.Contains(why, want) {
@@ -68,13 +70,13 @@ func TestAdminFraudWhyInBrowser(t *testing.T) {
 	})
 
 	t.Run("RecentChallengesSayWhy", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.WaitVisible(css(`table.challenged`)),
 			chromedp.Click(css(`table.challenged details.why-challenged summary`)),
 			chromedp.WaitVisible(css(`table.challenged details.why-challenged dl.why-figures`)),
 		)
-		rows := read(t, ctx, chromedp.Text(css(`table.challenged`)))
-		saveArtifact(t, dir, "admin-fraud-why-challenges.png", read(t, ctx, chromedp.FullScreenshot(100)))
+		rows := browser.Read(t, ctx, chromedp.Text(css(`table.challenged`)))
+		saveArtifact(t, dir, "admin-fraud-why-challenges.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 		for _, want := range []string{prefixPhone(blocked, 2), prefixPhone(blocked, 3), "why: challenged (level 2) · volume",
 			"4 recent sends where the baseline explains 0 (volume floor 3)", "why: passed (level 2) · volume"} {
 			if !strings.Contains(rows, want) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/oauth2-proxy/mockoidc"
+
+	"otpgate/internal/testenv/browser"
 )
 
 // TestOIDCSignInInBrowser signs in to the console in headless Chromium through an
@@ -17,7 +19,7 @@ import (
 // in the viewers' group is refused a change, one in the admins' group makes it. Accounts
 // are created at the first sign-in with the role the groups map to.
 func TestOIDCSignInInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	idp, err := mockoidc.Run()
 	if err != nil {
 		t.Fatalf("identity provider: %v", err)
@@ -53,26 +55,26 @@ func TestOIDCSignInInBrowser(t *testing.T) {
 	signIn := func(t *testing.T, subject, email, group string) context.Context {
 		t.Helper()
 		idp.QueueUser(&mockoidc.MockUser{Subject: subject, Email: email, EmailVerified: true, Groups: []string{group}})
-		ctx := newBrowser(t, browser)
-		browse(t, ctx,
+		ctx := browser.New(t, chromium)
+		browser.Do(t, ctx,
 			chromedp.Navigate(in.admin+"/admin/login"),
 			chromedp.WaitVisible(css(`header.top nav`)),
 		)
-		if where := read(t, ctx, chromedp.Evaluate[string](`location.pathname`)); where != "/admin/" {
-			t.Fatalf("after sign-in: at %s, want the history page /admin/\n%s", where, pageState(ctx))
+		if where := browser.Read(t, ctx, chromedp.Evaluate[string](`location.pathname`)); where != "/admin/" {
+			t.Fatalf("after sign-in: at %s, want the history page /admin/\n%s", where, browser.PageState(ctx))
 		}
 		return ctx
 	}
 	createApp := func(t *testing.T, ctx context.Context, name string) string {
 		t.Helper()
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Navigate(in.admin+"/admin/apps"),
 			chromedp.WaitVisible(css(`#create-app`)),
 			chromedp.SetValue(css(`input[name="name"]`), name),
 		)
 		// The apps page has an h1 of its own: wait for the answer's page to replace it.
 		submit(t, ctx, `#create-app`)
-		return read(t, ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		return browser.Read(t, ctx, chromedp.Evaluate[string](`document.body.innerText`))
 	}
 
 	t.Run("ViewerIsRefusedAChange", func(t *testing.T) {
@@ -80,7 +82,7 @@ func TestOIDCSignInInBrowser(t *testing.T) {
 		if page := createApp(t, ctx, "Viewer's app"); !strings.Contains(page, "Your role does not allow this") {
 			t.Errorf("a viewer's change: got page %q, want the refusal of the role", page)
 		}
-		if page := read(t, ctx, chromedp.Evaluate[string](`document.body.innerText`)); strings.Contains(page, "Viewer's app") {
+		if page := browser.Read(t, ctx, chromedp.Evaluate[string](`document.body.innerText`)); strings.Contains(page, "Viewer's app") {
 			t.Errorf("the refused app shows up: %q", page)
 		}
 	})
@@ -88,8 +90,8 @@ func TestOIDCSignInInBrowser(t *testing.T) {
 	t.Run("AdminMakesTheChange", func(t *testing.T) {
 		ctx := signIn(t, "admin-1", "ada@example.com", "otp-admins")
 		createApp(t, ctx, "Admin's app")
-		browse(t, ctx, chromedp.WaitVisible(css(`#create-key`)))
-		if facts := read(t, ctx, chromedp.Text(css(`dl.facts`))); !strings.Contains(facts, "key") && !strings.Contains(facts, "public") {
+		browser.Do(t, ctx, chromedp.WaitVisible(css(`#create-key`)))
+		if facts := browser.Read(t, ctx, chromedp.Text(css(`dl.facts`))); !strings.Contains(facts, "key") && !strings.Contains(facts, "public") {
 			t.Errorf("app page: got %q, want the new app's facts", facts)
 		}
 	})

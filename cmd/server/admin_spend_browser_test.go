@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"otpgate/internal/testenv/browser"
 )
 
 // TestAdminSpendPageInBrowser sets prices and a daily budget through the admin API, spends
@@ -13,7 +15,7 @@ import (
 // and reset, the day's and the country's spend and the costliest prefix on the console's
 // Spend page in headless Chromium.
 func TestAdminSpendPageInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	p := newProvider(t)
 	env := prodEnv(t, p, map[string]string{"OTP_LIMIT_IP": "100/1h"})
 	in := startServer(t, env)
@@ -27,15 +29,15 @@ func TestAdminSpendPageInBrowser(t *testing.T) {
 	}
 	wantStatus(t, send(t, in, newPhone()), http.StatusTooManyRequests, "budget_exceeded")
 
-	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
-	browse(t, ctx,
+	ctx := newAdminBrowser(t, chromium, env["ADMIN_TOKEN"])
+	browser.Do(t, ctx,
 		chromedp.Navigate(in.admin+"/admin/"),
 		chromedp.WaitVisible(css(`nav a[href="/admin/spend"]`)),
 		chromedp.Click(css(`nav a[href="/admin/spend"]`)),
 		chromedp.WaitVisible(css(`table.budgets`)),
 	)
-	saveArtifact(t, artifactDir(t), "admin-spend.png", read(t, ctx, chromedp.FullScreenshot(100)))
-	budget := read(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('tr.budget-daily-cap td')).map(c => c.textContent.trim()).join('|')`))
+	saveArtifact(t, browser.ArtifactDir(t), "admin-spend.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
+	budget := browser.Read(t, ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('tr.budget-daily-cap td')).map(c => c.textContent.trim()).join('|')`))
 	if !strings.HasPrefix(budget, "daily-cap|every send|day|enforce|0.10|0.10|100%|not shared out (fence off)|") || !strings.HasSuffix(budget, "00:00:00") {
 		t.Errorf("budget row: got %q, want daily-cap spent to its 0.10 cap, resetting at midnight", budget)
 	}
@@ -46,7 +48,7 @@ func TestAdminSpendPageInBrowser(t *testing.T) {
 		`.prefixes td.key`:                  "(JP)",
 		`.days tbody tr:last-child td.cost`: "0.10",
 	} {
-		if got := read(t, ctx, chromedp.Text(css(sel))); !strings.Contains(got, want) {
+		if got := browser.Read(t, ctx, chromedp.Text(css(sel))); !strings.Contains(got, want) {
 			t.Errorf("%s: got %q, want %q in it", sel, got, want)
 		}
 	}

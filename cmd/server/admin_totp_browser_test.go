@@ -8,6 +8,8 @@ import (
 	"github.com/chromedp/chromedp"
 	pqotp "github.com/pquerna/otp"
 	pqtotp "github.com/pquerna/otp/totp"
+
+	"otpgate/internal/testenv/browser"
 )
 
 // TestTOTPConsoleInBrowser enrols a TOTP factor on an app's TOTP page in headless
@@ -15,16 +17,16 @@ import (
 // browser draws (the page's Content-Security-Policy lets a data: image load), and whose
 // first code, made by pquerna/otp from the URI shown, verifies it.
 func TestTOTPConsoleInBrowser(t *testing.T) {
-	browser := findChromium(t)
+	chromium := browser.Chromium(t)
 	p := newProvider(t)
 	env := prodEnv(t, p, nil)
 	in := startServer(t, env)
-	ctx := newAdminBrowser(t, browser, env["ADMIN_TOKEN"])
-	dir := artifactDir(t)
+	ctx := newAdminBrowser(t, chromium, env["ADMIN_TOKEN"])
+	dir := browser.ArtifactDir(t)
 	app := createApp(t, in, map[string]any{"name": "Authenticator"})
 
 	t.Run("ABadIdentityIsRefusedNextToTheForm", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.Navigate(in.admin+"/admin/apps/"+app),
 			chromedp.WaitVisible(css(`#totp-link`)),
 			chromedp.Click(css(`#totp-link`)),
@@ -34,27 +36,27 @@ func TestTOTPConsoleInBrowser(t *testing.T) {
 			chromedp.Click(css(`#enrol-factor`)),
 			chromedp.WaitVisible(css(`.alert.error`)),
 		)
-		if problem := read(t, ctx, chromedp.Text(css(`.alert.error`))); !strings.Contains(problem, "identity") {
+		if problem := browser.Read(t, ctx, chromedp.Text(css(`.alert.error`))); !strings.Contains(problem, "identity") {
 			t.Errorf("got %q, want the identity named", problem)
 		}
-		if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('#totp-qr, table.totp-factors').length`)); n != 0 {
+		if n := browser.Read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('#totp-qr, table.totp-factors').length`)); n != 0 {
 			t.Errorf("a QR code or a factor after a refusal")
 		}
 	})
 
 	t.Run("EnrolScanAndVerify", func(t *testing.T) {
-		browse(t, ctx,
+		browser.Do(t, ctx,
 			chromedp.SetValue(css(`#totp-identity`), "user-4242-abcd"),
 			chromedp.SetValue(css(`#totp-name`), "Work phone"),
 			chromedp.Click(css(`#enrol-factor`)),
 			chromedp.WaitVisible(css(`#totp-qr`)),
 		)
-		saveArtifact(t, dir, "admin-totp-enrolment.png", read(t, ctx, chromedp.FullScreenshot(100)))
+		saveArtifact(t, dir, "admin-totp-enrolment.png", browser.Read(t, ctx, chromedp.FullScreenshot(100)))
 		// A blocked or broken image has no natural size: this one was drawn.
-		if w := read(t, ctx, chromedp.Evaluate[int](`(() => { const i = document.querySelector('#totp-qr'); return i.complete ? i.naturalWidth : -1 })()`)); w != 256 {
+		if w := browser.Read(t, ctx, chromedp.Evaluate[int](`(() => { const i = document.querySelector('#totp-qr'); return i.complete ? i.naturalWidth : -1 })()`)); w != 256 {
 			t.Errorf("QR image natural width %d, want 256 (the image did not load)", w)
 		}
-		uri := read(t, ctx, chromedp.Text(css(`#totp-uri`)))
+		uri := browser.Read(t, ctx, chromedp.Text(css(`#totp-uri`)))
 		key, err := pqotp.NewKeyFromURL(uri)
 		if err != nil {
 			t.Fatalf("pquerna/otp reads %q: %v", uri, err)
@@ -63,13 +65,13 @@ func TestTOTPConsoleInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		browse(t, ctx, chromedp.SetValue(css(`#verify-code`), code))
+		browser.Do(t, ctx, chromedp.SetValue(css(`#verify-code`), code))
 		submit(t, ctx, `#verify-factor`)
-		browse(t, ctx, chromedp.WaitVisible(css(`table.totp-factors`)))
-		if rows := read(t, ctx, chromedp.Text(css(`table.totp-factors`))); !strings.Contains(rows, "user-4242-abcd") || !strings.Contains(rows, "verified") || strings.Contains(rows, "unverified") {
+		browser.Do(t, ctx, chromedp.WaitVisible(css(`table.totp-factors`)))
+		if rows := browser.Read(t, ctx, chromedp.Text(css(`table.totp-factors`))); !strings.Contains(rows, "user-4242-abcd") || !strings.Contains(rows, "verified") || strings.Contains(rows, "unverified") {
 			t.Errorf("factors: got %q, want user-4242-abcd's factor verified", rows)
 		}
-		if body := read(t, ctx, chromedp.Evaluate[string](`document.body.innerHTML`)); strings.Contains(body, key.Secret()) || strings.Contains(body, "totp-qr") {
+		if body := browser.Read(t, ctx, chromedp.Evaluate[string](`document.body.innerHTML`)); strings.Contains(body, key.Secret()) || strings.Contains(body, "totp-qr") {
 			t.Errorf("the page after verification shows the secret or the QR code again")
 		}
 		for _, out := range []string{in.stdout.String(), in.stderr.String()} {
