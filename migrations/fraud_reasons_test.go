@@ -1,13 +1,6 @@
 package migrations
 
-import (
-	"database/sql"
-	"testing"
-
-	_ "github.com/jackc/pgx/v5/stdlib"
-
-	"otpgate/internal/testenv"
-)
+import "testing"
 
 // TestFraudReasonsAreMasked upgrades a database whose fraud blocks, their audit entries and
 // their events name the tripping send's number whole (as versions before 00175 wrote them)
@@ -15,24 +8,7 @@ import (
 // tripping send, and reasons already masked, are left as they were.
 func TestFraudReasonsAreMasked(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("pgx", testenv.PostgresDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := provider(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(t.Context(), 174); err != nil {
-		t.Fatalf("up to 174: %v", err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	db, p, exec := migratedTo(t, 174)
 	const (
 		whole  = "12 unapproved sends; tripped by a send to +819012345678 from 203.0.113.7"
 		masked = "12 unapproved sends; tripped by a send to +819*******78 from 203.0.113.7"
@@ -100,24 +76,7 @@ func TestFraudReasonsAreMasked(t *testing.T) {
 // masked) summed; other reasons are left as they were.
 func TestBlockListReasonsAreMasked(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("pgx", testenv.PostgresDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := provider(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(t.Context(), 175); err != nil {
-		t.Fatalf("up to 175: %v", err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	db, p, exec := migratedTo(t, 175)
 	const app = "00000000-0000-0000-0000-000000000000"
 	for reason, n := range map[string]int{
 		"block_list number +447911123456": 2, "block_list number +447922222256": 3, // one mask

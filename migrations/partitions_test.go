@@ -1,37 +1,13 @@
 package migrations
 
-import (
-	"database/sql"
-	"testing"
-
-	_ "github.com/jackc/pgx/v5/stdlib"
-
-	"otpgate/internal/testenv"
-)
+import "testing"
 
 // TestHistoryPartitionsKeepTheRows upgrades a database with history to day partitions
 // (00100) and back: every row is kept, each in its day's partition (rows older than 400
 // days in the default one), and the sequence of attempts' ids goes on.
 func TestHistoryPartitionsKeepTheRows(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("pgx", testenv.PostgresDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := provider(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(t.Context(), 91); err != nil {
-		t.Fatalf("up to 91: %v", err)
-	}
-	exec := func(q string) {
-		t.Helper()
-		if _, err := db.ExecContext(t.Context(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	db, p, exec := migratedTo(t, 91)
 	// A verification, a send and a check a day, for the last ten days and one 500 days ago.
 	exec(`INSERT INTO verifications (id, phone, channel, locale, status, max_attempts, created_at, expires_at, closed_at)
 		SELECT md5(d::text)::uuid, '+8190' || d, 'sms', 'en', 'approved', 5, now() - d * interval '1 day',
@@ -53,7 +29,7 @@ func TestHistoryPartitionsKeepTheRows(t *testing.T) {
 	if err := db.QueryRowContext(t.Context(), fingerprint).Scan(&after); err != nil || after != before {
 		t.Errorf("rows after the upgrade: got %q, %v; want them as before", after, err)
 	}
-	err = db.QueryRowContext(t.Context(), `SELECT
+	err := db.QueryRowContext(t.Context(), `SELECT
 			(SELECT count(DISTINCT tableoid) || ' ' || count(*) FILTER (WHERE tableoid = 'sends_default'::regclass) FROM sends),
 			(SELECT count(*) FILTER (WHERE tableoid = 'attempts_default'::regclass) FROM attempts)`).Scan(&partitions, &inDefault)
 	if err != nil || partitions != "11 1" || inDefault != "1" {
