@@ -46,6 +46,20 @@ func TestFence(t *testing.T) {
 		}
 	})
 
+	t.Run("TheYoungCountriesMaySpendOneSendAtLeast", func(t *testing.T) {
+		// 5 % of a cap of 0.20 is 0.01, less than one send at 0.05: a new deployment with a
+		// small cap would refuse its first user, whose approval would have earned a share.
+		c := spend.Config{Currency: "USD",
+			Prices:  []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}},
+			Budgets: []spend.Budget{{Name: "small", Daily: "0.20", Mode: otp.BudgetEnforce}}}
+		s, _ := newService(t, c)
+		q := s.Quote(otp.SpendQuery{AppID: app, Channel: "sms", Region: "UZ", Address: "+998901234567", Segments: 1,
+			Now: time.Date(2030, 1, 31, 16, 0, 0, 0, time.UTC)})
+		if len(q.Limits) != 1 || q.Limits[0].Budget.YoungFloor != 50_000 {
+			t.Fatalf("got limits %+v, want the young countries' floor raised to one send (0.05)", q.Limits)
+		}
+	})
+
 	t.Run("BadSettingsAreNamed", func(t *testing.T) {
 		c := spend.Config{Currency: "USD", Prices: []spend.PriceText{}, Budgets: []spend.Budget{
 			{Name: "a", Daily: "1", Mode: otp.BudgetEnforce, Fence: "maybe", FenceHeadroom: 0.5, FenceYoung: 101},

@@ -120,7 +120,10 @@ func Limits(ws []Window, country string, cost Micros, now time.Time) []otp.Limit
 			if w.Budget.Fence == FenceShadow {
 				b.Fence = otp.BudgetShadow
 			}
-			b.YoungFloor = int64(float64(w.Cap) * w.Budget.YoungShare() / 100)
+			// At least one send: with a small cap the percentage can come to less than one
+			// message, and a new deployment would refuse its first user, whose approval is
+			// what earns a country its share.
+			b.YoungFloor = max(int64(float64(w.Cap)*w.Budget.YoungShare()/100), cost)
 		}
 		out = append(out, otp.Limit{Scope: otp.ScopeBudget, Key: w.Key, Budget: b})
 	}
