@@ -67,7 +67,7 @@ func shortPlan() pumpingPlan {
 	p := fullPlan()
 	p.legitRate, p.warmup, p.attack, p.surge, p.slow, p.solve = 5, 8*time.Second, 8*time.Second, 8*time.Second, 20*time.Second, 20*time.Second
 	p.checkMax = 3 * time.Second
-	p.capWarmup = 25 * time.Second
+	p.capWarmup = 40 * time.Second
 	p.shortHorizon, p.longHorizon = "30s", "5m"
 	p.redisTimeout = "1s"
 	return p
