@@ -116,5 +116,7 @@ func orDefault(s, def string) string {
 func nonce() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return base64.StdEncoding.EncodeToString(b[:])
+	// URL-safe letters: html/template writes a standard alphabet's + as &#43; in the
+	// attribute, which a browser reads back but a reader of the page source does not.
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
