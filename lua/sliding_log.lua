@@ -127,7 +127,7 @@ local function decimal(x)
   return s
 end
 
--- The time constant, in µs, of the young-countries pool's count of sends still in flight: a
+-- The time constant, in µs, of a guard's count of sends still in flight (field p): a
 -- person's code arrives and is typed within seconds, whatever the horizons.
 local pending = 3000000
 
@@ -347,6 +347,15 @@ end
 -- countries never touches it.
 local trip, young = {}, false
 n = 2
+-- settled returns a count of sends, this one included, less those of the last seconds, which
+-- have had no time to be approved: the challenges judge conversion over the rest, so that a
+-- surge's codes still being typed (which a horizon compressed to seconds would make most of
+-- it) do not read as sends nobody entered. Volume is counted whole.
+local function settled(count, g)
+  local s = count + 1 - g.p
+  if s < 1 then s = 1 end
+  return s
+end
 for i = 1, #KEYS do
   local g = guard[i]
   if g and g.role == 'y' and mode == 'allow' then
@@ -454,12 +463,11 @@ for i = 1, #KEYS do
           local expect = 0
           if span > gshort then expect = gsurge * bs * gshort / span end
           reply[n + 11] = math.floor(expect * 100 + 0.5)
-          if s1 - expect + 0.01 >= g.vfloor and (g.vratio < 0 or g.as / s1 < g.vratio * cb) then signal, level = 3, 2 end
+          if s1 - expect + 0.01 >= g.vfloor and (g.vratio < 0 or g.as / settled(g.ss, g) < g.vratio * cb) then signal, level = 3, 2 end
         end
         if g.cc and gcountries > 0 and signal == 0 then
           local nc = g.nc + (g.newc and 1 or 0)
-          local l1 = g.sl + 1
-          if nc + 0.01 >= gcountries + 1 and g.al / l1 < gratio * (g.al + gprior) / (g.sl + gweight) then
+          if nc + 0.01 >= gcountries + 1 and g.al / settled(g.sl, g) < gratio * (g.al + gprior) / (g.sl + gweight) then
             signal, level = 4, 1
             if nc + 0.01 >= 2 * gcountries + 1 then level = 2 end
           end
@@ -559,7 +567,7 @@ if mode == 'allow' then
         end
         if not g.f then fields[#fields + 1], fields[#fields + 2] = 'f', nowstr end
         if g.pass then fields[#fields + 1], fields[#fields + 2] = 'bu', decimal(g.bu + 1) end
-        if g.role == 'y' then fields[#fields + 1], fields[#fields + 2] = 'p', decimal(g.p + 1) end
+        fields[#fields + 1], fields[#fields + 2] = 'p', decimal(g.p + 1)
         if g.cc then
           if g.newc then g.nc = g.nc + 1 end
           fields[#fields + 1], fields[#fields + 2] = 'nc', decimal(g.nc)
