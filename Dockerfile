@@ -8,7 +8,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /otpgate ./cmd/server
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X otpgate/internal/server.Version=${VERSION}" -o /otpgate ./cmd/server
 
 FROM alpine:3.22
 # Alpine's base image already carries the CA bundle the Twilio sender needs for TLS.
