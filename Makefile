@@ -13,7 +13,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 ALONE_PKGS   = %/e2e %/cmd/loadgen
 UNIT_PKGS    = $(filter-out $(ALONE_PKGS),$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
+.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
 
 all: lint test
 
@@ -53,7 +53,7 @@ tidy-check:
 	$(GO) mod tidy -diff
 
 ## twilio-node: Twilio's Node helper library, pinned by test/twilio/package-lock.json, installed
-## into test/twilio/node_modules (ignored by git) for the conformance test in cmd/server.
+## into test/twilio/node_modules (ignored by git) for the conformance tests in test/conformance.
 twilio-node: test/twilio/node_modules/.installed
 test/twilio/node_modules/.installed: test/twilio/package.json test/twilio/package-lock.json | setup
 	cd test/twilio && npm ci --no-audit --no-fund --omit=dev
@@ -73,7 +73,7 @@ web: web-node
 	cd web && npm run build
 
 ## tokens-node: the jose library, pinned by test/tokens/package-lock.json, installed into
-## test/tokens/node_modules (ignored by git) for the token library test in cmd/server.
+## test/tokens/node_modules (ignored by git) for the token library test in test/conformance.
 tokens-node: test/tokens/node_modules/.installed
 test/tokens/node_modules/.installed: test/tokens/package.json test/tokens/package-lock.json | setup
 	cd test/tokens && npm ci --no-audit --no-fund --omit=dev

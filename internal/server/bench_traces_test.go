@@ -1,11 +1,9 @@
 //go:build unix
 
-package server
+package server_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +16,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"otpgate/internal/server"
+	"otpgate/internal/server/servertest"
 )
 
 // BenchmarkTracedSend measures what tracing costs on the send path: POST
@@ -50,10 +51,10 @@ func BenchmarkTracedSend(b *testing.B) {
 				defer reportCPU(b)()
 				for b.Loop() {
 					n := seq.Add(1)
-					benchSend(b, h, phoneFor(int(base+n)), fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255), http.StatusCreated)
+					benchSend(b, h, servertest.PhoneFor(int(base+n)), fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255), http.StatusCreated)
 				}
 			})
-			flood := phoneFor(int(base) + 5_000_000)
+			flood := servertest.PhoneFor(int(base) + 5_000_000)
 			benchSend(b, h, flood, "10.255.0.1", http.StatusCreated)
 			b.Run("denied", func(b *testing.B) {
 				defer reportCPU(b)()
@@ -81,37 +82,14 @@ func cpuTime() time.Duration {
 }
 
 // benchHandler builds a production-mode server's public handler and background loops
-// over tp, as serve does, stopped at cleanup.
+// over tp, as serve does, stopped at cleanup; the fake webhook provider gets the codes.
 func benchHandler(b *testing.B, tp oteltrace.TracerProvider) http.Handler {
 	b.Helper()
-	env := prodEnv(b, newProvider(b), map[string]string{
+	env := servertest.ProdEnv(b, servertest.NewProvider(b), map[string]string{
 		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_LIMIT_PHONE": "1/1m", "OTP_LIMIT_IP": "1000000/1h",
 		"OTP_DUPLICATE_WINDOW": "0", "OTP_LOG_LEVEL": "error",
 	})
-	cfg, err := loadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		b.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	ctx := context.Background()
-	p, err := newParts(ctx, cfg, log, tp)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := newServices(ctx, cfg, p, log)
-	if err != nil {
-		p.close()
-		b.Fatal(err)
-	}
-	stop := startLoops(ctx, log, s.loops(p))
-	b.Cleanup(func() {
-		stop(ctx)
-		p.close()
-		if sdk, ok := tp.(*sdktrace.TracerProvider); ok {
-			_ = sdk.Shutdown(ctx)
-		}
-	})
-	return s.public
+	return server.PublicHandler(b, env, tp)
 }
 
 // benchSend posts one send from ip and fails the benchmark on another status than want.

@@ -211,3 +211,27 @@ func TestConfigFraudSettings(t *testing.T) {
 		}
 	})
 }
+func TestConfigDrainDelay(t *testing.T) {
+	load := func(value string) (time.Duration, error) {
+		cfg, err := loadConfig(func(k string) string {
+			if k == "OTP_DRAIN_DELAY" {
+				return value
+			}
+			return ""
+		})
+		return cfg.DrainDelay, err
+	}
+	t.Run("DefaultZeroAndDurationsAreTaken", func(t *testing.T) {
+		for value, want := range map[string]time.Duration{"": 5 * time.Second, "0": 0, "750ms": 750 * time.Millisecond} {
+			if got, err := load(value); err != nil || got != want {
+				t.Errorf("OTP_DRAIN_DELAY=%q: got %v, %v, want %v", value, got, err, want)
+			}
+		}
+	})
+	t.Run("NegativeIsRefused", func(t *testing.T) {
+		const want = "config: OTP_DRAIN_DELAY=-1s: must be 0 or more"
+		if _, err := load("-1s"); err == nil || err.Error() != want {
+			t.Errorf("got %v, want %v", err, want)
+		}
+	})
+}

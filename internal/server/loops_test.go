@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"otpgate/internal/testenv/fixture"
 )
 
 // trace records what the loops of one test did, in order.
@@ -134,7 +136,7 @@ func TestLoops(t *testing.T) {
 
 	t.Run("LoopThatFailsIsLoggedAndTheOthersRunOn", func(t *testing.T) {
 		tr := newTrace()
-		logs := newSyncBuffer()
+		logs := &fixture.SyncBuffer{}
 		log := slog.New(slog.NewTextHandler(logs, nil))
 		failed := make(chan struct{})
 		broken := loop{name: "broken", run: func(context.Context) error {
@@ -148,11 +150,11 @@ func TestLoops(t *testing.T) {
 			t.Errorf("steady loop after the other failed: got %v, want it running", err)
 		}
 		stop(t.Context())
-		if got := logs.lines("broken stopped"); len(got) != 1 || !strings.Contains(got[0], "err=boom") {
+		if got := logs.Lines("broken stopped"); len(got) != 1 || !strings.Contains(got[0], "err=boom") {
 			t.Errorf("got %q, want one line logging the failure", got)
 		}
 		// The context's end is how a loop is stopped, not a failure.
-		if got := logs.lines("steady"); len(got) != 0 {
+		if got := logs.Lines("steady"); len(got) != 0 {
 			t.Errorf("got %q, want nothing logged of the stopped loop", got)
 		}
 	})
@@ -179,7 +181,7 @@ func TestLoops(t *testing.T) {
 
 	t.Run("FlushPastTheDeadlineIsLoggedAndTheLoopStillStops", func(t *testing.T) {
 		tr := newTrace()
-		logs := newSyncBuffer()
+		logs := &fixture.SyncBuffer{}
 		log := slog.New(slog.NewTextHandler(logs, nil))
 		l := tr.loop("writer", 0)
 		l.flush = func(ctx context.Context) error {
@@ -191,7 +193,7 @@ func TestLoops(t *testing.T) {
 		sctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 		defer cancel()
 		stop(sctx)
-		if got := logs.lines("writer flush"); len(got) != 1 || !strings.Contains(got[0], "deadline exceeded") {
+		if got := logs.Lines("writer flush"); len(got) != 1 || !strings.Contains(got[0], "deadline exceeded") {
 			t.Errorf("got %q, want one line logging the flush's failure", got)
 		}
 		if got := tr.stopEvents(); !slices.Equal(got, []string{"end writer"}) {

@@ -1,0 +1,9 @@
+package fuzz
+
+import (
+	"testing"
+
+	"otpgate/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
