@@ -8,9 +8,10 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 PKGS        := ./...
 TEST_FLAGS  ?= -race -count=1 -timeout 30m
-# Every package but e2e/ and cmd/loadgen, whose latency bounds and timed simulations must
-# not share the CPU with the other -race packages: `make test` runs each alone, afterwards.
-ALONE_PKGS   = %/e2e %/cmd/loadgen
+# Every package but e2e/ and internal/loadtest/pumping, whose latency bounds and timed
+# simulations must not share the CPU with the other -race packages: `make test` runs each
+# alone, afterwards.
+ALONE_PKGS   = %/e2e %/internal/loadtest/pumping
 UNIT_PKGS    = $(filter-out $(ALONE_PKGS),$(shell $(GO) list $(PKGS)))
 
 .PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
@@ -36,14 +37,14 @@ setup:
 	./test/setup
 
 ## test: set up, lint, then every test (unit, integration against real Redis/Postgres, browser)
-## with -race: every package but e2e/ and cmd/loadgen, then cmd/loadgen (the pumping
-## simulation) alone, then e2e/ alone. Every run tests the server binary built once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
+## with -race: every package but e2e/ and internal/loadtest/pumping, then the pumping
+## simulation alone, then e2e/ alone. Every run tests the server binary built once here. CI=true (the default here; `make test CI=false` to change it) makes a test that
 ## cannot find or start a service fail instead of skipping.
 CI ?= true
 test: setup lint build twilio-node tokens-node web-node deploy-test
 	cd web && npm test
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
-	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./cmd/loadgen/
+	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./internal/loadtest/pumping/
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
 
 lint: fmt-check tidy-check vet staticcheck

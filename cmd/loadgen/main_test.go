@@ -11,15 +11,16 @@ import (
 	"syscall"
 	"testing"
 
+	"otpgate/internal/loadtest/reference"
 	"otpgate/internal/testenv"
 )
 
 // TestMain lets the test binary stand in for loadgen's own when a test starts the reference
 // server, which loadgen runs by executing itself.
 func TestMain(m *testing.M) {
-	if os.Getenv(referenceRoleVar) == referenceRole {
+	if os.Getenv(reference.RoleVar) == reference.Role {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := serveReference(ctx, os.Getenv, os.Stdout)
+		err := reference.Serve(ctx, os.Getenv, os.Stdout)
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -1,4 +1,4 @@
-package main
+package reference
 
 import (
 	"encoding/base64"
@@ -23,6 +23,17 @@ var (
 	refPerKey    = []refRule{{1, time.Minute}, {10, time.Hour}}
 	refCheck     = []refRule{{1_000_000, time.Hour}}
 )
+
+// PolicyEnv is otpgate's configuration of the reference's policy: the duplicate window,
+// the send limits per number and per client, and the check limits (the check scenario
+// guesses wrong within the budget for as long as it runs).
+func PolicyEnv() map[string]string {
+	return map[string]string{
+		"OTP_DUPLICATE_WINDOW": windowEnv(refDuplicate[0].window),
+		"OTP_LIMIT_PHONE":      rulesEnv(refPerKey), "OTP_LIMIT_IP": rulesEnv(refPerKey),
+		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": rulesEnv(refCheck), "OTP_LIMIT_CHECK_IP": rulesEnv(refCheck),
+	}
+}
 
 // rulesEnv renders rules as otpgate's configuration reads them, such as "1/1m,10/1h".
 func rulesEnv(rules []refRule) string {

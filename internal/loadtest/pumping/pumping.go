@@ -1,4 +1,13 @@
-package main
+// Package pumping is loadgen's SMS pumping simulation (go run ./cmd/loadgen -scenario
+// pumping, docs/fraud.md).
+//
+// The pumping simulation drives the real binary with legitimate background traffic — many
+// countries and networks, approval rates of 60 to 95 %, each code checked a few seconds
+// after its send — and, in the attacked cases, SMS pumping: a few narrow prefixes of two
+// countries, thousands of rotating addresses over several /16s, never approved. It compresses
+// the guard's horizons through its configuration, so that hour-long baselines fit into a
+// couple of minutes, and runs each case with the guard off, in shadow and enforcing.
+package pumping
 
 import (
 	"context"
@@ -7,22 +16,18 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"otpgate/internal/loadtest"
 )
 
-// The pumping simulation drives the real binary with legitimate background traffic — many
-// countries and networks, approval rates of 60 to 95 %, each code checked a few seconds
-// after its send — and, in the attacked cases, SMS pumping: a few narrow prefixes of two
-// countries, thousands of rotating addresses over several /16s, never approved. It compresses
-// the guard's horizons through its configuration, so that hour-long baselines fit into a
-// couple of minutes, and runs each case with the guard off, in shadow and enforcing.
-
-// pumpingOptions are the flags of -scenario pumping.
-type pumpingOptions struct {
+// Options are the flags of -scenario pumping.
+type Options struct {
 	short        bool
 	cases, modes string
 }
 
-func (p *pumpingOptions) flags(fs *flag.FlagSet) {
+// Flags registers the flags on fs.
+func (p *Options) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&p.short, "short", false, "pumping: the short version, about a minute in all, as make test runs it")
 	fs.StringVar(&p.cases, "cases", "fresh,established,surge,slow,converting,hopping,proxies,office,launch,solver,capped", "pumping: cases to run")
 	fs.StringVar(&p.modes, "modes", "off,shadow,enforce", "pumping: fraud guard modes to run each case in")
@@ -139,18 +144,19 @@ type pumpResult struct {
 	blockedScopes                       string
 }
 
-// runPumping parses the pumping flags, runs every case in every mode and reports.
-func runPumping(ctx context.Context, o options, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// Run runs every case of p in every mode of p against servers set up as o says, and
+// reports.
+func Run(ctx context.Context, o loadtest.Options, p Options, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	plan := fullPlan()
-	if o.pumping.short {
+	if p.short {
 		plan = shortPlan()
 	}
 	var runs []pumpingRun
-	for _, c := range strings.Split(o.pumping.cases, ",") {
+	for _, c := range strings.Split(p.cases, ",") {
 		if _, ok := caseWhat[c]; !ok {
 			return fmt.Errorf("-cases: unknown %q (want %s)", c, strings.Join(caseNames(), ", "))
 		}
-		for _, m := range strings.Split(o.pumping.modes, ",") {
+		for _, m := range strings.Split(p.modes, ",") {
 			if m != "off" && m != "shadow" && m != "enforce" {
 				return fmt.Errorf("-modes: unknown %q (want off, shadow, enforce)", m)
 			}
@@ -163,11 +169,11 @@ func runPumping(ctx context.Context, o options, args []string, getenv func(strin
 	}
 	rep := pumpingReport{plan: plan, args: args, results: results, when: time.Now().UTC()}
 	rep.table(stdout)
-	if o.out != "" && o.out != defaultOut {
-		if err := rep.writeMarkdown(o.out); err != nil {
+	if o.Out != "" && o.Out != defaultOut {
+		if err := rep.writeMarkdown(o.Out); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "loadgen: wrote %s\n", o.out)
+		fmt.Fprintf(stderr, "loadgen: wrote %s\n", o.Out)
 	}
 	return nil
 }
@@ -176,36 +182,36 @@ func runPumping(ctx context.Context, o options, args []string, getenv func(strin
 const defaultOut = "docs/load-report.md"
 
 // simulate runs each case and mode against a fresh server, database and key prefix.
-func simulate(ctx context.Context, o options, plan pumpingPlan, runs []pumpingRun, getenv func(string) string, stderr io.Writer) ([]pumpResult, error) {
-	if o.bin == "" {
-		bin, remove, err := buildServer(ctx, stderr)
+func simulate(ctx context.Context, o loadtest.Options, plan pumpingPlan, runs []pumpingRun, getenv func(string) string, stderr io.Writer) ([]pumpResult, error) {
+	if o.Bin == "" {
+		bin, remove, err := loadtest.BuildServer(ctx, stderr)
 		if err != nil {
 			return nil, err
 		}
 		defer remove()
-		o.bin = bin
+		o.Bin = bin
 	}
-	o.servers, o.targets = 1, nil
+	o.Servers, o.Targets = 1, nil
 	var out []pumpResult
 	for _, run := range runs {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		fmt.Fprintf(stderr, "loadgen: pumping: %s, guard %s\n", caseWhat[run.kase], run.mode)
-		o.env = map[string]string{
+		o.ServerEnv = map[string]string{
 			"OTP_FRAUD_GUARD": run.mode, "OTP_FRAUD_SHORT_HORIZON": plan.shortHorizon, "OTP_FRAUD_LONG_HORIZON": plan.longHorizon,
 			// The default phone and IP rules, as the issue measured; checks as loadgen's others.
 			"OTP_LIMIT_IP": "1/1m,10/1h", "OTP_LIMIT_PHONE": "1/1m,10/1h", "OTP_MAX_ATTEMPTS": "5",
 		}
 		if plan.redisTimeout != "" {
-			o.env["OTP_REDIS_TIMEOUT"] = plan.redisTimeout
+			o.ServerEnv["OTP_REDIS_TIMEOUT"] = plan.redisTimeout
 		}
-		e, err := setUp(ctx, o, getenv, stderr)
+		e, err := loadtest.SetUp(ctx, o, getenv, stderr)
 		if err != nil {
 			return nil, err
 		}
 		r, err := simulateRun(ctx, e, plan, run)
-		e.tearDown()
+		e.TearDown()
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %w", run.kase, run.mode, err)
 		}

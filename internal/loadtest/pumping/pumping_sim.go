@@ -1,4 +1,4 @@
-package main
+package pumping
 
 import (
 	"bytes"
@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"otpgate/internal/challenge"
+	"otpgate/internal/loadtest"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
 
 // sim is one run's traffic.
 type sim struct {
-	e       *env
+	e       *loadtest.Env
 	hc      *http.Client
 	plan    pumpingPlan
 	numbers *numbers
@@ -43,7 +44,7 @@ type sim struct {
 }
 
 // simulateRun plays one case's timeline, waits for the last checks and reads the metrics.
-func simulateRun(ctx context.Context, e *env, plan pumpingPlan, run pumpingRun) (pumpResult, error) {
+func simulateRun(ctx context.Context, e *loadtest.Env, plan pumpingPlan, run pumpingRun) (pumpResult, error) {
 	tr := &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512}
 	defer tr.CloseIdleConnections()
 	seed := mathrand.Uint64()
@@ -195,7 +196,7 @@ func (s *sim) legitSend(ctx context.Context, phone, ip string, approval float64)
 	if !sleepUntil(ctx, time.Now().Add(jitter(s.plan.checkMin, s.plan.checkMax))) {
 		return
 	}
-	got := s.e.provider.LastCode(phone)
+	got := s.e.Provider.LastCode(phone)
 	s.legitChecks.Add(1)
 	status, _, err = s.post(ctx, "/v1/verifications/check", map[string]string{"phone": phone, "code": got}, ip)
 	if err != nil {
@@ -245,7 +246,7 @@ func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
 		return
 	}
 	s.attackChecks.Add(1)
-	status, _, err = s.post(ctx, "/v1/verifications/check", map[string]string{"phone": phone, "code": s.e.provider.LastCode(phone)}, ip)
+	status, _, err = s.post(ctx, "/v1/verifications/check", map[string]string{"phone": phone, "code": s.e.Provider.LastCode(phone)}, ip)
 	if err != nil {
 		s.fail(err)
 		return
@@ -276,7 +277,7 @@ type answer struct {
 // post sends a JSON body from the client ip and returns the status and the problem.
 func (s *sim) post(ctx context.Context, path string, body map[string]string, ip string) (int, answer, error) {
 	raw, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.e.systems[0].targets[0]+path, bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.e.Systems[0].Targets[0]+path, bytes.NewReader(raw))
 	if err != nil {
 		return 0, answer{}, err
 	}

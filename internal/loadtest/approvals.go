@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"context"
@@ -61,10 +61,10 @@ func (a *approvals) next(now time.Time) (sentCode, bool) {
 // five requests two approve the oldest send of the last minute that is at least readingTime
 // old (with its code, from the client that asked), when there is one, and the others send.
 // With -targets the codes are unknown, so nothing is approved.
-func prepareAllowed(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(int64) request, error) {
+func prepareAllowed(ctx context.Context, e *Env, s *System, o Options, hc *http.Client) (func(int64) request, error) {
 	var seq atomic.Int64 // the allowed sends' targets, taken in turn
 	q := &approvals{}
-	if e.provider != nil {
+	if e.Provider != nil {
 		if err := establish(ctx, e, s, o, hc, &seq); err != nil {
 			return nil, err
 		}
@@ -81,14 +81,14 @@ func prepareAllowed(ctx context.Context, e *env, s *system, o options, hc *http.
 		return r
 	}
 	return func(n int64) request {
-		if n%5 >= 2 || e.provider == nil {
+		if n%5 >= 2 || e.Provider == nil {
 			return send()
 		}
 		sc, ok := q.next(time.Now())
 		if !ok {
 			return send()
 		}
-		return checkRequest(sc.id, e.provider.LastCode(sc.phone), sc.ip)
+		return checkRequest(sc.id, e.Provider.LastCode(sc.phone), sc.ip)
 	}, nil
 }
 
@@ -98,7 +98,7 @@ func prepareAllowed(ctx context.Context, e *env, s *system, o options, hc *http.
 // and each wave stays small enough for the country's conversion to keep above the guard's
 // ratio of its baseline. The last wave leaves each country hundreds of approvals, enough
 // for the first second of the scenario, whose sends are not approved yet.
-func establish(ctx context.Context, e *env, s *system, o options, hc *http.Client, seq *atomic.Int64) error {
+func establish(ctx context.Context, e *Env, s *System, o Options, hc *http.Client, seq *atomic.Int64) error {
 	// After a wave, a country holds s sends, all approved; the next may add up to 4.5 s
 	// before its conversion falls below 0.3 of the prior's 0.6.
 	for wave, perCountry := range []int{8, 15, 60, 250} {
@@ -110,7 +110,7 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 		// failures left unapproved, up to a fifth of a wave.
 		var failed atomic.Value
 		var lost atomic.Int64
-		fanOut(n, o.concurrency, func(w int, i int64) {
+		fanOut(n, o.Concurrency, func(w int, i int64) {
 			tg := s.shape.allowed(first + i)
 			var body []byte
 			var err error
@@ -118,7 +118,7 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 				if try > 0 {
 					time.Sleep(200 * time.Millisecond)
 				}
-				if body, err = post(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], sendRequest(tg.phone, tg.ip)); err == nil {
+				if body, err = post(ctx, hc, s.Targets[(int(i)+w)%len(s.Targets)], sendRequest(tg.phone, tg.ip)); err == nil {
 					break
 				}
 			}
@@ -143,12 +143,12 @@ func establish(ctx context.Context, e *env, s *system, o options, hc *http.Clien
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		fanOut(n, o.concurrency, func(w int, i int64) {
+		fanOut(n, o.Concurrency, func(w int, i int64) {
 			sc := sent[i]
 			if sc.id == "" {
 				return
 			}
-			status, err := do(ctx, hc, s.targets[(int(i)+w)%len(s.targets)], checkRequest(sc.id, e.provider.LastCode(sc.phone), sc.ip))
+			status, err := do(ctx, hc, s.Targets[(int(i)+w)%len(s.Targets)], checkRequest(sc.id, e.Provider.LastCode(sc.phone), sc.ip))
 			if err == nil && status != http.StatusOK {
 				err = fmt.Errorf("approving %s: got %d, want 200", sc.id, status)
 			}

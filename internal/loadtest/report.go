@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"bytes"
@@ -70,7 +70,7 @@ func (r result) statusSummary() string {
 
 // report is the whole run.
 type report struct {
-	opts options
+	opts Options
 	args []string
 	// results holds, per scenario, one result per system: otpgate first.
 	results [][]result
@@ -185,23 +185,23 @@ func markdownTable(b *bytes.Buffer, rows [][]string) {
 func (rep report) writeMarkdown(path string) error {
 	var b bytes.Buffer
 	o := rep.opts
-	servers := fmt.Sprintf("%d otpgate process(es) started by loadgen, over one Redis and one PostgreSQL", o.servers)
-	if o.reference {
-		servers = fmt.Sprintf("%d otpgate process(es) and %d reference process(es) started by loadgen, over one Redis and one PostgreSQL", o.servers, o.servers)
+	servers := fmt.Sprintf("%d otpgate process(es) started by loadgen, over one Redis and one PostgreSQL", o.Servers)
+	if o.Reference {
+		servers = fmt.Sprintf("%d otpgate process(es) and %d reference process(es) started by loadgen, over one Redis and one PostgreSQL", o.Servers, o.Servers)
 	}
-	if len(o.targets) > 0 {
-		servers = fmt.Sprintf("%d running server(s) given with -targets", len(o.targets))
+	if len(o.Targets) > 0 {
+		servers = fmt.Sprintf("%d running server(s) given with -targets", len(o.Targets))
 	}
 	fmt.Fprintf(&b, "# Load report\n\n")
 	fmt.Fprintf(&b, "Made %s by `cmd/loadgen`:\n\n```\n%s\n```\n\n", rep.when.Format("2006-01-02 15:04 MST"), commandLine(rep.args))
 	fmt.Fprintf(&b, "- servers: %s\n", servers)
-	fmt.Fprintf(&b, "- load: %d requests in flight, measured for %v per scenario after %v of warm-up\n", o.concurrency, o.duration, o.warmup)
+	fmt.Fprintf(&b, "- load: %d requests in flight, measured for %v per scenario after %v of warm-up\n", o.Concurrency, o.Duration, o.Warmup)
 	fmt.Fprintf(&b, "- machine: %d CPUs, %s/%s, %s; loadgen, the servers, Redis and PostgreSQL share it\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "- latency is measured by the client, from sending the request to reading the whole answer\n")
 	if rep.compared() {
-		fmt.Fprintf(&b, "- each scenario ran against otpgate and against loadgen's reference server (`cmd/loadgen/reference.go`: the least the architecture needs per request) in %d alternating slices each\n", o.rounds)
+		fmt.Fprintf(&b, "- each scenario ran against otpgate and against loadgen's reference server (`internal/loadtest/reference`: the least the architecture needs per request) in %d alternating slices each\n", o.Rounds)
 		fmt.Fprintf(&b, "- targets: otpgate at least the scenario's target times the reference's req/s, a p99 at most %.1f× the reference's, and a peak RSS below %d MiB\n", targetP99, targetRSS>>20)
-		fmt.Fprintf(&b, "- both run the send policy of otpgate's default configuration, fraud guard included (`cmd/loadgen/shape.go`: traffic the guard rightly admits), and the reference names a number's limiter keys by its HMAC-SHA256 as otpgate does\n")
+		fmt.Fprintf(&b, "- both run the send policy of otpgate's default configuration, fraud guard included (`internal/loadtest/shape.go`: traffic the guard rightly admits), and the reference names a number's limiter keys by its HMAC-SHA256 as otpgate does\n")
 	}
 	if rep.guardShare() {
 		fmt.Fprintf(&b, "- %q is otpgate with `OTP_FRAUD_GUARD=off` (its own database and key prefix) in the same alternating slices: \"with guard / without\" is otpgate's req/s over its req/s, and the guard's share of a request is 1 minus that\n", guardOff)

@@ -1,4 +1,4 @@
-package main
+package pumping
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 // readMetrics reads the blocks the guard started and the shadow findings from /metrics.
 func (s *sim) readMetrics(ctx context.Context, r *pumpResult) error {
-	if len(s.e.systems[0].procs) == 0 {
+	if len(s.e.Systems[0].Procs) == 0 {
 		return errors.New("no admin listener to read the metrics from")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.e.systems[0].procs[0].Admin+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.e.Systems[0].Procs[0].Admin+"/metrics", nil)
 	if err != nil {
 		return err
 	}

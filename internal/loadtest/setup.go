@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/loadtest/reference"
 	"otpgate/internal/sms/smstest"
 	"otpgate/internal/testenv/fixture"
 )
@@ -24,61 +25,61 @@ const (
 	localPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 )
 
-// system is one kind of server under load: otpgate, or loadgen's reference.
-type system struct {
+// System is one kind of server under load: otpgate, or loadgen's reference.
+type System struct {
 	name    string
-	targets []string
+	Targets []string
 	// procs are the processes loadgen started; none with -targets.
-	procs []*fixture.Server
+	Procs []*fixture.Server
 	// base offsets the client addresses of this system in this run.
 	base int64
 	// shape makes the numbers and clients of this system's sends.
 	shape shape
 	// adminToken opens the admin listener of otpgate processes loadgen started.
-	adminToken string
+	AdminToken string
 }
 
 // guardOff names otpgate run with OTP_FRAUD_GUARD=off, for the guard's share.
 const guardOff = "otpgate-guard-off"
 
-// env is what the scenarios run against.
-type env struct {
+// Env is what the scenarios run against.
+type Env struct {
 	// systems holds otpgate first, then the reference when asked for, then otpgate without
 	// the guard when asked for.
-	systems []*system
+	Systems []*System
 	// provider is the built-in SMS provider; nil with -targets, where codes are unknown.
-	provider *smstest.Provider
+	Provider *smstest.Provider
 	undo     []func()
 }
 
-// tearDown undoes setUp, newest first.
-func (e *env) tearDown() {
+// TearDown undoes SetUp, newest first.
+func (e *Env) TearDown() {
 	for i := len(e.undo) - 1; i >= 0; i-- {
 		e.undo[i]()
 	}
 }
 
-// setUp starts the servers, or takes the -targets.
-func setUp(ctx context.Context, o options, getenv func(string) string, stderr io.Writer) (*env, error) {
+// SetUp starts the servers, or takes the -targets.
+func SetUp(ctx context.Context, o Options, getenv func(string) string, stderr io.Writer) (*Env, error) {
 	// The reference's numbers are half the number space away, so both systems' phones differ.
 	base := mathrand.Int64N(10_000_000)
-	otpgate := &system{name: "otpgate", base: base, shape: shape{third: 0, base: base}}
-	e := &env{systems: []*system{otpgate}}
-	if len(o.targets) > 0 {
-		otpgate.targets = o.targets
+	otpgate := &System{name: "otpgate", base: base, shape: shape{third: 0, base: base}}
+	e := &Env{Systems: []*System{otpgate}}
+	if len(o.Targets) > 0 {
+		otpgate.Targets = o.Targets
 		return e, nil
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			e.tearDown()
+			e.TearDown()
 		}
 	}()
-	bin := o.bin
+	bin := o.Bin
 	if bin == "" {
 		var remove func()
 		var err error
-		if bin, remove, err = buildServer(ctx, stderr); err != nil {
+		if bin, remove, err = BuildServer(ctx, stderr); err != nil {
 			return nil, err
 		}
 		e.undo = append(e.undo, remove)
@@ -103,46 +104,46 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 	if err != nil {
 		return nil, err
 	}
-	e.provider = p
+	e.Provider = p
 	e.undo = append(e.undo, p.Close)
 
 	vars := serverEnv(redisURL, dsn, prefix, p)
-	otpgate.adminToken = vars["ADMIN_TOKEN"]
-	maps.Copy(vars, o.env)
-	if err := e.start(ctx, otpgate, o.servers, bin, vars, stderr); err != nil {
+	otpgate.AdminToken = vars["ADMIN_TOKEN"]
+	maps.Copy(vars, o.ServerEnv)
+	if err := e.start(ctx, otpgate, o.Servers, bin, vars, stderr); err != nil {
 		return nil, err
 	}
-	if o.reference {
+	if o.Reference {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
-		ref := &system{name: "reference", base: (base + 5_000_000) % 10_000_000, shape: shape{third: 1, base: base}}
+		ref := &System{name: "reference", base: (base + 5_000_000) % 10_000_000, shape: shape{third: 1, base: base}}
 		vars := map[string]string{
-			referenceRoleVar: referenceRole,
-			"REDIS_URL":      redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix + "ref:",
+			reference.RoleVar: reference.Role,
+			"REDIS_URL":       redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix + "ref:",
 			"OTP_SECRET": vars["OTP_SECRET"], "SMS_WEBHOOK_URL": p.URL,
 		}
-		if err := e.start(ctx, ref, o.servers, self, vars, stderr); err != nil {
+		if err := e.start(ctx, ref, o.Servers, self, vars, stderr); err != nil {
 			return nil, err
 		}
-		e.systems = append(e.systems, ref)
+		e.Systems = append(e.Systems, ref)
 	}
-	if o.reference && o.guardShare {
+	if o.Reference && o.GuardShare {
 		// otpgate without the guard, on a database of its own: the guard's settings live in
 		// the database once a server has started on it.
 		dsn, err := e.database(ctx, or(getenv("DATABASE_URL"), localPostgres), "otpgate_load_"+run+"_off", stderr)
 		if err != nil {
 			return nil, err
 		}
-		off := &system{name: guardOff, base: (base + 2_500_000) % 10_000_000, shape: shape{third: 2, base: base}}
+		off := &System{name: guardOff, base: (base + 2_500_000) % 10_000_000, shape: shape{third: 2, base: base}}
 		offVars := maps.Clone(vars)
 		offVars["DATABASE_URL"], offVars["OTP_REDIS_PREFIX"], offVars["OTP_FRAUD_GUARD"] = dsn, prefix+"off:", "off"
-		off.adminToken = offVars["ADMIN_TOKEN"]
-		if err := e.start(ctx, off, o.servers, bin, offVars, stderr); err != nil {
+		off.AdminToken = offVars["ADMIN_TOKEN"]
+		if err := e.start(ctx, off, o.Servers, bin, offVars, stderr); err != nil {
 			return nil, err
 		}
-		e.systems = append(e.systems, off)
+		e.Systems = append(e.Systems, off)
 	}
 	ok = true
 	return e, nil
@@ -150,7 +151,7 @@ func setUp(ctx context.Context, o options, getenv func(string) string, stderr io
 
 // database creates a fresh database of the given name on the server of url and returns its
 // DSN; tearing down drops it.
-func (e *env) database(ctx context.Context, url, name string, stderr io.Writer) (string, error) {
+func (e *Env) database(ctx context.Context, url, name string, stderr io.Writer) (string, error) {
 	dsn, drop, err := fixture.CreateDatabase(ctx, url, name)
 	if err != nil {
 		return "", fmt.Errorf("DATABASE_URL: %w", err)
@@ -167,30 +168,28 @@ func (e *env) database(ctx context.Context, url, name string, stderr io.Writer) 
 
 // serverEnv is otpgate's environment for a load run: the rules the reference runs with too.
 func serverEnv(redisURL, dsn, prefix string, p *smstest.Provider) map[string]string {
-	return map[string]string{
+	vars := map[string]string{
 		"REDIS_URL": redisURL, "DATABASE_URL": dsn, "OTP_REDIS_PREFIX": prefix,
 		"OTP_SECRET": randomHex(32), "ADMIN_TOKEN": randomHex(16),
 		"SMS_PROVIDER": "webhook", "SMS_WEBHOOK_URL": p.URL, "SMS_WEBHOOK_SECRET": p.Secret,
 		"OTP_TRUSTED_PROXIES": "127.0.0.1/32", "OTP_LOG_LEVEL": "error",
 		// The fake provider listens on loopback, which production refuses unless allow-listed.
-		"OTP_OUTBOUND_ALLOW":   "127.0.0.0/8,::1/128",
-		"OTP_DUPLICATE_WINDOW": windowEnv(refDuplicate[0].window),
-		"OTP_LIMIT_PHONE":      rulesEnv(refPerKey), "OTP_LIMIT_IP": rulesEnv(refPerKey),
-		// The check scenario guesses wrong within the budget for as long as it runs.
-		"OTP_MAX_ATTEMPTS": "1000000", "OTP_LIMIT_CHECK_PHONE": rulesEnv(refCheck), "OTP_LIMIT_CHECK_IP": rulesEnv(refCheck),
+		"OTP_OUTBOUND_ALLOW": "127.0.0.0/8,::1/128",
 	}
+	maps.Copy(vars, reference.PolicyEnv())
+	return vars
 }
 
 // start runs n processes of bin for s, stopped at tear-down.
-func (e *env) start(ctx context.Context, s *system, n int, bin string, vars map[string]string, stderr io.Writer) error {
+func (e *Env) start(ctx context.Context, s *System, n int, bin string, vars map[string]string, stderr io.Writer) error {
 	for i := range n {
 		var log strings.Builder // read only once the process has ended
 		srv, err := fixture.StartServer(ctx, bin, vars, &log)
 		if err != nil {
 			return fmt.Errorf("%s server %d: %w\n%s", s.name, i+1, err, log.String())
 		}
-		s.targets = append(s.targets, srv.API)
-		s.procs = append(s.procs, srv)
+		s.Targets = append(s.Targets, srv.API)
+		s.Procs = append(s.Procs, srv)
 		e.undo = append(e.undo, func() {
 			if err := srv.Stop(20 * time.Second); err != nil {
 				fmt.Fprintf(stderr, "loadgen: %s server %d: %v\n", s.name, i+1, err)
@@ -200,8 +199,8 @@ func (e *env) start(ctx context.Context, s *system, n int, bin string, vars map[
 	return nil
 }
 
-// buildServer builds the server binary into a temporary directory that remove deletes.
-func buildServer(ctx context.Context, stderr io.Writer) (bin string, remove func(), err error) {
+// BuildServer builds the server binary into a temporary directory that remove deletes.
+func BuildServer(ctx context.Context, stderr io.Writer) (bin string, remove func(), err error) {
 	dir, err := os.MkdirTemp("", "otpgate-loadgen-")
 	if err != nil {
 		return "", nil, err

@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ type scenario struct {
 	// target is the least share of the reference's requests per second otpgate should reach.
 	target float64
 	// prepare runs before the clock starts and returns the maker of the n-th request to s.
-	prepare func(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(n int64) request, error)
+	prepare func(ctx context.Context, e *Env, s *System, o Options, hc *http.Client) (func(n int64) request, error)
 }
 
 func scenarios() []scenario {
@@ -41,9 +41,9 @@ func scenarios() []scenario {
 			"all admitted, two in five requests approving an earlier send (one sent at least a second before, by its client, with its code)",
 			[]int{http.StatusCreated, http.StatusOK}, 0.8, prepareAllowed},
 		{"send-denied", "a flood of sends for one phone from distinct clients, all refused by the phone rule", []int{http.StatusTooManyRequests}, 0.8,
-			func(ctx context.Context, _ *env, s *system, _ options, hc *http.Client) (func(int64) request, error) {
+			func(ctx context.Context, _ *Env, s *System, _ Options, hc *http.Client) (func(int64) request, error) {
 				target := s.shape.other(flood)
-				if _, err := post(ctx, hc, s.targets[0], sendRequest(target.phone, target.ip)); err != nil {
+				if _, err := post(ctx, hc, s.Targets[0], sendRequest(target.phone, target.ip)); err != nil {
 					return nil, err
 				}
 				return func(n int64) request { return sendRequest(target.phone, s.clientIP(2, n)) }, nil
@@ -53,7 +53,8 @@ func scenarios() []scenario {
 	}
 }
 
-func scenarioNames() []string {
+// ScenarioNames are the load scenarios, in the order a run takes them.
+func ScenarioNames() []string {
 	var names []string
 	for _, s := range scenarios() {
 		names = append(names, s.name)
@@ -72,13 +73,13 @@ func scenarioByName(name string) (scenario, bool) {
 
 // prepareChecks creates a pool of verifications, several per client in flight, and guesses
 // wrong for them in turn.
-func prepareChecks(ctx context.Context, e *env, s *system, o options, hc *http.Client) (func(int64) request, error) {
+func prepareChecks(ctx context.Context, e *Env, s *System, o Options, hc *http.Client) (func(int64) request, error) {
 	type pending struct{ id, wrong string }
-	pool := make([]pending, max(4*o.concurrency, 64))
+	pool := make([]pending, max(4*o.Concurrency, 64))
 	for i := range pool {
 		tg := s.shape.other(int64(i))
 		ph := tg.phone
-		body, err := post(ctx, hc, s.targets[i%len(s.targets)], sendRequest(ph, tg.ip))
+		body, err := post(ctx, hc, s.Targets[i%len(s.Targets)], sendRequest(ph, tg.ip))
 		if err != nil {
 			return nil, err
 		}
@@ -89,8 +90,8 @@ func prepareChecks(ctx context.Context, e *env, s *system, o options, hc *http.C
 		// With -targets the codes are unknown; a guess of zeros is then wrong but for one
 		// chance in a million.
 		wrong := "000000"
-		if e.provider != nil {
-			code := e.provider.LastCode(ph)
+		if e.Provider != nil {
+			code := e.Provider.LastCode(ph)
 			if code == "" {
 				return nil, fmt.Errorf("the provider got no code for %s", ph)
 			}
@@ -102,7 +103,7 @@ func prepareChecks(ctx context.Context, e *env, s *system, o options, hc *http.C
 	return func(n int64) request {
 		p := pool[n%int64(len(pool))]
 		body, _ := json.Marshal(map[string]string{"id": p.id, "code": p.wrong})
-		return request{path: "/v1/verifications/check", body: body, ip: s.clientIP(3, -1-n%int64(o.concurrency))}
+		return request{path: "/v1/verifications/check", body: body, ip: s.clientIP(3, -1-n%int64(o.Concurrency))}
 	}, nil
 }
 
@@ -110,17 +111,17 @@ func prepareChecks(ctx context.Context, e *env, s *system, o options, hc *http.C
 // o.rounds slices of o.duration/o.rounds each (the first slice of each after o.warmup
 // unmeasured), so that drift of a shared machine hits them alike. Each system's peak resident
 // memory is taken over the whole scenario. It returns one result per system.
-func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result, error) {
+func runScenario(ctx context.Context, e *Env, sc scenario, o Options) ([]result, error) {
 	type run struct {
-		s    *system
+		s    *System
 		hc   *http.Client
 		next func(int64) request
 		seq  atomic.Int64
 		res  result
 	}
-	runs := make([]*run, len(e.systems))
-	for i, s := range e.systems {
-		tr := &http.Transport{MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2}
+	runs := make([]*run, len(e.Systems))
+	for i, s := range e.Systems {
+		tr := &http.Transport{MaxIdleConns: o.Concurrency * 2, MaxIdleConnsPerHost: o.Concurrency * 2}
 		defer tr.CloseIdleConnections()
 		r := &run{s: s, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 		r.res = result{scenario: sc, system: s.name, statuses: map[int]int{}}
@@ -129,22 +130,22 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result,
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		r.next = next
-		resetPeakRSS(s.procs)
+		resetPeakRSS(s.Procs)
 		runs[i] = r
 	}
-	slice := o.duration / time.Duration(o.rounds)
-	for round := range o.rounds {
+	slice := o.Duration / time.Duration(o.Rounds)
+	for round := range o.Rounds {
 		for j := range runs {
 			r := runs[(round+j)%len(runs)] // each round starts with another system
 			warmup := time.Duration(0)
 			if round == 0 {
-				warmup = o.warmup
+				warmup = o.Warmup
 			}
 			profiled := func() error { return nil }
 			if round == 0 {
-				profiled = profileCPU(ctx, r.s, o.profile, sc.name, warmup, slice)
+				profiled = profileCPU(ctx, r.s, o.Profile, sc.name, warmup, slice)
 			}
-			measure(ctx, r.s, r.hc, r.next, &r.seq, o.concurrency, warmup, slice, &r.res)
+			measure(ctx, r.s, r.hc, r.next, &r.seq, o.Concurrency, warmup, slice, &r.res)
 			if err := profiled(); err != nil {
 				return nil, fmt.Errorf("%s: %w", r.s.name, err)
 			}
@@ -156,7 +157,7 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result,
 	out := make([]result, len(runs))
 	for i, r := range runs {
 		res := r.res
-		res.peakRSS = peakRSS(r.s.procs)
+		res.peakRSS = peakRSS(r.s.Procs)
 		slices.Sort(res.latencies)
 		// A machine loaded by more than this run times a few calls out (503, as otpgate's
 		// backing calls have 200 ms): they count, as the report's answers show, up to a tenth.
@@ -177,14 +178,14 @@ func runScenario(ctx context.Context, e *env, sc scenario, o options) ([]result,
 
 // measure runs next's requests against s with concurrency in flight for warmup unmeasured,
 // then for d measured, and adds what it measured to res.
-func measure(ctx context.Context, s *system, hc *http.Client, next func(int64) request, seq *atomic.Int64, concurrency int, warmup, d time.Duration, res *result) {
+func measure(ctx context.Context, s *System, hc *http.Client, next func(int64) request, seq *atomic.Int64, concurrency int, warmup, d time.Duration, res *result) {
 	start := time.Now()
 	from, until := start.Add(warmup), start.Add(warmup+d)
 	// The servers' CPU time is read when the measurement starts and when it ends.
 	type cpus struct{ server, redis, postgres time.Duration }
 	read := func() cpus {
 		r, p := backendCPU()
-		return cpus{cpuTime(s.procs), r, p}
+		return cpus{cpuTime(s.Procs), r, p}
 	}
 	cpuAtStart := make(chan cpus, 1)
 	go func() {
@@ -204,7 +205,7 @@ func measure(ctx context.Context, s *system, hc *http.Client, next func(int64) r
 					break
 				}
 				n := seq.Add(1)
-				status, err := do(ctx, hc, s.targets[(int(n)+w)%len(s.targets)], next(n))
+				status, err := do(ctx, hc, s.Targets[(int(n)+w)%len(s.Targets)], next(n))
 				if t0.Before(from) {
 					continue
 				}
@@ -289,7 +290,7 @@ func sendRequest(phone, ip string) request {
 
 // clientIP returns a distinct client address per n, in one quarter of 10.0.0.0/8 per
 // scenario, so that the scenarios of one run do not spend each other's IP limits.
-func (s *system) clientIP(scenario int, n int64) string {
+func (s *System) clientIP(scenario int, n int64) string {
 	n = (s.base + n) & (1<<22 - 1)
 	return fmt.Sprintf("10.%d.%d.%d", scenario%4*64+int(n>>16), n>>8&255, n&255)
 }

@@ -1,9 +1,10 @@
-package main
+package pumping
 
 import (
 	"bytes"
 	"testing"
 
+	"otpgate/internal/loadtest"
 	"otpgate/internal/testenv"
 )
 
@@ -21,7 +22,7 @@ func TestPumpingShort(t *testing.T) {
 		t.Skip("the pumping simulation takes about a minute")
 	}
 	vars := map[string]string{"REDIS_URL": testenv.RedisURL(t), "DATABASE_URL": testenv.PostgresURL(t)}
-	o := options{bin: testenv.ServerBinary(t)}
+	o := loadtest.Options{Bin: testenv.ServerBinary(t)}
 	runs := []pumpingRun{{caseFresh, "enforce"}, {caseFresh, "shadow"}, {caseEstablished, "enforce"}, {caseSurge, "enforce"},
 		{caseConverting, "enforce"}, {caseProxies, "enforce"}, {caseOffice, "enforce"}, {caseLaunch, "enforce"},
 		{caseSolver, "enforce"}, {caseCapped, "shadow"}}

@@ -1,7 +1,8 @@
-package main
+package pumping
 
 import (
 	"fmt"
+	"math"
 	mathrand "math/rand/v2"
 	"strconv"
 	"sync"
@@ -84,7 +85,7 @@ func (n *numbers) inPrefix(prefix string, drop int) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for range 100 {
-		s := prefix + fmt.Sprintf("%0*d", drop, n.rnd.IntN(pow10(drop)))
+		s := prefix + fmt.Sprintf("%0*d", drop, n.rnd.IntN(int(math.Pow10(drop))))
 		if valid(s) {
 			return s
 		}

@@ -1,4 +1,4 @@
-package main
+package pumping
 
 import (
 	"bytes"
@@ -70,13 +70,13 @@ func (s *sim) setCap(ctx context.Context, span time.Duration) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	sys := s.e.systems[0]
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, sys.procs[0].Admin+"/admin/api/spend/config", bytes.NewReader(doc))
+	sys := s.e.Systems[0]
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, sys.Procs[0].Admin+"/admin/api/spend/config", bytes.NewReader(doc))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+sys.adminToken)
+	req.Header.Set("Authorization", "Bearer "+sys.AdminToken)
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // profileCPU starts fetching a CPU profile of d from the first process of s, after wait,
 // into dir/<scenario>-<system>.pprof, and returns a function that waits for it and returns
 // its error. Without dir, or for servers loadgen did not start, it does nothing.
-func profileCPU(ctx context.Context, s *system, dir, scenario string, wait, d time.Duration) func() error {
-	if dir == "" || len(s.procs) == 0 {
+func profileCPU(ctx context.Context, s *System, dir, scenario string, wait, d time.Duration) func() error {
+	if dir == "" || len(s.Procs) == 0 {
 		return func() error { return nil }
 	}
 	errc := make(chan error, 1)
@@ -26,7 +26,7 @@ func profileCPU(ctx context.Context, s *system, dir, scenario string, wait, d ti
 			errc <- ctx.Err()
 			return
 		}
-		errc <- fetchProfile(ctx, s.procs[0].Admin, s.adminToken, d, filepath.Join(dir, scenario+"-"+s.name+".pprof"))
+		errc <- fetchProfile(ctx, s.Procs[0].Admin, s.AdminToken, d, filepath.Join(dir, scenario+"-"+s.name+".pprof"))
 	}()
 	return func() error { return <-errc }
 }

@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 // The shape of the traffic the send scenarios make: what the fraud guard of the default
 // configuration rightly admits. Its defaults watch each number's country and prefix (the
