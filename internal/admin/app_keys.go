@@ -10,7 +10,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -40,7 +40,7 @@ type keyRequest struct {
 // handleAdminKeys serves POST /admin/api/apps/{id}/keys: the answer is the only place
 // the secret ever appears.
 func handleAdminKeys(log *slog.Logger, a apps.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[keyRequest]()
+	requests := httpkit.NewDecoder[keyRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var (
 			req  keyRequest
@@ -49,7 +49,7 @@ func handleAdminKeys(log *slog.Logger, a apps.AdminService) http.Handler {
 		)
 		// A key needs nothing, so an empty POST is fine; a body must be JSON.
 		if r.ContentLength != 0 || r.Header.Get("Content-Type") != "" {
-			if body, err = otphttp.ReadJSON(r); err == nil && len(body) > 0 {
+			if body, err = httpkit.ReadJSON(r); err == nil && len(body) > 0 {
 				req, err = requests.Decode(body)
 			}
 		}
@@ -64,7 +64,7 @@ func handleAdminKeys(log *slog.Logger, a apps.AdminService) http.Handler {
 		}
 		out := toAdminKey(k.Key)
 		out.Secret = k.Secret
-		_ = otphttp.Encode(w, http.StatusCreated, out)
+		_ = httpkit.Encode(w, http.StatusCreated, out)
 	})
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -40,11 +40,11 @@ type testNumberRequest struct {
 
 // handleAdminTestNumbers lists an app's test numbers and adds one.
 func handleAdminTestNumbers(log *slog.Logger, a apps.AdminService, p adminParams) http.Handler {
-	requests := otphttp.NewDecoder[testNumberRequest]()
+	requests := httpkit.NewDecoder[testNumberRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		if r.Method == http.MethodPost {
-			body, err := otphttp.ReadJSON(r)
+			body, err := httpkit.ReadJSON(r)
 			var req testNumberRequest
 			if err == nil {
 				req, err = requests.Decode(body)
@@ -58,7 +58,7 @@ func handleAdminTestNumbers(log *slog.Logger, a apps.AdminService, p adminParams
 				writeAdminProblem(w, r, log, testNumberNotFound(err))
 				return
 			}
-			_ = otphttp.Encode(w, http.StatusCreated, toAdminTestNumber(t, p.now()))
+			_ = httpkit.Encode(w, http.StatusCreated, toAdminTestNumber(t, p.now()))
 			return
 		}
 		list, err := a.TestNumbers(ctx, id)
@@ -72,7 +72,7 @@ func handleAdminTestNumbers(log *slog.Logger, a apps.AdminService, p adminParams
 		for i, t := range list {
 			out.TestNumbers[i] = toAdminTestNumber(t, p.now())
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -84,7 +84,7 @@ func handleAdminTestNumber(log *slog.Logger, a apps.AdminService, p adminParams)
 			writeAdminProblem(w, r, log, testNumberNotFound(err))
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toAdminTestNumber(t, p.now()))
+		_ = httpkit.Encode(w, http.StatusOK, toAdminTestNumber(t, p.now()))
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -26,7 +26,7 @@ var errAdminNoSuchApp = otp.Errorf(otp.CodeNotFound, "there is no such app or ke
 
 // handleAdminApps serves GET (list) and POST (create) /admin/api/apps.
 func handleAdminApps(log *slog.Logger, a apps.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[appRequest]()
+	requests := httpkit.NewDecoder[appRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			infos, err := a.ListApps(r.Context())
@@ -38,7 +38,7 @@ func handleAdminApps(log *slog.Logger, a apps.AdminService) http.Handler {
 			for i, info := range infos {
 				out.Apps[i] = toAdminApp(info)
 			}
-			_ = otphttp.Encode(w, http.StatusOK, out)
+			_ = httpkit.Encode(w, http.StatusOK, out)
 			return
 		}
 		p, err := decodeAppPatch(r, requests)
@@ -46,7 +46,7 @@ func handleAdminApps(log *slog.Logger, a apps.AdminService) http.Handler {
 			var info apps.Info
 			if info, err = a.CreateApp(r.Context(), p, actorFrom(r.Context())); err == nil {
 				w.Header().Set("Location", "/admin/api/apps/"+info.App.ID)
-				_ = otphttp.Encode(w, http.StatusCreated, toAdminApp(info))
+				_ = httpkit.Encode(w, http.StatusCreated, toAdminApp(info))
 				return
 			}
 		}
@@ -55,8 +55,8 @@ func handleAdminApps(log *slog.Logger, a apps.AdminService) http.Handler {
 }
 
 // decodeAppPatch reads an appRequest body strictly into a patch.
-func decodeAppPatch(r *http.Request, requests otphttp.Decoder[appRequest]) (apps.Patch, error) {
-	body, err := otphttp.ReadJSON(r)
+func decodeAppPatch(r *http.Request, requests httpkit.Decoder[appRequest]) (apps.Patch, error) {
+	body, err := httpkit.ReadJSON(r)
 	if err != nil {
 		return apps.Patch{}, err
 	}
@@ -69,7 +69,7 @@ func decodeAppPatch(r *http.Request, requests otphttp.Decoder[appRequest]) (apps
 
 // handleAdminApp serves GET, PATCH and DELETE /admin/api/apps/{id}.
 func handleAdminApp(log *slog.Logger, a apps.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[appRequest]()
+	requests := httpkit.NewDecoder[appRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		var (
@@ -94,7 +94,7 @@ func handleAdminApp(log *slog.Logger, a apps.AdminService) http.Handler {
 			writeAdminProblem(w, r, log, appNotFound(err))
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toAdminApp(info))
+		_ = httpkit.Encode(w, http.StatusOK, toAdminApp(info))
 	})
 }
 

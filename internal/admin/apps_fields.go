@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -161,13 +161,13 @@ func toAdminApp(info apps.Info) adminApp {
 	a := info.App
 	out := adminApp{
 		ID: a.ID, ServiceSID: apps.ServiceSID(a.ID), Name: a.Name, Default: a.Default,
-		CodeLength: a.CodeLength, CodeTTLSeconds: otphttp.CeilSeconds(a.CodeTTL), MaxSends: a.MaxSends, MaxAttempts: a.MaxAttempts,
+		CodeLength: a.CodeLength, CodeTTLSeconds: httpkit.CeilSeconds(a.CodeTTL), MaxSends: a.MaxSends, MaxAttempts: a.MaxAttempts,
 		Locales: nonNil(a.Locales), AllowedCountries: nonNil(a.AllowedCountries), Channels: nonNil(a.Channels),
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(), Access: string(a.Access),
 		CreatedAt: timeOrNil(a.CreatedAt), UpdatedAt: timeOrNil(a.UpdatedAt), Keys: make([]adminKey, len(info.Keys)),
 		Templates: make(map[string]appTemplates, len(a.Templates)), WebOTPDomain: a.WebOTPDomain, AndroidAppHash: a.AndroidAppHash,
 		DeniedNumberTypes: a.DeniedNumberTypes, PSD2Enabled: a.PSD2,
-		AllowedOrigins: nonNil(a.AllowedOrigins), TokenTTLSeconds: otphttp.CeilSeconds(a.TokenTTL), TokenAddress: string(a.TokenAddress),
+		AllowedOrigins: nonNil(a.AllowedOrigins), TokenTTLSeconds: httpkit.CeilSeconds(a.TokenTTL), TokenAddress: string(a.TokenAddress),
 	}
 	for l, t := range a.Templates {
 		out.Templates[l] = appTemplates(t)
@@ -220,7 +220,7 @@ func numberTypesText(types *[]string) string {
 func newAppForm(a otp.App) appForm {
 	return appForm{
 		Name: a.Name, Access: string(a.Access), CodeLength: strconv.Itoa(a.CodeLength),
-		CodeTTL: strconv.FormatInt(otphttp.CeilSeconds(a.CodeTTL), 10), MaxSends: strconv.Itoa(a.MaxSends),
+		CodeTTL: strconv.FormatInt(httpkit.CeilSeconds(a.CodeTTL), 10), MaxSends: strconv.Itoa(a.MaxSends),
 		MaxAttempts: strconv.Itoa(a.MaxAttempts), Locales: strings.Join(a.Locales, ","),
 		Countries: strings.Join(a.AllowedCountries, ","), Channels: strings.Join(a.Channels, ","),
 		SendRules: a.SendRules.String(), CheckRules: a.CheckRules.String(),

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 )
 
 // adminAuditEntry is one audit entry as the admin API shows it.
@@ -100,7 +100,7 @@ func handleAdminAudit(log *slog.Logger, a history.AdminService) http.Handler {
 		for i, e := range entries {
 			out.Entries[i] = toAdminAuditEntry(e)
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 

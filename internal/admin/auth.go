@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 )
@@ -136,12 +136,12 @@ func requireAdmin(log *slog.Logger, view *adminView, auth authenticator, csrf cs
 			}
 			if (how == authBasic || how == authSession) && !safeMethod(r.Method) {
 				if err := csrf.verify(r, p); err != nil {
-					log.WarnContext(r.Context(), "admin change refused", "request_id", otphttp.RequestIDFrom(r.Context()), "reason", err.Error())
+					log.WarnContext(r.Context(), "admin change refused", "request_id", httpkit.RequestIDFrom(r.Context()), "reason", err.Error())
 					adminError(w, r, log, view, err)
 					return
 				}
 			}
-			ip := otphttp.ClientIPFrom(r.Context())
+			ip := httpkit.ClientIPFrom(r.Context())
 			ctx := operators.WithPrincipal(r.Context(), p)
 			ctx = context.WithValue(ctx, adminActorKey, describeActor(p, how, user)+" from "+ip)
 			ctx = history.WithActor(ctx, auditActor(p, ip))

@@ -10,7 +10,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 )
 
 // deliveryResponse is GET /admin/api/delivery.
@@ -59,7 +59,7 @@ func handleAdminDelivery(log *slog.Logger, a history.AdminService, p adminParams
 		for i, rate := range rates {
 			out.Rates[i] = toDeliveryRate(rate)
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -13,10 +13,10 @@ import (
 // an error page for the console, and a missing record named as a send or verification
 // rather than as the public API's pending verification.
 
-// adminProblemFor is otphttp.ProblemFor on the admin listener, where a missing record is
+// adminProblemFor is httpkit.ProblemFor on the admin listener, where a missing record is
 // a send or verification.
-func adminProblemFor(err error) otphttp.Problem {
-	p := otphttp.ProblemFor(err)
+func adminProblemFor(err error) httpkit.Problem {
+	p := httpkit.ProblemFor(err)
 	var named *notFoundError
 	switch {
 	case errors.As(err, &named):
@@ -29,7 +29,7 @@ func adminProblemFor(err error) otphttp.Problem {
 
 // writeAdminProblem answers the admin API with the problem for err.
 func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	otphttp.SendProblem(w, r, log, adminProblemFor(err), err)
+	httpkit.SendProblem(w, r, log, adminProblemFor(err), err)
 }
 
 // adminError answers err as problem+json for the API and as an error page for the
@@ -37,12 +37,12 @@ func writeAdminProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger,
 func adminError(w http.ResponseWriter, r *http.Request, log *slog.Logger, view *adminView, err error) {
 	p := adminProblemFor(err)
 	if isAdminAPI(r) {
-		otphttp.SendProblem(w, r, log, p, err)
+		httpkit.SendProblem(w, r, log, p, err)
 		return
 	}
 	ctx := r.Context()
-	otphttp.LogProblem(ctx, log, err)
-	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: otphttp.RequestIDFrom(ctx)}
+	httpkit.LogProblem(ctx, log, err)
+	page := errorPage{Status: p.Status, Heading: p.Title, Message: p.Detail, RequestID: httpkit.RequestIDFrom(ctx)}
 	switch p.Status {
 	case http.StatusUnauthorized:
 		page.Message = "Sign in with single sign-on, or log in with any user name and your personal admin token (or, as break-glass, ADMIN_TOKEN) as the password."
@@ -75,7 +75,7 @@ func invalidFields(err error) (map[string]string, bool) {
 func handleAdminNotFound(log *slog.Logger, view *adminView) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isAdminAPI(r) {
-			otphttp.NotFound(log).ServeHTTP(w, r)
+			httpkit.NotFound(log).ServeHTTP(w, r)
 			return
 		}
 		view.fail(w, r, http.StatusNotFound, "There is no such page.")
@@ -88,7 +88,7 @@ func writeFraudProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger,
 	if notFound != "" && errors.Is(err, otp.ErrNotFound) {
 		p.Detail = notFound
 	}
-	otphttp.SendProblem(w, r, log, p, err)
+	httpkit.SendProblem(w, r, log, p, err)
 }
 
 // invalidParams turns parameter problems into the error the API answers 400 for.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -30,7 +30,7 @@ func TestAdminProblemFor(t *testing.T) {
 			if p.Status != tt.status || p.Code != tt.code {
 				t.Errorf("got %v %v, want %v %v", p.Status, p.Code, tt.status, tt.code)
 			}
-			if q := otphttp.ProblemFor(tt.err); !reflect.DeepEqual(p, q) {
+			if q := httpkit.ProblemFor(tt.err); !reflect.DeepEqual(p, q) {
 				t.Errorf("got %+v, want the public mapping %+v", p, q)
 			}
 		})
@@ -56,7 +56,7 @@ func TestAdminErrorLogsLikeEveryProblem(t *testing.T) {
 				adminError(w, r, log, view, errors.New("disk on fire"))
 			})
 			// The shared middleware gives the request its id, as on the listener.
-			for _, mw := range slices.Backward(otphttp.Common(slog.New(slog.DiscardHandler), nil, nil, 0, maxAdminBodyBytes)) {
+			for _, mw := range slices.Backward(httpkit.Common(slog.New(slog.DiscardHandler), nil, nil, 0, maxAdminBodyBytes)) {
 				h = mw(h)
 			}
 			r := httptest.NewRequest("GET", path, nil)

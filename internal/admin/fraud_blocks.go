@@ -10,7 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/fraud"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 )
 
 // fraudBlock is one block as the API shows it.
@@ -36,7 +36,7 @@ func toFraudBlock(b fraud.Block, now time.Time) fraudBlock {
 	out := fraudBlock{ID: b.ID, Scope: b.Scope, Target: b.Target, Mode: string(b.Mode), Reason: b.Reason,
 		StartedAt: b.StartedAt, EndsAt: b.EndsAt, Active: b.Active(now), LiftedBy: b.LiftedBy, Why: toAdminFraud(b.Why)}
 	if out.Active {
-		out.RetryAfterSeconds = otphttp.CeilSeconds(b.EndsAt.Sub(now))
+		out.RetryAfterSeconds = httpkit.CeilSeconds(b.EndsAt.Sub(now))
 	}
 	if !b.LiftedAt.IsZero() {
 		out.LiftedAt = &b.LiftedAt
@@ -64,7 +64,7 @@ func handleFraudBlocks(log *slog.Logger, f fraud.AdminService, p adminParams) ht
 		for i, b := range blocks {
 			out.Blocks[i] = toFraudBlock(b, now)
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -76,7 +76,7 @@ func handleFraudBlock(log *slog.Logger, f fraud.AdminService, p adminParams) htt
 			writeFraudProblem(w, r, log, err, "there is no such block")
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toFraudBlock(b, p.now()))
+		_ = httpkit.Encode(w, http.StatusOK, toFraudBlock(b, p.now()))
 	})
 }
 
@@ -128,7 +128,7 @@ func handleFraudConversion(log *slog.Logger, f fraud.AdminService, p adminParams
 			}
 			out.Rows[i] = row
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"otpgate/internal/fraud"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 )
 
 // Read-only members of the fraud configuration's JSON, ignored when a client sends the
@@ -51,18 +51,18 @@ func handleFraudConfig(log *slog.Logger, f fraud.AdminService) http.Handler {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, fraudConfigJSON(c, version, f.Running().Version))
+		_ = httpkit.Encode(w, http.StatusOK, fraudConfigJSON(c, version, f.Running().Version))
 	})
 }
 
 // readFraudSettings reads a PUT body: one JSON object of settings, each a string or a
 // number, read as its text; duplicates are refused as everywhere.
 func readFraudSettings(r *http.Request) (map[string]string, error) {
-	body, err := otphttp.ReadJSON(r)
+	body, err := httpkit.ReadJSON(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := otphttp.CheckObject(body); err != nil {
+	if err := httpkit.CheckObject(body); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

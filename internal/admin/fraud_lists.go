@@ -9,7 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/fraud"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -38,10 +38,10 @@ type fraudEntryRequest struct {
 
 // handleFraudLists lists both lists (GET, ?list=safe|block for one) or adds an entry (POST).
 func handleFraudLists(log *slog.Logger, f fraud.AdminService) http.Handler {
-	dec := otphttp.NewDecoder[fraudEntryRequest]()
+	dec := httpkit.NewDecoder[fraudEntryRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			body, err := otphttp.ReadJSON(r)
+			body, err := httpkit.ReadJSON(r)
 			if err != nil {
 				writeAdminProblem(w, r, log, err)
 				return
@@ -59,7 +59,7 @@ func handleFraudLists(log *slog.Logger, f fraud.AdminService) http.Handler {
 				writeFraudProblem(w, r, log, err, "")
 				return
 			}
-			_ = otphttp.Encode(w, http.StatusCreated, toFraudEntry(e))
+			_ = httpkit.Encode(w, http.StatusCreated, toFraudEntry(e))
 			return
 		}
 		list := r.URL.Query().Get("list")
@@ -80,7 +80,7 @@ func handleFraudLists(log *slog.Logger, f fraud.AdminService) http.Handler {
 				out.Entries = append(out.Entries, toFraudEntry(e))
 			}
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -97,7 +97,7 @@ func handleFraudListEntry(log *slog.Logger, f fraud.AdminService) http.Handler {
 			writeFraudProblem(w, r, log, err, "there is no such list entry")
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toFraudEntry(e))
+		_ = httpkit.Encode(w, http.StatusOK, toFraudEntry(e))
 	})
 }
 

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -130,8 +130,8 @@ func toLimitsResponse(t limitTarget, states []otp.RuleState) limitsResponse {
 	for i, s := range states {
 		out.Rules[i] = adminLimit{
 			Scope: s.Scope, Key: s.Key, Rule: s.Rule.String(), Limit: s.Rule.Limit,
-			WindowSeconds: otphttp.CeilSeconds(s.Rule.Window), Used: s.Used, Remaining: s.Remaining,
-			ResetAfterSeconds: otphttp.CeilSeconds(s.ResetAfter), RetryAfterSeconds: otphttp.CeilSeconds(s.RetryAfter),
+			WindowSeconds: httpkit.CeilSeconds(s.Rule.Window), Used: s.Used, Remaining: s.Remaining,
+			ResetAfterSeconds: httpkit.CeilSeconds(s.ResetAfter), RetryAfterSeconds: httpkit.CeilSeconds(s.RetryAfter),
 		}
 	}
 	return out
@@ -157,7 +157,7 @@ func handleAdminLimits(log *slog.Logger, a history.AdminService, p adminParams) 
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toLimitsResponse(t, states))
+		_ = httpkit.Encode(w, http.StatusOK, toLimitsResponse(t, states))
 	})
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 )
@@ -101,7 +101,7 @@ func (e *notFoundError) Unwrap() error { return e.err }
 
 // handleAdminOperators serves GET and POST /admin/api/operators.
 func handleAdminOperators(log *slog.Logger, ops operators.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[operatorRequest]()
+	requests := httpkit.NewDecoder[operatorRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			list, err := ops.ListOperators(r.Context())
@@ -113,7 +113,7 @@ func handleAdminOperators(log *slog.Logger, ops operators.AdminService) http.Han
 			for i, o := range list {
 				out.Operators[i] = toAdminOperator(o)
 			}
-			_ = otphttp.Encode(w, http.StatusOK, out)
+			_ = httpkit.Encode(w, http.StatusOK, out)
 			return
 		}
 		req, err := decodeBody(r, requests)
@@ -124,7 +124,7 @@ func handleAdminOperators(log *slog.Logger, ops operators.AdminService) http.Han
 			var o operators.Operator
 			if o, err = ops.CreateOperator(r.Context(), operators.NewOperator{Email: deref(req.Email), Name: deref(req.Name), Role: deref(req.Role)}, actorFrom(r.Context())); err == nil {
 				w.Header().Set("Location", "/admin/api/operators/"+o.ID)
-				_ = otphttp.Encode(w, http.StatusCreated, toAdminOperator(o))
+				_ = httpkit.Encode(w, http.StatusCreated, toAdminOperator(o))
 				return
 			}
 		}
@@ -134,7 +134,7 @@ func handleAdminOperators(log *slog.Logger, ops operators.AdminService) http.Han
 
 // handleAdminOperator serves GET and PATCH /admin/api/operators/{id}.
 func handleAdminOperator(log *slog.Logger, ops operators.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[operatorRequest]()
+	requests := httpkit.NewDecoder[operatorRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
 		if r.Method == http.MethodGet {
@@ -148,7 +148,7 @@ func handleAdminOperator(log *slog.Logger, ops operators.AdminService) http.Hand
 			for i, t := range info.Tokens {
 				out.Tokens[i] = toAdminOperatorToken(t)
 			}
-			_ = otphttp.Encode(w, http.StatusOK, out)
+			_ = httpkit.Encode(w, http.StatusOK, out)
 			return
 		}
 		req, err := decodeBody(r, requests)
@@ -158,7 +158,7 @@ func handleAdminOperator(log *slog.Logger, ops operators.AdminService) http.Hand
 		if err == nil {
 			var o operators.Operator
 			if o, err = ops.UpdateOperator(r.Context(), id, operators.Patch{Name: req.Name, Role: req.Role, Disabled: req.Disabled}, actorFrom(r.Context())); err == nil {
-				_ = otphttp.Encode(w, http.StatusOK, toAdminOperator(o))
+				_ = httpkit.Encode(w, http.StatusOK, toAdminOperator(o))
 				return
 			}
 		}
@@ -169,7 +169,7 @@ func handleAdminOperator(log *slog.Logger, ops operators.AdminService) http.Hand
 // handleAdminOperatorTokens serves POST /admin/api/operators/{id}/tokens: the answer is
 // the only place the secret ever appears.
 func handleAdminOperatorTokens(log *slog.Logger, ops operators.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[tokenRequest]()
+	requests := httpkit.NewDecoder[tokenRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var (
 			req tokenRequest
@@ -178,7 +178,7 @@ func handleAdminOperatorTokens(log *slog.Logger, ops operators.AdminService) htt
 		// A token needs nothing, so an empty POST is fine; a body must be JSON.
 		if r.ContentLength != 0 || r.Header.Get("Content-Type") != "" {
 			var body []byte
-			if body, err = otphttp.ReadJSON(r); err == nil && len(body) > 0 {
+			if body, err = httpkit.ReadJSON(r); err == nil && len(body) > 0 {
 				req, err = requests.Decode(body)
 			}
 		}
@@ -201,7 +201,7 @@ func handleAdminOperatorTokens(log *slog.Logger, ops operators.AdminService) htt
 		}
 		out := toAdminOperatorToken(t.Token)
 		out.Secret = t.Secret
-		_ = otphttp.Encode(w, http.StatusCreated, out)
+		_ = httpkit.Encode(w, http.StatusCreated, out)
 	})
 }
 
@@ -228,13 +228,13 @@ func handleAdminMe() http.Handler {
 		if p.TokenID != "" {
 			out.TokenID = &p.TokenID
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 
 // decodeBody reads a JSON body strictly.
-func decodeBody[T any](r *http.Request, d otphttp.Decoder[T]) (T, error) {
-	body, err := otphttp.ReadJSON(r)
+func decodeBody[T any](r *http.Request, d httpkit.Decoder[T]) (T, error) {
+	body, err := httpkit.ReadJSON(r)
 	if err != nil {
 		var zero T
 		return zero, err

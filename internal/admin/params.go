@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -145,7 +145,7 @@ func parseAdminTime(s string) (time.Time, error) {
 // ipKey turns an IP filter into the form the limiter and history key clients by: an
 // IPv4 address as is, an IPv6 address or network as its /v6prefix network.
 func (p adminParams) ipKey(raw string) (string, error) {
-	if key, ok := otphttp.IPKey(raw, p.v6prefix); ok {
+	if key, ok := httpkit.IPKey(raw, p.v6prefix); ok {
 		return key, nil
 	}
 	pfx, err := netip.ParsePrefix(raw)
@@ -155,7 +155,7 @@ func (p adminParams) ipKey(raw string) (string, error) {
 	a := pfx.Addr().WithZone("").Unmap()
 	switch {
 	case a.Is4() && pfx.Bits() == 32, a.Is6() && pfx.Bits() >= p.v6prefix:
-		key, _ := otphttp.IPKey(a.String(), p.v6prefix)
+		key, _ := httpkit.IPKey(a.String(), p.v6prefix)
 		return key, nil
 	case a.Is6():
 		return "", fmt.Errorf("IPv6 clients are keyed by their /%d network; give an address or a /%d", p.v6prefix, p.v6prefix)

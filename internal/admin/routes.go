@@ -8,7 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/api"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/operators"
 )
 
@@ -23,8 +23,8 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 	d.Admin = maskingAdmin{d.Admin}
 	params := adminParams{region: d.DefaultRegion, v6prefix: d.IPv6Prefix, now: d.Now}
 
-	r.Method(http.MethodGet, "/healthz", otphttp.Healthz())
-	r.Method(http.MethodGet, "/readyz", otphttp.Readyz(log, d.Ready))
+	r.Method(http.MethodGet, "/healthz", httpkit.Healthz())
+	r.Method(http.MethodGet, "/readyz", httpkit.Readyz(log, d.Ready))
 	if d.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", d.Metrics)
 	}
@@ -72,7 +72,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 		t.add(asViewer, http.MethodGet, "/admin/api/delivery", handleAdminDelivery(log, d.Admin, params))
 
 		// The API's own document and the runtime profiles.
-		t.add(asViewer, http.MethodGet, "/admin/openapi.json", otphttp.Document(func() ([]byte, error) { return doc, nil }))
+		t.add(asViewer, http.MethodGet, "/admin/openapi.json", httpkit.Document(func() ([]byte, error) { return doc, nil }))
 		t.any(asAdmin, "/debug/pprof/*", handlePprof())
 
 		if a := d.Apps; a != nil {
@@ -183,7 +183,7 @@ func addRoutes(r chi.Router, d Deps, view *adminView) {
 		}
 	})
 	r.NotFound(handleAdminNotFound(log, view).ServeHTTP)
-	r.MethodNotAllowed(otphttp.MethodNotAllowed(log, r).ServeHTTP)
+	r.MethodNotAllowed(httpkit.MethodNotAllowed(log, r).ServeHTTP)
 }
 
 // Shorthands of the roles in the route table.

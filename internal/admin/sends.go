@@ -10,7 +10,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
@@ -184,7 +184,7 @@ func handleAdminSends(log *slog.Logger, a history.AdminService, p adminParams) h
 		for i, row := range rows {
 			out.Sends[i] = toAdminSend(row)
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -196,7 +196,7 @@ func handleAdminSend(log *slog.Logger, a history.AdminService) http.Handler {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toAdminSend(row))
+		_ = httpkit.Encode(w, http.StatusOK, toAdminSend(row))
 	})
 }
 
@@ -208,7 +208,7 @@ func handleAdminVerification(log *slog.Logger, a history.AdminService) http.Hand
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toVerificationResponse(d))
+		_ = httpkit.Encode(w, http.StatusOK, toVerificationResponse(d))
 	})
 }
 

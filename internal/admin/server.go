@@ -21,7 +21,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/operators"
 	"otpgate/internal/spend"
 )
@@ -96,7 +96,7 @@ func NewServer(d Deps) http.Handler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	if d.IPv6Prefix == 0 {
-		d.IPv6Prefix = otphttp.DefaultIPv6Prefix
+		d.IPv6Prefix = httpkit.DefaultIPv6Prefix
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -109,7 +109,7 @@ func NewServer(d Deps) http.Handler {
 	view.spendNav = d.Spend != nil
 	view.totpPage = d.TOTP != nil && d.Apps != nil
 	r := chi.NewRouter()
-	r.Use(otphttp.Common(d.Logger, d.Observe, nil, d.IPv6Prefix, maxAdminBodyBytes)...)
+	r.Use(httpkit.Common(d.Logger, d.Observe, nil, d.IPv6Prefix, maxAdminBodyBytes)...)
 	r.Use(adminHeaders, emptySegmentNotFound(d.Logger, view))
 	addRoutes(r, d, view)
 	return r
@@ -158,7 +158,7 @@ func handleRedirect(to string) http.Handler {
 
 // requireText refuses, after authentication and with the listener's own error renderer, a
 // request whose path parameters, query or form hold a NUL character or invalid UTF-8
-// (otphttp.CheckRequestText), naming the field: no console form or API call passes such
+// (httpkit.CheckRequestText), naming the field: no console form or API call passes such
 // text on to the services and stores. JSON bodies are checked as they are decoded. A form
 // is parsed here to be checked, and a form that cannot be read is refused as the
 // handlers refuse it.
@@ -171,7 +171,7 @@ func requireText(log *slog.Logger, view *adminView) func(http.Handler) http.Hand
 					return
 				}
 			}
-			if err := otphttp.CheckRequestText(r); err != nil {
+			if err := httpkit.CheckRequestText(r); err != nil {
 				adminError(w, r, log, view, err)
 				return
 			}

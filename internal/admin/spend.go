@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/spend"
 )
 
@@ -20,14 +20,14 @@ type spendConfigJSON struct {
 }
 
 // spendDecoder reads a PUT body strictly.
-var spendDecoder = otphttp.NewDecoder[spendConfigJSON]()
+var spendDecoder = httpkit.NewDecoder[spendConfigJSON]()
 
 // handleSpendConfig answers GET with the price table and the budgets, and PUT with them
 // after replacing them with the body's (validated as a whole: a bad field changes nothing).
 func handleSpendConfig(log *slog.Logger, s spend.AdminService) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut {
-			body, err := otphttp.ReadJSON(r)
+			body, err := httpkit.ReadJSON(r)
 			if err != nil {
 				writeAdminProblem(w, r, log, err)
 				return
@@ -48,7 +48,7 @@ func handleSpendConfig(log *slog.Logger, s spend.AdminService) http.Handler {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, spendConfigJSON{
+		_ = httpkit.Encode(w, http.StatusOK, spendConfigJSON{
 			Currency: c.Currency, Prices: c.Prices, Budgets: c.Budgets, Version: version, AppliedVersion: s.Running().Version,
 		})
 	})

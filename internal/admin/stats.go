@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 )
 
 // statsResponse is GET /admin/api/stats.
@@ -39,12 +39,12 @@ func handleAdminStats(log *slog.Logger, a history.AdminService, p adminParams) h
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		out := statsResponse{BucketSeconds: otphttp.CeilSeconds(bucket), Buckets: make([]statsBucket, len(buckets))}
+		out := statsResponse{BucketSeconds: httpkit.CeilSeconds(bucket), Buckets: make([]statsBucket, len(buckets))}
 		for i, b := range buckets {
 			out.Buckets[i] = statsBucket{Start: b.Start, Sends: b.Sends, Failed: b.Failed, Blocked: b.Blocked,
 				Duplicates: b.Duplicates, Approvals: b.Approvals, ApprovalRatio: b.ApprovalRatio}
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 

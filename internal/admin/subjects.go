@@ -9,7 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/history"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/pii"
 )
 
@@ -56,7 +56,7 @@ func handleAdminEraseSubject(log *slog.Logger, e Erasure) http.Handler {
 			writeAdminProblem(w, r, log, err)
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, erasedResponse{Subject: pii.Mask(address), Removed: erasedCounts{
+		_ = httpkit.Encode(w, http.StatusOK, erasedResponse{Subject: pii.Mask(address), Removed: erasedCounts{
 			Verifications: got.Verifications, Sends: got.Sends, Attempts: got.Attempts, Events: got.Events,
 			AuditEntries: got.AuditEntries, FraudBlocks: got.FraudBlocks, LimiterKeys: got.LimiterKeys, Replays: got.Replays,
 		}})

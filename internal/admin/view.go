@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 )
 
 // adminFiles holds the console's templates and static files, so the binary serves
@@ -94,7 +94,7 @@ func (v *adminView) render(w http.ResponseWriter, r *http.Request, status int, p
 	d.SpendNav = v.spendNav
 	var buf bytes.Buffer
 	if err := v.pages[page].ExecuteTemplate(&buf, "layout", d); err != nil {
-		v.log.ErrorContext(r.Context(), "render admin page", "page", page, "request_id", otphttp.RequestIDFrom(r.Context()), "err", err)
+		v.log.ErrorContext(r.Context(), "render admin page", "page", page, "request_id", httpkit.RequestIDFrom(r.Context()), "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -130,7 +130,7 @@ func sortedProblems(m map[string]string) []fieldProblem {
 // fail renders the error page.
 func (v *adminView) fail(w http.ResponseWriter, r *http.Request, status int, message string) {
 	v.render(w, r, status, "error", pageData{Title: http.StatusText(status), Data: errorPage{
-		Status: status, Heading: http.StatusText(status), Message: message, RequestID: otphttp.RequestIDFrom(r.Context()),
+		Status: status, Heading: http.StatusText(status), Message: message, RequestID: httpkit.RequestIDFrom(r.Context()),
 	}})
 }
 
@@ -144,7 +144,7 @@ func formatUTC(t time.Time) string {
 
 // formatSpan shows a wait such as "42s" or "1h 05m"; zero as "now".
 func formatSpan(d time.Duration) string {
-	secs := otphttp.CeilSeconds(d)
+	secs := httpkit.CeilSeconds(d)
 	switch {
 	case secs <= 0:
 		return "now"

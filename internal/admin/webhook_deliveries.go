@@ -13,7 +13,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -93,7 +93,7 @@ func handleAdminDeliveries(log *slog.Logger, a events.AdminService) http.Handler
 		for i, d := range list {
 			out.Deliveries[i] = toAdminDelivery(d)
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 
@@ -105,7 +105,7 @@ func handleAdminRedeliver(log *slog.Logger, a events.AdminService) http.Handler 
 			writeAdminProblem(w, r, log, webhookNotFound(err))
 			return
 		}
-		_ = otphttp.Encode(w, http.StatusOK, toAdminDelivery(d))
+		_ = httpkit.Encode(w, http.StatusOK, toAdminDelivery(d))
 	})
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
-	otphttp "otpgate/internal/http"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -63,7 +63,7 @@ func webhookNotFound(err error) error {
 
 // handleAdminWebhooks serves GET (list) and POST (add) /admin/api/apps/{id}/webhooks.
 func handleAdminWebhooks(log *slog.Logger, a events.AdminService) http.Handler {
-	requests := otphttp.NewDecoder[webhookRequest]()
+	requests := httpkit.NewDecoder[webhookRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, app := r.Context(), chi.URLParam(r, "id")
 		if r.Method == http.MethodGet {
@@ -76,10 +76,10 @@ func handleAdminWebhooks(log *slog.Logger, a events.AdminService) http.Handler {
 			for i, e := range list {
 				out.Webhooks[i] = toAdminWebhook(e)
 			}
-			_ = otphttp.Encode(w, http.StatusOK, out)
+			_ = httpkit.Encode(w, http.StatusOK, out)
 			return
 		}
-		body, err := otphttp.ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		var req webhookRequest
 		if err == nil {
 			req, err = requests.Decode(body)
@@ -96,7 +96,7 @@ func handleAdminWebhooks(log *slog.Logger, a events.AdminService) http.Handler {
 		out := toAdminWebhook(e)
 		out.Secret = secret
 		w.Header().Set("Location", "/admin/api/apps/"+e.AppID+"/webhooks/"+e.ID)
-		_ = otphttp.Encode(w, http.StatusCreated, out)
+		_ = httpkit.Encode(w, http.StatusCreated, out)
 	})
 }
 
@@ -123,7 +123,7 @@ func handleAdminWebhookTest(log *slog.Logger, a events.AdminService) http.Handle
 		if res.HTTPStatus != 0 {
 			out.Status = &res.HTTPStatus
 		}
-		_ = otphttp.Encode(w, http.StatusOK, out)
+		_ = httpkit.Encode(w, http.StatusOK, out)
 	})
 }
 

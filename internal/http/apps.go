@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -17,20 +18,23 @@ import (
 const clientIPHeader = "Otpgate-Client-Ip"
 
 // appKey keys the app a public request is for in its context, when the request has no
-// requestInfo to carry it.
-const appKey ctxKey = 100
+// httpkit.RequestInfo to carry it.
+const appKey appCtxKey = 0
+
+// appCtxKey keys the public API's own context values.
+type appCtxKey int
 
 // appFrom returns the app the request is for; nil means the service's default app.
 func appFrom(ctx context.Context) *otp.App {
-	if ri := requestInfoFrom(ctx); ri != nil && ri.app != nil {
-		return ri.app
+	if ri := httpkit.RequestInfoFrom(ctx); ri != nil && ri.App != nil {
+		return ri.App
 	}
 	a, _ := ctx.Value(appKey).(*otp.App)
 	return a
 }
 
 // errClientIPHeader refuses an Otpgate-Client-Ip that names no address.
-var errClientIPHeader = invalidRequest("Otpgate-Client-Ip must be one IPv4 or IPv6 address",
+var errClientIPHeader = httpkit.InvalidRequest("Otpgate-Client-Ip must be one IPv4 or IPv6 address",
 	map[string]string{clientIPHeader: "must be one IPv4 or IPv6 address"})
 
 // withApp resolves the app a request is for (the URL's {app}, or the default app
@@ -50,14 +54,14 @@ func withApp(log *slog.Logger, dir apps.Directory, v6prefix int, next http.Handl
 		}
 		app, err := dir.App(r.Context(), ref)
 		if errors.Is(err, otp.ErrNotFound) {
-			err = errNoSuchApp
+			err = httpkit.ErrNoSuchApp
 		}
 		if err == nil && app.Access == otp.AccessOff {
 			// Before the key is looked at: an app that is off takes no call, with any key.
 			err = otp.ErrAppOff
 		}
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		key, err := bearerKey(r, dir)
@@ -66,27 +70,24 @@ func withApp(log *slog.Logger, dir apps.Directory, v6prefix int, next http.Handl
 		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="otpgate"`)
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		ip, err := CallerIP(r, key, v6prefix)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		// A trusted key may name the end user's address; the access log then shows it too.
 		// The app rides in the same request info, which saves copying the request.
-		if ri := requestInfoFrom(r.Context()); ri != nil {
-			ri.clientIP, ri.app = ip, &app
+		if ri := httpkit.RequestInfoFrom(r.Context()); ri != nil {
+			ri.ClientIP, ri.App = ip, &app
 			next.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), appKey, &app)))
 	})
 }
-
-// errNoSuchApp answers a URL naming an app that does not exist.
-var errNoSuchApp = otp.Errorf(otp.CodeNotFound, "no such app")
 
 // bearerKey authenticates the request's Bearer secret; no Authorization header is no
 // key (apps.Key with an empty ID). Errors: apps.ErrBadKey.
@@ -112,11 +113,11 @@ func bearerKey(r *http.Request, dir apps.Directory) (apps.Key, error) {
 func CallerIP(r *http.Request, key apps.Key, v6prefix int) (string, error) {
 	values := r.Header.Values(clientIPHeader)
 	if !key.TrustedClientIP || key.Revoked() || len(values) == 0 {
-		return ClientIPFrom(r.Context()), nil
+		return httpkit.ClientIPFrom(r.Context()), nil
 	}
-	a, ok := parseHostAddr(values[0])
+	a, ok := httpkit.ParseHostAddr(values[0])
 	if len(values) > 1 || !ok {
 		return "", errClientIPHeader
 	}
-	return ipKey(a, v6prefix), nil
+	return httpkit.AddrKey(a, v6prefix), nil
 }

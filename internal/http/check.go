@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -33,32 +34,32 @@ type checkResponse struct {
 // verification, with its signed token when tok is set. RateLimit headers are added
 // whenever the check limiter was asked.
 func handleCheck(log *slog.Logger, v otp.Verifier, tok Tokens) http.Handler {
-	requests := NewDecoder[checkRequest]()
+	requests := httpkit.NewDecoder[checkRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		body, err := ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		req, err := requests.Decode(body)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
-		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: ClientIPFrom(ctx),
+		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: httpkit.ClientIPFrom(ctx),
 			Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee}})
 		setRateLimitHeaders(w.Header(), res.Decision)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		token, err := issueToken(ctx, tok, res.Verification)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		phone, email := addressFields(res.Verification)
-		_ = Encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status), Token: token})
+		_ = httpkit.Encode(w, http.StatusOK, checkResponse{ID: res.Verification.ID, Phone: phone, Email: email, Status: string(res.Verification.Status), Token: token})
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -47,7 +48,7 @@ func idempotencyKey(h http.Header) (string, error) {
 	if len(values) == 0 {
 		return "", nil
 	}
-	bad := invalidRequest("Idempotency-Key must be one header of 1 to 255 printable ASCII characters",
+	bad := httpkit.InvalidRequest("Idempotency-Key must be one header of 1 to 255 printable ASCII characters",
 		map[string]string{"Idempotency-Key": "must be 1 to 255 printable ASCII characters"})
 	if len(values) > 1 || len(values[0]) == 0 || len(values[0]) > maxIdempotencyKeyLen {
 		return "", bad
@@ -84,7 +85,7 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store o
 		return
 	}
 
-	rec := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
+	rec := &recorder{StatusWriter: httpkit.StatusWriter{ResponseWriter: w}}
 	served := false
 	// Deferred so that a panicking handler releases its key instead of holding it until
 	// the lock expires.
@@ -92,13 +93,13 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store o
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), finishTimeout)
 		defer cancel()
 		var err error
-		if served && storable(rec.status) {
+		if served && storable(rec.Status) {
 			err = store.Complete(ctx, claim.Lock, rec.response())
 		} else {
 			err = store.Release(ctx, claim.Lock)
 		}
 		if err != nil {
-			log.WarnContext(ctx, "idempotency key not finished", "request_id", RequestIDFrom(ctx), "err", err)
+			log.WarnContext(ctx, "idempotency key not finished", "request_id", httpkit.RequestIDFrom(ctx), "err", err)
 		}
 	}()
 	serve(rec)
@@ -117,29 +118,29 @@ func replay(w http.ResponseWriter, resp otp.StoredResponse) {
 }
 
 // recorder passes a response through while keeping a copy for the idempotency store:
-// its status (kept by the statusWriter), the headers a replay repeats, and its body.
+// its status (kept by the StatusWriter), the headers a replay repeats, and its body.
 type recorder struct {
-	statusWriter
+	httpkit.StatusWriter
 	header http.Header
 	body   bytes.Buffer
 }
 
 func (rec *recorder) WriteHeader(status int) {
-	if rec.status == 0 && status >= 200 {
+	if rec.Status == 0 && status >= 200 {
 		rec.header = replayableHeaders(rec.Header())
 	}
-	rec.statusWriter.WriteHeader(status)
+	rec.StatusWriter.WriteHeader(status)
 }
 
 func (rec *recorder) Write(b []byte) (int, error) {
-	if rec.status == 0 {
+	if rec.Status == 0 {
 		rec.WriteHeader(http.StatusOK)
 	}
 	rec.body.Write(b)
-	return rec.statusWriter.Write(b)
+	return rec.StatusWriter.Write(b)
 }
 
 // response is what was sent, in the form the store keeps.
 func (rec *recorder) response() otp.StoredResponse {
-	return otp.StoredResponse{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+	return otp.StoredResponse{Status: rec.Status, Header: rec.header, Body: rec.body.Bytes()}
 }

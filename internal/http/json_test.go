@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -49,7 +50,7 @@ func TestDecodeSend(t *testing.T) {
 		// Inside a string it is named by its field (TestInvalidTextIsRefused).
 		{name: "InvalidUTF8OutsideAString", body: "{\"phone\":\"1\"}\xff", wantDetail: "UTF-8"},
 	}
-	requests := NewDecoder[sendRequest]()
+	requests := httpkit.NewDecoder[sendRequest]()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := requests.Decode([]byte(tt.body))
@@ -68,32 +69,6 @@ func TestDecodeSend(t *testing.T) {
 			}
 			if !strings.Contains(re.Detail, tt.wantDetail) {
 				t.Errorf("detail: got %q, want it to contain %q", re.Detail, tt.wantDetail)
-			}
-		})
-	}
-}
-
-func TestIsJSONMediaType(t *testing.T) {
-	tests := []struct {
-		ct   string
-		want bool
-	}{
-		{"application/json", true},
-		{"application/json; charset=utf-8", true},
-		{"Application/JSON; charset=UTF-8", true},
-		{"application/json; charset=latin1", false},
-		{"application/json; boundary=x", false},
-		{"text/plain", false},
-		{"application/x-www-form-urlencoded", false},
-		{"application/problem+json", false},
-		{"", false},
-		{"application/json;", true},
-		{"application/json; charset", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.ct, func(t *testing.T) {
-			if got := isJSONMediaType(tt.ct); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -175,7 +150,7 @@ func fuzzSeeds(f *testing.F) {
 // refusal a *otp.ErrInvalidRequest (a 400, never a 500), and nothing encoding/json refuses is
 // accepted; what is accepted survives a round trip.
 func checkDecoded[T comparable](t *testing.T, body []byte) {
-	requests := NewDecoder[T]()
+	requests := httpkit.NewDecoder[T]()
 	got, err := requests.Decode(body)
 	if err != nil {
 		var re *otp.ErrInvalidRequest

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"otpgate/internal/apitest"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
 )
@@ -176,15 +177,15 @@ func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
 
 // problemBody is a problem+json response as a client reads it.
 type problemBody struct {
-	Type              string            `json:"type"`
-	Title             string            `json:"title"`
-	Status            int               `json:"status"`
-	Detail            string            `json:"detail"`
-	Code              string            `json:"code"`
-	Errors            map[string]string `json:"errors"`
-	AttemptsLeft      *int              `json:"attempts_left"`
-	RetryAfterSeconds *int64            `json:"retry_after_seconds"`
-	Violations        []Violation       `json:"violations"`
+	Type              string              `json:"type"`
+	Title             string              `json:"title"`
+	Status            int                 `json:"status"`
+	Detail            string              `json:"detail"`
+	Code              string              `json:"code"`
+	Errors            map[string]string   `json:"errors"`
+	AttemptsLeft      *int                `json:"attempts_left"`
+	RetryAfterSeconds *int64              `json:"retry_after_seconds"`
+	Violations        []httpkit.Violation `json:"violations"`
 }
 
 // decodeProblem reads a problem response, failing unless it is well-formed problem+json.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -22,7 +23,7 @@ func TestRequestID(t *testing.T) {
 		{"Base64IsKept", "q83v/A+b9=", true},
 		{"SpacesAreReplaced", "abc 123", false},
 		{"QuotesAreReplaced", `abc"123`, false},
-		{"TooLongIsReplaced", strings.Repeat("a", maxRequestIDLen+1), false},
+		{"TooLongIsReplaced", strings.Repeat("a", httpkit.MaxRequestIDLen+1), false},
 		{"MissingIsGenerated", "", false},
 	}
 	for _, tt := range tests {
@@ -32,7 +33,7 @@ func TestRequestID(t *testing.T) {
 			if tt.kept && got != tt.incoming {
 				t.Errorf("got %v, want %v", got, tt.incoming)
 			}
-			if !tt.kept && (got == tt.incoming || !saneRequestID(got)) {
+			if !tt.kept && (got == tt.incoming || !httpkit.SaneRequestID(got)) {
 				t.Errorf("got %q, want a fresh id", got)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -28,8 +29,8 @@ func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
 	// The quota comes back when the oldest counted request leaves the window; for a
 	// refused rule that is its retry-after, which can only be later.
 	reset := max(s.ResetAfter, s.RetryAfter)
-	h.Set("RateLimit-Policy", name+";q="+strconv.Itoa(s.Rule.Limit)+";w="+strconv.FormatInt(CeilSeconds(s.Rule.Window), 10))
-	h.Set("RateLimit", name+";r="+strconv.Itoa(max(s.Remaining, 0))+";t="+strconv.FormatInt(CeilSeconds(reset), 10))
+	h.Set("RateLimit-Policy", name+";q="+strconv.Itoa(s.Rule.Limit)+";w="+strconv.FormatInt(httpkit.CeilSeconds(s.Rule.Window), 10))
+	h.Set("RateLimit", name+";r="+strconv.Itoa(max(s.Remaining, 0))+";t="+strconv.FormatInt(httpkit.CeilSeconds(reset), 10))
 	return true
 }
 
@@ -43,7 +44,7 @@ func setSendRateLimitHeaders(ctx context.Context, h http.Header, v otp.Verifier,
 	if setRateLimitHeaders(h, d) || errors.Is(err, otp.ErrUnavailable) {
 		return
 	}
-	state, err := v.SendLimitState(ctx, ClientIPFrom(ctx))
+	state, err := v.SendLimitState(ctx, httpkit.ClientIPFrom(ctx))
 	if err != nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -25,35 +26,35 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, instance := chi.URLParam(r, "kind"), chi.URLParam(r, "instance")
 		if kind != "twilio" && kind != "webhook" {
-			writeProblem(w, r, log, errRouteNotFound)
+			httpkit.WriteProblem(w, r, log, httpkit.ErrRouteNotFound)
 			return
 		}
 		if receipts == nil || !instanceName.MatchString(instance) {
-			writeProblem(w, r, log, errNoSuchReceiver)
+			httpkit.WriteProblem(w, r, log, httpkit.ErrNoSuchReceiver)
 			return
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				err = errTooLarge
+				err = httpkit.ErrTooLarge
 			}
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		source := kind + "/" + instance
 		err = receipts.Receive(r.Context(), source, otp.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
 		if errors.Is(err, otp.ErrNotFound) {
-			err = errNoSuchReceiver
+			err = httpkit.ErrNoSuchReceiver
 		}
 		if err != nil {
 			if otp.ErrorCode(err) == otp.CodeInvalidSignature {
 				if ok, held := forged.allow(); ok {
-					log.Warn("delivery callback refused: bad signature", "source", source, "request_id", RequestIDFrom(r.Context()),
+					log.Warn("delivery callback refused: bad signature", "source", source, "request_id", httpkit.RequestIDFrom(r.Context()),
 						"held_back", held)
 				}
 			}
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -63,6 +64,3 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 // instanceName is the shape of a provider instance's name (SMS_PROVIDERS); any other
 // path names no receiver, whatever its body.
 var instanceName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-
-// errNoSuchReceiver is a callback for a provider instance that does not exist or takes none.
-var errNoSuchReceiver = otp.Errorf(otp.CodeNotFound, "there is no such provider instance, or it takes no delivery callbacks")

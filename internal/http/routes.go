@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/api"
+	"otpgate/internal/httpkit"
 )
 
 // addRoutes is the public API's table of contents.
@@ -32,37 +33,29 @@ func addRoutes(r chi.Router, d Deps) {
 		r.Mount("/v2", d.Twilio)
 	}
 	// The probes, the document and the component's script read nothing of the request.
-	r.Method(http.MethodGet, "/healthz", Healthz())
-	r.Method(http.MethodGet, "/readyz", Readyz(d.Logger, d.Ready))
-	r.Method(http.MethodGet, "/openapi.json", Document(api.PublicJSON))
+	r.Method(http.MethodGet, "/healthz", httpkit.Healthz())
+	r.Method(http.MethodGet, "/readyz", httpkit.Readyz(d.Logger, d.Ready))
+	r.Method(http.MethodGet, "/openapi.json", httpkit.Document(api.PublicJSON))
 	if d.Component != nil {
 		r.Method(http.MethodGet, "/otpgate-verify.js", d.Component)
 	}
 	if d.Tokens != nil {
 		r.Method(http.MethodGet, "/.well-known/jwks.json", handleJWKS(d.Logger, d.Tokens))
 	}
-	r.NotFound(NotFound(d.Logger).ServeHTTP)
-	r.MethodNotAllowed(MethodNotAllowed(d.Logger, r).ServeHTTP)
+	r.NotFound(httpkit.NotFound(d.Logger).ServeHTTP)
+	r.MethodNotAllowed(httpkit.MethodNotAllowed(d.Logger, r).ServeHTTP)
 }
 
-// NotFound answers unknown paths with a problem.
-func NotFound(log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, log, errRouteNotFound)
-	})
-}
-
-// MethodNotAllowed answers a known path asked with the wrong method with a
-// problem and the Allow header RFC 9110 requires, found by asking the router.
-func MethodNotAllowed(log *slog.Logger, routes chi.Routes) http.Handler {
-	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
-		http.MethodPatch, http.MethodDelete, http.MethodOptions}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, m := range methods {
-			if routes.Match(chi.NewRouteContext(), m, r.URL.Path) {
-				w.Header().Add("Allow", m)
+// requireText is the public API's check of CheckRequestText, run on a route once chi has
+// matched it (chi's With), so that path parameters have their names.
+func requireText(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := httpkit.CheckRequestText(r); err != nil {
+				httpkit.WriteProblem(w, r, log, err)
+				return
 			}
-		}
-		writeProblem(w, r, log, errMethodNotAllowed)
-	})
+			next.ServeHTTP(w, r)
+		})
+	}
 }

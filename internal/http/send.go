@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -86,15 +87,15 @@ func ceilTime(t time.Time) time.Time {
 // resend. Every response carries the RateLimit headers, errors included, except a 503
 // from Redis failing before the limiter answered, where Redis is not asked again.
 func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) http.Handler {
-	requests := NewDecoder[sendRequest]()
+	requests := httpkit.NewDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		fail := func(w http.ResponseWriter, err error, d otp.Decision) {
 			setSendRateLimitHeaders(ctx, w.Header(), v, d, err)
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 		}
 
-		body, err := ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		if err != nil {
 			fail(w, err, otp.Decision{})
 			return
@@ -114,7 +115,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			res, err := v.Send(ctx, otp.SendInput{
 				App:   appFrom(ctx),
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
-				ClientIP: ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
+				ClientIP: httpkit.ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
 				Solution:    otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
 				Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee},
 			})
@@ -127,7 +128,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			if res.Created {
 				status = http.StatusCreated
 			}
-			_ = Encode(w, status, newSendResponse(res))
+			_ = httpkit.Encode(w, status, newSendResponse(res))
 		}
 		if key == "" || idem == nil {
 			send(w)

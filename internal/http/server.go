@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -60,7 +61,6 @@ type Deps struct {
 // Body and timing limits of the public API.
 const (
 	maxBodyBytes = 4 << 10
-	readyTimeout = 2 * time.Second
 )
 
 // NewServer returns the handler of the public listener.
@@ -69,7 +69,7 @@ func NewServer(d Deps) http.Handler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := chi.NewRouter()
-	r.Use(Common(d.Logger, d.Observe, d.TrustedProxies, d.IPv6Prefix, maxBodyBytes)...)
+	r.Use(httpkit.Common(d.Logger, d.Observe, d.TrustedProxies, d.IPv6Prefix, maxBodyBytes)...)
 	r.Use(withCORS(d.Apps))
 	addRoutes(r, d)
 	return r

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 	"otpgate/internal/tokens"
 )
@@ -58,25 +59,25 @@ type redeemResponse struct {
 // the app's keys (public apps too: the browser holds the token, never a key), marks a
 // token used once and learns what it says.
 func handleRedeem(log *slog.Logger, t Tokens) http.Handler {
-	requests := NewDecoder[redeemRequest]()
+	requests := httpkit.NewDecoder[redeemRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// withApp authenticated any key sent; a public app's caller may have sent none.
 		if r.Header.Get("Authorization") == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="otpgate"`)
-			writeProblem(w, r, log, apps.ErrBadKey)
+			httpkit.WriteProblem(w, r, log, apps.ErrBadKey)
 			return
 		}
-		body, err := ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		req, err := requests.Decode(body)
 		if err == nil && req.Token == "" {
-			err = invalidRequest("token is required", map[string]string{"token": "is required"})
+			err = httpkit.InvalidRequest("token is required", map[string]string{"token": "is required"})
 		}
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		app := otp.App{ID: otp.DefaultAppID}
@@ -85,10 +86,10 @@ func handleRedeem(log *slog.Logger, t Tokens) http.Handler {
 		}
 		red, err := t.Redeem(r.Context(), app, req.Token)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
-		_ = Encode(w, http.StatusOK, redeemResponse{
+		_ = httpkit.Encode(w, http.StatusOK, redeemResponse{
 			JTI: red.ID, AppID: red.App, Address: red.Address, AddressIndex: red.AddressIndex, Channel: red.Channel,
 			Verification: red.Verification, IssuedAt: red.IssuedAt, ExpiresAt: red.ExpiresAt, RedeemedAt: red.RedeemedAt.UTC().Truncate(time.Second),
 		})
@@ -102,7 +103,7 @@ func handleJWKS(log *slog.Logger, t Tokens) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		set, err := t.JWKS()
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/jwk-set+json")

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 	"otpgate/internal/totp"
 )
@@ -60,7 +61,7 @@ func withTOTPKey(log *slog.Logger, dir apps.Directory, next http.Handler) http.H
 			}
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="otpgate"`)
-		writeProblem(w, r, log, errTOTPKey)
+		httpkit.WriteProblem(w, r, log, errTOTPKey)
 	})
 }
 
@@ -103,16 +104,16 @@ type totpEnrolment struct {
 }
 
 func handleTOTPFactorCreate(log *slog.Logger, s TOTP) http.Handler {
-	requests := NewDecoder[totpFactorRequest]()
+	requests := httpkit.NewDecoder[totpFactorRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		body, err := ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		var req totpFactorRequest
 		if err == nil {
 			req, err = requests.Decode(body)
 		}
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		cfg := totp.DefaultConfig()
@@ -131,16 +132,16 @@ func handleTOTPFactorCreate(log *slog.Logger, s TOTP) http.Handler {
 		app := appFrom(ctx)
 		en, err := s.CreateFactor(ctx, *app, totp.NewFactor{Identity: chi.URLParam(r, "identity"), FriendlyName: req.FriendlyName, Config: cfg})
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		qr, err := totp.QRPNG(en.URI)
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		_ = Encode(w, http.StatusCreated, totpEnrolment{totpFactor: newTOTPFactor(en.Factor), Secret: en.Secret, URI: en.URI,
+		_ = httpkit.Encode(w, http.StatusCreated, totpEnrolment{totpFactor: newTOTPFactor(en.Factor), Secret: en.Secret, URI: en.URI,
 			QRPNG: "data:image/png;base64," + base64.StdEncoding.EncodeToString(qr)})
 	})
 }
@@ -150,14 +151,14 @@ func handleTOTPFactorList(log *slog.Logger, s TOTP) http.Handler {
 		ctx := r.Context()
 		list, err := s.Factors(ctx, appFrom(ctx).ID, chi.URLParam(r, "identity"))
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		out := make([]totpFactor, len(list))
 		for i, f := range list {
 			out[i] = newTOTPFactor(f)
 		}
-		_ = Encode(w, http.StatusOK, struct {
+		_ = httpkit.Encode(w, http.StatusOK, struct {
 			Factors []totpFactor `json:"factors"`
 		}{out})
 	})
@@ -168,10 +169,10 @@ func handleTOTPFactorFetch(log *slog.Logger, s TOTP) http.Handler {
 		ctx := r.Context()
 		f, err := s.Factor(ctx, appFrom(ctx).ID, chi.URLParam(r, "identity"), chi.URLParam(r, "factor"))
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
-		_ = Encode(w, http.StatusOK, newTOTPFactor(f))
+		_ = httpkit.Encode(w, http.StatusOK, newTOTPFactor(f))
 	})
 }
 
@@ -179,7 +180,7 @@ func handleTOTPFactorDelete(log *slog.Logger, s TOTP) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if err := s.DeleteFactor(ctx, appFrom(ctx).ID, chi.URLParam(r, "identity"), chi.URLParam(r, "factor")); err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -190,7 +191,7 @@ func handleTOTPEntityDelete(log *slog.Logger, s TOTP) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if err := s.DeleteEntity(ctx, appFrom(ctx).ID, chi.URLParam(r, "identity")); err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -205,10 +206,10 @@ type totpCodeRequest struct {
 // handleTOTPFactorVerify serves …/factors/{factor}/verify: a right, unused code verifies
 // the factor (200 with it); anything else is 422 invalid_code.
 func handleTOTPFactorVerify(log *slog.Logger, s TOTP) http.Handler {
-	requests := NewDecoder[totpCodeRequest]()
+	requests := httpkit.NewDecoder[totpCodeRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		body, err := ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		var req totpCodeRequest
 		if err == nil {
 			req, err = requests.Decode(body)
@@ -222,10 +223,10 @@ func handleTOTPFactorVerify(log *slog.Logger, s TOTP) http.Handler {
 			err = errWrongTOTP
 		}
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
-		_ = Encode(w, http.StatusOK, newTOTPFactor(f))
+		_ = httpkit.Encode(w, http.StatusOK, newTOTPFactor(f))
 	})
 }
 
@@ -247,25 +248,25 @@ type totpChallenge struct {
 // handleTOTPChallenge serves …/challenges: 201 with the challenge, approved or denied (a
 // denied one is an answer, not an error: the app decides what a denial means).
 func handleTOTPChallenge(log *slog.Logger, s TOTP) http.Handler {
-	requests := NewDecoder[totpChallengeRequest]()
+	requests := httpkit.NewDecoder[totpChallengeRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		body, err := ReadJSON(r)
+		body, err := httpkit.ReadJSON(r)
 		var req totpChallengeRequest
 		if err == nil {
 			req, err = requests.Decode(body)
 		}
 		if err == nil && req.FactorID == "" {
-			err = invalidRequest("factor_id is required", map[string]string{"factor_id": "is required"})
+			err = httpkit.InvalidRequest("factor_id is required", map[string]string{"factor_id": "is required"})
 		}
 		var c totp.Challenge
 		if err == nil {
 			c, err = s.CreateChallenge(ctx, appFrom(ctx).ID, chi.URLParam(r, "identity"), req.FactorID, req.Code)
 		}
 		if err != nil {
-			writeProblem(w, r, log, err)
+			httpkit.WriteProblem(w, r, log, err)
 			return
 		}
-		_ = Encode(w, http.StatusCreated, totpChallenge{ID: c.ID, Identity: c.Identity, FactorID: c.FactorID, Status: string(c.Status), CreatedAt: c.CreatedAt.UTC()})
+		_ = httpkit.Encode(w, http.StatusCreated, totpChallenge{ID: c.ID, Identity: c.Identity, FactorID: c.FactorID, Status: string(c.Status), CreatedAt: c.CreatedAt.UTC()})
 	})
 }

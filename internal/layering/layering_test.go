@@ -1,6 +1,7 @@
-// Package layering holds the test that keeps otpgate's dependencies pointing inward: the
-// domain (internal/otp) knows no driver, and the HTTP layers (internal/http, internal/admin)
-// reach Redis and Postgres only through the services and interfaces the domain declares.
+// Package layering holds the tests that keep otpgate's dependencies pointing inward: the
+// domain (internal/otp) knows no driver, the HTTP layers (internal/http, internal/admin)
+// reach Redis and Postgres only through the services and interfaces the domain declares,
+// and the server binary links no test support.
 package layering
 
 import (
@@ -26,10 +27,19 @@ func forbidden() map[string][]string {
 			"otpgate/internal/twilioapi", "otpgate/internal/notify",
 			"otpgate/internal/admin", "otpgate/internal/fraud", "otpgate/internal/events", "otpgate/internal/spend"),
 		// The admin listener reaches history, limits, apps, webhooks and the fraud guard
-		// through their services only, never a store or a driver.
+		// through their services only, never a store or a driver; of HTTP it shares the kit,
+		// not the public API.
 		"otpgate/internal/admin": append(drivers,
 			"otpgate/internal/postgres", "otpgate/internal/inmem", "otpgate/internal/ratelimit",
-			"otpgate/internal/idempotency", "otpgate/internal/sms", "otpgate/internal/notify"),
+			"otpgate/internal/idempotency", "otpgate/internal/sms", "otpgate/internal/notify",
+			"otpgate/internal/http"),
+		// The HTTP kit serves the public API, the admin listener and the Twilio adapter and
+		// knows none of them, nor the features only they reach.
+		"otpgate/internal/httpkit": append(drivers,
+			"otpgate/internal/http", "otpgate/internal/admin", "otpgate/internal/twilioapi",
+			"otpgate/internal/idempotency", "otpgate/internal/ratelimit", "otpgate/internal/postgres",
+			"otpgate/internal/inmem", "otpgate/internal/metrics", "otpgate/internal/sms",
+			"otpgate/internal/notify", "otpgate/internal/fraud", "otpgate/internal/events", "otpgate/internal/spend"),
 		// The fraud guard's domain knows otp and nothing of how it is stored, served or counted.
 		"otpgate/internal/fraud": append(drivers,
 			"github.com/go-chi/chi", "github.com/prometheus", "net/http", "otpgate/internal/http",
@@ -109,6 +119,15 @@ func allowed() map[string][]string {
 	}
 }
 
+// under reports whether pkg is path or below it, by whole path elements (internal/http
+// is not under internal/httpkit's rule); a path ending in "/" takes everything below it.
+func under(pkg, path string) bool {
+	if strings.HasSuffix(path, "/") {
+		return strings.HasPrefix(pkg, path)
+	}
+	return pkg == path || strings.HasPrefix(pkg, path+"/")
+}
+
 func TestDependenciesPointInward(t *testing.T) {
 	for pkg, bans := range forbidden() {
 		t.Run(strings.TrimPrefix(pkg, "otpgate/"), func(t *testing.T) {
@@ -125,11 +144,50 @@ func TestDependenciesPointInward(t *testing.T) {
 					continue
 				}
 				for _, ban := range bans {
-					if dep == ban || strings.HasPrefix(dep, ban) {
+					if under(dep, ban) {
 						t.Errorf("%s depends on %s, which it must not (rule %q)", pkg, dep, ban)
 					}
 				}
 			}
 		})
+	}
+}
+
+// testSupport reports whether pkg exists for tests only: the test environment, the test
+// rooms, the load tools and every package named like a test helper (servertest, storetest,
+// apitest, smstest, ...).
+func testSupport(pkg string) bool {
+	for _, root := range []string{"otpgate/internal/testenv", "otpgate/internal/loadtest", "otpgate/test", "otpgate/e2e"} {
+		if under(pkg, root) {
+			return true
+		}
+	}
+	last := pkg[strings.LastIndex(pkg, "/")+1:]
+	return strings.HasPrefix(pkg, "otpgate/") && strings.HasSuffix(last, "test")
+}
+
+// TestBinaryLinksNoTestSupport keeps the test helpers, fakes and load tools out of the
+// server binary: they may be imported by tests and by cmd/loadgen only.
+func TestBinaryLinksNoTestSupport(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "otpgate/cmd/server").Output()
+	if err != nil {
+		t.Fatalf("go list -deps otpgate/cmd/server: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "otpgate/internal/server") {
+		t.Fatalf("go list -deps otpgate/cmd/server listed %d packages without internal/server", len(deps))
+	}
+	for _, dep := range deps {
+		if testSupport(dep) {
+			t.Errorf("cmd/server links %s, which is test support", dep)
+		}
+	}
+	// The rule must know the test support it is about, or it proves nothing.
+	for _, pkg := range []string{"otpgate/internal/testenv/fixture", "otpgate/internal/storetest",
+		"otpgate/internal/server/servertest", "otpgate/internal/apitest", "otpgate/internal/sms/smstest",
+		"otpgate/internal/loadtest/pumping", "otpgate/test/inproc"} {
+		if !testSupport(pkg) {
+			t.Errorf("testSupport(%q) is false; want it caught", pkg)
+		}
 	}
 }

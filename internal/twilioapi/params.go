@@ -28,23 +28,6 @@ func newParams(values url.Values, known ...string) *params {
 	return p
 }
 
-// checkText refuses a NUL character or invalid UTF-8 in the names and values of a query
-// or form (otp.CheckText); a bad name is reported as the parameter "name", since it
-// cannot be shown. Errors: *otp.ErrInvalidText.
-func checkText(values url.Values) error {
-	for name, vs := range values {
-		if p := otp.TextProblem(name); p != "" {
-			return &otp.ErrInvalidText{Field: "name", Problem: "parameter names " + p}
-		}
-		for _, v := range vs {
-			if err := otp.CheckText(name, v); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // has reports whether the parameter was sent.
 func (p *params) has(name string) bool { return p.values.Has(name) }
 

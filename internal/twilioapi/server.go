@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
 )
 
@@ -154,7 +155,7 @@ func requireText(d Deps) func(http.Handler) http.Handler {
 					err = otp.CheckText("query", r.URL.RawQuery)
 				}
 				if err == nil {
-					err = checkText(query)
+					err = httpkit.CheckValues(query)
 				}
 			}
 			if err != nil {
@@ -179,5 +180,5 @@ func form(r *http.Request) error {
 		}
 		return &otp.ErrInvalidRequest{Detail: "the form could not be read"}
 	}
-	return checkText(r.PostForm)
+	return httpkit.CheckValues(r.PostForm)
 }

@@ -1,4 +1,4 @@
-package http
+package httpkit
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package http
+package httpkit
 
 import (
 	"net/netip"
@@ -26,25 +26,25 @@ const DefaultIPv6Prefix = 64
 // its /v6prefix network, such as "2001:db8:1:2::/64" (v6prefix outside 1–128 means 64,
 // 128 the bare address). A peer that is not an address (a Unix socket) is returned as is.
 func ClientIP(peer string, xff []string, trusted []netip.Prefix, v6prefix int) string {
-	addr, ok := parseHostAddr(peer)
+	addr, ok := ParseHostAddr(peer)
 	if !ok {
 		return peer
 	}
 	if isTrusted(addr, trusted) {
 		addr = walkForwardedFor(addr, xff, trusted)
 	}
-	return ipKey(addr, v6prefix)
+	return AddrKey(addr, v6prefix)
 }
 
 // IPKey reads an address ("addr", "addr:port" or "[addr]:port") and returns the key the
 // limiter and history know its client by, as ClientIP does for a peer; ok is false when s
 // is no address.
 func IPKey(s string, v6prefix int) (key string, ok bool) {
-	a, ok := parseHostAddr(s)
+	a, ok := ParseHostAddr(s)
 	if !ok {
 		return "", false
 	}
-	return ipKey(a, v6prefix), true
+	return AddrKey(a, v6prefix), true
 }
 
 // walkForwardedFor finds the right-most untrusted address of the X-Forwarded-For lines
@@ -56,7 +56,7 @@ func walkForwardedFor(peer netip.Addr, xff []string, trusted []netip.Prefix) net
 	}
 	client := peer
 	for i := len(entries) - 1; i >= 0; i-- {
-		a, ok := parseHostAddr(entries[i])
+		a, ok := ParseHostAddr(entries[i])
 		if !ok {
 			break
 		}
@@ -68,9 +68,9 @@ func walkForwardedFor(peer netip.Addr, xff []string, trusted []netip.Prefix) net
 	return client
 }
 
-// parseHostAddr reads "addr" or "addr:port" / "[addr]:port", as RemoteAddr and some
+// ParseHostAddr reads "addr" or "addr:port" / "[addr]:port", as RemoteAddr and some
 // proxies write them.
-func parseHostAddr(s string) (netip.Addr, bool) {
+func ParseHostAddr(s string) (netip.Addr, bool) {
 	s = strings.TrimSpace(s)
 	a, err := netip.ParseAddr(s)
 	if err != nil {
@@ -95,7 +95,7 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 }
 
 // ipKey renders the limiter key of an address: IPv4 as is, IPv6 as its /v6prefix network.
-func ipKey(a netip.Addr, v6prefix int) string {
+func AddrKey(a netip.Addr, v6prefix int) string {
 	if a.Is4() {
 		return a.String()
 	}

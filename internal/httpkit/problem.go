@@ -1,4 +1,4 @@
-package http
+package httpkit
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 
 // Errors the HTTP layer itself raises, classified by their otp code like the service's.
 var (
-	errTooLarge             = otp.Errorf(otp.CodeRequestTooLarge, "request body too large")
+	ErrTooLarge             = otp.Errorf(otp.CodeRequestTooLarge, "request body too large")
 	errUnsupportedMediaType = otp.Errorf(otp.CodeUnsupportedMediaType, "unsupported media type")
-	errRouteNotFound        = otp.Errorf(otp.CodeNotFound, "no such route")
-	errMethodNotAllowed     = otp.Errorf(otp.CodeMethodNotAllowed, "method not allowed")
+	ErrRouteNotFound        = otp.Errorf(otp.CodeNotFound, "no such route")
+	ErrMethodNotAllowed     = otp.Errorf(otp.CodeMethodNotAllowed, "method not allowed")
 )
 
 // tooLarge is errTooLarge for a body over a listener's cap, which its detail names: the
@@ -27,12 +27,12 @@ var (
 type tooLarge struct{ limit int64 }
 
 func (e tooLarge) Error() string      { return fmt.Sprintf("request body over %d bytes", e.limit) }
-func (e tooLarge) Unwrap() error      { return errTooLarge }
+func (e tooLarge) Unwrap() error      { return ErrTooLarge }
 func tooLargeError(limit int64) error { return tooLarge{limit} }
 
-// invalidRequest is a request refused before the service saw it: a detail, and per-field
+// InvalidRequest is a request refused before the service saw it: a detail, and per-field
 // problems when validation found some.
-func invalidRequest(detail string, fields map[string]string) *otp.ErrInvalidRequest {
+func InvalidRequest(detail string, fields map[string]string) *otp.ErrInvalidRequest {
 	return &otp.ErrInvalidRequest{Detail: detail, Fields: fields}
 }
 
@@ -112,12 +112,12 @@ func ProblemFor(err error) Problem {
 			out.Detail = fmt.Sprintf("the request body must not exceed %d bytes", big.limit)
 		}
 	case otp.CodeNotFound:
-		if errors.Is(err, errRouteNotFound) {
+		if errors.Is(err, ErrRouteNotFound) {
 			out.Detail = "there is no such resource"
-		} else if errors.Is(err, errNoSuchApp) {
+		} else if errors.Is(err, ErrNoSuchApp) {
 			out.Detail = "there is no such app"
-		} else if errors.Is(err, errNoSuchReceiver) {
-			out.Detail = errNoSuchReceiver.Message
+		} else if errors.Is(err, ErrNoSuchReceiver) {
+			out.Detail = ErrNoSuchReceiver.Message
 		} else if errors.Is(err, otp.ErrAppOff) {
 			out.Detail = otp.ErrAppOff.Message
 		}
@@ -229,8 +229,8 @@ func addRateLimited(p *Problem, e *otp.ErrRateLimited) {
 	}
 }
 
-// writeProblem answers with the problem for err.
-func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+// WriteProblem answers with the problem for err.
+func WriteProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	SendProblem(w, r, log, ProblemFor(err), err)
 }
 
@@ -275,3 +275,9 @@ func CeilSeconds(d time.Duration) int64 {
 	}
 	return secs
 }
+
+// ErrNoSuchApp answers a URL naming an app that does not exist.
+var ErrNoSuchApp = otp.Errorf(otp.CodeNotFound, "no such app")
+
+// ErrNoSuchReceiver is a callback for a provider instance that does not exist or takes none.
+var ErrNoSuchReceiver = otp.Errorf(otp.CodeNotFound, "there is no such provider instance, or it takes no delivery callbacks")

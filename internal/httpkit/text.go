@@ -1,7 +1,6 @@
-package http
+package httpkit
 
 import (
-	"log/slog"
 	"net/http"
 	"net/url"
 
@@ -38,16 +37,16 @@ func CheckRequestText(r *http.Request) error {
 				return err
 			}
 		}
-		if err := checkValues(query); err != nil {
+		if err := CheckValues(query); err != nil {
 			return err
 		}
 	}
-	return checkValues(r.PostForm)
+	return CheckValues(r.PostForm)
 }
 
-// checkValues checks every name and value of a query or form; a bad name is reported
+// CheckValues checks every name and value of a query or form; a bad name is reported
 // as the field "name", since the name itself cannot be shown.
-func checkValues(values url.Values) error {
+func CheckValues(values url.Values) error {
 	for name, vs := range values {
 		if p := otp.TextProblem(name); p != "" {
 			return &otp.ErrInvalidText{Field: "name", Problem: "parameter names " + p}
@@ -59,18 +58,4 @@ func checkValues(values url.Values) error {
 		}
 	}
 	return nil
-}
-
-// requireText is the public API's check of CheckRequestText, run on a route once chi has
-// matched it (chi's With), so that path parameters have their names.
-func requireText(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := CheckRequestText(r); err != nil {
-				writeProblem(w, r, log, err)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
 }

@@ -1,10 +1,11 @@
-package http
+package httpkit
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"otpgate/internal/otp"
 )
@@ -27,14 +28,17 @@ func Healthz() http.Handler {
 func Readyz(log *slog.Logger, ready func(ctx context.Context) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ready != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
 			err := ready(ctx)
 			cancel()
 			if err != nil {
-				writeProblem(w, r, log, fmt.Errorf("readyz: %w: %w", otp.ErrUnavailable, err))
+				WriteProblem(w, r, log, fmt.Errorf("readyz: %w: %w", otp.ErrUnavailable, err))
 				return
 			}
 		}
 		_ = Encode(w, http.StatusOK, healthResponse{Status: "ok"})
 	})
 }
+
+// ReadyTimeout bounds a readiness check.
+const ReadyTimeout = 2 * time.Second

@@ -1,4 +1,4 @@
-package http
+package httpkit
 
 import (
 	"context"
@@ -23,26 +23,26 @@ type ctxKey int
 // requestInfoKey keys the request's *requestInfo.
 const requestInfoKey ctxKey = 0
 
-// requestInfo is what the middleware learned about a request, in one context value, so
+// RequestInfo is what the middleware learned about a request, in one context value, so
 // that each middleware need not copy the request to add its own.
-type requestInfo struct {
-	id, clientIP string
+type RequestInfo struct {
+	id, ClientIP string
 	// app is the app of a public request, set by withApp; nil means the default app.
-	app *otp.App
+	App *otp.App
 }
 
-// requestInfoFrom returns the request's info, or nil outside a request.
-func requestInfoFrom(ctx context.Context) *requestInfo {
-	ri, _ := ctx.Value(requestInfoKey).(*requestInfo)
+// RequestInfoFrom returns the request's info, or nil outside a request.
+func RequestInfoFrom(ctx context.Context) *RequestInfo {
+	ri, _ := ctx.Value(requestInfoKey).(*RequestInfo)
 	return ri
 }
 
-// maxRequestIDLen bounds an incoming X-Request-Id that is echoed and logged.
-const maxRequestIDLen = 128
+// MaxRequestIDLen bounds an incoming X-Request-Id that is echoed and logged.
+const MaxRequestIDLen = 128
 
 // RequestIDFrom returns the request's id, or "" outside a request.
 func RequestIDFrom(ctx context.Context) string {
-	if ri := requestInfoFrom(ctx); ri != nil {
+	if ri := RequestInfoFrom(ctx); ri != nil {
 		return ri.id
 	}
 	return ""
@@ -50,8 +50,8 @@ func RequestIDFrom(ctx context.Context) string {
 
 // ClientIPFrom returns the request's client IP as the limiter keys it.
 func ClientIPFrom(ctx context.Context) string {
-	if ri := requestInfoFrom(ctx); ri != nil {
-		return ri.clientIP
+	if ri := RequestInfoFrom(ctx); ri != nil {
+		return ri.ClientIP
 	}
 	return ""
 }
@@ -76,18 +76,18 @@ func Common(log *slog.Logger, observe func(route string, status int, d time.Dura
 func requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
-		if !saneRequestID(id) {
+		if !SaneRequestID(id) {
 			id = uuid.NewString()
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: id})))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &RequestInfo{id: id})))
 	})
 }
 
-// saneRequestID accepts ids that are safe to log and echo: short, and made of letters,
+// SaneRequestID accepts ids that are safe to log and echo: short, and made of letters,
 // digits and the punctuation common id formats use.
-func saneRequestID(id string) bool {
-	if id == "" || len(id) > maxRequestIDLen {
+func SaneRequestID(id string) bool {
+	if id == "" || len(id) > MaxRequestIDLen {
 		return false
 	}
 	for _, c := range []byte(id) {
@@ -106,12 +106,12 @@ func clientIP(trusted []netip.Prefix, v6prefix int) func(http.Handler) http.Hand
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ip := ClientIP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), trusted, v6prefix)
-			if ri := requestInfoFrom(r.Context()); ri != nil {
-				ri.clientIP = ip // set before anything downstream reads it
+			if ri := RequestInfoFrom(r.Context()); ri != nil {
+				ri.ClientIP = ip // set before anything downstream reads it
 				next.ServeHTTP(w, r)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{clientIP: ip})))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &RequestInfo{ClientIP: ip})))
 		})
 	}
 }
@@ -122,7 +122,7 @@ func accessLog(log *slog.Logger, observe func(route string, status int, d time.D
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &StatusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
 			d := time.Since(start)
 			pattern := ""
@@ -162,7 +162,7 @@ func accessLog(log *slog.Logger, observe func(route string, status int, d time.D
 func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &StatusWriter{ResponseWriter: w}
 			defer func() {
 				v := recover()
 				if v == nil {
@@ -173,8 +173,8 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 				}
 				log.ErrorContext(r.Context(), "panic serving request",
 					"request_id", RequestIDFrom(r.Context()), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				if sw.status == 0 {
-					writeProblem(sw, r, log, fmt.Errorf("panic: %v", v))
+				if sw.Status == 0 {
+					WriteProblem(sw, r, log, fmt.Errorf("panic: %v", v))
 				}
 			}()
 			next.ServeHTTP(sw, r)
@@ -192,23 +192,25 @@ func limitBody(n int64) func(http.Handler) http.Handler {
 	}
 }
 
-// statusWriter remembers the status and counts the body bytes of a response.
-type statusWriter struct {
+// StatusWriter remembers the status and counts the body bytes of a response.
+type StatusWriter struct {
 	http.ResponseWriter
-	status int
+	Status int
 	bytes  int64
 }
 
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 && status >= 200 {
-		w.status = status
+// WriteHeader records status and passes it on.
+func (w *StatusWriter) WriteHeader(status int) {
+	if w.Status == 0 && status >= 200 {
+		w.Status = status
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+// Write counts the body bytes, answering 200 first if nothing was.
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
@@ -216,12 +218,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // statusOr200 is the status sent, counting a handler that wrote nothing as 200.
-func (w *statusWriter) statusOr200() int {
-	if w.status == 0 {
+func (w *StatusWriter) statusOr200() int {
+	if w.Status == 0 {
 		return http.StatusOK
 	}
-	return w.status
+	return w.Status
 }
