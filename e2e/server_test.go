@@ -184,7 +184,7 @@ func prodEnv(t testing.TB, redisURL, databaseURL string, p *smstest.Provider, ex
 		"OTP_LIMIT_IP":        "1000000/1h",
 		"OTP_LOG_LEVEL":       "warn",
 		// These clients never approve their codes, which the fraud guard rightly takes for
-		// pumping; its own proof is cmd/loadgen's pumping scenario.
+		// pumping; its own proof is internal/loadtest/pumping.
 		"OTP_FRAUD_GUARD": "off",
 		// The fake provider and webhook receivers listen on loopback, which production
 		// refuses unless it is allow-listed.

@@ -1,6 +1,6 @@
 // A backend's side of otpgate's verification tokens with the jose library: verify the
 // token a page got from an approved check against the published keys, then redeem it
-// once. docs/browser.md shows this file; cmd/server's library test runs it.
+// once. docs/browser.md shows this file; test/conformance's library test runs it.
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 export function otpgateBackend({ base, appId, key, issuer = base }) {
