@@ -121,6 +121,10 @@ func testCheck(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testCheckClosing holds the cases of testCheck that close a verification or find none.
+func testCheckClosing(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("ExpiredVerificationIsClosedByCheck", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		v := e.Send(fixture.Params("+819012345678", "111111", fixture.Base())).Verification

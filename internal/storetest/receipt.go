@@ -104,6 +104,33 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testReceiptPrices holds the cases of testReceipts about the actual price.
+func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
+	// sent begins and finishes a send with the provider message id, as the service does.
+	sent := func(e *fixture.Env, phone, providerID string) string {
+		e.T.Helper()
+		p := fixture.Params(phone, "111111", fixture.Base())
+		st := e.Send(p)
+		if err := e.Store.FinishSend(e.Ctx, otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID,
+			Status: otp.SendSent, ProviderID: providerID, Now: fixture.Base()}); err != nil {
+			e.T.Fatalf("FinishSend: %v", err)
+		}
+		return p.SendID
+	}
+	markPriced := func(e *fixture.Env, r otp.Receipt) otp.Marked {
+		e.T.Helper()
+		if r.Time.IsZero() {
+			r.Time = fixture.Base().Add(10 * time.Second)
+		}
+		m, err := e.Store.MarkDelivery(e.Ctx, r)
+		if err != nil {
+			e.T.Fatalf("MarkDelivery(%+v): %v", r, err)
+		}
+		return m
+	}
+
 	t.Run("ActualPriceIsRecordedOnceBesideTheEstimate", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		id := sent(e, "+819012345678", "SM1")

@@ -17,10 +17,7 @@ import (
 // character or invalid UTF-8 anywhere in what a store is given is *otp.ErrInvalidText,
 // classified as invalid input, and nothing is written.
 func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	action := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
-	bad := map[string]string{"NUL": "a\x00b", "InvalidUTF8": "a\xffb"}
-
-	for name, text := range bad {
+	for name, text := range map[string]string{"NUL": "a\x00b", "InvalidUTF8": "a\xffb"} {
 		t.Run("AppNameOrTemplate"+name+"IsRefused", func(t *testing.T) {
 			e := fixture.New(t, newStore)
 			a := fixture.NewApp(fixture.AppA)
@@ -137,6 +134,11 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			}
 		})
 	}
+}
+
+// action is an audit entry of name by the suite.
+func action(name string) history.AdminAction {
+	return history.AdminAction{Action: name, Detail: "by test"}
 }
 
 // wantInvalidText fails unless err is *otp.ErrInvalidText, which otp classifies as invalid input.

@@ -112,6 +112,10 @@ func testApps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		fixture.WantInvalid(t, "CreateApp of a key app with origins", err, "allowed_origins")
 	})
 
+}
+
+// testAppChanges holds the cases of testApps that update and delete apps and revoke and touch keys.
+func testAppChanges(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("UpdateAndDelete", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		if err := e.Store.CreateApp(e.Ctx, fixture.NewApp(fixture.AppA), fixture.Audit(apps.ActionAppCreate)); err != nil {

@@ -11,7 +11,7 @@ import (
 
 // Run runs the contract; open is called once per case for a fresh, empty store.
 func Run(t *testing.T, open func(t *testing.T) fixture.Subject) {
-	t.Run("Apps", func(t *testing.T) { testApps(t, open) })
+	t.Run("Apps", func(t *testing.T) { testApps(t, open); testAppChanges(t, open) })
 	t.Run("AppsNumbers", func(t *testing.T) { testAppsNumbers(t, open) })
 	t.Run("RateLimits", func(t *testing.T) { testRateLimits(t, open) })
 }

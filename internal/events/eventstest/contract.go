@@ -10,5 +10,10 @@ import (
 // and the payloads the stores write); open is called once per case for a fresh, empty
 // store. internal/storetest runs it over both stores.
 func Run(t *testing.T, open func(t *testing.T) fixture.Subject) {
-	t.Run("Events", func(t *testing.T) { testEvents(t, open) })
+	t.Run("Events", func(t *testing.T) {
+		testEvents(t, open)
+		testEventOrder(t, open)
+		testEventEndings(t, open)
+		testEventEndpoints(t, open)
+	})
 }

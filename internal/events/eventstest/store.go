@@ -54,6 +54,10 @@ func testEvents(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testEventOrder holds the cases of testEvents about the order of one verification's events and refused sends.
+func testEventOrder(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("ALaterEventWaitsForTheEarlierOneOfItsVerification", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		ep := e.Subscribe(otp.DefaultAppID, events.VerificationCreated, events.VerificationSent, events.VerificationApproved)
@@ -163,6 +167,10 @@ func testEvents(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testEventEndings holds the cases of testEvents about expiry, failures and fraud blocks.
+func testEventEndings(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("ExpiryIsFoundOnceAndTooManyAttemptsFail", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		e.Subscribe(otp.DefaultAppID, events.VerificationExpired, events.VerificationFailed)
@@ -261,6 +269,10 @@ func testEvents(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testEventEndpoints holds the cases of testEvents about payloads, purges and endpoints.
+func testEventEndpoints(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("EveryPayloadDecodesStrictlyIntoItsType", func(t *testing.T) { testEventPayloads(t, newStore) })
 
 	t.Run("DeliveredAndParkedEventsArePurgedPendingOnesStay", func(t *testing.T) { testEventRetention(t, newStore) })

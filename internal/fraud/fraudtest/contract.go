@@ -11,6 +11,6 @@ import (
 
 // Run runs the contract; open is called once per case for a fresh, empty store.
 func Run(t *testing.T, open func(t *testing.T) fixture.Subject) {
-	t.Run("Fraud", func(t *testing.T) { testFraud(t, open) })
+	t.Run("Fraud", func(t *testing.T) { testFraud(t, open); testFraudBlocks(t, open) })
 	t.Run("FraudExplained", func(t *testing.T) { testFraudExplained(t, open) })
 }

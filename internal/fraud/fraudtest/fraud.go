@@ -109,6 +109,20 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testFraudBlocks holds the cases of testFraud about blocks, conversion and shadow findings.
+func testFraudBlocks(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
+	action := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
+	lastAction := func(e *fixture.Env) history.AdminAction {
+		e.T.Helper()
+		got, err := e.Store.AdminActions(e.Ctx, 1)
+		if err != nil || len(got) != 1 {
+			e.T.Fatalf("AdminActions: %v, %v", got, err)
+		}
+		return got[0]
+	}
+
 	t.Run("BlocksAreListedAndLiftedOnce", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		old := fraud.Block{ID: fixture.NewID(), Scope: otp.ScopeIPNet, Target: "192.0.2.0/24", Mode: fraud.ModeEnforce,

@@ -138,6 +138,10 @@ func testAttempts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testAttemptsRefusedAndPurged holds the cases of testAttempts about bad filters and the purge.
+func testAttemptsRefusedAndPurged(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("BadFiltersAreRefused", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		for _, tc := range []struct {

@@ -148,6 +148,10 @@ func testHistory(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testHistoryDetail holds the cases of testHistory about one verification's detail, unknown rows and bad filters.
+func testHistoryDetail(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("VerificationDetailHasSendsAndAttemptsButNoCodes", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		s := seedHistory(e)

@@ -10,5 +10,5 @@ import (
 
 // Run runs the contract; open is called once per case for a fresh, empty store.
 func Run(t *testing.T, open func(t *testing.T) fixture.Subject) {
-	t.Run("Operators", func(t *testing.T) { testOperators(t, open) })
+	t.Run("Operators", func(t *testing.T) { testOperators(t, open); testOperatorSessions(t, open); testOperatorAdmins(t, open) })
 }

@@ -134,6 +134,12 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testOperatorSessions holds the cases of testOperators about sessions and sign-ins.
+func testOperatorSessions(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
+	act := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
+
 	t.Run("EndSessionsMovesTheEpochOnAndUpdatesKeepIt", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		o := newOperator("ops@example.com", operators.RoleOperator)
@@ -184,6 +190,12 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			t.Errorf("account: got %+v, %v; want signed in at %v and last seen at %v", got, err, signedIn, used)
 		}
 	})
+
+}
+
+// testOperatorAdmins holds the cases of testOperators about the last admin and login states.
+func testOperatorAdmins(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
+	act := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
 
 	t.Run("TheLastActiveAdminStays", func(t *testing.T) {
 		e := fixture.New(t, newStore)

@@ -11,5 +11,5 @@ import (
 
 // Run runs the contract; open is called once per case for a fresh, empty store.
 func Run(t *testing.T, open func(t *testing.T) fixture.Subject) {
-	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, open); testRetentionRollups(t, open) })
 }

@@ -75,6 +75,10 @@ func testRetention(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testRetentionRollups holds the cases of testRetention about rollups and the lock.
+func testRetentionRollups(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("NothingIsPurgedBeforeItIsRolledUp", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		e.Need(fixture.Retention)

@@ -93,6 +93,27 @@ func testTOTP(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 	})
 
+}
+
+// testTOTPSteps holds the cases of testTOTP about accepted steps and challenges.
+func testTOTPSteps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
+	app, other := fixture.NewID(), fixture.NewID()
+	ensure := func(e *fixture.Env, appID, identity string, at time.Time) (totp.Entity, bool) {
+		e.T.Helper()
+		got, created, err := e.Store.EnsureEntity(e.Ctx, totp.Entity{ID: fixture.NewID(), AppID: appID, Identity: identity, CreatedAt: at})
+		if err != nil {
+			e.T.Fatalf("EnsureEntity: %v", err)
+		}
+		return got, created
+	}
+	create := func(e *fixture.Env, f totp.Factor) totp.Factor {
+		e.T.Helper()
+		if err := e.Store.CreateFactor(e.Ctx, f); err != nil {
+			e.T.Fatalf("CreateFactor: %v", err)
+		}
+		return f
+	}
+
 	t.Run("AStepIsAcceptedOnceAndOnlyForward", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		ent, _ := ensure(e, app, "user-0001", fixture.Base())
