@@ -9,7 +9,7 @@ import (
 )
 
 // Store keeps the fraud configuration, the lists and the blocks. Implementations:
-// internal/postgres (production) and internal/inmem (dev mode); internal/storetest holds the
+// internal/postgres (production) and internal/inmem (dev mode); fraudtest holds the
 // behaviour both must share. Every change bumps the version that reloaders poll, and writes
 // its audit entry in the same transaction: a change that cannot be audited is not made.
 type Store interface {

@@ -9,7 +9,7 @@ import (
 )
 
 // Store keeps the spend configuration and writes the budget events. Implementations:
-// internal/postgres (production) and internal/inmem (dev mode); internal/storetest holds
+// internal/postgres (production) and internal/inmem (dev mode); spendtest holds
 // the behaviour both share. Every change bumps the version reloaders poll and writes its
 // audit entry in the same transaction.
 type Store interface {
