@@ -14,6 +14,7 @@ import (
 	"otpgate/internal/history/historytest"
 	"otpgate/internal/operators/operatorstest"
 	"otpgate/internal/retention/retentiontest"
+	"otpgate/internal/settings/settingstest"
 	"otpgate/internal/spend/spendtest"
 	"otpgate/internal/storetest/fixture"
 	"otpgate/internal/tokens"
@@ -52,6 +53,7 @@ var features = []func(t *testing.T, open func(t *testing.T) Subject){
 	appstest.Run,
 	fraudtest.Run,
 	spendtest.Run,
+	settingstest.Run,
 	eventstest.Run,
 	retentiontest.Run,
 	totptest.Run,

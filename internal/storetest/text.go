@@ -22,10 +22,10 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			e := fixture.New(t, newStore)
 			a := fixture.NewApp(fixture.AppA)
 			a.Name = text
-			wantInvalidText(t, "CreateApp with the name", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
+			fixture.WantInvalidText(t, "CreateApp with the name", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
 			a = fixture.NewApp(fixture.AppA)
 			a.Templates = map[string]otp.MessageTemplates{"en": {SMS: "Your code " + text + " {{.Code}}"}}
-			wantInvalidText(t, "CreateApp with a template", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
+			fixture.WantInvalidText(t, "CreateApp with a template", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
 			if _, err := e.Store.AppByID(e.Ctx, fixture.AppA); !errors.Is(err, otp.ErrNotFound) {
 				t.Errorf("after the refusals: got %v, want no app", err)
 			}
@@ -34,21 +34,21 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			}
 			up := fixture.NewApp(fixture.AppA)
 			up.Templates = map[string]otp.MessageTemplates{"en": {SMS: text + " {{.Code}}"}}
-			wantInvalidText(t, "UpdateApp with a template", e.Store.UpdateApp(e.Ctx, up, fixture.Audit(apps.ActionAppUpdate)))
+			fixture.WantInvalidText(t, "UpdateApp with a template", e.Store.UpdateApp(e.Ctx, up, fixture.Audit(apps.ActionAppUpdate)))
 			if got, _ := e.Store.AppByID(e.Ctx, fixture.AppA); len(got.Templates) != 0 {
 				t.Errorf("after a refused update: got templates %+v, want none", got.Templates)
 			}
-			wantAudits(t, e, 1)
+			fixture.WantAudits(t, e, 1)
 		})
 
 		t.Run("KeyName"+name+"IsRefused", func(t *testing.T) {
 			e := fixture.New(t, newStore)
 			k := apps.Key{ID: "SK0001", AppID: otp.DefaultAppID, Name: text, Hash: fixture.Hash("s1"), CreatedAt: fixture.Base()}
-			wantInvalidText(t, "CreateKey", e.Store.CreateKey(e.Ctx, k, fixture.Audit(apps.ActionKeyCreate)))
+			fixture.WantInvalidText(t, "CreateKey", e.Store.CreateKey(e.Ctx, k, fixture.Audit(apps.ActionKeyCreate)))
 			if keys, err := e.Store.AppKeys(e.Ctx, otp.DefaultAppID); err != nil || len(keys) != 0 {
 				t.Errorf("after the refusal: got keys %+v, %v; want none", keys, err)
 			}
-			wantAudits(t, e, 0)
+			fixture.WantAudits(t, e, 0)
 		})
 
 		t.Run("AuditText"+name+"IsRefused", func(t *testing.T) {
@@ -56,18 +56,18 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			k := apps.Key{ID: "SK0001", AppID: otp.DefaultAppID, Name: "backend", Hash: fixture.Hash("s1"), CreatedAt: fixture.Base()}
 			a := fixture.Audit(apps.ActionKeyCreate)
 			a.Detail = text
-			wantInvalidText(t, "CreateKey", e.Store.CreateKey(e.Ctx, k, a))
+			fixture.WantInvalidText(t, "CreateKey", e.Store.CreateKey(e.Ctx, k, a))
 			if keys, _ := e.Store.AppKeys(e.Ctx, otp.DefaultAppID); len(keys) != 0 {
 				t.Errorf("after the refusal: got keys %+v, want none", keys)
 			}
-			wantAudits(t, e, 0)
+			fixture.WantAudits(t, e, 0)
 		})
 
 		t.Run("TestNumber"+name+"IsRefused", func(t *testing.T) {
 			e := fixture.New(t, newStore)
 			tn := apps.TestNumber{ID: fixture.NewID(), AppID: otp.DefaultAppID, Address: "qa" + text + "@example.com", Sealed: []byte("s"),
 				ExpiresAt: fixture.Base().Add(time.Hour), CreatedAt: fixture.Base()}
-			wantInvalidText(t, "CreateTestNumber", e.Store.CreateTestNumber(e.Ctx, tn, fixture.Audit(apps.ActionTestNumberAdd)))
+			fixture.WantInvalidText(t, "CreateTestNumber", e.Store.CreateTestNumber(e.Ctx, tn, fixture.Audit(apps.ActionTestNumberAdd)))
 			if list, _ := e.Store.TestNumbers(e.Ctx, otp.DefaultAppID); len(list) != 0 {
 				t.Errorf("after the refusal: got %+v, want none", list)
 			}
@@ -81,16 +81,16 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			}
 			entry.Note, entry.CreatedAt = text, fixture.Base()
 			_, err = e.Store.AddFraudListEntry(e.Ctx, entry, action(fraud.ActionListAdded))
-			wantInvalidText(t, "AddFraudListEntry", err)
+			fixture.WantInvalidText(t, "AddFraudListEntry", err)
 			if st, _ := e.Store.FraudState(e.Ctx); len(st.Entries) != 0 || st.Version != 0 {
 				t.Errorf("after the refusal: got %+v, want no entry at version 0", st)
 			}
-			_, err = e.Store.SeedFraudConfig(e.Ctx, map[string]string{"mode": text})
-			wantInvalidText(t, "SeedFraudConfig", err)
-			_, err = e.Store.UpdateFraudConfig(e.Ctx, func(map[string]string) (map[string]string, history.AdminAction, error) {
+			_, err = fraud.SeedConfig(e.Ctx, e.Store, map[string]string{"mode": text})
+			fixture.WantInvalidText(t, "SeedFraudConfig", err)
+			_, err = fraud.UpdateConfig(e.Ctx, e.Store, func(map[string]string) (map[string]string, history.AdminAction, error) {
 				return map[string]string{"mode": text}, action(fraud.ActionConfigChanged), nil
 			})
-			wantInvalidText(t, "UpdateFraudConfig", err)
+			fixture.WantInvalidText(t, "UpdateFraudConfig", err)
 			if st, _ := e.Store.FraudState(e.Ctx); len(st.Values) != 0 {
 				t.Errorf("after the refusals: got settings %+v, want none", st.Values)
 			}
@@ -103,7 +103,7 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 				ID: id, AppID: otp.DefaultAppID, URL: "http://receiver.test/" + text, SecretSealed: []byte("sealed"),
 				Types: events.Types(), CreatedAt: fixture.Base(),
 			}, history.AdminAction{Action: "webhook_added", Target: id})
-			wantInvalidText(t, "CreateEndpoint", err)
+			fixture.WantInvalidText(t, "CreateEndpoint", err)
 			if list, _ := e.Store.Endpoints(e.Ctx, otp.DefaultAppID); len(list) != 0 {
 				t.Errorf("after the refusal: got %+v, want none", list)
 			}
@@ -124,7 +124,7 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			} {
 				r.Time = fixture.Base().Add(time.Second)
 				m, err := e.Store.MarkDelivery(e.Ctx, r)
-				wantInvalidText(t, "MarkDelivery", err)
+				fixture.WantInvalidText(t, "MarkDelivery", err)
 				if m != (otp.Marked{}) {
 					t.Errorf("MarkDelivery(%+v): got changed, want nothing", r)
 				}
@@ -139,21 +139,4 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 // action is an audit entry of name by the suite.
 func action(name string) history.AdminAction {
 	return history.AdminAction{Action: name, Detail: "by test"}
-}
-
-// wantInvalidText fails unless err is *otp.ErrInvalidText, which otp classifies as invalid input.
-func wantInvalidText(t *testing.T, what string, err error) {
-	t.Helper()
-	var bad *otp.ErrInvalidText
-	if !errors.As(err, &bad) || otp.ErrorCode(err) != otp.CodeInvalidRequest {
-		t.Errorf("%s: got error %v, want *otp.ErrInvalidText classified %s", what, err, otp.CodeInvalidRequest)
-	}
-}
-
-// wantAudits fails unless the audit log holds n entries.
-func wantAudits(t *testing.T, e *fixture.Env, n int) {
-	t.Helper()
-	if got, err := e.Store.AdminActions(e.Ctx, 10); err != nil || len(got) != n {
-		t.Errorf("audit: got %d entries (%v), want %d", len(got), err, n)
-	}
 }

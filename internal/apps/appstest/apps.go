@@ -15,7 +15,7 @@ import (
 func testApps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("CreatedAppIsLoadedAndVersionGrows", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		before, err := e.Store.AppsVersion(e.Ctx)
+		before, err := e.Store.SettingVersion(e.Ctx, apps.SettingName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			len(got.CheckRules) != 0 || len(got.Locales) != 1 || got.AllowedCountries[0] != "JP" || !got.CreatedAt.Equal(fixture.Base()) {
 			t.Errorf("got %+v, want %+v", got, want)
 		}
-		if v, _ := e.Store.AppsVersion(e.Ctx); v != set.Version {
+		if v, _ := e.Store.SettingVersion(e.Ctx, apps.SettingName); v != set.Version {
 			t.Errorf("AppsVersion: got %d, want %d", v, set.Version)
 		}
 		actions, _ := e.Store.AdminActions(e.Ctx, 10)

@@ -49,7 +49,7 @@ func testAppsNumbers(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 
 	t.Run("TestNumbersAreKeptSealedAndLoadedWhileTheyWork", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		before, _ := e.Store.AppsVersion(e.Ctx)
+		before, _ := e.Store.SettingVersion(e.Ctx, apps.SettingName)
 		working := apps.TestNumber{ID: fixture.NewID(), AppID: fixture.AppA, Address: "+15005550006", Sealed: []byte("sealed-1"),
 			ExpiresAt: fixture.Base().Add(time.Hour), CreatedAt: fixture.Base().Add(-time.Minute)}
 		expired := apps.TestNumber{ID: fixture.NewID(), AppID: fixture.AppA, Address: "qa@example.com", Sealed: []byte("sealed-2"),

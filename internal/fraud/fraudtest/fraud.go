@@ -30,10 +30,10 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			t.Fatalf("fresh: got %+v, %v; want nothing stored at version 0", st, err)
 		}
 		first := map[string]string{"fraud_guard": "enforce"}
-		if ok, err := e.Store.SeedFraudConfig(e.Ctx, first); !ok || err != nil {
+		if ok, err := fraud.SeedConfig(e.Ctx, e.Store, first); !ok || err != nil {
 			t.Fatalf("first seed: got %v, %v; want stored", ok, err)
 		}
-		if ok, err := e.Store.SeedFraudConfig(e.Ctx, map[string]string{"fraud_guard": "off"}); ok || err != nil {
+		if ok, err := fraud.SeedConfig(e.Ctx, e.Store, map[string]string{"fraud_guard": "off"}); ok || err != nil {
 			t.Errorf("second seed: got %v, %v; want nothing stored", ok, err)
 		}
 		st, err = e.Store.FraudState(e.Ctx)
@@ -44,10 +44,10 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 	t.Run("AnUpdateIsVersionedAndAudited", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		if _, err := e.Store.SeedFraudConfig(e.Ctx, map[string]string{"fraud_guard": "enforce"}); err != nil {
+		if _, err := fraud.SeedConfig(e.Ctx, e.Store, map[string]string{"fraud_guard": "enforce"}); err != nil {
 			t.Fatal(err)
 		}
-		v, err := e.Store.UpdateFraudConfig(e.Ctx, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
+		v, err := fraud.UpdateConfig(e.Ctx, e.Store, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
 			if stored["fraud_guard"] != "enforce" {
 				t.Errorf("update saw %v, want the stored settings", stored)
 			}
@@ -56,14 +56,14 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if err != nil || v != 1 {
 			t.Fatalf("got version %d, %v; want 1", v, err)
 		}
-		if got, _ := e.Store.FraudVersion(e.Ctx); got != 1 {
+		if got, _ := e.Store.SettingVersion(e.Ctx, fraud.SettingName); got != 1 {
 			t.Errorf("FraudVersion: got %d, want 1", got)
 		}
 		if a := lastAction(e); a.Action != fraud.ActionConfigChanged || !a.Time.Equal(fixture.Base()) {
 			t.Errorf("audit: got %+v, want the change at %v", a, fixture.Base())
 		}
 		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"fraud_ratio": "bad"}}
-		_, err = e.Store.UpdateFraudConfig(e.Ctx, func(map[string]string) (map[string]string, history.AdminAction, error) {
+		_, err = fraud.UpdateConfig(e.Ctx, e.Store, func(map[string]string) (map[string]string, history.AdminAction, error) {
 			return nil, history.AdminAction{}, refusal
 		})
 		if !errors.Is(err, refusal) {
@@ -104,7 +104,7 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 		_, err = e.Store.DeleteFraudListEntry(e.Ctx, got.ID, action(fraud.ActionListRemoved))
 		fixture.WantNotFound(t, "second delete", err)
-		if v, _ := e.Store.FraudVersion(e.Ctx); v != 3 {
+		if v, _ := e.Store.SettingVersion(e.Ctx, fraud.SettingName); v != 3 {
 			t.Errorf("got version %d, want 3", v)
 		}
 	})

@@ -2,7 +2,6 @@ package spendtest
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -54,13 +53,13 @@ func testSpend(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 func testSpendConfig(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("AChangeBumpsTheVersionAndIsAudited", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		raw, v0, err := e.Store.SpendConfig(e.Ctx)
+		raw, v0, err := e.Store.Setting(e.Ctx, spend.SettingName)
 		if err != nil || raw != nil {
 			t.Fatalf("fresh store: got %s, %v; want nothing stored", raw, err)
 		}
 		// A fenced budget's settings are kept as written.
 		doc := []byte(`{"currency":"EUR","prices":[],"budgets":[{"name":"cap","daily":"20","mode":"enforce","fence":"shadow","fence_headroom":2.5,"fence_young":4}]}`)
-		v1, err := e.Store.UpdateSpendConfig(e.Ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
+		v1, err := e.Store.UpdateSetting(e.Ctx, spend.SettingName, func(stored []byte) ([]byte, history.AdminAction, error) {
 			if stored != nil {
 				t.Errorf("update saw %s, want nothing stored", stored)
 			}
@@ -69,11 +68,11 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 		if err != nil || v1 <= v0 {
 			t.Fatalf("got version %d, %v; want above %d", v1, err, v0)
 		}
-		raw, v, err := e.Store.SpendConfig(e.Ctx)
-		if err != nil || v != v1 || !jsonEqual(raw, doc) {
+		raw, v, err := e.Store.Setting(e.Ctx, spend.SettingName)
+		if err != nil || v != v1 || !fixture.JSONEqual(raw, doc) {
 			t.Errorf("got %s at %d, %v; want %s at %d", raw, v, err, doc, v1)
 		}
-		if got, err := e.Store.SpendVersion(e.Ctx); err != nil || got != v1 {
+		if got, err := e.Store.SettingVersion(e.Ctx, spend.SettingName); err != nil || got != v1 {
 			t.Errorf("version: got %d, %v; want %d", got, err, v1)
 		}
 		acts, err := e.Store.AdminActions(e.Ctx, 10)
@@ -85,13 +84,13 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 	t.Run("ARefusedChangeChangesNothing", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"currency": "bad"}}
-		_, err := e.Store.UpdateSpendConfig(e.Ctx, func([]byte) ([]byte, history.AdminAction, error) {
+		_, err := e.Store.UpdateSetting(e.Ctx, spend.SettingName, func([]byte) ([]byte, history.AdminAction, error) {
 			return nil, history.AdminAction{}, refusal
 		})
 		if !errors.Is(err, refusal) {
 			t.Errorf("got %v, want the refusal", err)
 		}
-		if raw, v, err := e.Store.SpendConfig(e.Ctx); err != nil || raw != nil || v != 0 {
+		if raw, v, err := e.Store.Setting(e.Ctx, spend.SettingName); err != nil || raw != nil || v != 0 {
 			t.Errorf("got %s at %d, %v; want nothing changed", raw, v, err)
 		}
 	})
@@ -130,13 +129,6 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 			t.Errorf("got %v in %d events, want all twice and mine once (endpoints %s, %s)", per, len(got), all, mine)
 		}
 	})
-}
-
-// jsonEqual reports whether two JSON documents hold the same values, whatever their spacing
-// and key order (Postgres keeps jsonb in its own).
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 func testSpendFigures(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
