@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"otpgate/internal/challenge"
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
@@ -228,7 +229,7 @@ func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
 		return
 	}
 	s.attackDelivered.Add(1)
-	if _, region, err := otp.NormalizePhone(phone, ""); err == nil {
+	if _, region, err := contact.NormalizePhone(phone, ""); err == nil {
 		s.attackCost.Add(s.prices.Cost(otp.ChannelSMS, region, phone, "", 1))
 	}
 	since := int64(time.Since(s.attackStart))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/challenge"
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -70,7 +71,7 @@ func captchaClient(cfg config) *http.Client {
 // closed (503), as any backing service does.
 const captchaTimeout = 5 * time.Second
 
-// numberTypes is a comma-separated list of number types (otp.PhoneType's names); "none"
+// numberTypes is a comma-separated list of number types (contact.PhoneType's names); "none"
 // or nothing is the empty list.
 type numberTypes []string
 
@@ -82,7 +83,7 @@ func (n *numberTypes) UnmarshalText(text []byte) error {
 		*n = out
 		return nil
 	}
-	known := otp.NumberTypes()
+	known := contact.NumberTypes()
 	for _, part := range strings.Split(s, ",") {
 		t := strings.ToLower(strings.TrimSpace(part))
 		ok := false

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -102,7 +103,7 @@ func (c *CountryRules) UnmarshalText(text []byte) error {
 		if country, rule, ok := strings.Cut(p, ":"); ok && !strings.Contains(country, "/") {
 			code := strings.ToUpper(strings.TrimSpace(country))
 			if code != AnyCountry {
-				var r otp.Region
+				var r contact.Region
 				if err := r.UnmarshalText([]byte(code)); err != nil || code == "" {
 					return fmt.Errorf("entry %d %q: %q is not an ISO 3166 country code or *", i+1, part, country)
 				}

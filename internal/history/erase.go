@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -83,7 +84,7 @@ func NewEraser(store EraseStore, limiter otp.Limiter, mask func(string) string, 
 // the second time). Errors wrap otp.ErrUnavailable when a store or Redis fails.
 func (e *Eraser) Erase(ctx context.Context, address, actor string) (Erased, error) {
 	kind := "phone"
-	if otp.IsEmailAddress(address) {
+	if contact.IsEmailAddress(address) {
 		kind = "email"
 	}
 	redacted := kind + ":" + e.mask(address)
@@ -144,8 +145,8 @@ var ErrNotAnAddress = errors.New("must be an E.164 phone number (such as +141555
 // ParseSubject reads the subject of an erasure: an email address, normalised as sends
 // normalise it, or a phone number in E.164 form with its leading +.
 func ParseSubject(raw string) (string, error) {
-	if otp.IsEmailAddress(raw) {
-		a, err := otp.NormalizeEmail(raw)
+	if contact.IsEmailAddress(raw) {
+		a, err := contact.NormalizeEmail(raw)
 		if err != nil {
 			return "", ErrNotAnAddress
 		}
@@ -157,7 +158,7 @@ func ParseSubject(raw string) (string, error) {
 	if _, err := strconv.ParseUint(raw[1:], 10, 64); err != nil {
 		return "", ErrNotAnAddress
 	}
-	e164, _, err := otp.NormalizePhone(raw, "")
+	e164, _, err := contact.NormalizePhone(raw, "")
 	if err != nil {
 		return "", ErrNotAnAddress
 	}

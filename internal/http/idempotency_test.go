@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
 	"otpgate/internal/testenv"
@@ -151,7 +152,7 @@ func TestIdempotencyKey(t *testing.T) {
 		{"Unavailable", fmt.Errorf("store: %w", otp.ErrUnavailable), 503},
 		{"RateLimited", &otp.ErrRateLimited{Decision: refusedFor(7 * time.Second)}, 429},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409},
-		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "x"}, 422},
+		{"InvalidPhone", &contact.ErrInvalidPhone{Reason: "x"}, 422},
 		{"Internal", errors.New("bug"), 500},
 	}
 	for _, tt := range released {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -133,11 +134,11 @@ func ProblemFor(err error) Problem {
 			out.Errors = invalid.Fields
 		}
 	case otp.CodeInvalidPhone:
-		if phone, ok := as[*otp.ErrInvalidPhone](err); ok {
+		if phone, ok := as[*contact.ErrInvalidPhone](err); ok {
 			out.Detail = phone.Reason
 		}
 	case otp.CodeInvalidEmail:
-		if email, ok := as[*otp.ErrInvalidEmail](err); ok {
+		if email, ok := as[*contact.ErrInvalidEmail](err); ok {
 			out.Detail = email.Reason
 		}
 	case otp.CodeCountryNotAllowed:

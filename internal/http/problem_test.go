@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -30,7 +31,7 @@ func TestProblemFor(t *testing.T) {
 		{"UnsupportedMediaType", errUnsupportedMediaType, 415, "unsupported_media_type"},
 		{"RouteNotFound", errRouteNotFound, 404, "not_found"},
 		{"MethodNotAllowed", errMethodNotAllowed, 405, "method_not_allowed"},
-		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
+		{"InvalidPhone", &contact.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
 		{"CountryNotAllowed", &otp.ErrCountryNotAllowed{Country: "US"}, 403, "country_not_allowed"},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409, "duplicate_submit"},
 		{"IdempotencyInFlight", otp.ErrIdempotencyInFlight, 409, "idempotency_in_flight"},

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -99,7 +100,7 @@ func TestSendAndCheckByEmail(t *testing.T) {
 	v := &stubVerifier{
 		send: func(_ context.Context, in otp.SendInput) (otp.SendResult, error) {
 			if in.Email == "bad" {
-				return otp.SendResult{}, &otp.ErrInvalidEmail{Reason: "has no @"}
+				return otp.SendResult{}, &contact.ErrInvalidEmail{Reason: "has no @"}
 			}
 			res := pendingResult(true)
 			res.Verification.Address, res.Verification.Channel = "ana@example.com", otp.ChannelEmail

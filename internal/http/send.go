@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -59,7 +60,7 @@ func newSendResponse(res otp.SendResult) sendResponse {
 // addressFields puts a verification's address in the field its kind answers in: an
 // email address in email, a number in phone.
 func addressFields(v otp.Verification) (phone, email string) {
-	if otp.IsEmailAddress(v.Address) {
+	if contact.IsEmailAddress(v.Address) {
 		return "", v.Address
 	}
 	return v.Address, ""

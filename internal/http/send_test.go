@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -80,7 +81,7 @@ func TestSend(t *testing.T) {
 			if w.Code != 400 || p.Code != "invalid_request" {
 				t.Fatalf("%s: got %v %v, want 400 invalid_request", name, w.Code, p.Code)
 			}
-			known := otp.KnownLocales()
+			known := contact.KnownLocales()
 			quoted := make([]string, len(known))
 			for i, l := range known {
 				quoted[i] = strconv.Quote(l)
@@ -120,7 +121,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 		{name: "BadJSON", body: `{"phone":`, status: 400, code: "invalid_request", limit: fromState, asState: true},
 		{name: "WrongContentType", body: `{"phone":"1"}`, header: map[string]string{"Content-Type": "text/plain"}, status: 415, code: "unsupported_media_type", limit: fromState, asState: true},
 		{name: "BadIdempotencyKey", body: `{"phone":"1"}`, header: map[string]string{"Idempotency-Key": "tab\there"}, status: 400, code: "invalid_request", limit: fromState, asState: true},
-		{name: "InvalidPhoneBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrInvalidPhone{Reason: "too short"}, status: 422, code: "invalid_phone", limit: fromState, asState: true},
+		{name: "InvalidPhoneBeforeLimiter", body: `{"phone":"1"}`, err: &contact.ErrInvalidPhone{Reason: "too short"}, status: 422, code: "invalid_phone", limit: fromState, asState: true},
 		{name: "CountryBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrCountryNotAllowed{Country: "US"}, status: 403, code: "country_not_allowed", limit: fromState, asState: true},
 		{name: "InvalidFieldsBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}}, status: 400, code: "invalid_request", limit: fromState, asState: true},
 		{name: "RateLimitedUsesItsDecision", body: `{"phone":"1"}`, err: &otp.ErrRateLimited{Decision: refused}, res: refused, status: 429, code: "rate_limited", limit: fromDecision},

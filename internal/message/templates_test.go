@@ -7,11 +7,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
 func TestLocalesAreTheDomainsLocales(t *testing.T) {
-	if got, want := catalog(t).Locales(), slices.Sorted(slices.Values(otp.KnownLocales())); !slices.Equal(got, want) {
+	if got, want := catalog(t).Locales(), slices.Sorted(slices.Values(contact.KnownLocales())); !slices.Equal(got, want) {
 		t.Errorf("got %v, want the domain's %v", got, want)
 	}
 }
@@ -20,7 +21,7 @@ func TestLocalesAreTheDomainsLocales(t *testing.T) {
 // long app name, ten minutes) and holds each to what its channel affords.
 func TestLengthLimits(t *testing.T) {
 	c := catalog(t)
-	for _, l := range otp.KnownLocales() {
+	for _, l := range contact.KnownLocales() {
 		long := otp.MessageParams{Locale: l, Code: "1234567890", App: "Example Shop", TTL: 10 * time.Minute}
 		sms := long
 		sms.Channel = otp.ChannelSMS

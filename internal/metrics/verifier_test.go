@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -55,7 +56,7 @@ func TestSendOutcomeMetrics(t *testing.T) {
 		{"RateLimited", false, rateLimited(), "rate_limited"},
 		{"DuplicateSubmit", false, otp.ErrDuplicateSubmit, "duplicate"},
 		{"BadFieldsAreInvalid", false, &otp.ErrInvalidRequest{Fields: map[string]string{"locale": "bad"}}, "invalid"},
-		{"BadPhoneIsInvalid", false, &otp.ErrInvalidPhone{Reason: "too short"}, "invalid"},
+		{"BadPhoneIsInvalid", false, &contact.ErrInvalidPhone{Reason: "too short"}, "invalid"},
 		{"ForbiddenCountryIsInvalid", false, &otp.ErrCountryNotAllowed{Country: "US"}, "invalid"},
 		{"DefiniteProviderFailure", false, &otp.ErrProvider{Provider: "webhook", Definite: true, Err: otp.ErrNotDelivered}, "provider_error"},
 		{"UnknownProviderFailure", false, &otp.ErrProvider{Provider: "webhook", Err: errors.New("timeout")}, "provider_error"},
@@ -95,7 +96,7 @@ func TestCheckOutcomeMetrics(t *testing.T) {
 		{"NotFound", otp.ErrNotFound, "not_found"},
 		{"RateLimited", wrapped(rateLimited()), "rate_limited"},
 		{"BadFieldsAreInvalid", &otp.ErrInvalidRequest{Fields: map[string]string{"code": "bad"}}, "invalid"},
-		{"BadPhoneIsInvalid", &otp.ErrInvalidPhone{Reason: "not a number"}, "invalid"},
+		{"BadPhoneIsInvalid", &contact.ErrInvalidPhone{Reason: "not a number"}, "invalid"},
 		{"Unavailable", errUnavailable, "unavailable"},
 		{"ContextEndIsUnavailableAsInTheAPI", context.Canceled, "unavailable"},
 		{"AnythingElseIsError", errors.New("scan: cannot convert"), "error"},

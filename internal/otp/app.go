@@ -2,6 +2,7 @@ package otp
 
 import (
 	"fmt"
+	"otpgate/internal/contact"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ const (
 	maxAppNameLen  = 64
 	maxAppListSize = 300
 )
+
+// locales are the built-in message locales, read once.
+var locales = contact.KnownLocales()
 
 // App is one configuration of the service, what Twilio calls a Verify service. The
 // running service reads apps from an immutable snapshot; Validate is the one check of
@@ -155,7 +159,7 @@ func (a App) Validate() (App, error) {
 		f["allowed_countries"] = err
 	}
 	if a.DeniedNumberTypes != nil {
-		types, problem := knownSubset(*a.DeniedNumberTypes, NumberTypes(), strings.ToLower)
+		types, problem := knownSubset(*a.DeniedNumberTypes, contact.NumberTypes(), strings.ToLower)
 		if problem != "" {
 			f["denied_number_types"] = problem
 		}
@@ -197,12 +201,12 @@ func knownSubset(list, known []string, norm func(string) string) ([]string, stri
 	return slices.Compact(out), ""
 }
 
-// regions normalises a list of ISO 3166 codes as Countries does.
+// regions normalises a list of ISO 3166 codes as contact.Countries does.
 func regions(list []string) ([]string, string) {
 	if len(list) > maxAppListSize {
 		return nil, fmt.Sprintf("must have at most %d entries", maxAppListSize)
 	}
-	var c Countries
+	var c contact.Countries
 	if err := c.UnmarshalText([]byte(strings.Join(list, ","))); err != nil {
 		return nil, err.Error()
 	}
@@ -233,7 +237,7 @@ func (c Config) defaultAccess() Access {
 }
 
 // AcceptsLocale reports whether the app sends messages in locale l, a built-in locale
-// as CanonLocale returns it.
+// as contact.CanonLocale returns it.
 func (a App) AcceptsLocale(l string) bool {
 	return slices.Contains(locales, l) && (len(a.Locales) == 0 || slices.Contains(a.Locales, l))
 }

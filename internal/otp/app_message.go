@@ -2,28 +2,29 @@ package otp
 
 import (
 	"maps"
+	"otpgate/internal/contact"
 	"slices"
 	"strings"
 )
 
-// canonLocaleOrSelf is CanonLocale for lists: a tag it does not know stays as given,
+// canonLocaleOrSelf is contact.CanonLocale for lists: a tag it does not know stays as given,
 // for the error that names it.
 func canonLocaleOrSelf(tag string) string {
-	if l, ok := CanonLocale(tag); ok {
+	if l, ok := contact.CanonLocale(tag); ok {
 		return l
 	}
 	return tag
 }
 
 // validateMessages checks and normalises the app's message settings: templates per
-// built-in locale (keys written as CanonLocale returns them; locales without a template
+// built-in locale (keys written as contact.CanonLocale returns them; locales without a template
 // dropped), the WebOTP domain and the Android app hash. Problems go into f by API name.
 func (a *App) validateMessages(f map[string]string) {
 	if len(a.Templates) > 0 {
 		out := make(map[string]MessageTemplates, len(a.Templates))
 		for _, tag := range slices.Sorted(maps.Keys(a.Templates)) {
 			t := a.Templates[tag]
-			l, ok := CanonLocale(tag)
+			l, ok := contact.CanonLocale(tag)
 			if !ok {
 				f["templates"] = "locale " + quoteOr([]string{tag}) + " is not one of " + strings.Join(locales, ", ")
 				continue

@@ -1,6 +1,7 @@
 package otp
 
 import (
+	"otpgate/internal/contact"
 	"slices"
 	"strings"
 )
@@ -53,7 +54,7 @@ func AddressKeys(apps []App, address string) []string {
 // address's Config.Index. Only Scope and Key are set: what an erasure deletes.
 func AddressLimits(apps []App, address, index string) []Limit {
 	send, check := ScopePhone, ScopeCheckPhone
-	if IsEmailAddress(address) {
+	if contact.IsEmailAddress(address) {
 		send, check = ScopeEmail, ScopeCheckEmail
 	}
 	var out []Limit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"otpgate/internal/contact"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	var target *Verification
 	switch {
 	case in.Email != "":
-		e, err := NormalizeEmail(in.Email)
+		e, err := contact.NormalizeEmail(in.Email)
 		if err != nil {
 			return res, err
 		}

@@ -214,7 +214,7 @@ func TestCheckRefusesMalformedInputFirst(t *testing.T) {
 	tests := []struct {
 		name       string
 		in         otp.CheckInput
-		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
+		wantFields map[string]string // nil: want *contact.ErrInvalidPhone
 	}{
 		{"CodeHasTheConfiguredLength", otp.CheckInput{Phone: testPhone, Code: "123456"}, map[string]string{"code": "must be 8 digits"}},
 		{"NeitherPhoneNorID", otp.CheckInput{Code: "12345678"}, map[string]string{"phone": `one of "phone", "email" or "id" is required`}},

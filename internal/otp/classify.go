@@ -3,6 +3,7 @@ package otp
 import (
 	"context"
 	"errors"
+	"otpgate/internal/contact"
 )
 
 // Code is the stable, machine-readable name of why a call failed. It is the one
@@ -118,8 +119,8 @@ func chainCode(err error) Code {
 	var (
 		coded    *Error
 		invalid  *ErrInvalidRequest
-		phone    *ErrInvalidPhone
-		email    *ErrInvalidEmail
+		phone    *contact.ErrInvalidPhone
+		email    *contact.ErrInvalidEmail
 		country  *ErrCountryNotAllowed
 		limited  *ErrRateLimited
 		budget   *ErrSendBudget

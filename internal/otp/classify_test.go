@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"otpgate/internal/contact"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ func TestErrorCode(t *testing.T) {
 		{"Coded", Errorf(CodeUnauthorized, "no key"), CodeUnauthorized},
 		{"WrappedCoded", fmt.Errorf("auth: %w", Errorf(CodeCSRFFailed, "no cookie")), CodeCSRFFailed},
 		{"InvalidRequest", &ErrInvalidRequest{Fields: map[string]string{"phone": "is required"}}, CodeInvalidRequest},
-		{"InvalidPhone", &ErrInvalidPhone{Reason: "too short"}, CodeInvalidPhone},
+		{"InvalidPhone", &contact.ErrInvalidPhone{Reason: "too short"}, CodeInvalidPhone},
 		{"CountryNotAllowed", &ErrCountryNotAllowed{Country: "US"}, CodeCountryNotAllowed},
 		{"Duplicate", ErrDuplicateSubmit, CodeDuplicateSubmit},
 		{"IdempotencyInFlight", ErrIdempotencyInFlight, CodeIdempotencyInFlight},

@@ -2,6 +2,7 @@ package otp
 
 import (
 	"errors"
+	"otpgate/internal/contact"
 	"reflect"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func TestCheckInput(t *testing.T) {
 
 func TestSendTarget(t *testing.T) {
 	const phone = "+819012345678"
-	allLocales := "must be " + quoteOr(KnownLocales())
+	allLocales := "must be " + quoteOr(contact.KnownLocales())
 	tests := []struct {
 		name                    string
 		in                      SendInput

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
@@ -164,17 +165,17 @@ func (e *env) wantUntouched(t *testing.T) {
 }
 
 // wantBadInput checks a refusal of malformed input: an *otp.ErrInvalidRequest with exactly
-// wantFields, or, when wantFields is nil, an *otp.ErrInvalidPhone.
+// wantFields, or, when wantFields is nil, an *contact.ErrInvalidPhone.
 func wantBadInput(t *testing.T, err error, wantFields map[string]string) {
 	t.Helper()
 	var invalid *otp.ErrInvalidRequest
-	var phone *otp.ErrInvalidPhone
+	var phone *contact.ErrInvalidPhone
 	switch {
 	case wantFields != nil && !errors.As(err, &invalid):
 		t.Errorf("got %v, want *otp.ErrInvalidRequest", err)
 	case wantFields != nil && !reflect.DeepEqual(invalid.Fields, wantFields):
 		t.Errorf("fields: got %v, want %v", invalid.Fields, wantFields)
 	case wantFields == nil && !errors.As(err, &phone):
-		t.Errorf("got %v, want *otp.ErrInvalidPhone", err)
+		t.Errorf("got %v, want *contact.ErrInvalidPhone", err)
 	}
 }

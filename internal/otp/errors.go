@@ -51,13 +51,6 @@ func (e *ErrInvalidRequest) Error() string {
 	return "invalid request: " + strings.Join(parts, "; ")
 }
 
-// ErrInvalidPhone means the phone number could not be parsed or is not a valid number.
-type ErrInvalidPhone struct {
-	Reason string
-}
-
-func (e *ErrInvalidPhone) Error() string { return "invalid phone: " + e.Reason }
-
 // ErrCountryNotAllowed means the number belongs to a country outside OTP_ALLOWED_COUNTRIES.
 type ErrCountryNotAllowed struct {
 	Country string

@@ -3,6 +3,7 @@ package otp
 import (
 	"context"
 	"fmt"
+	"otpgate/internal/contact"
 	"time"
 )
 
@@ -105,7 +106,7 @@ func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duratio
 	if s.fraud == nil {
 		return
 	}
-	_, region, err := NormalizePhone(v.Address, "")
+	_, region, err := contact.NormalizePhone(v.Address, "")
 	if err != nil {
 		return // stored numbers are E.164; nothing to count for one that is not
 	}

@@ -3,6 +3,7 @@ package otp
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"otpgate/internal/contact"
 )
 
 // Limiter scopes. They appear in violations, RateLimit headers and history.
@@ -57,7 +58,7 @@ func (s *Service) sendPolicy(t target, index, ip, fingerprint string) []Limit {
 func (s *Service) checkPolicy(app App, address, index, ip string) []Limit {
 	var limits []Limit
 	scope, rules := ScopeCheckPhone, s.cfg.CheckPhoneRules
-	if IsEmailAddress(address) {
+	if contact.IsEmailAddress(address) {
 		scope, rules = ScopeCheckEmail, s.cfg.CheckEmailRules
 	}
 	if address != "" && len(rules) > 0 {

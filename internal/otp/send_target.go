@@ -1,6 +1,7 @@
 package otp
 
 import (
+	"otpgate/internal/contact"
 	"slices"
 	"strings"
 )
@@ -37,7 +38,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 		fields["channel"] = "must be " + quoteOr(accepted)
 	}
 	auto := strings.TrimSpace(t.locale) == ""
-	if l, ok := CanonLocale(t.locale); ok && s.offersLocale(app, l) {
+	if l, ok := contact.CanonLocale(t.locale); ok && s.offersLocale(app, l) {
 		t.locale = l
 	} else if !auto {
 		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
@@ -62,7 +63,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	}
 	var err error
 	if t.email() {
-		t.address, err = NormalizeEmail(in.Email)
+		t.address, err = contact.NormalizeEmail(in.Email)
 	} else {
 		t.address, t.region, err = s.normalizePhone(in.Phone)
 	}
@@ -115,4 +116,26 @@ func (s *Service) acceptedChannels(app App) []string {
 		}
 	}
 	return out
+}
+
+// defaultLocale is the locale of a send that names none: the number's country's
+// (CountryLocale), else en, else the first the app accepts — the first of these that the
+// app accepts and the renderer has.
+func (s *Service) defaultLocale(app App, region string) string {
+	for _, l := range [...]string{contact.CountryLocale(region), "en"} {
+		if s.offersLocale(app, l) {
+			return l
+		}
+	}
+	for _, l := range app.acceptedLocales() {
+		if s.offersLocale(app, l) {
+			return l
+		}
+	}
+	return "en"
+}
+
+// offersLocale reports whether a send of the app may be written in the built-in locale l.
+func (s *Service) offersLocale(app App, l string) bool {
+	return app.AcceptsLocale(l) && (s.renderer == nil || s.renderer.HasLocale(l))
 }

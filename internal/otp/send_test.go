@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -95,11 +96,11 @@ func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 	const noBreaks = "must not hold line breaks, control or formatting characters"
 	const noScheme = "must not hold a scheme such as tel: or a word followed by a colon"
 	const noPhone = "must not hold a phone number"
-	allLocales := "must be " + oneOf(otp.KnownLocales())
+	allLocales := "must be " + oneOf(contact.KnownLocales())
 	tests := []struct {
 		name       string
 		in         otp.SendInput
-		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
+		wantFields map[string]string // nil: want *contact.ErrInvalidPhone
 	}{
 		{"PhoneMissing", otp.SendInput{Locale: "ja"}, map[string]string{"phone": "is required"}},
 		{"OtherChannel", otp.SendInput{Phone: testPhone, Channel: "fax"}, map[string]string{"channel": `must be "sms", "whatsapp", "voice" or "email"`}},

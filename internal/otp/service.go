@@ -43,7 +43,7 @@ type Config struct {
 	LimiterTimeout time.Duration
 	// StoreTimeout bounds one store call.
 	StoreTimeout time.Duration
-	// DeniedNumberTypes are the number types (PhoneType) codes are not sent to by SMS or
+	// DeniedNumberTypes are the number types (contact.PhoneType) codes are not sent to by SMS or
 	// voice; an app may set its own.
 	DeniedNumberTypes []string
 	// DefaultAccess is the default app's access mode (OTP_DEFAULT_APP_ACCESS); empty is public.

@@ -9,7 +9,7 @@ import (
 type Verifier interface {
 	// Send sends or resends a code. The result's Decision is set whenever the limiter was
 	// asked, also with an error; with *ErrRateLimited it is the refusal's own.
-	// Errors: *ErrInvalidRequest, *ErrInvalidPhone, *ErrCountryNotAllowed,
+	// Errors: *ErrInvalidRequest, *contact.ErrInvalidPhone, *ErrCountryNotAllowed,
 	// ErrDuplicateSubmit, *ErrRateLimited, *ErrFraudBlocked, *ErrBlocked, *ErrProvider, and
 	// errors wrapping ErrUnavailable.
 	Send(ctx context.Context, in SendInput) (SendResult, error)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -95,7 +96,7 @@ func TestTestNumbers(t *testing.T) {
 
 	t.Run("ItSkipsTheCountryAndNumberTypeRules", func(t *testing.T) {
 		e := newEnv(t, func(c *otp.Config) {
-			c.AllowedCountries = otp.Countries{"GB"}
+			c.AllowedCountries = contact.Countries{"GB"}
 			c.DeniedNumberTypes = []string{"fixed_line"}
 		})
 		app := appWith(e, e.clock.Now().Add(time.Hour))

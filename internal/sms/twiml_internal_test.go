@@ -1,20 +1,19 @@
 package sms
 
 import (
+	"otpgate/internal/contact"
 	"testing"
-
-	"otpgate/internal/otp"
 )
 
 // TestEveryLocaleHasAVoice: a call in a built-in locale reads in that language, never in
 // the English fallback.
 func TestEveryLocaleHasAVoice(t *testing.T) {
-	for _, l := range otp.KnownLocales() {
+	for _, l := range contact.KnownLocales() {
 		if _, ok := voices[l]; !ok {
 			t.Errorf("%s: no voice", l)
 		}
 	}
-	if len(voices) != len(otp.KnownLocales()) {
-		t.Errorf("got %d voices, want one per locale (%d)", len(voices), len(otp.KnownLocales()))
+	if len(voices) != len(contact.KnownLocales()) {
+		t.Errorf("got %d voices, want one per locale (%d)", len(voices), len(contact.KnownLocales()))
 	}
 }

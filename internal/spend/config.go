@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -170,7 +171,7 @@ func (c Config) Validate() map[string]string {
 			f[n+"app"] = "must be an app id (a UUID) or default"
 		}
 		if b.Country != "" {
-			var r otp.Region
+			var r contact.Region
 			if err := r.UnmarshalText([]byte(b.Country)); err != nil || string(r) != b.Country {
 				f[n+"country"] = "must be an ISO 3166 alpha-2 code in capitals, such as JP"
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -218,7 +219,7 @@ func twilioChannel(ch string) string {
 // address reads To: an email address (it holds an @) for the email channel, else a
 // phone number.
 func address(to string) (phone, email string) {
-	if otp.IsEmailAddress(to) {
+	if contact.IsEmailAddress(to) {
 		return "", to
 	}
 	return to, ""

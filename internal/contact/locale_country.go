@@ -1,4 +1,4 @@
-package otp
+package contact
 
 import "strings"
 
@@ -64,26 +64,4 @@ func CountryLocale(region string) string {
 		return l
 	}
 	return "en"
-}
-
-// defaultLocale is the locale of a send that names none: the number's country's
-// (CountryLocale), else en, else the first the app accepts — the first of these that the
-// app accepts and the renderer has.
-func (s *Service) defaultLocale(app App, region string) string {
-	for _, l := range [...]string{CountryLocale(region), "en"} {
-		if s.offersLocale(app, l) {
-			return l
-		}
-	}
-	for _, l := range app.acceptedLocales() {
-		if s.offersLocale(app, l) {
-			return l
-		}
-	}
-	return "en"
-}
-
-// offersLocale reports whether a send of the app may be written in the built-in locale l.
-func (s *Service) offersLocale(app App, l string) bool {
-	return app.AcceptsLocale(l) && (s.renderer == nil || s.renderer.HasLocale(l))
 }

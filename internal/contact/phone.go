@@ -1,4 +1,4 @@
-package otp
+package contact
 
 import (
 	"strings"
@@ -113,3 +113,10 @@ func PhoneType(e164 string) string {
 	}
 	return NumberUnknownType
 }
+
+// ErrInvalidPhone means the phone number could not be parsed or is not a valid number.
+type ErrInvalidPhone struct {
+	Reason string
+}
+
+func (e *ErrInvalidPhone) Error() string { return "invalid phone: " + e.Reason }
