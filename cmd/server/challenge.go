@@ -8,7 +8,7 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/contact"
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // ChallengeSettings are the variables of the fraud guard's challenges (docs/fraud.md): the
@@ -54,7 +54,7 @@ func (s ChallengeSettings) newChallenger(secret []byte, client *http.Client) (*c
 		if err != nil {
 			return nil, err
 		}
-		o.Captcha, o.CaptchaLevel = c, otp.ChallengeTop
+		o.Captcha, o.CaptchaLevel = c, rate.ChallengeTop
 	}
 	return challenge.New(o), nil
 }

@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
 	"otpgate/internal/providers"
+	"otpgate/internal/rate"
 )
 
 // config is every setting of the server, read from the environment once at start.
@@ -39,12 +40,12 @@ type config struct {
 	MaxAttempts      int               `env:"OTP_MAX_ATTEMPTS" envDefault:"5"`
 	DefaultRegion    contact.Region    `env:"OTP_DEFAULT_REGION"`
 	AllowedCountries contact.Countries `env:"OTP_ALLOWED_COUNTRIES"`
-	LimitPhone       otp.Rules         `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
-	LimitIP          otp.Rules         `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
+	LimitPhone       rate.Rules        `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
+	LimitIP          rate.Rules        `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
 	DuplicateWindow  time.Duration     `env:"OTP_DUPLICATE_WINDOW" envDefault:"5s"`
-	LimitGlobal      otp.Rules         `env:"OTP_LIMIT_GLOBAL"`
-	LimitCheckPhone  otp.Rules         `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
-	LimitCheckIP     otp.Rules         `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
+	LimitGlobal      rate.Rules        `env:"OTP_LIMIT_GLOBAL"`
+	LimitCheckPhone  rate.Rules        `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
+	LimitCheckIP     rate.Rules        `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
 	// DefaultAppAccess is who may call the default app: anyone (public), callers with one
 	// of its keys (key), or nobody (off).
 	DefaultAppAccess  defaultAccess `env:"OTP_DEFAULT_APP_ACCESS" envDefault:"public"`
@@ -219,7 +220,7 @@ func (c *config) checkValues() error {
 	// Shorter, and a verification could go while it may still be checked, or an hour be
 	// counted into the rollups while its sends still change.
 	if r := time.Duration(c.HistoryRetention); r != 0 && r < 24*time.Hour {
-		return bad("OTP_HISTORY_RETENTION", otp.FormatWindow(r), "must be at least 1d, or off")
+		return bad("OTP_HISTORY_RETENTION", rate.FormatWindow(r), "must be at least 1d, or off")
 	}
 	if c.DrainDelay < 0 {
 		return fmt.Errorf("config: OTP_DRAIN_DELAY=%s: must be 0 or more", c.DrainDelay)

@@ -12,6 +12,7 @@ import (
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/providers"
+	"otpgate/internal/rate"
 )
 
 // DeliverySettings are the variables of channels, provider instances, routing, failover,
@@ -28,8 +29,8 @@ type DeliverySettings struct {
 	// PublicURL is where providers reach the public listener, for Twilio's status callbacks.
 	PublicURL string `env:"OTP_PUBLIC_URL"`
 	// The email channel's per-address rules, as OTP_LIMIT_PHONE and OTP_LIMIT_CHECK_PHONE.
-	LimitEmail      otp.Rules `env:"OTP_LIMIT_EMAIL" envDefault:"1/1m,10/1h"`
-	LimitCheckEmail otp.Rules `env:"OTP_LIMIT_CHECK_EMAIL" envDefault:"10/1h"`
+	LimitEmail      rate.Rules `env:"OTP_LIMIT_EMAIL" envDefault:"1/1m,10/1h"`
+	LimitCheckEmail rate.Rules `env:"OTP_LIMIT_CHECK_EMAIL" envDefault:"10/1h"`
 	// The default app's SMS options.
 	WebOTPDomain   string `env:"OTP_WEBOTP_DOMAIN"`
 	AndroidAppHash string `env:"OTP_ANDROID_APP_HASH"`

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Patch changes some settings of an app; nil fields stay as they are.
@@ -44,7 +45,7 @@ func (p Patch) Apply(a otp.App) (otp.App, error) {
 	fields := map[string]string{}
 	for name, f := range map[string]struct {
 		raw *string
-		dst *otp.Rules
+		dst *rate.Rules
 	}{"send_rules": {p.SendRules, &a.SendRules}, "check_rules": {p.CheckRules, &a.CheckRules}} {
 		if f.raw != nil {
 			if err := f.dst.UnmarshalText([]byte(*f.raw)); err != nil {

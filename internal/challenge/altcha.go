@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Algorithm is the only ALTCHA algorithm issued and accepted.
@@ -68,7 +69,7 @@ func New(o Options) *Challenger {
 		c.ttl = DefaultTTL
 	}
 	if c.captchaLevel <= 0 {
-		c.captchaLevel = otp.ChallengeBlocked
+		c.captchaLevel = rate.ChallengeBlocked
 	}
 	return c
 }

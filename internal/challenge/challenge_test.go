@@ -18,6 +18,7 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 var (
@@ -241,7 +242,7 @@ func TestCaptcha(t *testing.T) {
 			c := newChallenger(challenge.Options{Captcha: cap})
 			token := "good-" + provider
 			got, err := c.Verify(ctx, otp.ChallengeSolution{Captcha: token}, bind, now)
-			if err != nil || got.Level != otp.ChallengeBlocked || got.ID == "" {
+			if err != nil || got.Level != rate.ChallengeBlocked || got.ID == "" {
 				t.Fatalf("got %+v %v, want a token solving every level", got, err)
 			}
 			last := fake.bodies[len(fake.bodies)-1]

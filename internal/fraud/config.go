@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Mode is how the conversion guard runs: off, shadow (it reports what it would block) or
@@ -62,7 +63,7 @@ func (s *Span) UnmarshalText(text []byte) error {
 }
 
 // String renders the span as UnmarshalText reads it back.
-func (s Span) String() string { return otp.FormatWindow(time.Duration(s)) }
+func (s Span) String() string { return rate.FormatWindow(time.Duration(s)) }
 
 // Config is the fraud guard's live configuration. The OTP_* variables give the values a
 // fresh database starts from; afterwards the console and the admin API change it. Its
@@ -134,7 +135,7 @@ func fields() []field {
 	span := func(get func(*Config) Span, lo, hi time.Duration) func(*Config) string {
 		return func(c *Config) string {
 			if v := time.Duration(get(c)); v < lo || v > hi {
-				return fmt.Sprintf("must be between %s and %s", otp.FormatWindow(lo), otp.FormatWindow(hi))
+				return fmt.Sprintf("must be between %s and %s", rate.FormatWindow(lo), rate.FormatWindow(hi))
 			}
 			return ""
 		}
@@ -322,8 +323,8 @@ func (c Config) Validate() error {
 }
 
 // GuardParams returns the thresholds every scope's guard shares.
-func (c Config) GuardParams() otp.GuardParams {
-	return otp.GuardParams{
+func (c Config) GuardParams() rate.GuardParams {
+	return rate.GuardParams{
 		ShortHorizon: time.Duration(c.ShortHorizon), LongHorizon: time.Duration(c.LongHorizon),
 		Ratio: c.Ratio, PriorRate: c.PriorRate, PriorWeight: c.PriorWeight, Block: time.Duration(c.Block),
 		Surge: c.Surge, BlockPasses: c.BlockPass, Countries: c.CountriesPerNetwork, YoungApprovals: c.YoungApprovals,

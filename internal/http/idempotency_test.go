@@ -16,6 +16,7 @@ import (
 	"otpgate/internal/contact"
 	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -28,9 +29,9 @@ func newIdempotentServer(t *testing.T, v otp.Verifier) http.Handler {
 }
 
 // refusedFor is a decision whose phone rule refuses for retry.
-func refusedFor(retry time.Duration) otp.Decision {
-	return otp.Decision{Rules: []otp.RuleState{
-		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, ResetAfter: retry, RetryAfter: retry, Violated: true},
+func refusedFor(retry time.Duration) rate.Decision {
+	return rate.Decision{Rules: []rate.RuleState{
+		{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, ResetAfter: retry, RetryAfter: retry, Violated: true},
 	}}
 }
 

@@ -12,12 +12,13 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestProblemFor(t *testing.T) {
-	limited := &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
-		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 90 * time.Second, Violated: true},
+	limited := &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+		{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
+		{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 90 * time.Second, Violated: true},
 	}}}
 	tests := []struct {
 		name   string
@@ -82,9 +83,9 @@ func TestProblemFor(t *testing.T) {
 		}
 	})
 	t.Run("RateLimitedListsOnlyViolatedRules", func(t *testing.T) {
-		d := otp.Decision{Rules: []otp.RuleState{
-			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 1500 * time.Millisecond, Violated: true},
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7},
+		d := rate.Decision{Rules: []rate.RuleState{
+			{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 1500 * time.Millisecond, Violated: true},
+			{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7},
 		}}
 		p := ProblemFor(&otp.ErrRateLimited{Decision: d})
 		if len(p.Violations) != 1 || p.Violations[0].Scope != "phone" {
@@ -138,8 +139,8 @@ func TestWriteProblem(t *testing.T) {
 	t.Run("RetryAfterHeaderInWholeSecondsRoundedUp", func(t *testing.T) {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("POST", "/", nil)
-		writeProblem(w, r, discardLogger(), &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 59*time.Second + time.Microsecond, Violated: true},
+		writeProblem(w, r, discardLogger(), &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+			{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 59*time.Second + time.Microsecond, Violated: true},
 		}}})
 		if got := w.Header().Get("Retry-After"); got != "60" {
 			t.Errorf("Retry-After: got %v, want %v", got, "60")
@@ -152,8 +153,8 @@ func TestWriteProblem(t *testing.T) {
 	t.Run("RetryAfterIsAtLeastOneSecond", func(t *testing.T) {
 		w := httptest.NewRecorder()
 		// A spent send budget whose verification expires this instant refuses for 0s.
-		writeProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-			{Scope: "verification", Rule: otp.Rule{Limit: 5, Window: 5 * time.Minute}, Used: 5, Violated: true},
+		writeProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+			{Scope: "verification", Rule: rate.Rule{Limit: 5, Window: 5 * time.Minute}, Used: 5, Violated: true},
 		}}})
 		if got := w.Header().Get("Retry-After"); got != "1" {
 			t.Errorf("Retry-After: got %v, want %v", got, "1")

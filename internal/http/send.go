@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // sendRequest is the body of POST /v1/verifications.
@@ -90,24 +91,24 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 	requests := NewDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		fail := func(w http.ResponseWriter, err error, d otp.Decision) {
+		fail := func(w http.ResponseWriter, err error, d rate.Decision) {
 			setSendRateLimitHeaders(ctx, w.Header(), v, d, err)
 			writeProblem(w, r, log, err)
 		}
 
 		body, err := ReadJSON(r)
 		if err != nil {
-			fail(w, err, otp.Decision{})
+			fail(w, err, rate.Decision{})
 			return
 		}
 		key, err := idempotencyKey(r.Header)
 		if err != nil {
-			fail(w, err, otp.Decision{})
+			fail(w, err, rate.Decision{})
 			return
 		}
 		req, err := requests.Decode(body)
 		if err != nil {
-			fail(w, err, otp.Decision{})
+			fail(w, err, rate.Decision{})
 			return
 		}
 
@@ -134,6 +135,6 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			send(w)
 			return
 		}
-		serveOnce(w, r, log, idem, idempotencyEndpoint(appFrom(ctx)), key, body, send, func(err error) { fail(w, err, otp.Decision{}) })
+		serveOnce(w, r, log, idem, idempotencyEndpoint(appFrom(ctx)), key, body, send, func(err error) { fail(w, err, rate.Decision{}) })
 	})
 }

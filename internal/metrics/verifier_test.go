@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // The decorator must fit where the public API takes the service.
@@ -28,8 +29,8 @@ func (f fixedVerifier) Check(context.Context, otp.CheckInput) (otp.CheckResult, 
 	return otp.CheckResult{}, f.err
 }
 
-func (f fixedVerifier) SendLimitState(context.Context, string) (otp.Decision, error) {
-	return otp.Decision{Allowed: true}, f.err
+func (f fixedVerifier) SendLimitState(context.Context, string) (rate.Decision, error) {
+	return rate.Decision{Allowed: true}, f.err
 }
 
 // wrapped hides err behind the context the service adds, as errors.Is/As must see through.
@@ -39,8 +40,8 @@ var errUnavailable = fmt.Errorf("otp: limiter: %w: %w", otp.ErrUnavailable, erro
 
 // rateLimited is a refusal by the phone's 1/1m rule.
 func rateLimited() error {
-	return &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-		{Scope: otp.ScopePhone, Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 30 * time.Second, Violated: true},
+	return &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+		{Scope: otp.ScopePhone, Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 30 * time.Second, Violated: true},
 	}}}
 }
 

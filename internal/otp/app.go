@@ -3,6 +3,7 @@ package otp
 import (
 	"fmt"
 	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 	"slices"
 	"strings"
 	"time"
@@ -80,9 +81,9 @@ type App struct {
 	// of every SMS, before the WebOTP line.
 	AndroidAppHash string
 	// SendRules are the app's own rules per phone (scope "app"), added to the shared ones.
-	SendRules Rules
+	SendRules rate.Rules
 	// CheckRules are the app's own check rules per phone (scope "app_check"), added to the shared ones.
-	CheckRules Rules
+	CheckRules rate.Rules
 	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
 	// are not sent to by SMS or voice (an empty list sends to every type).
 	DeniedNumberTypes *[]string

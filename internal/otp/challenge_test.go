@@ -7,13 +7,14 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestSendBindsASolutionToItsApp(t *testing.T) {
 	ctx := context.Background()
 	e, _, gl := fraudEnv(t)
 	e.svc.UseChallenger(challenge.New(challenge.Options{Secret: []byte("0123456789abcdef0123456789abcdef"), Complexity: 1000}))
-	gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Challenged: true, Challenge: 1, Signal: otp.SignalVolume}}
+	gl.Guards = []rate.GuardState{{Scope: rate.ScopePrefix, Key: "+8190123", Challenged: true, Challenge: 1, Signal: rate.SignalVolume}}
 	_, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP})
 	var required *otp.ErrChallengeRequired
 	if !errors.As(err, &required) {

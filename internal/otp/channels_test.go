@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // fakeDeliverer is a router: it reports the attempts it is told to, and their outcome.
@@ -80,8 +81,8 @@ func TestSendRecordsEveryProviderAttempt(t *testing.T) {
 
 func TestSendByEmail(t *testing.T) {
 	e := newEnv(t, func(c *otp.Config) {
-		c.EmailRules = []otp.Rule{{Limit: 2, Window: time.Hour}}
-		c.CheckEmailRules = []otp.Rule{{Limit: 7, Window: time.Hour}}
+		c.EmailRules = []rate.Rule{{Limit: 2, Window: time.Hour}}
+		c.CheckEmailRules = []rate.Rule{{Limit: 7, Window: time.Hour}}
 	})
 	res, err := e.svc.Send(context.Background(), otp.SendInput{Email: " Ana@Example.COM ", Locale: "fr", ClientIP: testIP})
 	if err != nil {
@@ -95,9 +96,9 @@ func TestSendByEmail(t *testing.T) {
 		!strings.Contains(msgs[0].Subject, "vérification") || !strings.Contains(msgs[0].HTML, codes[0]) || msgs[0].Encoding != "" {
 		t.Errorf("got %+v, want one French email with the code", msgs)
 	}
-	scopes := func(ls []otp.Limit) (out []string) {
+	scopes := func(ls []rate.Limit) (out []string) {
 		for _, l := range ls {
-			out = append(out, l.Scope+"="+l.Key+"="+otp.Rules(l.Rules).String())
+			out = append(out, l.Scope+"="+l.Key+"="+rate.Rules(l.Rules).String())
 		}
 		return out
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 	"testing"
 )
 
@@ -25,7 +26,7 @@ func TestErrorCode(t *testing.T) {
 		{"IdempotencyKeyReused", ErrIdempotencyKeyReused, CodeIdempotencyKeyReused},
 		{"RateLimited", &ErrRateLimited{}, CodeRateLimited},
 		{"SendBudgetIsARateLimit", &ErrSendBudget{MaxSends: 5}, CodeRateLimited},
-		{"FraudBlocked", fmt.Errorf("send: %w", &ErrFraudBlocked{Scope: ScopePrefix, Key: "+8190123"}), CodeFraudBlocked},
+		{"FraudBlocked", fmt.Errorf("send: %w", &ErrFraudBlocked{Scope: rate.ScopePrefix, Key: "+8190123"}), CodeFraudBlocked},
 		{"BlockListed", &ErrBlocked{Entry: "country NG"}, CodeBlocked},
 		{"InvalidCode", &ErrInvalidCode{AttemptsLeft: 2}, CodeInvalidCode},
 		{"TooManyAttempts", ErrTooManyAttempts, CodeTooManyAttempts},

@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 const (
@@ -49,11 +50,11 @@ func newEnv(t *testing.T, configure ...func(*otp.Config)) *env {
 	cfg := otp.Config{
 		Secret: []byte("test secret of the unit tests"), CodeLength: 6, CodeTTL: 5 * time.Minute,
 		MaxSends: 5, MaxAttempts: 3,
-		PhoneRules:      []otp.Rule{{Limit: 1, Window: time.Minute}},
-		IPRules:         []otp.Rule{{Limit: 10, Window: time.Hour}},
+		PhoneRules:      []rate.Rule{{Limit: 1, Window: time.Minute}},
+		IPRules:         []rate.Rule{{Limit: 10, Window: time.Hour}},
 		DuplicateWindow: 5 * time.Second,
-		CheckPhoneRules: []otp.Rule{{Limit: 5, Window: time.Minute}},
-		CheckIPRules:    []otp.Rule{{Limit: 20, Window: time.Minute}},
+		CheckPhoneRules: []rate.Rule{{Limit: 5, Window: time.Minute}},
+		CheckIPRules:    []rate.Rule{{Limit: 20, Window: time.Minute}},
 		SMSTimeout:      time.Second, LimiterTimeout: time.Second, StoreTimeout: time.Second,
 	}
 	for _, f := range configure {

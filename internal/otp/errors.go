@@ -3,6 +3,7 @@ package otp
 import (
 	"errors"
 	"fmt"
+	"otpgate/internal/rate"
 	"sort"
 	"strings"
 	"time"
@@ -62,11 +63,11 @@ func (e *ErrCountryNotAllowed) Error() string { return "country not allowed: " +
 type ErrRateLimited struct {
 	// Decision is the refusing decision: its violated rules say why, and all its rules
 	// feed the rate-limit headers.
-	Decision Decision
+	Decision rate.Decision
 }
 
 // Violations are the refusing rules, each with its own retry-after, in policy order.
-func (e *ErrRateLimited) Violations() []RuleState { return e.Decision.Violations() }
+func (e *ErrRateLimited) Violations() []rate.RuleState { return e.Decision.Violations() }
 
 // RetryAfter is how long until every violated rule admits the request again.
 func (e *ErrRateLimited) RetryAfter() time.Duration { return e.Decision.RetryAfter() }

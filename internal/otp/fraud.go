@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 	"time"
 )
 
@@ -21,7 +22,7 @@ type Fraud interface {
 	// BlockStarted records a block that a send's decision started, in shadow mode too: the
 	// block row with why it started, its audit entry. The limiter holds the block already;
 	// errors are logged.
-	BlockStarted(ctx context.Context, t FraudTarget, g GuardState, why FraudExplanation, at time.Time) error
+	BlockStarted(ctx context.Context, t FraudTarget, g rate.GuardState, why rate.FraudExplanation, at time.Time) error
 }
 
 // FraudTarget is what the fraud step knows of a send.
@@ -51,7 +52,7 @@ type Screening struct {
 	// Safe reports that the safe list matched: the fraud limits are left out.
 	Safe bool
 	// Limits are the fraud limits to add to the send's policy.
-	Limits []Limit
+	Limits []rate.Limit
 }
 
 // UseFraud adds the fraud step to sends and checks; without it the service has none.
@@ -61,7 +62,7 @@ func (s *Service) UseFraud(f Fraud) { s.fraud = f }
 // screen runs the fraud step of a send: a block-listed send is recorded and refused with
 // *ErrBlocked before anything is spent; otherwise it returns the limits to add. The
 // guard watches phone numbers (SMS pumping); email has no step.
-func (s *Service) screen(appID string, to target, ip string, solved int) (FraudTarget, []Limit, error) {
+func (s *Service) screen(appID string, to target, ip string, solved int) (FraudTarget, []rate.Limit, error) {
 	phone := to.address
 	t := FraudTarget{Phone: phone, Region: to.region, ClientIP: ip, Solved: solved}
 	if s.fraud == nil || to.email() {
@@ -74,7 +75,7 @@ func (s *Service) screen(appID string, to target, ip string, solved int) (FraudT
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
 			ID: s.NewID(), AppID: appID, Phone: phone, Channel: to.channel, ClientIP: ip, Status: SendBlocked,
-			Reason: ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
+			Reason: rate.ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
 		})
 	}
 	return t, nil, &ErrBlocked{Entry: scr.Blocked}
@@ -82,14 +83,14 @@ func (s *Service) screen(appID string, to target, ip string, solved int) (FraudT
 
 // startedBlocks records the blocks the decision started. It runs detached from the client,
 // bounded like a store call, since the block holds in the limiter whatever the client does.
-func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, policy []Limit, dec Decision, now time.Time) {
+func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, policy []rate.Limit, dec rate.Decision, now time.Time) {
 	if s.fraud == nil || t.Region == "" {
 		return
 	}
 	for _, g := range dec.Trips() {
-		why := explainGuard(policy, g, FraudTripped, dec.Allowed)
+		why := rate.ExplainGuard(policy, g, rate.FraudTripped, dec.Allowed)
 		if why == nil {
-			why = &FraudExplanation{Signal: g.Signal, Scope: g.Scope, Key: g.Key, Action: FraudTripped}
+			why = &rate.FraudExplanation{Signal: g.Signal, Scope: g.Scope, Key: g.Key, Action: rate.FraudTripped}
 		}
 		bctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.StoreTimeout, finishTimeout))
 		err := s.fraud.BlockStarted(bctx, t, g, *why, now)
@@ -121,7 +122,7 @@ func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duratio
 // fraudDenied names a refusal by the fraud guard's block: its history reason and its error,
 // which is nil when no guard blocked. When every refusing guard would admit a solved
 // challenge, the error carries one.
-func (s *Service) fraudDenied(appID string, t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+func (s *Service) fraudDenied(appID string, t target, ip string, dec rate.Decision, now time.Time) (reason string, err error) {
 	g, ok := dec.Block()
 	if !ok {
 		return "", nil
@@ -138,18 +139,18 @@ func (s *Service) fraudDenied(appID string, t target, ip string, dec Decision, n
 // challengeDenied names a refusal for want of a challenge: its history reason and its error
 // carrying the challenge, nil when no guard asked one (or no challenger can issue it, when
 // the request is refused as the guard's block).
-func (s *Service) challengeDenied(appID string, t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+func (s *Service) challengeDenied(appID string, t target, ip string, dec rate.Decision, now time.Time) (reason string, err error) {
 	level, g, ok := dec.Challenge()
 	if !ok {
 		return "", nil
 	}
 	scope, key := g.Scope, g.Key
-	if scope == ScopeYoungCountries {
+	if scope == rate.ScopeYoungCountries {
 		// The pool is about the number's country, young among many: that is what the
 		// client hears.
-		scope, key = ScopeCountry, t.region
+		scope, key = rate.ScopeCountry, t.region
 	}
-	reason = ReasonChallenge + " " + scope + " " + key
+	reason = rate.ReasonChallenge + " " + scope + " " + key
 	if s.challenger == nil {
 		return reason, &ErrFraudBlocked{Scope: scope, Key: key, RetryAfter: time.Second}
 	}
@@ -182,7 +183,7 @@ func (s *Service) binding(appID string, t target, ip string) ChallengeBinding {
 }
 
 // solutionLimit spends a solution once: a rule of one use until its challenge expires.
-func (s *Service) solutionLimit(v Solved) Limit {
+func (s *Service) solutionLimit(v Solved) rate.Limit {
 	window := max(v.Expires.Sub(s.Now()), time.Second) + time.Second
-	return Limit{Scope: ScopeChallenge, Key: v.ID, Rules: []Rule{{Limit: 1, Window: window}}}
+	return rate.Limit{Scope: ScopeChallenge, Key: v.ID, Rules: []rate.Rule{{Limit: 1, Window: window}}}
 }

@@ -3,6 +3,7 @@ package otp
 import (
 	"context"
 	"errors"
+	"otpgate/internal/rate"
 	"strings"
 )
 
@@ -49,7 +50,7 @@ func (s *Service) compose(app App, t target, code, friendlyName string, tx Trans
 // is refunded and the send given back; when one may have, nothing is refunded and the
 // verification stays pending, so that a message that does arrive still works. ctx must
 // not end with the client's request.
-func (s *Service) deliver(ctx context.Context, m Message, start SendStart, r Reservation) error {
+func (s *Service) deliver(ctx context.Context, m Message, start SendStart, r rate.Reservation) error {
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.SMSTimeout)
 	d, err := Deliver(sctx, s.sender, m)
 	cancel()

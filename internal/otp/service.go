@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
+	"otpgate/internal/rate"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,18 +23,18 @@ type Config struct {
 	DefaultRegion string
 	// AllowedCountries are ISO 3166 alpha-2 codes; empty allows every country.
 	AllowedCountries []string
-	PhoneRules       []Rule
-	IPRules          []Rule
+	PhoneRules       []rate.Rule
+	IPRules          []rate.Rule
 	// DuplicateWindow allows one send per phone and client fingerprint per window; 0 turns it off.
 	DuplicateWindow time.Duration
 	// GlobalRules budget all sends together; empty turns it off.
-	GlobalRules     []Rule
-	CheckPhoneRules []Rule
-	CheckIPRules    []Rule
+	GlobalRules     []rate.Rule
+	CheckPhoneRules []rate.Rule
+	CheckIPRules    []rate.Rule
 	// EmailRules and CheckEmailRules limit sends and checks per email address, as
 	// PhoneRules and CheckPhoneRules do per phone.
-	EmailRules      []Rule
-	CheckEmailRules []Rule
+	EmailRules      []rate.Rule
+	CheckEmailRules []rate.Rule
 	// WebOTPDomain and AndroidAppHash are the default app's SMS options (see App).
 	WebOTPDomain   string
 	AndroidAppHash string
@@ -135,7 +136,7 @@ type SendInput struct {
 	Transaction Transaction
 	// RateLimits are the app's rate limits the caller keys this send by: each one's rules
 	// are met on its value, in the send's one limiter call.
-	RateLimits []KeyedLimit
+	RateLimits []rate.KeyedLimit
 }
 
 // SendResult is what a send produced. Decision is set whenever the limiter was
@@ -152,7 +153,7 @@ type SendResult struct {
 	NextResendAt time.Time
 	// SendsLeft is how many more sends this verification may have.
 	SendsLeft int
-	Decision  Decision
+	Decision  rate.Decision
 	// Cost is the send's estimated cost in micro-units of Currency; Country the number's
 	// ISO region (empty for email).
 	Cost              int64
@@ -177,7 +178,7 @@ type CheckInput struct {
 // CheckResult is an approved verification. Decision is set whenever the limiter was asked.
 type CheckResult struct {
 	Verification Verification
-	Decision     Decision
+	Decision     rate.Decision
 }
 
 // appOf is the app a call is for: its own, or the default app.

@@ -2,6 +2,7 @@ package otp
 
 import (
 	"context"
+	"otpgate/internal/rate"
 )
 
 // Verifier is the send-and-check service the public API calls; *Service implements it,
@@ -19,7 +20,7 @@ type Verifier interface {
 	Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	// SendLimitState reports the client IP's send limit without recording anything, for
 	// rate-limit headers on responses that never reached the limiter. Errors wrap ErrUnavailable.
-	SendLimitState(ctx context.Context, clientIP string) (Decision, error)
+	SendLimitState(ctx context.Context, clientIP string) (rate.Decision, error)
 }
 
 var _ Verifier = (*Service)(nil)

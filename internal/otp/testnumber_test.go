@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestTestNumbers(t *testing.T) {
@@ -69,7 +70,7 @@ func TestTestNumbers(t *testing.T) {
 
 	t.Run("ItsRuleRefusesAndIsRecorded", func(t *testing.T) {
 		e := newEnv(t)
-		e.limiter.Deny = []otp.RuleState{{Scope: otp.ScopeTestNumber, Key: "tn-phone", Rule: otp.TestNumberRule, Used: 30, Violated: true}}
+		e.limiter.Deny = []rate.RuleState{{Scope: otp.ScopeTestNumber, Key: "tn-phone", Rule: otp.TestNumberRule, Used: 30, Violated: true}}
 		_, err := e.svc.Send(ctx, otp.SendInput{App: appWith(e, e.clock.Now().Add(time.Hour)), Phone: testPhone, ClientIP: testIP})
 		if otp.ErrorCode(err) != otp.CodeRateLimited {
 			t.Fatalf("got %v, want rate_limited", err)

@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Budget periods.
@@ -189,7 +190,7 @@ func (c Config) Validate() map[string]string {
 				f[n+field] = "must be more than 0"
 			}
 		}
-		if !slices.Contains([]string{otp.BudgetEnforce, otp.BudgetShadow, otp.BudgetAlert}, b.Mode) {
+		if !slices.Contains([]string{rate.BudgetEnforce, rate.BudgetShadow, rate.BudgetAlert}, b.Mode) {
 			f[n+"mode"] = "must be enforce, shadow or alert"
 		}
 		if _, err := location(b.TimeZone); err != nil {

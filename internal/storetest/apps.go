@@ -11,6 +11,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // appA and appB are two apps besides the default one.
@@ -107,7 +108,7 @@ func newApp(id string) otp.App {
 	return otp.App{
 		ID: id, Name: "Shop", CodeLength: 8, CodeTTL: 3 * time.Minute, MaxSends: 2, MaxAttempts: 4,
 		Locales: []string{"ja"}, AllowedCountries: []string{"JP"}, Channels: []string{"sms"},
-		SendRules: otp.Rules{{Limit: 1, Window: time.Minute}}, Access: otp.AccessKey,
+		SendRules: rate.Rules{{Limit: 1, Window: time.Minute}}, Access: otp.AccessKey,
 		CreatedAt: base(), UpdatedAt: base(),
 	}
 }

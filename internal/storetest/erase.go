@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // testErase erases one person's number from a seeded history with events: the person's
@@ -29,7 +30,7 @@ func testErase(t *testing.T, newStore func(t *testing.T) Stores) {
 	// Blocks tripped by a send to each number, as versions before masking wrote them.
 	blocks := map[string]string{}
 	for _, phone := range []string{gone, kept} {
-		b := fraud.Block{ID: newID(), Scope: otp.ScopePrefix, Target: phone[:8], Mode: fraud.ModeEnforce,
+		b := fraud.Block{ID: newID(), Scope: rate.ScopePrefix, Target: phone[:8], Mode: fraud.ModeEnforce,
 			Reason: "12 unapproved sends; " + fraud.TrippedBy(phone) + "192.0.2.1", StartedAt: base(), EndsAt: base().Add(time.Hour)}
 		a := history.AdminAction{Action: fraud.ActionBlockStarted, Target: b.Scope + ":" + b.Target, Detail: "enforce block: " + b.Reason}
 		if err := e.Fraud.RecordFraudBlock(e.ctx, b, a); err != nil {

@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
@@ -110,9 +111,9 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("BlocksAreListedAndLiftedOnce", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		old := fraud.Block{ID: newID(), Scope: otp.ScopeIPNet, Target: "192.0.2.0/24", Mode: fraud.ModeEnforce,
+		old := fraud.Block{ID: newID(), Scope: rate.ScopeIPNet, Target: "192.0.2.0/24", Mode: fraud.ModeEnforce,
 			StartedAt: base().Add(-13 * time.Hour), EndsAt: base().Add(-time.Hour)}
-		active := fraud.Block{ID: newID(), Scope: otp.ScopePrefix, Target: "+8190123", Mode: fraud.ModeShadow,
+		active := fraud.Block{ID: newID(), Scope: rate.ScopePrefix, Target: "+8190123", Mode: fraud.ModeShadow,
 			Reason: "10 unapproved sends", StartedAt: base(), EndsAt: base().Add(12 * time.Hour)}
 		for _, b := range []fraud.Block{old, active} {
 			if err := e.Fraud.RecordFraudBlock(e.ctx, b, action(fraud.ActionBlockStarted)); err != nil {

@@ -10,13 +10,14 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // explanation is a fraud explanation with fractional figures, as decayed counts are.
-func explanation(action string) *otp.FraudExplanation {
-	return &otp.FraudExplanation{
-		Signal: otp.SignalRecent, Scope: otp.ScopePrefix, Key: "+8190123", Action: action, Level: 3,
-		Figures: otp.FraudFigures{
+func explanation(action string) *rate.FraudExplanation {
+	return &rate.FraudExplanation{
+		Signal: rate.SignalRecent, Scope: rate.ScopePrefix, Key: "+8190123", Action: action, Level: 3,
+		Figures: rate.FraudFigures{
 			RecentSends: 12.37, RecentApprovals: 0.25, RecentUnapproved: 12.12, RecentConversion: 0.02,
 			BaselineConversion: 0.6, LongSends: 40.5, LongApprovals: 20.25, LongUnapproved: 20.25,
 			LongConversion: 0.5, LongBaseline: 0.52, Ratio: 0.3, Threshold: 0.18, Floor: 10,
@@ -29,7 +30,7 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("RefusedSendsKeepWhyAndSendBlockedCarriesIt", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		e.subscribe(otp.DefaultAppID, events.SendBlocked)
-		why := explanation(otp.FraudTripped)
+		why := explanation(rate.FraudTripped)
 		explained, plain := newID(), newID()
 		e.Denied.RecordDenied(otp.DeniedSend{ID: explained, Phone: "+819012345678", ClientIP: "192.0.2.9", Status: otp.SendBlocked,
 			Reason: "fraud_guard prefix +8190123", Fraud: why, Time: base()})
@@ -63,7 +64,7 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("AdmittedSendsKeepWhyAndTheTestMark", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		passed := params("+819012345678", "111111", base())
-		passed.Fraud = explanation(otp.FraudPassed)
+		passed.Fraud = explanation(rate.FraudPassed)
 		test := params("+15005550006", "123456", base().Add(time.Second))
 		test.Test = true
 		plain := params("+819012345679", "222222", base().Add(2*time.Second))
@@ -94,22 +95,22 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("ChallengedSendsAreListedNewestFirst", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		passed := params("+819012345678", "111111", base())
-		passed.Fraud = explanation(otp.FraudPassed)
+		passed.Fraud = explanation(rate.FraudPassed)
 		e.send(passed)
 		challenged := newID()
 		e.Denied.RecordDenied(otp.DeniedSend{ID: challenged, Phone: "+819012345670", Status: otp.SendBlocked,
-			Reason: "challenge prefix +8190123", Fraud: explanation(otp.FraudChallenged), Time: base().Add(time.Second)})
+			Reason: "challenge prefix +8190123", Fraud: explanation(rate.FraudChallenged), Time: base().Add(time.Second)})
 		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), Phone: "+819012345671", Status: otp.SendBlocked,
-			Reason: "fraud_guard prefix +8190123", Fraud: explanation(otp.FraudBlocked), Time: base().Add(2 * time.Second)})
+			Reason: "fraud_guard prefix +8190123", Fraud: explanation(rate.FraudBlocked), Time: base().Add(2 * time.Second)})
 		shadow := params("+819012345672", "222222", base().Add(3*time.Second))
-		shadow.Fraud = explanation(otp.FraudShadow)
+		shadow.Fraud = explanation(rate.FraudShadow)
 		e.send(shadow)
 		e.flush()
 		got, err := e.Fraud.ChallengedSends(e.ctx, 10)
 		if err != nil || len(got) != 2 || got[0].ID != challenged || got[1].ID != passed.SendID {
 			t.Fatalf("got %+v, %v; want the challenged and the passed send, newest first", got, err)
 		}
-		if got[0].Fraud == nil || got[0].Fraud.Action != otp.FraudChallenged {
+		if got[0].Fraud == nil || got[0].Fraud.Action != rate.FraudChallenged {
 			t.Errorf("challenged: got %+v, want its explanation", got[0].Fraud)
 		}
 		if got, err := e.Fraud.ChallengedSends(e.ctx, 1); err != nil || len(got) != 1 || got[0].ID != challenged {
@@ -119,10 +120,10 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("BlocksKeepWhyTheyStarted", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		why := explanation(otp.FraudTripped)
-		b := fraud.Block{ID: newID(), Scope: otp.ScopePrefix, Target: "+8190123", Mode: fraud.ModeEnforce, Reason: why.Summary(),
+		why := explanation(rate.FraudTripped)
+		b := fraud.Block{ID: newID(), Scope: rate.ScopePrefix, Target: "+8190123", Mode: fraud.ModeEnforce, Reason: why.Summary(),
 			Why: why, StartedAt: base(), EndsAt: base().Add(time.Hour)}
-		old := fraud.Block{ID: newID(), Scope: otp.ScopeCountry, Target: "JP", Mode: fraud.ModeShadow, Reason: "tripped",
+		old := fraud.Block{ID: newID(), Scope: rate.ScopeCountry, Target: "JP", Mode: fraud.ModeShadow, Reason: "tripped",
 			StartedAt: base().Add(-time.Minute), EndsAt: base().Add(time.Hour)}
 		for _, x := range []fraud.Block{b, old} {
 			if err := e.Fraud.RecordFraudBlock(e.ctx, x, history.AdminAction{Action: fraud.ActionBlockStarted}); err != nil {

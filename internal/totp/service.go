@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // ScopeFactor is the limiter scope of guesses at a factor's codes, keyed by the factor's
@@ -18,7 +19,7 @@ const ScopeFactor = "totp_factor"
 
 // GuessRules bound the wrong guesses at one factor: plenty for a user who mistypes, a
 // one-in-tens-of-thousands chance a day at six digits for someone guessing.
-var GuessRules = []otp.Rule{{Limit: 5, Window: time.Minute}, {Limit: 20, Window: time.Hour}}
+var GuessRules = []rate.Rule{{Limit: 5, Window: time.Minute}, {Limit: 20, Window: time.Hour}}
 
 // Errors of the service beyond the domain's.
 var (
@@ -40,7 +41,7 @@ type Service struct {
 	limiter otp.Limiter
 	sealer  *Sealer
 	// Rules bound the guesses at one factor (GuessRules unless set).
-	Rules []otp.Rule
+	Rules []rate.Rule
 	// Now and NewID are the clock and the id source; tests replace them.
 	Now   func() time.Time
 	NewID func() string
@@ -320,7 +321,7 @@ func (s *Service) guess(ctx context.Context, fac Factor, code string) (Factor, b
 	if err := checkCode(code); err != nil {
 		return fac, false, err
 	}
-	dec, err := s.limiter.Allow(ctx, []otp.Limit{{Scope: ScopeFactor, Key: fac.ID, Rules: s.Rules}})
+	dec, err := s.limiter.Allow(ctx, []rate.Limit{{Scope: ScopeFactor, Key: fac.ID, Rules: s.Rules}})
 	if err != nil {
 		return fac, false, fmt.Errorf("totp: limiter: %w", err)
 	}

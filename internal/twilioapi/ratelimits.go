@@ -11,6 +11,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // RateLimits is what the Rate Limits and Buckets resources and RateLimits on a create
@@ -25,7 +26,7 @@ type RateLimits interface {
 	AddBucket(ctx context.Context, appID, rateLimitID string, maxSends int, interval time.Duration) (apps.Bucket, error)
 	UpdateBucket(ctx context.Context, appID, rateLimitID, id string, maxSends *int, interval *time.Duration) (apps.Bucket, error)
 	DeleteBucket(ctx context.Context, appID, rateLimitID, id string) error
-	SendLimits(ctx context.Context, appID string, values map[string]string) ([]otp.KeyedLimit, error)
+	SendLimits(ctx context.Context, appID string, values map[string]string) ([]rate.KeyedLimit, error)
 }
 
 // rateLimit is Twilio's Rate Limit resource.

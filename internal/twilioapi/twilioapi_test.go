@@ -12,6 +12,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/twilioapi"
 )
 
@@ -37,8 +38,8 @@ func (s *stub) Check(_ context.Context, in otp.CheckInput) (otp.CheckResult, err
 	return otp.CheckResult{Verification: pending(1)}, nil
 }
 
-func (s *stub) SendLimitState(context.Context, string) (otp.Decision, error) {
-	return otp.Decision{}, nil
+func (s *stub) SendLimitState(context.Context, string) (rate.Decision, error) {
+	return rate.Decision{}, nil
 }
 
 func (s *stub) Verification(context.Context, *otp.App, string) (otp.Verification, error) {

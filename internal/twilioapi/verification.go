@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // unsupported are Twilio parameters that would change what is sent or how it is
@@ -187,7 +188,7 @@ func handleCreate(d Deps) http.Handler {
 
 // rateLimitsOf reads RateLimits of a create into the app's keyed limits. Errors:
 // *otp.ErrInvalidRequest for a malformed value or a name the service has no rate limit of.
-func rateLimitsOf(r *http.Request, d Deps, app otp.App) ([]otp.KeyedLimit, error) {
+func rateLimitsOf(r *http.Request, d Deps, app otp.App) ([]rate.KeyedLimit, error) {
 	values, err := sendRateLimits(r)
 	if err != nil || len(values) == 0 {
 		return nil, err

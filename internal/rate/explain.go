@@ -1,4 +1,4 @@
-package otp
+package rate
 
 import (
 	"math"
@@ -71,10 +71,10 @@ type FraudFigures struct {
 	VolumeFloor                int
 }
 
-// explainGuard builds the explanation of one guard's state: its limit in the policy
+// ExplainGuard builds the explanation of one guard's state: its limit in the policy
 // brings the settings. counted says whether the decision recorded the send, so that the
 // figures always include it.
-func explainGuard(policy []Limit, g GuardState, action string, counted bool) *FraudExplanation {
+func ExplainGuard(policy []Limit, g GuardState, action string, counted bool) *FraudExplanation {
 	var guard *Guard
 	for _, l := range policy {
 		if l.Guard != nil && l.Scope == g.Scope && l.Key == g.Key {
@@ -148,25 +148,25 @@ func (d Decision) Explain(policy []Limit) *FraudExplanation {
 		if g.Tripped {
 			action = FraudTripped
 		}
-		return explainGuard(policy, g, action, d.Allowed)
+		return ExplainGuard(policy, g, action, d.Allowed)
 	}
 	if _, g, ok := d.Challenge(); ok {
-		return explainGuard(policy, g, FraudChallenged, d.Allowed)
+		return ExplainGuard(policy, g, FraudChallenged, d.Allowed)
 	}
 	for _, g := range d.Guards {
 		if g.Passed {
-			return explainGuard(policy, g, FraudPassed, d.Allowed)
+			return ExplainGuard(policy, g, FraudPassed, d.Allowed)
 		}
 	}
-	return d.explainShadow(policy)
+	return d.ExplainShadow(policy)
 }
 
-// explainShadow explains what the first shadow guard that would have refused the send
+// ExplainShadow explains what the first shadow guard that would have refused the send
 // would have done; nil when none would.
-func (d Decision) explainShadow(policy []Limit) *FraudExplanation {
+func (d Decision) ExplainShadow(policy []Limit) *FraudExplanation {
 	for _, g := range d.Guards {
 		if g.Shadow && (g.Blocked || g.Challenged) {
-			return explainGuard(policy, g, FraudShadow, d.Allowed)
+			return ExplainGuard(policy, g, FraudShadow, d.Allowed)
 		}
 	}
 	return nil
