@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
 	"otpgate/internal/postgres"
+	"otpgate/internal/receipt"
 	"otpgate/internal/retention"
 	"otpgate/internal/spend"
 	"otpgate/internal/tokens"
@@ -42,7 +43,7 @@ type parts struct {
 	// spend keeps the price table and budgets and writes their events.
 	spend spend.Store
 	// receipts records delivery receipts.
-	receipts otp.ReceiptStore
+	receipts receipt.Store
 	// traces keeps the trace context of traced sends, for their receipts and checks.
 	traces tracing.TraceStore
 	// events keeps webhook endpoints and the outbox.

@@ -10,6 +10,7 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // stubReceipts answers Receive as told and records what it got.
@@ -21,7 +22,7 @@ type stubReceipts struct {
 	sig  []string
 }
 
-func (s *stubReceipts) Receive(_ context.Context, source string, c otp.Callback) error {
+func (s *stubReceipts) Receive(_ context.Context, source string, c receipt.Callback) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.got = append(s.got, source)
@@ -56,7 +57,7 @@ func TestReceiptRoute(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"ForgedIs403", fmt.Errorf("sms: %w", otp.ErrBadSignature), http.StatusForbidden, "invalid_signature"},
+		{"ForgedIs403", fmt.Errorf("sms: %w", receipt.ErrBadSignature), http.StatusForbidden, "invalid_signature"},
 		{"MalformedIs400", &otp.ErrInvalidRequest{Detail: "bad receipt: id is required"}, http.StatusBadRequest, "invalid_request"},
 		{"UnknownInstanceIs404", fmt.Errorf("otp: receipt: %w", otp.ErrNotFound), http.StatusNotFound, "not_found"},
 		{"StoreDownIs503", fmt.Errorf("postgres: %w", otp.ErrUnavailable), http.StatusServiceUnavailable, "unavailable"},

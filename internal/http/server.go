@@ -20,6 +20,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // Deps is what the public server needs; zero values get the defaults documented per field.
@@ -36,7 +37,7 @@ type Deps struct {
 	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
 	Twilio http.Handler
 	// Receipts takes providers' delivery callbacks; nil answers them 404.
-	Receipts otp.ReceiptReceiver
+	Receipts receipt.Receiver
 	// Tokens, when set, signs the token of every approved check, serves the JWKS and
 	// redeems tokens (with Apps) at /v1/apps/{app}/tokens/redeem.
 	Tokens Tokens

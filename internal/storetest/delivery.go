@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // testDelivery is what a store keeps of how a send went out: its channel, country and
@@ -101,10 +102,10 @@ func testDelivery(t *testing.T, newStore func(t *testing.T) Stores) {
 		finish("+819012345605", "sms", "JP", "twilio", "SM-old", 1, otp.SendSent, base().Add(-2*time.Hour))
 		e.Denied.RecordDenied(otp.DeniedSend{ID: newID(), Phone: "+819012345606", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: base()})
 		e.flush()
-		for _, r := range []otp.Receipt{
-			{Provider: "twilio", ProviderID: "SM1", Status: otp.DeliveryDelivered, Time: base()},
-			{Provider: "twilio", ProviderID: "SM2", Status: otp.DeliveryUndelivered, Error: "30003", Time: base()},
-			{Provider: "backup", ProviderID: "B1", Status: otp.DeliveryDelivered, Time: base()},
+		for _, r := range []receipt.Receipt{
+			{Provider: "twilio", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Time: base()},
+			{Provider: "twilio", ProviderID: "SM2", Status: receipt.DeliveryUndelivered, Error: "30003", Time: base()},
+			{Provider: "backup", ProviderID: "B1", Status: receipt.DeliveryDelivered, Time: base()},
 		} {
 			if _, err := e.Receipts.MarkDelivery(e.ctx, r); err != nil {
 				t.Fatalf("MarkDelivery: %v", err)

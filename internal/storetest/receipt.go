@@ -6,6 +6,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
@@ -20,7 +21,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 		return p.SendID
 	}
-	markPriced := func(e *env, r otp.Receipt) otp.Marked {
+	markPriced := func(e *env, r receipt.Receipt) receipt.Marked {
 		e.t.Helper()
 		if r.Time.IsZero() {
 			r.Time = base().Add(10 * time.Second)
@@ -31,7 +32,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 		return m
 	}
-	mark := func(e *env, r otp.Receipt) bool {
+	mark := func(e *env, r receipt.Receipt) bool {
 		e.t.Helper()
 		return markPriced(e, r).Settled
 	}
@@ -39,11 +40,11 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("FirstReceiptSettlesTheSendByProviderID", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		id := sent(e, "+819012345678", "SM1")
-		if !mark(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered}) {
+		if !mark(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}) {
 			t.Fatal("first receipt: got unchanged, want changed")
 		}
 		r := e.sendRow(id)
-		if r.Delivery != otp.DeliveryDelivered || r.DeliveryError != "" || r.SendStatus != otp.SendSent {
+		if r.Delivery != receipt.DeliveryDelivered || r.DeliveryError != "" || r.SendStatus != otp.SendSent {
 			t.Errorf("got %+v, want sent and delivered", r)
 		}
 	})
@@ -51,17 +52,17 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("ReplaysAndLaterReportsChangeNothing", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		id := sent(e, "+819012345678", "SM1")
-		mark(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003"})
-		for _, r := range []otp.Receipt{
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003"},
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered},
-			{Provider: "test", SendID: id, Status: otp.DeliveryDelivered},
+		mark(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003"})
+		for _, r := range []receipt.Receipt{
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003"},
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered},
+			{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered},
 		} {
 			if mark(e, r) {
 				t.Errorf("%+v: got changed, want the first receipt to stand", r)
 			}
 		}
-		if r := e.sendRow(id); r.Delivery != otp.DeliveryUndelivered || r.DeliveryError != "30003" {
+		if r := e.sendRow(id); r.Delivery != receipt.DeliveryUndelivered || r.DeliveryError != "30003" {
 			t.Errorf("got %+v, want undelivered with 30003", r)
 		}
 	})
@@ -69,10 +70,10 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("BySendID", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		id := sent(e, "+819012345678", "")
-		if !mark(e, otp.Receipt{Provider: "test", SendID: id, Status: otp.DeliveryDelivered}) {
+		if !mark(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered}) {
 			t.Fatal("got unchanged, want changed")
 		}
-		if r := e.sendRow(id); r.Delivery != otp.DeliveryDelivered {
+		if r := e.sendRow(id); r.Delivery != receipt.DeliveryDelivered {
 			t.Errorf("got %+v, want delivered", r)
 		}
 	})
@@ -86,13 +87,13 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil || len(blocked) != 1 {
 			t.Fatalf("ListSends: got %d rows, %v, want the blocked one", len(blocked), err)
 		}
-		for _, r := range []otp.Receipt{
-			{Provider: "test", ProviderID: "SM-unknown", Status: otp.DeliveryDelivered},
-			{Provider: "other", ProviderID: "SM1", Status: otp.DeliveryDelivered},
-			{Provider: "other", SendID: id, Status: otp.DeliveryDelivered},
-			{Provider: "test", SendID: newID(), Status: otp.DeliveryDelivered},
-			{Provider: "test", SendID: "not-a-uuid", Status: otp.DeliveryDelivered},
-			{Provider: "", SendID: blocked[0].ID, Status: otp.DeliveryDelivered},
+		for _, r := range []receipt.Receipt{
+			{Provider: "test", ProviderID: "SM-unknown", Status: receipt.DeliveryDelivered},
+			{Provider: "other", ProviderID: "SM1", Status: receipt.DeliveryDelivered},
+			{Provider: "other", SendID: id, Status: receipt.DeliveryDelivered},
+			{Provider: "test", SendID: newID(), Status: receipt.DeliveryDelivered},
+			{Provider: "test", SendID: "not-a-uuid", Status: receipt.DeliveryDelivered},
+			{Provider: "", SendID: blocked[0].ID, Status: receipt.DeliveryDelivered},
 		} {
 			if mark(e, r) {
 				t.Errorf("%+v: got changed, want nothing matched", r)
@@ -107,29 +108,29 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 		e := newEnv(t, newStore)
 		id := sent(e, "+819012345678", "SM1")
 		before := e.sendRow(id)
-		usd := otp.Price{Micros: 7500, Currency: "USD"}
+		usd := receipt.Price{Micros: 7500, Currency: "USD"}
 		// The delivery first, without a price: nothing priced.
-		if m := markPriced(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered}); !m.Settled || m.Priced {
+		if m := markPriced(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}); !m.Settled || m.Priced {
 			t.Fatalf("receipt without a price: got %+v, want settled and not priced", m)
 		}
 		// A later report with the price records it, though the send is settled.
-		m := markPriced(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003", Price: usd})
-		if want := (otp.Marked{Priced: true, App: otp.DefaultAppID, Country: before.Country, Channel: before.Channel}); m != want {
+		m := markPriced(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003", Price: usd})
+		if want := (receipt.Marked{Priced: true, App: otp.DefaultAppID, Country: before.Country, Channel: before.Channel}); m != want {
 			t.Errorf("receipt with the price: got %+v, want %+v", m, want)
 		}
 		// Replays and other prices change nothing.
-		for _, r := range []otp.Receipt{
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: usd},
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 9000, Currency: "EUR"}},
-			{Provider: "test", SendID: id, Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 1, Currency: "USD"}},
-			{Provider: "other", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: usd},
+		for _, r := range []receipt.Receipt{
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: usd},
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 9000, Currency: "EUR"}},
+			{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 1, Currency: "USD"}},
+			{Provider: "other", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: usd},
 		} {
-			if m := markPriced(e, r); m != (otp.Marked{}) {
+			if m := markPriced(e, r); m != (receipt.Marked{}) {
 				t.Errorf("%+v: got %+v, want nothing changed", r, m)
 			}
 		}
 		r := e.sendRow(id)
-		if r.ActualCost != 7500 || r.ActualCurrency != "USD" || r.Delivery != otp.DeliveryDelivered || r.DeliveryError != "" ||
+		if r.ActualCost != 7500 || r.ActualCurrency != "USD" || r.Delivery != receipt.DeliveryDelivered || r.DeliveryError != "" ||
 			r.Cost != before.Cost || r.Currency != before.Currency {
 			t.Errorf("got %+v, want delivered, the estimate as it was and an actual price of 7500 USD", r)
 		}
@@ -138,11 +139,11 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("FirstReceiptWithAPriceSettlesAndPrices", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		id := sent(e, "+819012345678", "")
-		m := markPriced(e, otp.Receipt{Provider: "test", SendID: id, Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 41_500, Currency: "EUR"}})
+		m := markPriced(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 41_500, Currency: "EUR"}})
 		if !m.Settled || !m.Priced {
 			t.Errorf("got %+v, want settled and priced", m)
 		}
-		if r := e.sendRow(id); r.ActualCost != 41_500 || r.ActualCurrency != "EUR" || r.Delivery != otp.DeliveryDelivered {
+		if r := e.sendRow(id); r.ActualCost != 41_500 || r.ActualCurrency != "EUR" || r.Delivery != receipt.DeliveryDelivered {
 			t.Errorf("got %+v, want delivered at 41500 EUR", r)
 		}
 	})

@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/spend"
 	"otpgate/internal/totp"
 )
@@ -33,7 +34,7 @@ type Stores struct {
 	History history.Store
 	Denied  otp.DeniedRecorder
 	// Receipts records delivery receipts on the sends of Store.
-	Receipts otp.ReceiptStore
+	Receipts receipt.Store
 	Apps     apps.Store
 	// Flush makes what Denied recorded, and outcomes that Store.FinishSend queued, visible
 	// to History.

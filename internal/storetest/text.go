@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // testText holds both stores to one answer for text PostgreSQL cannot keep: a NUL
@@ -119,15 +120,15 @@ func testText(t *testing.T, newStore func(t *testing.T) Stores) {
 				Status: otp.SendSent, ProviderID: "SM1", Now: base()}); err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range []otp.Receipt{
-				{Provider: "test", ProviderID: "SM1" + text, Status: otp.DeliveryDelivered},
-				{Provider: "test", SendID: p.SendID + text, Status: otp.DeliveryDelivered},
-				{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: text},
+			for _, r := range []receipt.Receipt{
+				{Provider: "test", ProviderID: "SM1" + text, Status: receipt.DeliveryDelivered},
+				{Provider: "test", SendID: p.SendID + text, Status: receipt.DeliveryDelivered},
+				{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: text},
 			} {
 				r.Time = base().Add(time.Second)
 				m, err := e.Receipts.MarkDelivery(e.ctx, r)
 				wantInvalidText(t, "MarkDelivery", err)
-				if m != (otp.Marked{}) {
+				if m != (receipt.Marked{}) {
 					t.Errorf("MarkDelivery(%+v): got changed, want nothing", r)
 				}
 			}

@@ -1,18 +1,19 @@
-package otp
+package receipt
 
 import (
 	"context"
 	"errors"
+	"otpgate/internal/otp"
 	"testing"
 	"time"
 )
 
-// readerFunc is a ReceiptReader that reads what it is told.
+// readerFunc is a Reader that reads what it is told.
 type readerFunc func(Callback, time.Time) (Receipt, bool, error)
 
 func (f readerFunc) ReadReceipt(c Callback, now time.Time) (Receipt, bool, error) { return f(c, now) }
 
-// countingReceipts is a ReceiptStore that counts its calls.
+// countingReceipts is a Store that counts its calls.
 type countingReceipts struct{ calls int }
 
 func (s *countingReceipts) MarkDelivery(context.Context, Receipt) (Marked, error) {
@@ -28,12 +29,12 @@ func TestReceiveRefusesInvalidTextBeforeTheStore(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			store := &countingReceipts{}
-			rs := NewReceipts(store, map[string]ReceiptReader{"twilio/tw": readerFunc(func(Callback, time.Time) (Receipt, bool, error) {
+			rs := New(store, map[string]Reader{"twilio/tw": readerFunc(func(Callback, time.Time) (Receipt, bool, error) {
 				return r, true, nil
 			})})
 			err := rs.Receive(t.Context(), "twilio/tw", Callback{})
-			var bad *ErrInvalidText
-			if !errors.As(err, &bad) || ErrorCode(err) != CodeInvalidRequest || store.calls != 0 {
+			var bad *otp.ErrInvalidText
+			if !errors.As(err, &bad) || otp.ErrorCode(err) != otp.CodeInvalidRequest || store.calls != 0 {
 				t.Errorf("got %v and %d store calls, want *ErrInvalidText and none", err, store.calls)
 			}
 		})

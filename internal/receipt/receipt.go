@@ -1,10 +1,15 @@
-package otp
+// Package receipt is the delivery receipts use case: providers' callbacks, authenticated
+// by a reader per provider instance, become receipts that the store records once on the
+// send they name, settling its delivery and its actual price. It speaks the kernel's
+// vocabulary (internal/otp) and is wired to the stores, the providers and the public API.
+package receipt
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"net/textproto"
+	"otpgate/internal/otp"
 	"time"
 )
 
@@ -54,8 +59,8 @@ type Marked struct {
 	App, Country, Channel string
 }
 
-// ReceiptStore records delivery receipts; internal/postgres and internal/inmem implement it.
-type ReceiptStore interface {
+// Store records delivery receipts; internal/postgres and internal/inmem implement it.
+type Store interface {
 	// MarkDelivery records r on the send it names, once: the first receipt that settles
 	// a send wins and later ones (replays, out-of-order updates) change nothing; the
 	// first receipt that carries a price records it. It returns what changed; an unknown
@@ -74,11 +79,11 @@ type Callback struct {
 
 // ErrBadSignature means a callback's signature is missing, wrong or too old: it may be
 // forged or replayed, so it changed nothing.
-var ErrBadSignature = Errorf(CodeInvalidSignature, "the callback's signature is missing, wrong or too old")
+var ErrBadSignature = otp.Errorf(otp.CodeInvalidSignature, "the callback's signature is missing, wrong or too old")
 
-// ReceiptReader authenticates one provider instance's delivery callbacks and reads the
+// Reader authenticates one provider instance's delivery callbacks and reads the
 // receipts they report; internal/sms implements it for Twilio and the webhook.
-type ReceiptReader interface {
+type Reader interface {
 	// ReadReceipt checks the callback's signature and reads its receipt, with Provider
 	// and Time set; ok is false for a genuine callback that reports no final state (a
 	// step such as "queued"). Errors: ErrBadSignature, *ErrInvalidRequest for a body
@@ -86,8 +91,8 @@ type ReceiptReader interface {
 	ReadReceipt(c Callback, now time.Time) (r Receipt, ok bool, err error)
 }
 
-// ReceiptReceiver takes providers' delivery callbacks; *Receipts implements it.
-type ReceiptReceiver interface {
+// Receiver takes providers' delivery callbacks; *Receipts implements it.
+type Receiver interface {
 	// Receive authenticates the callback of the named source ("twilio/<instance>" or
 	// "webhook/<instance>") and records its receipt once: the first receipt that settles
 	// a send wins, so a replay changes nothing. Errors: ErrNotFound for a source that is
@@ -98,8 +103,8 @@ type ReceiptReceiver interface {
 
 // Receipts records delivery receipts from the callbacks of the configured provider instances.
 type Receipts struct {
-	readers map[string]ReceiptReader
-	store   ReceiptStore
+	readers map[string]Reader
+	store   Store
 
 	// Now is the receipts' clock; tests replace it.
 	Now func() time.Time
@@ -110,24 +115,24 @@ type Receipts struct {
 	Log *slog.Logger
 }
 
-var _ ReceiptReceiver = (*Receipts)(nil)
+var _ Receiver = (*Receipts)(nil)
 
-// NewReceipts returns a receiver over store for the readers, by source name.
-func NewReceipts(store ReceiptStore, readers map[string]ReceiptReader) *Receipts {
+// New returns a receiver over store for the readers, by source name.
+func New(store Store, readers map[string]Reader) *Receipts {
 	return &Receipts{readers: readers, store: store, Now: func() time.Time { return time.Now().UTC() }}
 }
 
-// Receive implements ReceiptReceiver.
+// Receive implements Receiver.
 func (s *Receipts) Receive(ctx context.Context, source string, c Callback) error {
 	reader, found := s.readers[source]
 	if !found {
-		return fmt.Errorf("otp: receipt: source %q: %w", source, ErrNotFound)
+		return fmt.Errorf("otp: receipt: source %q: %w", source, otp.ErrNotFound)
 	}
 	r, ok, err := reader.ReadReceipt(c, s.Now())
 	if err != nil || !ok {
 		return err
 	}
-	if err := CheckTextIn("receipt", r); err != nil {
+	if err := otp.CheckTextIn("receipt", r); err != nil {
 		// Whatever a reader let through, no store is asked to find or keep such text.
 		return err
 	}
@@ -136,7 +141,7 @@ func (s *Receipts) Receive(ctx context.Context, source string, c Callback) error
 		// change of its format: the delivery still counts, and an operator should know.
 		s.Log.Warn("receipt: the provider's price is ignored", "source", source, "problem", r.PriceIgnored)
 	}
-	ctx, cancel := Bounded(ctx, s.Timeout)
+	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
 	if _, err := s.store.MarkDelivery(ctx, r); err != nil {
 		return fmt.Errorf("otp: receipt: %w", err)
