@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"otpgate/internal/contact"
+	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
 )
@@ -87,7 +88,7 @@ func ceilTime(t time.Time) time.Time {
 // handleSend serves POST /v1/verifications: 201 for a new verification, 200 for a
 // resend. Every response carries the RateLimit headers, errors included, except a 503
 // from Redis failing before the limiter answered, where Redis is not asked again.
-func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) http.Handler {
+func handleSend(log *slog.Logger, v otp.Verifier, idem idempotent.Store) http.Handler {
 	requests := NewDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

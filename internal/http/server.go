@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
 	"otpgate/internal/receipt"
 )
@@ -42,7 +43,7 @@ type Deps struct {
 	// redeems tokens (with Apps) at /v1/apps/{app}/tokens/redeem.
 	Tokens Tokens
 	// Idempotency stores Idempotency-Key records; nil validates the header but replays nothing.
-	Idempotency otp.IdempotencyStore
+	Idempotency idempotent.Store
 	// TrustedProxies are the peers whose X-Forwarded-For is believed (OTP_TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
 	// IPv6Prefix is the prefix length IPv6 clients are limited by; 0 means 64.

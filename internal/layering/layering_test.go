@@ -53,10 +53,12 @@ func forbidden() map[string][]string {
 			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem",
 			"otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/idempotency", "otpgate/internal/notify",
 			"otpgate/internal/fraud", "otpgate/internal/admin"),
-		"otpgate/internal/notify":    {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
-		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
-		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
-		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
+		// The Idempotency-Key contract is shared by the API and the Redis store; it knows neither.
+		"otpgate/internal/idempotent": append(drivers, "github.com/go-chi/chi", "net/http", "otpgate/internal/"),
+		"otpgate/internal/notify":     {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
+		"otpgate/internal/ratelimit":  {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
+		"otpgate/internal/postgres":   {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
+		"otpgate/internal/sms":        {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
 		// The OpenAPI documents are data, and the generated clients must work outside this
 		// module: neither knows any other part of otpgate.
 		"otpgate/api":          append(drivers, "otpgate/internal/", "net/http"),
