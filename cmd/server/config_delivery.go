@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/providers"
 	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // DeliverySettings are the variables of channels, provider instances, routing, failover,
@@ -78,12 +79,12 @@ func (c *config) parseDelivery(getenv func(string) string) error {
 		}
 	}
 	if c.WebOTPDomain != "" {
-		if err := otp.CheckWebOTPDomain(c.WebOTPDomain); err != nil {
+		if err := templates.CheckWebOTPDomain(c.WebOTPDomain); err != nil {
 			return fmt.Errorf("config: OTP_WEBOTP_DOMAIN=%q: %w", c.WebOTPDomain, err)
 		}
 	}
 	if c.AndroidAppHash != "" {
-		if err := otp.CheckAppHash(c.AndroidAppHash); err != nil {
+		if err := templates.CheckAppHash(c.AndroidAppHash); err != nil {
 			return fmt.Errorf("config: OTP_ANDROID_APP_HASH=%q: %w", c.AndroidAppHash, err)
 		}
 	}

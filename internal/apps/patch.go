@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // Patch changes some settings of an app; nil fields stay as they are.
@@ -24,7 +25,7 @@ type Patch struct {
 	CheckRules *string
 	Access     *otp.Access
 	// Templates replaces the app's templates, all locales at once.
-	Templates      *map[string]otp.MessageTemplates
+	Templates      *map[string]templates.Message
 	WebOTPDomain   *string
 	AndroidAppHash *string
 	// DeniedNumberTypes replaces the app's denied number types (an empty list sends to every

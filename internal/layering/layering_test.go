@@ -18,6 +18,7 @@ import (
 var kernelLeaves = []string{
 	"otpgate/internal/contact",
 	"otpgate/internal/rate",
+	"otpgate/internal/templates",
 }
 
 // forbidden lists, per package, the import paths (prefixes) that may not appear anywhere in

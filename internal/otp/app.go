@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"otpgate/internal/contact"
 	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ const (
 	MaxCodeLength  = 10
 	MaxCodeTTL     = 10 * time.Minute
 	maxAppBudget   = 1_000_000
-	maxAppNameLen  = 64
+	maxAppNameLen  = templates.SampleNameLen
 	maxAppListSize = 300
 )
 
@@ -73,7 +74,7 @@ type App struct {
 	// Channels are the channels the app accepts; empty accepts every one the server has.
 	Channels []string
 	// Templates replace built-in message templates, per locale.
-	Templates map[string]MessageTemplates
+	Templates map[string]templates.Message
 	// WebOTPDomain, when set, ends every SMS with the origin-bound line "@<domain> #<code>",
 	// so that a browser on that origin offers the code (WebOTP).
 	WebOTPDomain string

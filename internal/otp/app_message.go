@@ -3,6 +3,7 @@ package otp
 import (
 	"maps"
 	"otpgate/internal/contact"
+	"otpgate/internal/templates"
 	"slices"
 	"strings"
 )
@@ -21,7 +22,7 @@ func canonLocaleOrSelf(tag string) string {
 // dropped), the WebOTP domain and the Android app hash. Problems go into f by API name.
 func (a *App) validateMessages(f map[string]string) {
 	if len(a.Templates) > 0 {
-		out := make(map[string]MessageTemplates, len(a.Templates))
+		out := make(map[string]templates.Message, len(a.Templates))
 		for _, tag := range slices.Sorted(maps.Keys(a.Templates)) {
 			t := a.Templates[tag]
 			l, ok := contact.CanonLocale(tag)
@@ -47,17 +48,17 @@ func (a *App) validateMessages(f map[string]string) {
 	}
 	a.WebOTPDomain = strings.TrimSpace(a.WebOTPDomain)
 	if a.WebOTPDomain != "" {
-		if err := CheckWebOTPDomain(a.WebOTPDomain); err != nil {
+		if err := templates.CheckWebOTPDomain(a.WebOTPDomain); err != nil {
 			f["webotp_domain"] = err.Error()
 		}
 	}
 	a.AndroidAppHash = strings.TrimSpace(a.AndroidAppHash)
 	if a.AndroidAppHash != "" {
-		if err := CheckAppHash(a.AndroidAppHash); err != nil {
+		if err := templates.CheckAppHash(a.AndroidAppHash); err != nil {
 			f["android_app_hash"] = err.Error()
 		}
 	}
 }
 
 // TemplatesFor is the app's templates for a locale; zero when it has none.
-func (a App) TemplatesFor(locale string) MessageTemplates { return a.Templates[locale] }
+func (a App) TemplatesFor(locale string) templates.Message { return a.Templates[locale] }

@@ -14,6 +14,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // fakeDeliverer is a router: it reports the attempts it is told to, and their outcome.
@@ -133,20 +134,20 @@ func TestAppMessageSettings(t *testing.T) {
 	t.Run("NormalisesLocalesAndDropsEmptyTemplates", func(t *testing.T) {
 		a := base
 		a.Locales = []string{"PT-br", "ja"}
-		a.Templates = map[string]otp.MessageTemplates{"pt-br": {SMS: "{{.Code}}"}, "en": {}}
+		a.Templates = map[string]templates.Message{"pt-br": {SMS: "{{.Code}}"}, "en": {}}
 		a.WebOTPDomain = " shop.example.com "
 		got, err := a.Validate()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Locales, []string{"ja", "pt-BR"}) || !reflect.DeepEqual(got.Templates, map[string]otp.MessageTemplates{"pt-BR": {SMS: "{{.Code}}"}}) ||
+		if !reflect.DeepEqual(got.Locales, []string{"ja", "pt-BR"}) || !reflect.DeepEqual(got.Templates, map[string]templates.Message{"pt-BR": {SMS: "{{.Code}}"}}) ||
 			got.WebOTPDomain != "shop.example.com" {
 			t.Errorf("got locales %v templates %v domain %q", got.Locales, got.Templates, got.WebOTPDomain)
 		}
 	})
 	t.Run("NamesEveryBadSetting", func(t *testing.T) {
 		a := base
-		a.Templates = map[string]otp.MessageTemplates{"de": {SMS: "{{.Code}", EmailHTML: "<p>{{.Nope}}</p>"}, "tlh": {SMS: "{{.Code}}"}}
+		a.Templates = map[string]templates.Message{"de": {SMS: "{{.Code}", EmailHTML: "<p>{{.Nope}}</p>"}, "tlh": {SMS: "{{.Code}}"}}
 		a.WebOTPDomain, a.AndroidAppHash, a.Channels = "Shop.Example.com:443", "not-a-hash!", []string{"fax"}
 		_, err := a.Validate()
 		var inv *otp.ErrInvalidRequest

@@ -1,6 +1,9 @@
 package otp
 
-import "time"
+import (
+	"otpgate/internal/templates"
+	"time"
+)
 
 // SMS encodings, as history and metrics name them.
 const (
@@ -22,7 +25,7 @@ type MessageParams struct {
 	// AppHash, when set, adds an Android SMS Retriever app hash to an SMS.
 	AppHash string
 	// Templates are the app's own templates for the locale; empty ones are the built-in ones.
-	Templates MessageTemplates
+	Templates templates.Message
 	// Amount and Payee, when set, are the payment the code confirms (PSD2): the message
 	// names them, so the user sees what they approve.
 	Amount, Payee string

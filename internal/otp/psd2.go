@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"otpgate/internal/templates"
 	"regexp"
 	"strings"
 	"unicode"
@@ -27,7 +28,7 @@ func (t Transaction) IsZero() bool { return t.Amount == "" && t.Payee == "" }
 // Bounds of a transaction: both parts go out in the message, so they stay short.
 const (
 	maxAmountLen = 32
-	maxPayeeLen  = 64
+	maxPayeeLen  = templates.SamplePayeeLen
 )
 
 // amountPattern is a number with at most one currency, before or after it: a symbol

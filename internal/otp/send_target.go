@@ -2,6 +2,7 @@ package otp
 
 import (
 	"otpgate/internal/contact"
+	"otpgate/internal/templates"
 	"slices"
 	"strings"
 )
@@ -53,7 +54,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	case t.channel != ChannelEmail && strings.TrimSpace(in.Phone) == "":
 		fields["phone"] = "is required"
 	}
-	if problem := checkFriendlyName(in.FriendlyName); problem != "" {
+	if problem := templates.FriendlyNameProblem(in.FriendlyName); problem != "" {
 		fields["friendly_name"] = problem
 	}
 	checkTransaction(app, in.Transaction, fields)

@@ -12,6 +12,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // appA and appB are two apps besides the default one.
@@ -152,7 +153,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("MessageSettingsAreKept", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		a := newApp(appA)
-		a.Templates = map[string]otp.MessageTemplates{
+		a.Templates = map[string]templates.Message{
 			"ja": {SMS: "{{.App}}のコード {{.Code}}"},
 			"en": {EmailSubject: "Your {{.App}} code", EmailHTML: "<p>{{.Code}}</p>"},
 		}
@@ -169,7 +170,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 				a.Templates, a.WebOTPDomain, a.AndroidAppHash)
 		}
 		bad := got
-		bad.Templates = map[string]otp.MessageTemplates{"en": {SMS: "{{.Nope}}"}}
+		bad.Templates = map[string]templates.Message{"en": {SMS: "{{.Nope}}"}}
 		err = e.Apps.UpdateApp(e.ctx, bad, audit(apps.ActionAppUpdate))
 		wantInvalid(t, "UpdateApp", err, "templates.en.sms")
 		if again, _ := e.Apps.AppByID(e.ctx, appA); !reflect.DeepEqual(again.Templates, a.Templates) {

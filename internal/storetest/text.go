@@ -11,6 +11,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/receipt"
+	"otpgate/internal/templates"
 )
 
 // testText holds both stores to one answer for text PostgreSQL cannot keep: a NUL
@@ -27,7 +28,7 @@ func testText(t *testing.T, newStore func(t *testing.T) Stores) {
 			a.Name = text
 			wantInvalidText(t, "CreateApp with the name", e.Apps.CreateApp(e.ctx, a, audit(apps.ActionAppCreate)))
 			a = newApp(appA)
-			a.Templates = map[string]otp.MessageTemplates{"en": {SMS: "Your code " + text + " {{.Code}}"}}
+			a.Templates = map[string]templates.Message{"en": {SMS: "Your code " + text + " {{.Code}}"}}
 			wantInvalidText(t, "CreateApp with a template", e.Apps.CreateApp(e.ctx, a, audit(apps.ActionAppCreate)))
 			if _, err := e.Apps.AppByID(e.ctx, appA); !errors.Is(err, otp.ErrNotFound) {
 				t.Errorf("after the refusals: got %v, want no app", err)
@@ -36,7 +37,7 @@ func testText(t *testing.T, newStore func(t *testing.T) Stores) {
 				t.Fatal(err)
 			}
 			up := newApp(appA)
-			up.Templates = map[string]otp.MessageTemplates{"en": {SMS: text + " {{.Code}}"}}
+			up.Templates = map[string]templates.Message{"en": {SMS: text + " {{.Code}}"}}
 			wantInvalidText(t, "UpdateApp with a template", e.Apps.UpdateApp(e.ctx, up, audit(apps.ActionAppUpdate)))
 			if got, _ := e.Apps.AppByID(e.ctx, appA); len(got.Templates) != 0 {
 				t.Errorf("after a refused update: got templates %+v, want none", got.Templates)

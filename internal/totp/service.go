@@ -10,6 +10,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // ScopeFactor is the limiter scope of guesses at a factor's codes, keyed by the factor's
@@ -151,7 +152,7 @@ func checkName(name string, f map[string]string) {
 		f["friendly_name"] = "is required"
 	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxFriendlyName:
 		f["friendly_name"] = "must be at most 64 characters, without control characters"
-	case otp.HiddenText(name):
+	case templates.HiddenText(name):
 		f["friendly_name"] = "must not hold control, formatting, bidirectional or invisible characters"
 	}
 }

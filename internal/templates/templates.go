@@ -1,4 +1,9 @@
-package otp
+// Package templates checks what apps may shape in the messages otpgate sends: their own
+// message templates and the data every template runs with, the friendly name a caller
+// asks a message to show, the WebOTP domain and the Android app hash. The renderer
+// (internal/message) runs the templates; the kernel keeps them in an app's settings. It
+// imports nothing of otpgate.
+package templates
 
 import (
 	"bytes"
@@ -11,10 +16,10 @@ import (
 	"unicode/utf8"
 )
 
-// MessageTemplates replace the built-in templates of one locale; an empty field keeps
-// the built-in one. Each is a Go text/template over TemplateData, EmailHTML an
+// Message holds an app's templates of one locale, which replace the built-in ones; an
+// empty field keeps the built-in one. Each is a Go text/template over Data, EmailHTML an
 // html/template.
-type MessageTemplates struct {
+type Message struct {
 	SMS          string
 	Voice        string
 	EmailSubject string
@@ -22,8 +27,8 @@ type MessageTemplates struct {
 	EmailHTML    string
 }
 
-// TemplateData is what every message template is executed with.
-type TemplateData struct {
+// Data is what every message template is executed with.
+type Data struct {
 	// Code is the code; in a voice template its digits are spelled out one by one.
 	Code string
 	// App is the app's name, or empty.
@@ -40,17 +45,25 @@ type TemplateData struct {
 	Amount, Payee string
 }
 
-// SampleTemplateData is what a template is tried with when it is set: the longest code,
+// SampleNameLen and SamplePayeeLen are the longest app name and payee a template is tried
+// with when it is set; the kernel bounds app names and payees by them, so that a message
+// stays within what its template was checked for.
+const (
+	SampleNameLen  = 64
+	SamplePayeeLen = 64
+)
+
+// sampleTemplateData is what a template is tried with when it is set: the longest code,
 // a long app name, ten minutes.
-var sampleTemplateData = TemplateData{Code: "1234567890", App: strings.Repeat("A", maxAppNameLen), Minutes: 10, Seconds: 600, Expiry: "10 minutes",
-	Amount: "EUR 123456789012345.6789", Payee: strings.Repeat("P", maxPayeeLen)}
+var sampleTemplateData = Data{Code: "1234567890", App: strings.Repeat("A", SampleNameLen), Minutes: 10, Seconds: 600, Expiry: "10 minutes",
+	Amount: "EUR 123456789012345.6789", Payee: strings.Repeat("P", SamplePayeeLen)}
 
 // Bounds of a template's text, so that one app cannot make every message huge.
 var templateLimits = map[string]int{"sms": 400, "voice": 800, "email_subject": 200, "email_text": 2000, "email_html": 8000}
 
-// ParseTextTemplate parses one text template and tries it on sample data, so that a
+// ParseText parses one text template and tries it on sample data, so that a
 // template naming an unknown field fails here rather than when a code is sent.
-func ParseTextTemplate(name, text string) (*template.Template, error) {
+func ParseText(name, text string) (*template.Template, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("is empty")
 	}
@@ -64,8 +77,8 @@ func ParseTextTemplate(name, text string) (*template.Template, error) {
 	return t, nil
 }
 
-// ParseHTMLTemplate is ParseTextTemplate for an email's HTML part.
-func ParseHTMLTemplate(name, text string) (*htmltemplate.Template, error) {
+// ParseHTML is ParseText for an email's HTML part.
+func ParseHTML(name, text string) (*htmltemplate.Template, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("is empty")
 	}
@@ -89,8 +102,8 @@ func templateError(err error) error {
 
 // Check returns what is wrong with each set template, by its API name (sms, voice,
 // email_subject, email_text, email_html): a template must parse, name only fields of
-// TemplateData, stay within its length and, except the subject, show the code.
-func (t MessageTemplates) Check() map[string]string {
+// Data, stay within its length and, except the subject, show the code.
+func (t Message) Check() map[string]string {
 	bad := map[string]string{}
 	for _, f := range []struct{ name, text string }{
 		{"sms", t.SMS}, {"voice", t.Voice}, {"email_subject", t.EmailSubject}, {"email_text", t.EmailText}, {"email_html", t.EmailHTML},
@@ -106,12 +119,12 @@ func (t MessageTemplates) Check() map[string]string {
 		var err error
 		if f.name == "email_html" {
 			var h *htmltemplate.Template
-			if h, err = ParseHTMLTemplate(f.name, f.text); err == nil {
+			if h, err = ParseHTML(f.name, f.text); err == nil {
 				err = h.Execute(&out, sampleTemplateData)
 			}
 		} else {
 			var x *template.Template
-			if x, err = ParseTextTemplate(f.name, f.text); err == nil {
+			if x, err = ParseText(f.name, f.text); err == nil {
 				err = x.Execute(&out, sampleTemplateData)
 			}
 		}
@@ -126,7 +139,7 @@ func (t MessageTemplates) Check() map[string]string {
 }
 
 // Empty reports whether no template is set.
-func (t MessageTemplates) Empty() bool { return t == MessageTemplates{} }
+func (t Message) Empty() bool { return t == Message{} }
 
 var (
 	webOTPHost = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)

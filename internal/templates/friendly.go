@@ -1,4 +1,4 @@
-package otp
+package templates
 
 import (
 	"fmt"
@@ -12,18 +12,18 @@ import (
 
 // maxFriendlyNameLen bounds the name a caller asks a message to show instead of its app's,
 // as Twilio Verify bounds the friendly name its messages show (30 characters). It is
-// below maxAppNameLen, the name every template is tried with when it is set, so a message
+// below SampleNameLen, the name every template is tried with when it is set, so a message
 // that shows it stays within what its template was checked for.
 const maxFriendlyNameLen = 30
 
-// checkFriendlyName says what is wrong with a friendly name, or "". The name goes out in
+// FriendlyNameProblem says what is wrong with a friendly name, or "". The name goes out in
 // a message under the operator's sender, so it may carry no line break, control or
 // invisible character that would reshape the message, and nothing that a phone makes
 // something to tap or call: no link, no scheme (tel:, sms:, javascript:…, and so no word
 // followed by a colon, which reads as the start of the message's own text) and no phone
 // number. A caller could otherwise send phishing text that the user's phone shows as
 // coming from the operator.
-func checkFriendlyName(name string) string {
+func FriendlyNameProblem(name string) string {
 	switch {
 	case name == "":
 		return ""
