@@ -15,6 +15,7 @@ import (
 	"otpgate/internal/challenge"
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 	"otpgate/internal/spend"
 )
 
@@ -271,7 +272,7 @@ func (s *sim) fail(err error) {
 // answer is what the simulation reads of an answer: a problem's code and challenge.
 type answer struct {
 	Code      string
-	Challenge *otp.Challenge
+	Challenge *proof.Challenge
 }
 
 // post sends a JSON body from the client ip and returns the status and the problem.
@@ -306,7 +307,7 @@ func (s *sim) post(ctx context.Context, path string, body map[string]string, ip 
 		}
 		a.Code = p.Code
 		if c := p.Challenge; c != nil {
-			a.Challenge = &otp.Challenge{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
+			a.Challenge = &proof.Challenge{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
 		}
 	}
 	return resp.StatusCode, a, nil

@@ -9,11 +9,11 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"otpgate/internal/challenge"
-	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 )
 
 // challengeOf reads the challenge a refusal carries.
-func challengeOf(t *testing.T, r reply) otp.Challenge {
+func challengeOf(t *testing.T, r reply) proof.Challenge {
 	t.Helper()
 	c, ok := r.Body["challenge"].(map[string]any)
 	if !ok {
@@ -21,11 +21,11 @@ func challengeOf(t *testing.T, r reply) otp.Challenge {
 	}
 	s := func(k string) string { v, _ := c[k].(string); return v }
 	n, _ := c["maxnumber"].(float64)
-	return otp.Challenge{Algorithm: s("algorithm"), Challenge: s("challenge"), MaxNumber: int(n), Salt: s("salt"), Signature: s("signature")}
+	return proof.Challenge{Algorithm: s("algorithm"), Challenge: s("challenge"), MaxNumber: int(n), Salt: s("salt"), Signature: s("signature")}
 }
 
 // sendSolved sends again with the solution of ch.
-func sendSolved(t *testing.T, in *instance, phone string, ch otp.Challenge, headers ...string) reply {
+func sendSolved(t *testing.T, in *instance, phone string, ch proof.Challenge, headers ...string) reply {
 	t.Helper()
 	solution, ok := challenge.Solve(ch)
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 )
 
 // Errors the HTTP layer itself raises, classified by their otp code like the service's.
@@ -79,7 +80,7 @@ type challengeBody struct {
 }
 
 // newChallengeBody is c as a problem carries it.
-func newChallengeBody(c otp.Challenge) *challengeBody {
+func newChallengeBody(c proof.Challenge) *challengeBody {
 	return &challengeBody{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
 }
 

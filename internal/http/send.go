@@ -8,6 +8,7 @@ import (
 	"otpgate/internal/contact"
 	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 	"otpgate/internal/rate"
 )
 
@@ -118,7 +119,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem idempotent.Store) http.Ha
 				App:   appFrom(ctx),
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
-				Solution:    otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
+				Solution:    proof.Solution{Altcha: req.Altcha, Captcha: req.Captcha},
 				Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee},
 			})
 			if err != nil {

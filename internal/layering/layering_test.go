@@ -17,6 +17,7 @@ import (
 // stays the centre of the graph. A package that may know otp may know them too.
 var kernelLeaves = []string{
 	"otpgate/internal/contact",
+	"otpgate/internal/proof",
 	"otpgate/internal/rate",
 	"otpgate/internal/templates",
 }

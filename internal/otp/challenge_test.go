@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 	"otpgate/internal/rate"
 )
 
@@ -27,7 +28,7 @@ func TestSendBindsASolutionToItsApp(t *testing.T) {
 	gl.Guards = nil
 
 	key := tenant(keyAppID, otp.AccessKey)
-	_, err = e.svc.Send(ctx, otp.SendInput{App: &key, Phone: testPhone, ClientIP: testIP, Solution: otp.ChallengeSolution{Altcha: solution}})
+	_, err = e.svc.Send(ctx, otp.SendInput{App: &key, Phone: testPhone, ClientIP: testIP, Solution: proof.Solution{Altcha: solution}})
 	var invalid *otp.ErrChallengeInvalid
 	if !errors.As(err, &invalid) {
 		t.Errorf("the default app's solution through a key app: got %v, want *otp.ErrChallengeInvalid", err)
@@ -35,7 +36,7 @@ func TestSendBindsASolutionToItsApp(t *testing.T) {
 	if got := len(e.sender.Messages()); got != 0 {
 		t.Fatalf("got %d messages, want none before the solution is used where it was asked", got)
 	}
-	if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, Solution: otp.ChallengeSolution{Altcha: solution}}); err != nil {
+	if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, Solution: proof.Solution{Altcha: solution}}); err != nil {
 		t.Errorf("the solution through its own app: got %v, want the code sent", err)
 	}
 	if got := len(e.sender.Messages()); got != 1 {

@@ -3,6 +3,7 @@ package otp
 import (
 	"errors"
 	"fmt"
+	"otpgate/internal/proof"
 	"otpgate/internal/rate"
 	"sort"
 	"strings"
@@ -113,7 +114,7 @@ type ErrFraudBlocked struct {
 	RetryAfter time.Duration
 	// Challenge, when set, is a challenge whose solution admits the send despite the block:
 	// the block's legitimate users can still get a code.
-	Challenge *Challenge
+	Challenge *proof.Challenge
 }
 
 func (e *ErrFraudBlocked) Error() string {
@@ -135,7 +136,7 @@ type ErrChallengeRequired struct {
 	Scope, Key string
 	// Level is the challenge's level; Challenge the challenge to solve.
 	Level     int
-	Challenge Challenge
+	Challenge proof.Challenge
 }
 
 func (e *ErrChallengeRequired) Error() string {

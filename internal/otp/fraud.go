@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"otpgate/internal/contact"
+	"otpgate/internal/proof"
 	"otpgate/internal/rate"
 	"time"
 )
@@ -24,6 +25,23 @@ type Fraud interface {
 	// errors are logged.
 	BlockStarted(ctx context.Context, t FraudTarget, g rate.GuardState, why rate.FraudExplanation, at time.Time) error
 }
+
+// Challenger issues and checks the challenges the fraud guard asks of a send between
+// allowing it and blocking its target (internal/challenge implements it): a proof of work
+// in the ALTCHA format, and optionally a CAPTCHA token of the operator's provider.
+type Challenger interface {
+	// Issue returns a challenge of the level, bound to the send's app, address and client.
+	Issue(level int, b proof.Binding, now time.Time) (proof.Challenge, error)
+	// Verify checks a solution, or a CAPTCHA token, for the send's app, address and client and
+	// returns the level it solved and the id under which it is spent once. Errors:
+	// *ErrChallengeInvalid, and errors wrapping ErrUnavailable when a CAPTCHA provider
+	// cannot be asked.
+	Verify(ctx context.Context, s proof.Solution, b proof.Binding, now time.Time) (proof.Solved, error)
+}
+
+// ScopeChallenge is the limiter scope that spends a solution once: its key is the
+// solution's id, its rule one use until the challenge expires.
+const ScopeChallenge = "challenge"
 
 // FraudTarget is what the fraud step knows of a send.
 type FraudTarget struct {
@@ -166,24 +184,24 @@ func (s *Service) challengeDenied(appID string, t target, ip string, dec rate.De
 func (s *Service) UseChallenger(c Challenger) { s.challenger = c }
 
 // solved verifies the request's challenge solution, if any, before anything is spent.
-func (s *Service) solved(ctx context.Context, appID string, in SendInput, t target) (Solved, error) {
+func (s *Service) solved(ctx context.Context, appID string, in SendInput, t target) (proof.Solved, error) {
 	if in.Solution.Empty() {
-		return Solved{}, nil
+		return proof.Solved{}, nil
 	}
 	if s.challenger == nil {
-		return Solved{}, &ErrChallengeInvalid{Reason: "no challenge was asked"}
+		return proof.Solved{}, &ErrChallengeInvalid{Reason: "no challenge was asked"}
 	}
 	return s.challenger.Verify(ctx, in.Solution, s.binding(appID, t, in.ClientIP), s.Now())
 }
 
 // binding is what a challenge of a send is bound to: its app, its address's keyed index
 // and its client. A solution found for one app is no good for another.
-func (s *Service) binding(appID string, t target, ip string) ChallengeBinding {
-	return ChallengeBinding{App: appID, Address: s.cfg.Index(t.address), ClientIP: ip}
+func (s *Service) binding(appID string, t target, ip string) proof.Binding {
+	return proof.Binding{App: appID, Address: s.cfg.Index(t.address), ClientIP: ip}
 }
 
 // solutionLimit spends a solution once: a rule of one use until its challenge expires.
-func (s *Service) solutionLimit(v Solved) rate.Limit {
+func (s *Service) solutionLimit(v proof.Solved) rate.Limit {
 	window := max(v.Expires.Sub(s.Now()), time.Second) + time.Second
 	return rate.Limit{Scope: ScopeChallenge, Key: v.ID, Rules: []rate.Rule{{Limit: 1, Window: window}}}
 }

@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// ChannelCarrier is a Sender that says which channels it carries; a Sender that is
+// channelCarrier is a Sender that says which channels it carries; a Sender that is
 // not one carries SMS alone.
-type ChannelCarrier interface {
+type channelCarrier interface {
 	// Channels lists the channels at least one of its providers carries.
 	Channels() []string
 }
 
 // carriedChannels are the channels s carries.
 func carriedChannels(s Sender) []string {
-	if c, ok := s.(ChannelCarrier); ok {
+	if c, ok := s.(channelCarrier); ok {
 		return c.Channels()
 	}
 	return []string{ChannelSMS}

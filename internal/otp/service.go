@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
+	"otpgate/internal/proof"
 	"otpgate/internal/rate"
 	"time"
 
@@ -130,7 +131,7 @@ type SendInput struct {
 	// 30 characters, one line, no link.
 	FriendlyName string
 	// Solution answers a challenge the fraud guard asked of an earlier send.
-	Solution ChallengeSolution
+	Solution proof.Solution
 	// Transaction is the payment the code confirms; required by an app with PSD2, refused
 	// by any other.
 	Transaction Transaction
