@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
 	"otpgate/internal/proof"
+	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
 )
 
@@ -120,7 +121,7 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem idempotent.Store) http.Ha
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
 				Solution:    proof.Solution{Altcha: req.Altcha, Captcha: req.Captcha},
-				Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee},
+				Transaction: psd2.Transaction{Amount: req.Amount, Payee: req.Payee},
 			})
 			if err != nil {
 				fail(w, err, res.Decision)

@@ -18,6 +18,7 @@ import (
 var kernelLeaves = []string{
 	"otpgate/internal/contact",
 	"otpgate/internal/proof",
+	"otpgate/internal/psd2",
 	"otpgate/internal/rate",
 	"otpgate/internal/templates",
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 	"strings"
 	"time"
 
@@ -153,7 +154,7 @@ func (s *Service) newest(ctx context.Context, appID, address string) (Verificati
 // decide is the whole check rule, run by the store while it holds the verification's lock.
 // A code matches only with the transaction it was sent for: a check naming another amount
 // or payee is a wrong guess, as Twilio answers it (pending, not valid), and costs one.
-func (s *Service) decide(v Verification, code string, tx Transaction, now time.Time) (Verification, CheckOutcome) {
+func (s *Service) decide(v Verification, code string, tx psd2.Transaction, now time.Time) (Verification, CheckOutcome) {
 	switch v.Status {
 	case StatusPending:
 	case StatusExpired:
@@ -206,7 +207,7 @@ func checkInput(in CheckInput, app App) error {
 	if !validCodeFormat(in.Code, app.CodeLength) {
 		fields["code"] = fmt.Sprintf("must be %d digits", app.CodeLength)
 	}
-	checkTransaction(app, in.Transaction, fields)
+	psd2.Check(in.Transaction, app.PSD2, fields)
 	if len(fields) > 0 {
 		return &ErrInvalidRequest{Fields: fields}
 	}

@@ -3,6 +3,7 @@ package otp
 import (
 	"errors"
 	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, outcome := s.decide(tt.v, tt.code, Transaction{}, now)
+			v, outcome := s.decide(tt.v, tt.code, psd2.Transaction{}, now)
 			if outcome != tt.wantOutcome || v.Status != tt.wantStatus || v.Attempts != tt.wantAttempts {
 				t.Errorf("got %s %s attempts=%d, want %s %s attempts=%d", outcome, v.Status, v.Attempts, tt.wantOutcome, tt.wantStatus, tt.wantAttempts)
 			}

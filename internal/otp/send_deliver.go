@@ -3,6 +3,7 @@ package otp
 import (
 	"context"
 	"errors"
+	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
 	"strings"
 )
@@ -26,7 +27,7 @@ func carriedChannels(s Sender) []string {
 // naming the payment the code confirms when there is one (PSD2).
 // The app is named by the caller's friendly name when one was given, else by its name,
 // except for the default app, whose messages name none.
-func (s *Service) compose(app App, t target, code, friendlyName string, tx Transaction) (Message, error) {
+func (s *Service) compose(app App, t target, code, friendlyName string, tx psd2.Transaction) (Message, error) {
 	name := strings.TrimSpace(friendlyName)
 	if name == "" && !app.Default {
 		name = app.Name

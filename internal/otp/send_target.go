@@ -2,6 +2,7 @@ package otp
 
 import (
 	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 	"otpgate/internal/templates"
 	"slices"
 	"strings"
@@ -57,7 +58,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	if problem := templates.FriendlyNameProblem(in.FriendlyName); problem != "" {
 		fields["friendly_name"] = problem
 	}
-	checkTransaction(app, in.Transaction, fields)
+	psd2.Check(in.Transaction, app.PSD2, fields)
 	checkKeyedLimits(in.RateLimits, fields)
 	if len(fields) > 0 {
 		return t, &ErrInvalidRequest{Fields: fields}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"otpgate/internal/proof"
+	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
 	"time"
 
@@ -134,7 +135,7 @@ type SendInput struct {
 	Solution proof.Solution
 	// Transaction is the payment the code confirms; required by an app with PSD2, refused
 	// by any other.
-	Transaction Transaction
+	Transaction psd2.Transaction
 	// RateLimits are the app's rate limits the caller keys this send by: each one's rules
 	// are met on its value, in the send's one limiter call.
 	RateLimits []rate.KeyedLimit
@@ -173,7 +174,7 @@ type CheckInput struct {
 	ClientIP string
 	// Transaction is the payment the code was sent for: a code approves only with the
 	// amount and payee it was sent with. Required by an app with PSD2, refused by any other.
-	Transaction Transaction
+	Transaction psd2.Transaction
 }
 
 // CheckResult is an approved verification. Decision is set whenever the limiter was asked.

@@ -2,6 +2,7 @@ package otp
 
 import (
 	"context"
+	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
 	"time"
 )
@@ -75,7 +76,7 @@ type BeginSend struct {
 	Test bool
 	// Transaction, when not zero, is the payment this send's code is bound to (PSD2): the
 	// verification keeps it as its Transaction.
-	Transaction Transaction
+	Transaction psd2.Transaction
 	// Seen, when set, is the pending verification of the app and address as the caller saw
 	// it earlier: a store may hash the code for its id up front and count the send in one
 	// step while it is still the pending one, and must otherwise decide on what it holds

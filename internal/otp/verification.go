@@ -2,6 +2,7 @@ package otp
 
 import (
 	"fmt"
+	"otpgate/internal/psd2"
 	"time"
 )
 
@@ -42,7 +43,7 @@ type Verification struct {
 	ClosedAt time.Time
 	// Transaction is the payment its latest send was for (PSD2); each code is bound to its
 	// own send's.
-	Transaction Transaction
+	Transaction psd2.Transaction
 }
 
 // AttemptsLeft is how many wrong guesses the verification still tolerates.

@@ -6,11 +6,12 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
 )
 
 // testPSD2 holds the transaction a PSD2 send names, and the apps' PSD2 flag.
 func testPSD2(t *testing.T, newStore func(t *testing.T) Stores) {
-	payment := otp.Transaction{Amount: "€39.99", Payee: "Acme Öl GmbH"}
+	payment := psd2.Transaction{Amount: "€39.99", Payee: "Acme Öl GmbH"}
 
 	t.Run("TheVerificationKeepsItsSendsTransaction", func(t *testing.T) {
 		e := newEnv(t, newStore)
@@ -24,7 +25,7 @@ func testPSD2(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Errorf("Verification: got %+v, want %+v", got, payment)
 		}
 
-		other := otp.Transaction{Amount: "EUR 10", Payee: "Other Ltd"}
+		other := psd2.Transaction{Amount: "EUR 10", Payee: "Other Ltd"}
 		p = params("+819012345678", "222222", base().Add(time.Minute))
 		p.Transaction = other
 		re := e.send(p)

@@ -12,6 +12,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
 	"otpgate/internal/twilioapi"
 )
@@ -114,7 +115,7 @@ func TestURLsNeverComeFromTheHostHeader(t *testing.T) {
 }
 
 func TestPSD2ParametersReachTheDomain(t *testing.T) {
-	payment := otp.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
+	payment := psd2.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
 	s := &stub{send: func(in otp.SendInput) (otp.SendResult, error) {
 		v := pending(1)
 		v.Transaction = in.Transaction

@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
 )
 
@@ -115,8 +116,8 @@ func newVerification(base string, app otp.App, v otp.Verification) verification 
 
 // transaction reads PSD2's Amount and Payee; the domain requires them of an app with
 // PSD2 enabled and refuses them of any other.
-func transaction(r *http.Request) otp.Transaction {
-	return otp.Transaction{Amount: r.PostForm.Get("Amount"), Payee: r.PostForm.Get("Payee")}
+func transaction(r *http.Request) psd2.Transaction {
+	return psd2.Transaction{Amount: r.PostForm.Get("Amount"), Payee: r.PostForm.Get("Payee")}
 }
 
 // textOrNil is s, or null when it is empty, as Twilio writes absent fields.

@@ -1,11 +1,11 @@
-package otp
+// Package psd2 is the payment a code confirms, for the dynamic linking that PSD2's strong
+// customer authentication requires: its amount and payee, and what an app with PSD2 must
+// be given on every send and check. The kernel binds a code's hash to it and messages name
+// it; it imports nothing of otpgate.
+package psd2
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"otpgate/internal/templates"
 	"regexp"
 	"strings"
 	"unicode"
@@ -25,10 +25,11 @@ type Transaction struct {
 // IsZero reports whether the transaction binds nothing.
 func (t Transaction) IsZero() bool { return t.Amount == "" && t.Payee == "" }
 
-// Bounds of a transaction: both parts go out in the message, so they stay short.
+// Bounds of a transaction: both parts go out in the message, so they stay short. A
+// payee is no longer than the one templates are tried with (templates.SamplePayeeLen).
 const (
 	maxAmountLen = 32
-	maxPayeeLen  = templates.SamplePayeeLen
+	MaxPayeeLen  = 64
 )
 
 // amountPattern is a number with at most one currency, before or after it: a symbol
@@ -36,12 +37,12 @@ const (
 // one decimal separator may be a point or a comma, as the user's locale writes it.
 var amountPattern = regexp.MustCompile(`^(?:(?:\p{Sc}|[A-Z]{3}) ?)?[0-9]{1,15}(?:[.,][0-9]{1,4})?$|^[0-9]{1,15}(?:[.,][0-9]{1,4})? ?(?:\p{Sc}|[A-Z]{3})$`)
 
-// checkTransaction says what is wrong with the transaction of a send or check for an
-// app, by field ("amount", "payee"), into f. An app with PSD2 needs both parts on every
-// send and check; an app without it takes neither, so that nobody believes a payment was
-// bound when it was not.
-func checkTransaction(app App, t Transaction, f map[string]string) {
-	if !app.PSD2 {
+// Check says what is wrong with the transaction of a send or check for an app, by field
+// ("amount", "payee"), into f; enabled is whether the app has PSD2. An app with PSD2 needs
+// both parts on every send and check; an app without it takes neither, so that nobody
+// believes a payment was bound when it was not.
+func Check(t Transaction, enabled bool, f map[string]string) {
+	if !enabled {
 		for name, v := range map[string]string{"amount": t.Amount, "payee": t.Payee} {
 			if v != "" {
 				f[name] = "is only taken by an app with PSD2 enabled"
@@ -66,26 +67,7 @@ func checkTransaction(app App, t Transaction, f map[string]string) {
 		f["payee"] = "must not hold line breaks, control or formatting characters"
 	case strings.TrimSpace(t.Payee) != t.Payee:
 		f["payee"] = "must not start or end with spaces"
-	case utf8.RuneCountInString(t.Payee) > maxPayeeLen:
-		f["payee"] = fmt.Sprintf("must be at most %d characters", maxPayeeLen)
+	case utf8.RuneCountInString(t.Payee) > MaxPayeeLen:
+		f["payee"] = fmt.Sprintf("must be at most %d characters", MaxPayeeLen)
 	}
-}
-
-// hashBound is the hash of a code sent for a transaction: hashCode's, with the amount and
-// the payee, each after its length, so that no two transactions share a hash. Without a
-// transaction it is hashCode's, so codes of other sends keep their hashes.
-func hashBound(secret []byte, verificationID, code string, t Transaction) []byte {
-	if t.IsZero() {
-		return hashCode(secret, verificationID, code)
-	}
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(verificationID))
-	m.Write([]byte(code))
-	// The code is digits only, so a separator that is no digit ends it unambiguously.
-	m.Write([]byte("\x00psd2"))
-	for _, part := range []string{t.Amount, t.Payee} {
-		m.Write(binary.BigEndian.AppendUint32(nil, uint32(len(part))))
-		m.Write([]byte(part))
-	}
-	return m.Sum(nil)
 }
