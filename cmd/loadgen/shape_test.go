@@ -1,9 +1,10 @@
 package main
 
 import (
-	"otpgate/internal/contact"
 	"slices"
 	"testing"
+
+	"otpgate/internal/contact"
 )
 
 // TestShapeNumbersAreValid walks the first and last numbers of every prefix range of every

@@ -224,4 +224,4 @@ func cutLast(s, sep string) (before, after string, found bool) {
 }
 
 // invalid is a refused solution.
-func invalid(reason string) error { return &otp.ErrChallengeInvalid{Reason: reason} }
+func invalid(reason string) error { return &proof.ErrChallengeInvalid{Reason: reason} }

@@ -55,9 +55,9 @@ func mustSolve(t *testing.T, ch proof.Challenge) string {
 // wantInvalid fails unless err refuses the solution.
 func wantInvalid(t *testing.T, err error, what string) {
 	t.Helper()
-	var inv *otp.ErrChallengeInvalid
+	var inv *proof.ErrChallengeInvalid
 	if !errors.As(err, &inv) {
-		t.Errorf("%s: got %v, want *otp.ErrChallengeInvalid", what, err)
+		t.Errorf("%s: got %v, want *proof.ErrChallengeInvalid", what, err)
 	}
 }
 

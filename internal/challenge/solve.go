@@ -5,8 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"otpgate/internal/proof"
 	"strconv"
+
+	"otpgate/internal/proof"
 )
 
 // Solve finds the number of an ALTCHA challenge, as a client does, and returns the payload

@@ -6,8 +6,9 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"net/http"
-	"otpgate/internal/idempotent"
 	"time"
+
+	"otpgate/internal/idempotent"
 )
 
 // Idempotency-Key handling, for the send endpoint.

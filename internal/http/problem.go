@@ -185,7 +185,7 @@ func ProblemFor(err error) Problem {
 			out.Challenge = newChallengeBody(demand.Challenge)
 		}
 	case otp.CodeChallengeInvalid:
-		if bad, ok := as[*otp.ErrChallengeInvalid](err); ok {
+		if bad, ok := as[*proof.ErrChallengeInvalid](err); ok {
 			out.Detail = bad.Reason
 		}
 	case otp.CodeNumberTypeNotAllowed:

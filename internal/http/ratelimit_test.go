@@ -2,9 +2,10 @@ package http
 
 import (
 	"net/http"
-	"otpgate/internal/rate"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 func TestSetRateLimitHeaders(t *testing.T) {

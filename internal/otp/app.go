@@ -2,9 +2,6 @@ package otp
 
 import (
 	"fmt"
-	"otpgate/internal/contact"
-	"otpgate/internal/rate"
-	"otpgate/internal/templates"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // DefaultAppID is the id of the default app, the one built from the OTP_* environment

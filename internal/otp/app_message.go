@@ -2,10 +2,11 @@ package otp
 
 import (
 	"maps"
-	"otpgate/internal/contact"
-	"otpgate/internal/templates"
 	"slices"
 	"strings"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/templates"
 )
 
 // canonLocaleOrSelf is contact.CanonLocale for lists: a tag it does not know stays as given,

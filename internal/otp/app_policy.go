@@ -1,10 +1,11 @@
 package otp
 
 import (
-	"otpgate/internal/contact"
-	"otpgate/internal/rate"
 	"slices"
 	"strings"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 // Scopes of an app's own rules. Their keys are "<app id>|<index of the address>"

@@ -29,9 +29,9 @@ func TestSendBindsASolutionToItsApp(t *testing.T) {
 
 	key := tenant(keyAppID, otp.AccessKey)
 	_, err = e.svc.Send(ctx, otp.SendInput{App: &key, Phone: testPhone, ClientIP: testIP, Solution: proof.Solution{Altcha: solution}})
-	var invalid *otp.ErrChallengeInvalid
+	var invalid *proof.ErrChallengeInvalid
 	if !errors.As(err, &invalid) {
-		t.Errorf("the default app's solution through a key app: got %v, want *otp.ErrChallengeInvalid", err)
+		t.Errorf("the default app's solution through a key app: got %v, want *proof.ErrChallengeInvalid", err)
 	}
 	if got := len(e.sender.Messages()); got != 0 {
 		t.Fatalf("got %d messages, want none before the solution is used where it was asked", got)

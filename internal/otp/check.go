@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"otpgate/internal/contact"
-	"otpgate/internal/psd2"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 )
 
 // Check proves a code against a verification and closes it when it matches. The

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"testing"
+
 	"otpgate/internal/contact"
 	"otpgate/internal/rate"
-	"testing"
 )
 
 func TestErrorCode(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+
 	"otpgate/internal/psd2"
 )
 

@@ -3,8 +3,9 @@ package otp
 import (
 	"bytes"
 	"crypto/rand"
-	"otpgate/internal/psd2"
 	"testing"
+
+	"otpgate/internal/psd2"
 )
 
 func TestNewCode(t *testing.T) {

@@ -2,12 +2,13 @@ package otp
 
 import (
 	"errors"
-	"otpgate/internal/contact"
-	"otpgate/internal/psd2"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 )
 
 func TestDecide(t *testing.T) {

@@ -3,11 +3,12 @@ package otp
 import (
 	"errors"
 	"fmt"
-	"otpgate/internal/proof"
-	"otpgate/internal/rate"
 	"sort"
 	"strings"
 	"time"
+
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 // Errors without parameters. Match them with errors.Is.
@@ -142,14 +143,6 @@ type ErrChallengeRequired struct {
 func (e *ErrChallengeRequired) Error() string {
 	return fmt.Sprintf("fraud guard asks a level-%d challenge for %s %s", e.Level, e.Scope, e.Key)
 }
-
-// ErrChallengeInvalid means the send's challenge solution or CAPTCHA token was refused:
-// malformed, not issued here, expired, bound to another address or client, or used before.
-type ErrChallengeInvalid struct {
-	Reason string
-}
-
-func (e *ErrChallengeInvalid) Error() string { return "challenge solution refused: " + e.Reason }
 
 // ErrNumberType means the number is of a type the app does not send codes to (such as
 // premium-rate); nothing was spent.

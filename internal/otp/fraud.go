@@ -3,10 +3,11 @@ package otp
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"otpgate/internal/contact"
 	"otpgate/internal/proof"
 	"otpgate/internal/rate"
-	"time"
 )
 
 // Fraud is the fraud step of sends and checks; internal/fraud implements it over the live
@@ -34,7 +35,7 @@ type Challenger interface {
 	Issue(level int, b proof.Binding, now time.Time) (proof.Challenge, error)
 	// Verify checks a solution, or a CAPTCHA token, for the send's app, address and client and
 	// returns the level it solved and the id under which it is spent once. Errors:
-	// *ErrChallengeInvalid, and errors wrapping ErrUnavailable when a CAPTCHA provider
+	// *proof.ErrChallengeInvalid, and errors wrapping ErrUnavailable when a CAPTCHA provider
 	// cannot be asked.
 	Verify(ctx context.Context, s proof.Solution, b proof.Binding, now time.Time) (proof.Solved, error)
 }
@@ -189,7 +190,7 @@ func (s *Service) solved(ctx context.Context, appID string, in SendInput, t targ
 		return proof.Solved{}, nil
 	}
 	if s.challenger == nil {
-		return proof.Solved{}, &ErrChallengeInvalid{Reason: "no challenge was asked"}
+		return proof.Solved{}, &proof.ErrChallengeInvalid{Reason: "no challenge was asked"}
 	}
 	return s.challenger.Verify(ctx, in.Solution, s.binding(appID, t, in.ClientIP), s.Now())
 }

@@ -2,8 +2,9 @@ package otp
 
 import (
 	"fmt"
-	"otpgate/internal/contact"
 	"testing"
+
+	"otpgate/internal/contact"
 )
 
 func TestPhoneCache(t *testing.T) {

@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"otpgate/internal/contact"
-	"otpgate/internal/rate"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 // Limiter scopes. They appear in violations, RateLimit headers and history.

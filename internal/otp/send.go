@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"otpgate/internal/rate"
 	"time"
+
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 // finishTimeout bounds the history writes and refunds that follow a send; they run
@@ -151,7 +153,7 @@ func (s *Service) denied(appID string, t target, ip string, policy []rate.Limit,
 	for _, v := range violations {
 		// A spent solution is the request's own mistake, whatever else refused it.
 		if v.Scope == ScopeChallenge && fraudErr == nil {
-			blocked, fraudErr = "", &ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
+			blocked, fraudErr = "", &proof.ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
 			reason = v.Scope + " " + v.Rule.String()
 		}
 	}

@@ -3,9 +3,10 @@ package otp
 import (
 	"context"
 	"errors"
+	"strings"
+
 	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
-	"strings"
 )
 
 // channelCarrier is a Sender that says which channels it carries; a Sender that is

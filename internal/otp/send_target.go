@@ -1,11 +1,12 @@
 package otp
 
 import (
+	"slices"
+	"strings"
+
 	"otpgate/internal/contact"
 	"otpgate/internal/psd2"
 	"otpgate/internal/templates"
-	"slices"
-	"strings"
 )
 
 // target is where a send goes, as checked before anything is spent.

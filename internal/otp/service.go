@@ -1,3 +1,18 @@
+// Package otp is the verification kernel of otpgate. A Verification is one code sent to
+// one address and the checks made against it, with its Status and its sends' SendStatus;
+// Service runs the two use cases, Send (SendInput to SendResult) and Check (CheckInput to
+// CheckResult), and reads and closes verifications by id. It keeps them in a Store and
+// reaches everything else through ports it declares and others implement: the Limiter
+// (internal/ratelimit), the Sender and Renderer (internal/delivery, internal/sms,
+// internal/email, internal/message), and the optional Fraud, Spend and Challenger steps
+// (internal/fraud, internal/spend, internal/challenge). Its errors are typed and
+// classified once (Code, ErrorCode, Severity), so that every adapter renders them alike.
+// Around it, features own their vocabulary and stores (apps, history, receipt, totp,
+// tokens, events, spend, fraud), and adapters translate (internal/http, internal/twilioapi,
+// internal/admin, internal/postgres, internal/inmem). The kernel imports only leaf packages,
+// which import nothing of otpgate: contact (addresses, regions, locales), rate (the
+// limiter's vocabulary), templates (what apps shape in messages), proof (the challenges)
+// and psd2 (the payment a code confirms). It imports no driver, router or net/http.
 package otp
 
 import (
@@ -5,12 +20,13 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
-	"otpgate/internal/proof"
-	"otpgate/internal/psd2"
-	"otpgate/internal/rate"
 	"time"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/proof"
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 )
 
 // Config holds the service's typed settings; cmd/server fills it from the environment.
@@ -199,3 +215,23 @@ func Bounded(ctx context.Context, d time.Duration) (context.Context, context.Can
 	}
 	return context.WithTimeout(ctx, d)
 }
+
+// Verifier is the send-and-check service the public API calls; *Service implements it,
+// and metrics decorate it.
+type Verifier interface {
+	// Send sends or resends a code. The result's Decision is set whenever the limiter was
+	// asked, also with an error; with *ErrRateLimited it is the refusal's own.
+	// Errors: *ErrInvalidRequest, *contact.ErrInvalidPhone, *ErrCountryNotAllowed,
+	// ErrDuplicateSubmit, *ErrRateLimited, *ErrFraudBlocked, *ErrBlocked, *ErrProvider, and
+	// errors wrapping ErrUnavailable.
+	Send(ctx context.Context, in SendInput) (SendResult, error)
+	// Check proves a code. The result's Decision is set whenever the limiter was asked,
+	// as with Send. Errors: *ErrInvalidRequest, *ErrInvalidCode, ErrTooManyAttempts,
+	// ErrNotFound, ErrExpired, *ErrRateLimited, and errors wrapping ErrUnavailable.
+	Check(ctx context.Context, in CheckInput) (CheckResult, error)
+	// SendLimitState reports the client IP's send limit without recording anything, for
+	// rate-limit headers on responses that never reached the limiter. Errors wrap ErrUnavailable.
+	SendLimitState(ctx context.Context, clientIP string) (rate.Decision, error)
+}
+
+var _ Verifier = (*Service)(nil)

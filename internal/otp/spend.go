@@ -2,8 +2,9 @@ package otp
 
 import (
 	"context"
-	"otpgate/internal/rate"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // ScopeBudget is the limiter scope of budgets: each window of each budget is one key.

@@ -2,9 +2,10 @@ package otp
 
 import (
 	"context"
+	"time"
+
 	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
-	"time"
 )
 
 // Store keeps verifications, their sends and their check attempts.

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"otpgate/internal/rate"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // TestNumber is an address of an app that never gets a message: a send to it spends no

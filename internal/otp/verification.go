@@ -2,8 +2,9 @@ package otp
 
 import (
 	"fmt"
-	"otpgate/internal/psd2"
 	"time"
+
+	"otpgate/internal/psd2"
 )
 
 // Status is the life-cycle state of a verification.

@@ -1,8 +1,9 @@
 // Package proof is the vocabulary of the challenges the fraud guard asks of a send it will
 // not admit outright: the challenge issued (a proof of work in the ALTCHA format), what it
 // is bound to, the solution a client sends back (or a CAPTCHA token) and what a verified
-// solution proved. The kernel's Challenger port speaks it and internal/challenge
-// implements that port; it imports nothing of otpgate.
+// solution proved, or why it was refused (ErrChallengeInvalid, which the kernel
+// classifies). The kernel's Challenger port speaks it and internal/challenge implements
+// that port; it imports nothing of otpgate.
 package proof
 
 import "time"
@@ -46,3 +47,11 @@ type Solved struct {
 	ID      string
 	Expires time.Time
 }
+
+// ErrChallengeInvalid means the send's challenge solution or CAPTCHA token was refused:
+// malformed, not issued here, expired, bound to another address or client, or used before.
+type ErrChallengeInvalid struct {
+	Reason string
+}
+
+func (e *ErrChallengeInvalid) Error() string { return "challenge solution refused: " + e.Reason }

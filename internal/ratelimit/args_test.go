@@ -1,9 +1,10 @@
 package ratelimit
 
 import (
-	"otpgate/internal/rate"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // TestArgsAreSizedUpFront lays out a policy with rules, a guard and a budget, as a default

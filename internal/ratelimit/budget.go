@@ -1,8 +1,9 @@
 package ratelimit
 
 import (
-	"otpgate/internal/rate"
 	"slices"
+
+	"otpgate/internal/rate"
 )
 
 // budgetState reads one budget's state, spent and crossed thresholds from the script's reply.

@@ -3,11 +3,12 @@ package ratelimit
 import (
 	"context"
 	"fmt"
-	"otpgate/internal/rate"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // budgetLimit is a daily budget window of capacity micro-units, this request costing cost.

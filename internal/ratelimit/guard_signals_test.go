@@ -2,9 +2,10 @@ package ratelimit
 
 import (
 	"context"
-	"otpgate/internal/rate"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // The second generation's signals: the long horizon's unapproved sends, volume against the

@@ -3,12 +3,13 @@ package ratelimit
 import (
 	"context"
 	"math"
-	"otpgate/internal/rate"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"otpgate/internal/rate"
 )
 
 // testGuard is a guard as the defaults configure it, with a small floor.

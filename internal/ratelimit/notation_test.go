@@ -2,9 +2,10 @@ package ratelimit
 
 import (
 	"context"
-	"otpgate/internal/rate"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 func TestGuardSettingsAtTheEndsOfTheirRanges(t *testing.T) { onBackends(t, testGuardSettingsNotation) }

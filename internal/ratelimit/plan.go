@@ -3,10 +3,11 @@ package ratelimit
 import (
 	"errors"
 	"fmt"
-	"otpgate/internal/rate"
 	"slices"
 	"strings"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // entry is one key of a plan: a limit's sliding log, its guard's hash, or a budget window.

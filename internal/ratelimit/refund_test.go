@@ -2,9 +2,10 @@ package ratelimit
 
 import (
 	"context"
-	"otpgate/internal/rate"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 func TestRefund(t *testing.T) { onBackends(t, testRefund) }

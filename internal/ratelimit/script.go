@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"otpgate/internal/rate"
 	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"otpgate/internal/rate"
 )
 
 // Modes of the script, see lua/sliding_log.lua.

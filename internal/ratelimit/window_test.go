@@ -3,9 +3,10 @@ package ratelimit
 import (
 	"context"
 	"fmt"
-	"otpgate/internal/rate"
 	"testing"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // Time-dependent behaviour, on a test clock to the microsecond and on the server's clock.

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/textproto"
-	"otpgate/internal/otp"
 	"time"
+
+	"otpgate/internal/otp"
 )
 
 // Delivery states a receipt can report. They live beside a send's status rather than

@@ -3,9 +3,10 @@ package receipt
 import (
 	"context"
 	"errors"
-	"otpgate/internal/otp"
 	"testing"
 	"time"
+
+	"otpgate/internal/otp"
 )
 
 // readerFunc is a Reader that reads what it is told.

@@ -1,8 +1,9 @@
 package sms
 
 import (
-	"otpgate/internal/contact"
 	"testing"
+
+	"otpgate/internal/contact"
 )
 
 // TestEveryLocaleHasAVoice: a call in a built-in locale reads in that language, never in
