@@ -13,7 +13,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 ALONE_PKGS   = %/e2e %/cmd/loadgen
 UNIT_PKGS    = $(filter-out $(ALONE_PKGS),$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck unit bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
+.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck quick bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
 
 all: lint test
 
@@ -45,6 +45,12 @@ test: setup lint build twilio-node tokens-node web-node deploy-test
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./cmd/loadgen/
 	CI=$(CI) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test $(TEST_FLAGS) ./e2e/
+
+## quick: the tests that need no service (no Redis, PostgreSQL, browser or server binary; those
+## are skipped, whatever CI says), without -race: a minute's check while editing. `make test`
+## is the whole suite.
+quick:
+	OTPGATE_TEST_OFFLINE=1 CI=false $(GO) test -count=1 $(PKGS)
 
 lint: fmt-check tidy-check vet staticcheck
 

@@ -12,15 +12,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/settings"
 )
 
 // Defaults of a Registry.
@@ -36,21 +35,20 @@ const (
 
 // snapshot is one consistent view of the configuration; it is never changed once made.
 type snapshot struct {
-	version int64
-	apps    map[string]otp.App
-	keys    map[string]Key
+	apps map[string]otp.App
+	keys map[string]Key
 	// defaultApp is the registry's default app with its test numbers.
 	defaultApp otp.App
 }
 
-// Registry serves apps and authenticates keys from a snapshot of the store, which
-// Reload replaces and Run keeps current. It implements Directory.
+// Registry serves apps and authenticates keys from a snapshot of the store, which a
+// settings.Reloader keeps: Reload replaces it and Run keeps it current. It implements
+// Directory.
 type Registry struct {
 	store      Store
 	defaultApp otp.App
 	log        *slog.Logger
-	snap       atomic.Pointer[snapshot]
-	reloadMu   sync.Mutex
+	live       *settings.Reloader[*snapshot]
 
 	// touched holds the last time each key's use was queued; touches feeds Run.
 	touched sync.Map // key id → time.Time
@@ -82,7 +80,10 @@ func NewRegistry(store Store, defaultApp otp.App, log *slog.Logger) *Registry {
 		PollInterval: DefaultPollInterval, Timeout: 2 * time.Second,
 		Now: func() time.Time { return time.Now().UTC() },
 	}
-	r.snap.Store(&snapshot{version: -1, apps: map[string]otp.App{}, keys: map[string]Key{}, defaultApp: defaultApp})
+	src := settings.Source[*snapshot]{Name: "apps", Load: r.load,
+		Version: func(ctx context.Context) (int64, error) { return store.SettingVersion(ctx, SettingName) }}
+	r.live = settings.New(src, &snapshot{apps: map[string]otp.App{}, keys: map[string]Key{}, defaultApp: defaultApp}, nil, log)
+	r.live.Every = func(ctx context.Context, _ int) { r.flushTouches(ctx) }
 	return r
 }
 
@@ -91,7 +92,7 @@ func (r *Registry) DefaultApp() otp.App { return r.defaultApp }
 
 // Apps are the default app and then every app of the current snapshot by id.
 func (r *Registry) Apps() []otp.App {
-	s := r.snap.Load()
+	s := r.live.Snapshot()
 	out := make([]otp.App, 0, len(s.apps)+1)
 	out = append(out, s.defaultApp)
 	for _, a := range s.apps {
@@ -102,21 +103,19 @@ func (r *Registry) Apps() []otp.App {
 }
 
 // Version is the store version the current snapshot was read at; -1 before the first load.
-func (r *Registry) Version() int64 { return r.snap.Load().version }
+func (r *Registry) Version() int64 { return r.live.Version() }
 
-// Reload reads the store and swaps the snapshot when the store has a newer version.
+// Reload reads the store and swaps the snapshot when the store has another version.
 // Errors wrap otp.ErrUnavailable when the store could not be read; the old snapshot stays.
-func (r *Registry) Reload(ctx context.Context) error {
-	r.reloadMu.Lock()
-	defer r.reloadMu.Unlock()
+func (r *Registry) Reload(ctx context.Context) error { return r.live.Load(ctx) }
+
+// load reads the store into a snapshot.
+func (r *Registry) load(ctx context.Context) (*snapshot, int64, error) {
 	set, err := r.store.LoadApps(ctx)
 	if err != nil {
-		return fmt.Errorf("apps: reload: %w", err)
+		return nil, 0, err
 	}
-	if set.Version <= r.snap.Load().version {
-		return nil
-	}
-	s := &snapshot{version: set.Version, apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]Key, len(set.Keys)),
+	s := &snapshot{apps: make(map[string]otp.App, len(set.Apps)), keys: make(map[string]Key, len(set.Keys)),
 		defaultApp: r.defaultApp}
 	for _, a := range set.Apps {
 		s.apps[a.ID] = a
@@ -125,8 +124,7 @@ func (r *Registry) Reload(ctx context.Context) error {
 		s.keys[k.ID] = k
 	}
 	r.addTestNumbers(s, set.TestNumbers)
-	r.snap.Store(s)
-	return nil
+	return s, set.Version, nil
 }
 
 // addTestNumbers opens the codes of the test numbers and gives each app its own, so the
@@ -164,9 +162,9 @@ func (r *Registry) App(_ context.Context, id string) (otp.App, error) {
 	case !ok:
 		return otp.App{}, otp.ErrNotFound
 	case id == otp.DefaultAppID:
-		return r.snap.Load().defaultApp, nil
+		return r.live.Snapshot().defaultApp, nil
 	}
-	a, found := r.snap.Load().apps[id]
+	a, found := r.live.Snapshot().apps[id]
 	if !found {
 		return otp.App{}, otp.ErrNotFound
 	}
@@ -179,7 +177,7 @@ func (r *Registry) App(_ context.Context, id string) (otp.App, error) {
 // time at most once a minute; Run writes it.
 func (r *Registry) Authenticate(_ context.Context, keyID, secret string) (Key, error) {
 	sum := sha256.Sum256([]byte(secret))
-	k, found := r.snap.Load().keys[keyID]
+	k, found := r.live.Snapshot().keys[keyID]
 	want := k.Hash
 	if !found || len(want) != sha256.Size {
 		want = make([]byte, sha256.Size)
@@ -205,44 +203,13 @@ func (r *Registry) noteUse(id string) {
 }
 
 // Run keeps the snapshot current until ctx ends: it polls the store's version every
-// PollInterval and reloads when it moved, and writes queued last-used times. A
-// failing store is logged once per outage and retried at the next tick.
+// PollInterval and reloads when it moved (see settings.Reloader), and writes queued
+// last-used times after every poll and once more at the end.
 func (r *Registry) Run(ctx context.Context) error {
-	tick := time.NewTicker(r.PollInterval)
-	defer tick.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			r.flushTouches(context.WithoutCancel(ctx))
-			return ctx.Err()
-		case <-tick.C:
-			err := r.poll(ctx)
-			switch {
-			case err != nil && !failing && ctx.Err() == nil:
-				r.log.Warn("apps: reload failed; serving the last configuration", "err", err)
-				failing = true
-			case err == nil && failing:
-				r.log.Info("apps: reload works again")
-				failing = false
-			}
-			r.flushTouches(ctx)
-		}
-	}
-}
-
-// poll reloads when the store's version differs from the snapshot's.
-func (r *Registry) poll(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
-	defer cancel()
-	v, err := r.store.AppsVersion(ctx)
-	if err != nil {
-		return err
-	}
-	if v == r.Version() {
-		return nil
-	}
-	return r.Reload(ctx)
+	r.live.Poll, r.live.Timeout = r.PollInterval, r.Timeout
+	err := r.live.Run(ctx)
+	r.flushTouches(context.WithoutCancel(ctx))
+	return err
 }
 
 // flushTouches writes the queued last-used times in one call.

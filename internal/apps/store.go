@@ -10,7 +10,8 @@ import (
 
 // Set is every live app and key, as one consistent read of the store.
 type Set struct {
-	// Version grows with every change; a reloader compares it to its own.
+	// Version grows with every change (the version of SettingName); a reloader compares it
+	// to its own.
 	Version int64
 	Apps    []otp.App
 	Keys    []Key
@@ -19,14 +20,19 @@ type Set struct {
 	TestNumbers []TestNumber
 }
 
+// SettingName is the live setting (internal/settings) whose version every change of apps,
+// keys and test numbers moves on; they stay in tables of their own, so it holds no document.
+const SettingName = "apps"
+
 // Store keeps apps and their keys. Every change is audited in the same
 // transaction, so nothing is half-written. Implementations: internal/postgres and
 // internal/inmem; internal/storetest holds the behaviour both must share.
 type Store interface {
 	// LoadApps reads every app that is not deleted and every key that is not revoked.
 	LoadApps(ctx context.Context) (Set, error)
-	// AppsVersion is the version LoadApps would return now: cheap, for polling.
-	AppsVersion(ctx context.Context) (int64, error)
+	// SettingVersion(SettingName) is the version LoadApps would return now: cheap, for
+	// polling (settings.Store).
+	SettingVersion(ctx context.Context, name string) (int64, error)
 	// AppByID returns one app that is not deleted. Errors: otp.ErrNotFound.
 	AppByID(ctx context.Context, id string) (otp.App, error)
 	// AppKeys lists an app's keys, revoked ones included, oldest first.

@@ -98,7 +98,7 @@ func (a *Admin) UpdateSettings(ctx context.Context, values map[string]string, ac
 		return Config{}, 0, &otp.ErrInvalidRequest{Detail: "no settings given", Fields: map[string]string{"settings": "give at least one setting"}}
 	}
 	var next Config
-	version, err := a.store.UpdateFraudConfig(ctx, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
+	version, err := UpdateConfig(ctx, a.store, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
 		current := a.snapshots.configOf(stored)
 		var err error
 		if next, err = current.Apply(values); err != nil {

@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/settings"
 )
 
 // fakeCounter records what the guard asked of the limiter.
@@ -70,7 +71,7 @@ type instance struct {
 	counter  *fakeCounter
 }
 
-func newInstance(t *testing.T, store fraud.Store, n fraud.Notifier, defaults fraud.Config) *instance {
+func newInstance(t *testing.T, store fraud.Store, n settings.Notifier, defaults fraud.Config) *instance {
 	t.Helper()
 	r := fraud.NewReloader(store, n, defaults, slog.New(slog.DiscardHandler))
 	r.Poll = 20 * time.Millisecond
@@ -143,7 +144,7 @@ func TestReloadAndAdmin(t *testing.T) {
 		if !errors.As(err, &inv) || inv.Fields["fraud_ratio"] == "" {
 			t.Fatalf("got %v, want a refusal naming fraud_ratio", err)
 		}
-		if v, _ := store.FraudVersion(ctx); v != 0 {
+		if v, _ := store.SettingVersion(ctx, fraud.SettingName); v != 0 {
 			t.Errorf("got version %d, want 0", v)
 		}
 		if c, _, _ := in.admin.Settings(ctx); c.Mode != fraud.ModeEnforce {

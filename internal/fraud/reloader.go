@@ -4,34 +4,32 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"otpgate/internal/settings"
 )
 
 // DefaultPoll is how often a Reloader compares the store's version with its own when no
-// change notification arrives: with the time a reload takes, every instance applies a
-// change within two seconds even when Redis pub/sub drops the notification.
-const DefaultPoll = time.Second
+// change notice arrives (settings.DefaultPoll).
+const DefaultPoll = settings.DefaultPoll
 
 // blockCountEvery is how many polls pass between counts of the active blocks.
 const blockCountEvery = 10
 
-// Reloader holds the running snapshot of the fraud configuration and swaps it atomically
-// when the store's version moves: at once on a change notification, and within Poll
-// otherwise. Readers call Snapshot, which never blocks.
+// Reloader holds the running snapshot of the fraud configuration (the live setting
+// SettingName with the lists) in a settings.Reloader, which swaps it when the version
+// moves. It seeds a fresh store with the defaults and counts the active blocks for the
+// gauge on the same schedule.
 type Reloader struct {
+	*settings.Reloader[*Snapshot]
 	store    Store
-	notifier Notifier
 	defaults Config
 	log      *slog.Logger
+	blocks   atomic.Pointer[[]BlockCount]
 
-	current atomic.Pointer[Snapshot]
-	blocks  atomic.Pointer[[]BlockCount]
-
-	// Poll is how often the version is compared; Now is the clock of the block counts.
-	Poll time.Duration
-	Now  func() time.Time
+	// Now is the clock of the block counts.
+	Now func() time.Time
 }
 
 // BlockCount is how many blocks of one scope and mode are active.
@@ -43,28 +41,31 @@ type BlockCount struct {
 
 // NewReloader returns a reloader over store; defaults are the settings a fresh store starts
 // from and that fill in settings a store lacks. notifier may be nil (polling only).
-func NewReloader(store Store, notifier Notifier, defaults Config, log *slog.Logger) *Reloader {
-	r := &Reloader{store: store, notifier: notifier, defaults: defaults, log: log, Poll: DefaultPoll,
-		Now: func() time.Time { return time.Now().UTC() }}
-	r.current.Store(NewSnapshot(defaults, nil, -1))
+func NewReloader(store Store, notifier settings.Notifier, defaults Config, log *slog.Logger) *Reloader {
+	r := &Reloader{store: store, defaults: defaults, log: log, Now: func() time.Time { return time.Now().UTC() }}
+	src := settings.Source[*Snapshot]{Name: "fraud config", Load: r.load,
+		Version: func(ctx context.Context) (int64, error) { return store.SettingVersion(ctx, SettingName) }}
+	r.Reloader = settings.New(src, NewSnapshot(defaults, nil, -1), notifier, log)
+	r.Every = func(ctx context.Context, polls int) {
+		if polls%blockCountEvery == 0 {
+			r.countBlocks(ctx)
+		}
+	}
 	return r
 }
 
 // Load seeds a fresh store with the defaults and loads the first snapshot; the server
 // starts serving only after it succeeded.
 func (r *Reloader) Load(ctx context.Context) error {
-	if _, err := r.store.SeedFraudConfig(ctx, r.defaults.Values()); err != nil {
+	if _, err := SeedConfig(ctx, r.store, r.defaults.Values()); err != nil {
 		return fmt.Errorf("fraud: seed the configuration: %w", err)
 	}
-	if err := r.load(ctx); err != nil {
+	if err := r.Reloader.Load(ctx); err != nil {
 		return err
 	}
 	r.countBlocks(ctx)
 	return nil
 }
-
-// Snapshot returns the running configuration.
-func (r *Reloader) Snapshot() *Snapshot { return r.current.Load() }
 
 // Defaults returns the settings the store's missing ones default to.
 func (r *Reloader) Defaults() Config { return r.defaults }
@@ -77,74 +78,23 @@ func (r *Reloader) ActiveBlocks() []BlockCount {
 	return nil
 }
 
-// Run follows the store until ctx ends: on every notification and every Poll it reloads
-// when the version moved. Failures are logged and retried at the next poll.
-func (r *Reloader) Run(ctx context.Context) error {
-	var pushes <-chan struct{}
-	if r.notifier != nil {
-		var err error
-		if pushes, err = r.notifier.Subscribe(ctx); err != nil {
-			r.log.Warn("fraud config: no change notifications, polling only", "err", err)
-		}
-	}
-	// A little jitter keeps a fleet of instances from polling in step.
-	tick := time.NewTicker(r.Poll + time.Duration(rand.Int64N(int64(r.Poll)/10+1)))
-	defer tick.Stop()
-	for n := 1; ; n++ {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case _, ok := <-pushes:
-			if !ok {
-				pushes = nil
-				continue
-			}
-		case <-tick.C:
-			if n%blockCountEvery == 0 {
-				r.countBlocks(ctx)
-			}
-		}
-		if err := r.Reload(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("fraud config: reload failed", "err", err)
-		}
-	}
-}
-
-// Reload loads a new snapshot when the store's version differs from the running one.
-func (r *Reloader) Reload(ctx context.Context) error {
-	v, err := r.store.FraudVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("fraud: version: %w", err)
-	}
-	if v == r.Snapshot().Version {
-		return nil
-	}
-	return r.load(ctx)
-}
-
-// Changed applies a change made here at once and tells the other instances about it; a
-// failed notification only leaves them to their polling.
+// Changed applies a change made here at once, tells the other instances about it and
+// counts the blocks again.
 func (r *Reloader) Changed(ctx context.Context) error {
-	if err := r.load(ctx); err != nil {
+	if err := r.Reloader.Changed(ctx); err != nil {
 		return err
 	}
 	r.countBlocks(ctx)
-	if r.notifier != nil {
-		if err := r.notifier.Publish(ctx); err != nil {
-			r.log.Warn("fraud config: change notification failed; other instances apply it at their next poll", "err", err)
-		}
-	}
 	return nil
 }
 
-// load reads the store and swaps in its snapshot.
-func (r *Reloader) load(ctx context.Context) error {
+// load reads the settings and the lists in one snapshot.
+func (r *Reloader) load(ctx context.Context) (*Snapshot, int64, error) {
 	st, err := r.store.FraudState(ctx)
 	if err != nil {
-		return fmt.Errorf("fraud: load: %w", err)
+		return nil, 0, err
 	}
-	r.current.Store(NewSnapshot(r.configOf(st.Values), st.Entries, st.Version))
-	return nil
+	return NewSnapshot(r.configOf(st.Values), st.Entries, st.Version), st.Version, nil
 }
 
 // configOf is the defaults with the stored settings applied; a stored setting this version

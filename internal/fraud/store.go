@@ -2,29 +2,30 @@ package fraud
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"otpgate/internal/history"
+	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/settings"
 )
+
+// SettingName is the live setting (internal/settings) that holds the fraud guard's
+// settings by name as text, and whose version every change of them or of the lists moves on.
+const SettingName = "fraud"
 
 // Store keeps the fraud configuration, the lists and the blocks. Implementations:
 // internal/postgres (production) and internal/inmem (dev mode); internal/storetest holds the
-// behaviour both must share. Every change bumps the version that reloaders poll, and writes
-// its audit entry in the same transaction: a change that cannot be audited is not made.
+// behaviour both must share. The settings are the live setting SettingName, written through
+// SeedConfig and UpdateConfig; a change of the lists moves its version on too. Every change
+// writes its audit entry in the same transaction: a change that cannot be audited is not made.
 type Store interface {
+	settings.Store
 	// FraudState returns the stored settings (nil when none were ever stored), every list
-	// entry (oldest first) and the version.
+	// entry (oldest first) and the version of SettingName, in one consistent read.
 	FraudState(ctx context.Context) (State, error)
-	// FraudVersion returns the version alone, cheaply.
-	FraudVersion(ctx context.Context) (int64, error)
-	// SeedFraudConfig stores values when no settings are stored yet, without changing the
-	// version; it reports whether it stored them.
-	SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error)
-	// UpdateFraudConfig calls update with the stored settings (nil when none) under a lock,
-	// stores what it returns, audits it and bumps the version, which it returns. An error
-	// from update is returned as it is, and nothing changes.
-	UpdateFraudConfig(ctx context.Context, update func(stored map[string]string) (map[string]string, history.AdminAction, error)) (int64, error)
 	// AddFraudListEntry adds an entry (ID and CreatedAt are set), audits it and bumps the
 	// version. Errors: *otp.ErrInvalidRequest naming "value" when the list has it already.
 	AddFraudListEntry(ctx context.Context, e ListEntry, a history.AdminAction) (ListEntry, error)
@@ -116,11 +117,51 @@ type Counter interface {
 	Lift(ctx context.Context, scope, key string) error
 }
 
-// Notifier tells every instance that the fraud configuration changed, for a push faster
-// than the reloaders' polling. internal/notify implements it over Redis pub/sub.
-type Notifier interface {
-	// Publish announces a change.
-	Publish(ctx context.Context) error
-	// Subscribe returns a channel that receives a value per announced change until ctx ends.
-	Subscribe(ctx context.Context) (<-chan struct{}, error)
+// SeedConfig stores values as the settings when none are stored yet, without a new
+// version; it reports whether it stored them. Errors: *otp.ErrInvalidText.
+func SeedConfig(ctx context.Context, store settings.Store, values map[string]string) (bool, error) {
+	doc, err := encodeValues(values)
+	if err != nil {
+		return false, err
+	}
+	return store.SeedSetting(ctx, SettingName, doc)
+}
+
+// UpdateConfig calls update with the stored settings (nil when none) under the store's
+// lock, stores what it returns, audits it and moves the version on, which it returns. An
+// error from update is returned as it is, and nothing changes. Errors: *otp.ErrInvalidText.
+func UpdateConfig(ctx context.Context, store settings.Store, update func(stored map[string]string) (map[string]string, history.AdminAction, error)) (int64, error) {
+	return store.UpdateSetting(ctx, SettingName, func(doc []byte) ([]byte, history.AdminAction, error) {
+		stored, err := DecodeValues(doc)
+		if err != nil {
+			return nil, history.AdminAction{}, err
+		}
+		values, a, err := update(stored)
+		if err != nil {
+			return nil, history.AdminAction{}, err
+		}
+		next, err := encodeValues(values)
+		return next, a, err
+	})
+}
+
+// DecodeValues reads the stored settings' document; nil (none stored) is nil.
+func DecodeValues(doc []byte) (map[string]string, error) {
+	if doc == nil {
+		return nil, nil
+	}
+	var values map[string]string
+	if err := json.Unmarshal(doc, &values); err != nil {
+		return nil, fmt.Errorf("fraud: stored settings: %w", err)
+	}
+	return values, nil
+}
+
+// encodeValues is the document of values, whose text is checked first: JSON would replace
+// invalid UTF-8 rather than refuse it.
+func encodeValues(values map[string]string) ([]byte, error) {
+	if err := otp.CheckTextIn("values", values); err != nil {
+		return nil, err
+	}
+	return json.Marshal(values)
 }

@@ -20,8 +20,7 @@ type appState struct {
 	deleted map[string]bool
 	keys    map[string]apps.Key
 	// tests are the test numbers by id.
-	tests   map[string]apps.TestNumber
-	version int64
+	tests map[string]apps.TestNumber
 }
 
 var _ apps.Store = (*Store)(nil)
@@ -33,7 +32,7 @@ func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := apps.Set{Version: s.apps.version}
+	set := apps.Set{Version: s.settingOf(apps.SettingName).version}
 	for _, id := range slices.Sorted(maps.Keys(s.apps.apps)) {
 		if !s.apps.deleted[id] {
 			set.Apps = append(set.Apps, cloneApp(s.apps.apps[id]))
@@ -51,16 +50,6 @@ func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 		}
 	}
 	return set, nil
-}
-
-// AppsVersion implements apps.Store.
-func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
-	if err := alive("apps version", ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.apps.version, nil
 }
 
 // AppByID implements apps.Store.
@@ -221,7 +210,7 @@ func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAc
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)
 	}
-	s.apps.version++
+	s.bumpSetting(apps.SettingName)
 	s.audit(ctx, audit)
 	return nil
 }

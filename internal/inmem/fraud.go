@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -22,9 +21,7 @@ var _ fraud.Store = (*Store)(nil)
 
 // fraudState is what the store keeps of the fraud guard.
 type fraudState struct {
-	values  map[string]string
 	entries []fraud.ListEntry
-	version int64
 	nextID  int64
 	blocks  []fraud.Block
 }
@@ -46,54 +43,12 @@ func (s *Store) FraudState(ctx context.Context) (fraud.State, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fraud.State{Values: maps.Clone(s.fraud.values), Entries: slices.Clone(s.fraud.entries), Version: s.fraud.version}, nil
-}
-
-// FraudVersion implements fraud.Store.
-func (s *Store) FraudVersion(ctx context.Context) (int64, error) {
-	if err := alive("fraud version", ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fraud.version, nil
-}
-
-// SeedFraudConfig implements fraud.Store.
-func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error) {
-	if err := alive("seed fraud config", ctx); err != nil {
-		return false, err
-	}
-	if err := otp.CheckTextIn("values", values); err != nil {
-		return false, fmt.Errorf("inmem: seed fraud config: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fraud.values != nil {
-		return false, nil
-	}
-	s.fraud.values = maps.Clone(values)
-	return true, nil
-}
-
-// UpdateFraudConfig implements fraud.Store.
-func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, history.AdminAction, error)) (int64, error) {
-	if err := alive("update fraud config", ctx); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	values, a, err := update(maps.Clone(s.fraud.values))
+	st := s.settingOf(fraud.SettingName)
+	values, err := fraud.DecodeValues(st.doc)
 	if err != nil {
-		return 0, err
+		return fraud.State{}, fmt.Errorf("inmem: %w", err)
 	}
-	if err := errors.Join(otp.CheckTextIn("values", values), a.Validate()); err != nil {
-		return 0, fmt.Errorf("inmem: update fraud config: %w", err)
-	}
-	s.fraud.values = maps.Clone(values)
-	s.fraud.version++
-	s.audit(ctx, a)
-	return s.fraud.version, nil
+	return fraud.State{Values: values, Entries: slices.Clone(s.fraud.entries), Version: st.version}, nil
 }
 
 // AddFraudListEntry implements fraud.Store.
@@ -118,7 +73,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 	}
 	e.CreatedAt = ts(e.CreatedAt)
 	s.fraud.entries = append(s.fraud.entries, e)
-	s.fraud.version++
+	s.bumpSetting(fraud.SettingName)
 	s.audit(ctx, fraud.AuditListAdd(a, e))
 	return e, nil
 }
@@ -136,7 +91,7 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 	}
 	e := s.fraud.entries[i]
 	s.fraud.entries = slices.Delete(s.fraud.entries, i, i+1)
-	s.fraud.version++
+	s.bumpSetting(fraud.SettingName)
 	a = fraud.AuditListRemove(a, e)
 	s.audit(ctx, a)
 	return e, nil

@@ -33,7 +33,7 @@ type Store struct {
 	admin         []history.AdminAction
 	apps          appState
 	fraud         fraudState
-	spend         spendState
+	settings      map[string]*setting // live settings by name
 	ev            eventState
 	totp          totpState
 	tokens        tokenState

@@ -93,11 +93,11 @@ func rulesText(r rate.Rules) string {
 func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 	var set apps.Set
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT version FROM apps_version WHERE id = 1`).Scan(&set.Version); err != nil {
+		var err error
+		if _, set.Version, err = settingIn(ctx, tx, apps.SettingName); err != nil {
 			return err
 		}
 		rows, _ := tx.Query(ctx, `SELECT `+appCols+` FROM apps WHERE deleted_at IS NULL ORDER BY id`)
-		var err error
 		if set.Apps, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (otp.App, error) { return scanApp(r) }); err != nil {
 			return err
 		}
@@ -113,13 +113,6 @@ func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 		return apps.Set{}, wrap("load apps", err)
 	}
 	return set, nil
-}
-
-// AppsVersion implements apps.Store.
-func (s *Store) AppsVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := s.pool.QueryRow(ctx, `SELECT version FROM apps_version WHERE id = 1`).Scan(&v)
-	return v, wrap("apps version", err)
 }
 
 // AppByID implements apps.Store.
@@ -280,7 +273,7 @@ func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAc
 		if n == 0 {
 			return otp.ErrNotFound
 		}
-		if _, err := tx.Exec(ctx, `UPDATE apps_version SET version = version + 1 WHERE id = 1`); err != nil {
+		if err := s.bumpSettingTx(ctx, tx, apps.SettingName); err != nil {
 			return err
 		}
 		return s.auditTx(ctx, tx, audit)

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -21,17 +20,15 @@ var _ fraud.Store = (*Store)(nil)
 func (s *Store) FraudState(ctx context.Context) (fraud.State, error) {
 	var st fraud.State
 	err := s.inTx(ctx, "fraud state", func(tx pgx.Tx) error {
-		var raw []byte
-		if err := tx.QueryRow(ctx, `SELECT config, version FROM fraud_settings`).Scan(&raw, &st.Version); err != nil {
+		doc, v, err := settingIn(ctx, tx, fraud.SettingName)
+		if err != nil {
 			return err
 		}
-		if raw != nil {
-			if err := json.Unmarshal(raw, &st.Values); err != nil {
-				return fmt.Errorf("stored settings: %w", err)
-			}
+		if st.Values, err = fraud.DecodeValues(doc); err != nil {
+			return err
 		}
+		st.Version = v
 		rows, _ := tx.Query(ctx, `SELECT id, list, kind, value, note, created_at FROM fraud_list_entries ORDER BY id`)
-		var err error
 		st.Entries, err = pgx.CollectRows(rows, scanListEntry)
 		return err
 	})
@@ -46,68 +43,6 @@ func scanListEntry(r pgx.CollectableRow) (fraud.ListEntry, error) {
 	return e, err
 }
 
-// FraudVersion implements fraud.Store.
-func (s *Store) FraudVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := s.pool.QueryRow(ctx, `SELECT version FROM fraud_settings`).Scan(&v)
-	return v, wrap("fraud version", err)
-}
-
-// SeedFraudConfig implements fraud.Store.
-func (s *Store) SeedFraudConfig(ctx context.Context, values map[string]string) (bool, error) {
-	if err := otp.CheckTextIn("values", values); err != nil {
-		return false, fmt.Errorf("postgres: seed fraud config: %w", err)
-	}
-	raw, err := json.Marshal(values)
-	if err != nil {
-		return false, fmt.Errorf("postgres: seed fraud config: %w", err)
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE fraud_settings SET config = $1::jsonb, updated_at = $2 WHERE config IS NULL`, string(raw), s.Now())
-	if err != nil {
-		return false, wrap("seed fraud config", err)
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
-// UpdateFraudConfig implements fraud.Store.
-func (s *Store) UpdateFraudConfig(ctx context.Context, update func(map[string]string) (map[string]string, history.AdminAction, error)) (int64, error) {
-	var version int64
-	var refused error
-	err := s.inTx(ctx, "update fraud config", func(tx pgx.Tx) error {
-		var raw []byte
-		if err := tx.QueryRow(ctx, `SELECT config FROM fraud_settings FOR UPDATE`).Scan(&raw); err != nil {
-			return err
-		}
-		var stored map[string]string
-		if raw != nil {
-			if err := json.Unmarshal(raw, &stored); err != nil {
-				return fmt.Errorf("stored settings: %w", err)
-			}
-		}
-		values, a, err := update(stored)
-		if err == nil {
-			err = otp.CheckTextIn("values", values)
-		}
-		if err != nil {
-			refused = err
-			return err
-		}
-		next, err := json.Marshal(values)
-		if err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `UPDATE fraud_settings SET config = $1::jsonb, updated_at = $2, version = version + 1
-			RETURNING version`, string(next), s.Now()).Scan(&version); err != nil {
-			return err
-		}
-		return s.auditTx(ctx, tx, a)
-	})
-	if refused != nil {
-		return 0, refused
-	}
-	return version, err
-}
-
 // auditTx writes an admin action in tx; a zero Time means now.
 func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a history.AdminAction) error {
 	if err := a.Validate(); err != nil {
@@ -117,12 +52,6 @@ func (s *Store) auditTx(ctx context.Context, tx pgx.Tx, a history.AdminAction) e
 		a.Time = s.Now()
 	}
 	_, err := tx.Exec(ctx, insertAdminAction, s.auditArgs(a.Stamp(ctx))...)
-	return err
-}
-
-// bumpTx moves the version on after a change of the lists.
-func bumpTx(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `UPDATE fraud_settings SET version = version + 1`)
 	return err
 }
 
@@ -151,7 +80,7 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 		if err != nil {
 			return err
 		}
-		if err := bumpTx(ctx, tx); err != nil {
+		if err := s.bumpSettingTx(ctx, tx, fraud.SettingName); err != nil {
 			return err
 		}
 		return s.auditTx(ctx, tx, fraud.AuditListAdd(a, e))
@@ -176,7 +105,7 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 		if err != nil {
 			return err
 		}
-		if err := bumpTx(ctx, tx); err != nil {
+		if err := s.bumpSettingTx(ctx, tx, fraud.SettingName); err != nil {
 			return err
 		}
 		a = fraud.AuditListRemove(a, e)

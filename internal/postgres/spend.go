@@ -10,58 +10,11 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"otpgate/internal/events"
-	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
 
 var _ spend.Store = (*Store)(nil)
-
-// SpendConfig implements spend.Store.
-func (s *Store) SpendConfig(ctx context.Context) ([]byte, int64, error) {
-	var (
-		raw []byte
-		v   int64
-	)
-	err := s.pool.QueryRow(ctx, `SELECT config, version FROM spend_settings`).Scan(&raw, &v)
-	return raw, v, wrap("spend config", err)
-}
-
-// SpendVersion implements spend.Store.
-func (s *Store) SpendVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := s.pool.QueryRow(ctx, `SELECT version FROM spend_settings`).Scan(&v)
-	return v, wrap("spend version", err)
-}
-
-// UpdateSpendConfig implements spend.Store.
-func (s *Store) UpdateSpendConfig(ctx context.Context, update func([]byte) ([]byte, history.AdminAction, error)) (int64, error) {
-	var version int64
-	var refused error
-	err := s.inTx(ctx, "update spend config", func(tx pgx.Tx) error {
-		var raw []byte
-		if err := tx.QueryRow(ctx, `SELECT config FROM spend_settings FOR UPDATE`).Scan(&raw); err != nil {
-			return err
-		}
-		next, a, err := update(raw)
-		if err != nil {
-			refused = err
-			return err
-		}
-		if !json.Valid(next) {
-			return fmt.Errorf("%w: the spend configuration is not JSON", errBug)
-		}
-		if err := tx.QueryRow(ctx, `UPDATE spend_settings SET config = $1::jsonb, updated_at = $2, version = version + 1
-			RETURNING version`, string(next), s.Now()).Scan(&version); err != nil {
-			return err
-		}
-		return s.auditTx(ctx, tx, a)
-	})
-	if refused != nil {
-		return 0, refused
-	}
-	return version, err
-}
 
 // RecordBudgetThreshold implements spend.Store: one row per subscribed endpoint, in no
 // order (no subject); the event id comes from key, so a second record writes nothing.

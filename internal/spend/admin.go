@@ -48,7 +48,7 @@ func NewAdmin(store Store, snapshots *Reloader) *Admin {
 
 // Config implements AdminService.
 func (a *Admin) Config(ctx context.Context) (Config, int64, error) {
-	raw, v, err := a.store.SpendConfig(ctx)
+	raw, v, err := a.store.Setting(ctx, SettingName)
 	if err != nil {
 		return Config{}, 0, err
 	}
@@ -79,7 +79,7 @@ func (a *Admin) SetConfig(ctx context.Context, c Config, actor string) (Config, 
 // whole configuration before and after as JSON.
 func (a *Admin) EditConfig(ctx context.Context, edit func(Config) (Config, error), actor string) (Config, int64, error) {
 	var out Config
-	version, err := a.store.UpdateSpendConfig(ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
+	version, err := a.store.UpdateSetting(ctx, SettingName, func(stored []byte) ([]byte, history.AdminAction, error) {
 		before := a.configOf(stored)
 		c, err := edit(before.clone())
 		if err != nil {

@@ -121,7 +121,7 @@ func audit(action string) history.AdminAction {
 func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("CreatedAppIsLoadedAndVersionGrows", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		before, err := e.Apps.AppsVersion(e.ctx)
+		before, err := e.Apps.SettingVersion(e.ctx, apps.SettingName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) Stores) {
 			len(got.CheckRules) != 0 || len(got.Locales) != 1 || got.AllowedCountries[0] != "JP" || !got.CreatedAt.Equal(base()) {
 			t.Errorf("got %+v, want %+v", got, want)
 		}
-		if v, _ := e.Apps.AppsVersion(e.ctx); v != set.Version {
+		if v, _ := e.Apps.SettingVersion(e.ctx, apps.SettingName); v != set.Version {
 			t.Errorf("AppsVersion: got %d, want %d", v, set.Version)
 		}
 		actions, _ := e.History.AdminActions(e.ctx, 10)

@@ -48,7 +48,7 @@ func testAppsNumbers(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("TestNumbersAreKeptSealedAndLoadedWhileTheyWork", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		before, _ := e.Apps.AppsVersion(e.ctx)
+		before, _ := e.Apps.SettingVersion(e.ctx, apps.SettingName)
 		working := apps.TestNumber{ID: newID(), AppID: appA, Address: "+15005550006", Sealed: []byte("sealed-1"),
 			ExpiresAt: base().Add(time.Hour), CreatedAt: base().Add(-time.Minute)}
 		expired := apps.TestNumber{ID: newID(), AppID: appA, Address: "qa@example.com", Sealed: []byte("sealed-2"),

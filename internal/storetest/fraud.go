@@ -30,10 +30,10 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 			t.Fatalf("fresh: got %+v, %v; want nothing stored at version 0", st, err)
 		}
 		first := map[string]string{"fraud_guard": "enforce"}
-		if ok, err := e.Fraud.SeedFraudConfig(e.ctx, first); !ok || err != nil {
+		if ok, err := fraud.SeedConfig(e.ctx, e.Fraud, first); !ok || err != nil {
 			t.Fatalf("first seed: got %v, %v; want stored", ok, err)
 		}
-		if ok, err := e.Fraud.SeedFraudConfig(e.ctx, map[string]string{"fraud_guard": "off"}); ok || err != nil {
+		if ok, err := fraud.SeedConfig(e.ctx, e.Fraud, map[string]string{"fraud_guard": "off"}); ok || err != nil {
 			t.Errorf("second seed: got %v, %v; want nothing stored", ok, err)
 		}
 		st, err = e.Fraud.FraudState(e.ctx)
@@ -44,10 +44,10 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 
 	t.Run("AnUpdateIsVersionedAndAudited", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		if _, err := e.Fraud.SeedFraudConfig(e.ctx, map[string]string{"fraud_guard": "enforce"}); err != nil {
+		if _, err := fraud.SeedConfig(e.ctx, e.Fraud, map[string]string{"fraud_guard": "enforce"}); err != nil {
 			t.Fatal(err)
 		}
-		v, err := e.Fraud.UpdateFraudConfig(e.ctx, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
+		v, err := fraud.UpdateConfig(e.ctx, e.Fraud, func(stored map[string]string) (map[string]string, history.AdminAction, error) {
 			if stored["fraud_guard"] != "enforce" {
 				t.Errorf("update saw %v, want the stored settings", stored)
 			}
@@ -56,14 +56,14 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil || v != 1 {
 			t.Fatalf("got version %d, %v; want 1", v, err)
 		}
-		if got, _ := e.Fraud.FraudVersion(e.ctx); got != 1 {
+		if got, _ := e.Fraud.SettingVersion(e.ctx, fraud.SettingName); got != 1 {
 			t.Errorf("FraudVersion: got %d, want 1", got)
 		}
 		if a := lastAction(e); a.Action != fraud.ActionConfigChanged || !a.Time.Equal(base()) {
 			t.Errorf("audit: got %+v, want the change at %v", a, base())
 		}
 		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"fraud_ratio": "bad"}}
-		_, err = e.Fraud.UpdateFraudConfig(e.ctx, func(map[string]string) (map[string]string, history.AdminAction, error) {
+		_, err = fraud.UpdateConfig(e.ctx, e.Fraud, func(map[string]string) (map[string]string, history.AdminAction, error) {
 			return nil, history.AdminAction{}, refusal
 		})
 		if !errors.Is(err, refusal) {
@@ -104,7 +104,7 @@ func testFraud(t *testing.T, newStore func(t *testing.T) Stores) {
 		}
 		_, err = e.Fraud.DeleteFraudListEntry(e.ctx, got.ID, action(fraud.ActionListRemoved))
 		wantNotFound(t, "second delete", err)
-		if v, _ := e.Fraud.FraudVersion(e.ctx); v != 3 {
+		if v, _ := e.Fraud.SettingVersion(e.ctx, fraud.SettingName); v != 3 {
 			t.Errorf("got version %d, want 3", v)
 		}
 	})

@@ -53,13 +53,13 @@ func testSpend(t *testing.T, newStore func(t *testing.T) Stores) {
 func testSpendConfig(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("AChangeBumpsTheVersionAndIsAudited", func(t *testing.T) {
 		e := newEnv(t, newStore)
-		raw, v0, err := e.Spend.SpendConfig(e.ctx)
+		raw, v0, err := e.Spend.Setting(e.ctx, spend.SettingName)
 		if err != nil || raw != nil {
 			t.Fatalf("fresh store: got %s, %v; want nothing stored", raw, err)
 		}
 		// A fenced budget's settings are kept as written.
 		doc := []byte(`{"currency":"EUR","prices":[],"budgets":[{"name":"cap","daily":"20","mode":"enforce","fence":"shadow","fence_headroom":2.5,"fence_young":4}]}`)
-		v1, err := e.Spend.UpdateSpendConfig(e.ctx, func(stored []byte) ([]byte, history.AdminAction, error) {
+		v1, err := e.Spend.UpdateSetting(e.ctx, spend.SettingName, func(stored []byte) ([]byte, history.AdminAction, error) {
 			if stored != nil {
 				t.Errorf("update saw %s, want nothing stored", stored)
 			}
@@ -68,11 +68,11 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) Stores) {
 		if err != nil || v1 <= v0 {
 			t.Fatalf("got version %d, %v; want above %d", v1, err, v0)
 		}
-		raw, v, err := e.Spend.SpendConfig(e.ctx)
+		raw, v, err := e.Spend.Setting(e.ctx, spend.SettingName)
 		if err != nil || v != v1 || !jsonEqual(raw, doc) {
 			t.Errorf("got %s at %d, %v; want %s at %d", raw, v, err, doc, v1)
 		}
-		if got, err := e.Spend.SpendVersion(e.ctx); err != nil || got != v1 {
+		if got, err := e.Spend.SettingVersion(e.ctx, spend.SettingName); err != nil || got != v1 {
 			t.Errorf("version: got %d, %v; want %d", got, err, v1)
 		}
 		acts, err := e.History.AdminActions(e.ctx, 10)
@@ -84,13 +84,13 @@ func testSpendConfig(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("ARefusedChangeChangesNothing", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"currency": "bad"}}
-		_, err := e.Spend.UpdateSpendConfig(e.ctx, func([]byte) ([]byte, history.AdminAction, error) {
+		_, err := e.Spend.UpdateSetting(e.ctx, spend.SettingName, func([]byte) ([]byte, history.AdminAction, error) {
 			return nil, history.AdminAction{}, refusal
 		})
 		if !errors.Is(err, refusal) {
 			t.Errorf("got %v, want the refusal", err)
 		}
-		if raw, v, err := e.Spend.SpendConfig(e.ctx); err != nil || raw != nil || v != 0 {
+		if raw, v, err := e.Spend.Setting(e.ctx, spend.SettingName); err != nil || raw != nil || v != 0 {
 			t.Errorf("got %s at %d, %v; want nothing changed", raw, v, err)
 		}
 	})

@@ -76,6 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Run("FraudExplained", func(t *testing.T) { testFraudExplained(t, newStore) })
 	t.Run("Spend", func(t *testing.T) { testSpend(t, newStore) })
 	t.Run("SpendConfig", func(t *testing.T) { testSpendConfig(t, newStore) })
+	t.Run("Settings", func(t *testing.T) { testSettings(t, newStore) })
 	t.Run("SpendFigures", func(t *testing.T) { testSpendFigures(t, newStore) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore) })

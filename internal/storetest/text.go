@@ -89,9 +89,9 @@ func testText(t *testing.T, newStore func(t *testing.T) Stores) {
 			if st, _ := e.Fraud.FraudState(e.ctx); len(st.Entries) != 0 || st.Version != 0 {
 				t.Errorf("after the refusal: got %+v, want no entry at version 0", st)
 			}
-			_, err = e.Fraud.SeedFraudConfig(e.ctx, map[string]string{"mode": text})
+			_, err = fraud.SeedConfig(e.ctx, e.Fraud, map[string]string{"mode": text})
 			wantInvalidText(t, "SeedFraudConfig", err)
-			_, err = e.Fraud.UpdateFraudConfig(e.ctx, func(map[string]string) (map[string]string, history.AdminAction, error) {
+			_, err = fraud.UpdateConfig(e.ctx, e.Fraud, func(map[string]string) (map[string]string, history.AdminAction, error) {
 				return map[string]string{"mode": text}, action(fraud.ActionConfigChanged), nil
 			})
 			wantInvalidText(t, "UpdateFraudConfig", err)

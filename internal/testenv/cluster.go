@@ -40,6 +40,7 @@ func RedisCluster(tb testing.TB) *Cluster {
 // nodes time out after nodeTimeout, and forms the masters' cluster.
 func startCluster(tb testing.TB, replicas int, nodeTimeout time.Duration) *Cluster {
 	tb.Helper()
+	NeedsService(tb, "a Redis Cluster")
 	ports, err := clusterPorts(3 + replicas)
 	if err != nil {
 		tb.Fatalf("testenv: %v", err)

@@ -20,6 +20,7 @@
 //     pgxpool pool_* parameters are ignored here.
 //   - OTPGATE_E2E_SERVER: the server binary ServerBinary returns instead of building one.
 //   - OTPGATE_TESTENV_NO_LOCAL=1: skip the standard local ports, to exercise the throw-away path.
+//   - OTPGATE_TEST_OFFLINE=1: skip every test that asks for a service (`make quick`).
 //   - CI=true: a service that cannot be found or started fails the test instead of skipping it.
 //
 // When running as root, initdb and postgres run as the postgres system user, which they require.

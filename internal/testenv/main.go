@@ -142,3 +142,14 @@ func unavailable(tb testing.TB, what string, err error, pkg string) {
 	}
 	tb.Skip(msg)
 }
+
+// NeedsService skips the test when OTPGATE_TEST_OFFLINE=1 asks for the tests that need no
+// service at all (`make quick`); what names the service, for the skip message. Every finder
+// here calls it first, so a test that asks for Redis, PostgreSQL, a browser or the server
+// binary is skipped before anything is looked for or started.
+func NeedsService(tb testing.TB, what string) {
+	tb.Helper()
+	if os.Getenv("OTPGATE_TEST_OFFLINE") == "1" {
+		tb.Skip("OTPGATE_TEST_OFFLINE=1: this test needs " + what)
+	}
+}

@@ -39,6 +39,7 @@ type PostgresServer struct {
 // removed at cleanup.
 func StartPostgres(tb testing.TB) *PostgresServer {
 	tb.Helper()
+	NeedsService(tb, "a PostgreSQL server")
 	s, err := newPostgresServer()
 	if errors.Is(err, errNoPostgres) {
 		unavailable(tb, "PostgreSQL server binaries", err, "postgresql")

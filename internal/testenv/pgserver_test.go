@@ -42,6 +42,7 @@ func TestStartPostgres(t *testing.T) {
 }
 
 func TestThrowAwayServers(t *testing.T) {
+	testenv.NeedsService(t, "redis-server and PostgreSQL")
 	if os.Getenv("OTPGATE_TESTENV_NO_LOCAL") == "" {
 		// Run this very test again in a child process that may not use the running
 		// services, as on a machine where Redis and PostgreSQL are installed but stopped.

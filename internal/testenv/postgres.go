@@ -43,6 +43,7 @@ func PostgresDSN(tb testing.TB) string {
 // database takes PostgresDSN.
 func PostgresURL(tb testing.TB) string {
 	tb.Helper()
+	NeedsService(tb, "PostgreSQL")
 	admin, err := shared.postgres.get(findPostgres)
 	if err != nil {
 		unavailable(tb, "PostgreSQL", err, "postgresql")

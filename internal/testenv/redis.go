@@ -44,6 +44,7 @@ func Redis(tb testing.TB) (*redis.Client, string) {
 // there is none.
 func RedisURL(tb testing.TB) string {
 	tb.Helper()
+	NeedsService(tb, "Redis")
 	u, err := shared.redis.get(findRedis)
 	if err != nil {
 		unavailable(tb, "Redis", err, "redis-server")

@@ -31,6 +31,7 @@ type RedisServer struct {
 // at cleanup.
 func StartRedis(tb testing.TB) *RedisServer {
 	tb.Helper()
+	NeedsService(tb, "redis-server")
 	port, err := freePort()
 	if err != nil {
 		tb.Fatalf("testenv: %v", err)

@@ -44,6 +44,7 @@ const (
 // happen; all of them are stopped at cleanup.
 func RedisSentinel(tb testing.TB) *Sentinel {
 	tb.Helper()
+	NeedsService(tb, "Redis Sentinel")
 	port, err := freePort()
 	if err != nil {
 		tb.Fatalf("testenv: %v", err)

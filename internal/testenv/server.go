@@ -14,6 +14,7 @@ import (
 // without -race: the race detector belongs to the test process, which drives the load.
 func ServerBinary(tb testing.TB) string {
 	tb.Helper()
+	NeedsService(tb, "the server binary")
 	if bin := os.Getenv("OTPGATE_E2E_SERVER"); bin != "" {
 		return bin
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"otpgate/internal/testenv"
 )
 
 // StepTimeout bounds one group of browser steps.
@@ -22,6 +24,7 @@ const StepTimeout = 30 * time.Second
 // CI=true, where it must run.
 func Chromium(tb testing.TB) string {
 	tb.Helper()
+	testenv.NeedsService(tb, "a browser")
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if path, err := exec.LookPath(name); err == nil {
 			return path
