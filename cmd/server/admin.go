@@ -22,7 +22,7 @@ import (
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
 func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, registry *apps.Registry, apps apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, factors admin.TOTP, erasure admin.Erasure, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
-	console := history.NewAdmin(p.history, limiter, []rate.Limit{
+	console := history.NewAdmin(p.store, limiter, []rate.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
 		{Scope: otp.ScopeIP, Rules: cfg.LimitIP},
 		{Scope: otp.ScopeCheckPhone, Rules: cfg.LimitCheckPhone},
@@ -32,7 +32,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 	// A phone's budget has a partition per public app and one for the key apps, each keyed
 	// by the number's index, as the service keys them.
 	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), p.dataKeys.Index(phone)) }
-	ops := operators.NewAdmin(p.operators)
+	ops := operators.NewAdmin(p.store)
 	ops.ClaimsRecheck = cfg.OIDCRecheck
 	var signOn admin.SignOn
 	if cfg.sso != nil {
@@ -63,13 +63,9 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 
 // newEraser is the erasure of one person's data (docs/privacy.md): the store's rows, the
 // limiter keys of every partition of the address in every app, the stored responses that
-// name it and this instance's memory of it. nil when the store cannot erase.
+// name it and this instance's memory of it.
 func newEraser(cfg config, p *parts, limiter otp.Limiter, registry *apps.Registry, idem *idempotency.Store, svc *otp.Service) admin.Erasure {
-	store, ok := p.history.(history.EraseStore)
-	if !ok {
-		return nil
-	}
-	e := history.NewEraser(store, limiter, pii.Mask, func(address string) []rate.Limit {
+	e := history.NewEraser(p.store, limiter, pii.Mask, func(address string) []rate.Limit {
 		return otp.AddressLimits(registry.Apps(), address, p.dataKeys.Index(address))
 	})
 	e.LimiterTimeout = cfg.RedisTimeout

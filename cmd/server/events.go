@@ -29,8 +29,8 @@ func newEventLoops(cfg config, p *parts, log *slog.Logger, mx *metrics.Metrics, 
 		opts.Origins = origins
 	}
 	ev := &eventLoops{
-		dispatcher: events.NewDispatcher(p.events, sealer, log, opts),
-		expirer:    events.NewExpirer(p.events, log, cfg.ExpireInterval),
+		dispatcher: events.NewDispatcher(p.store, sealer, log, opts),
+		expirer:    events.NewExpirer(p.store, log, cfg.ExpireInterval),
 		sealer:     sealer,
 	}
 	mx.Events(metrics.EventCounters{

@@ -101,7 +101,7 @@ const fraudLoadTimeout = 10 * time.Second
 func newFraud(ctx context.Context, cfg config, p *parts, rl *ratelimit.Limiter, mx *metrics.Metrics, log *slog.Logger) (*fraudParts, error) {
 	log = log.With("component", "fraud")
 	notifier := notify.New(p.redis, cfg.RedisPrefix+"fraud:changed")
-	r := fraud.NewReloader(p.fraud, notifier, cfg.fraudDefaults(), log)
+	r := fraud.NewReloader(p.store, notifier, cfg.fraudDefaults(), log)
 	lctx, cancel := context.WithTimeout(ctx, fraudLoadTimeout)
 	defer cancel()
 	if err := r.Load(lctx); err != nil {
@@ -116,7 +116,7 @@ func newFraud(ctx context.Context, cfg config, p *parts, rl *ratelimit.Limiter, 
 	})
 	return &fraudParts{
 		reloader: r,
-		guard:    mx.Fraud(fraud.NewGuard(r, rl, p.fraud, log)),
-		admin:    fraud.NewAdmin(p.fraud, r, rl),
+		guard:    mx.Fraud(fraud.NewGuard(r, rl, p.store, log)),
+		admin:    fraud.NewAdmin(p.store, r, rl),
 	}, nil
 }

@@ -13,56 +13,32 @@ import (
 	"github.com/redis/go-redis/v9"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
-	"otpgate/internal/apps"
-	"otpgate/internal/events"
-	"otpgate/internal/fraud"
-	"otpgate/internal/history"
 	"otpgate/internal/inmem"
-	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/persistence"
 	"otpgate/internal/pii"
 	"otpgate/internal/postgres"
-	"otpgate/internal/receipt"
 	"otpgate/internal/retention"
-	"otpgate/internal/spend"
-	"otpgate/internal/tokens"
-	"otpgate/internal/totp"
-	"otpgate/internal/tracing"
 )
 
 // parts are the backing pieces of one server, dev or production.
 type parts struct {
 	// tracer is what every part traces with: the no-op provider when tracing is off.
-	tracer  oteltrace.TracerProvider
-	redis   redis.UniversalClient
-	store   otp.Store
-	history history.Store
-	denied  otp.DeniedRecorder
-	apps    apps.Store
-	fraud   fraud.Store
-	// spend keeps the price table and budgets and writes their events.
-	spend spend.Store
-	// receipts records delivery receipts.
-	receipts receipt.Store
-	// traces keeps the trace context of traced sends, for their receipts and checks.
-	traces tracing.TraceStore
-	// events keeps webhook endpoints and the outbox.
-	events events.Store
-	// totp keeps entities, factors and challenges.
-	totp totp.Store
-	// tokens keeps the generated signing keys of verification tokens and their redemptions.
-	tokens tokens.Store
-	// operators keeps operator accounts and their personal tokens.
-	operators operators.Store
-	secret    []byte
+	tracer oteltrace.TracerProvider
+	redis  redis.UniversalClient
+	// store is every feature's store in one value: the in-memory one in dev mode,
+	// PostgreSQL in production. Each feature is handed it as its own small interface.
+	store persistence.Store
+	// denied records refused sends: the store itself in dev mode, the batch writer in
+	// production.
+	denied otp.DeniedRecorder
+	secret []byte
 	// dataKeys seal and index phone numbers and email addresses at rest.
 	dataKeys *pii.Keys
 	token    string
 	// accountToken is the Twilio API's account credential (OTP_ACCOUNT_TOKEN); dev mode
 	// makes one up when it is unset.
 	accountToken string
-	// pingStore tells readiness whether the store answers.
-	pingStore func(context.Context) error
 	// batch is the production history writer, flushed at shutdown; nil in dev mode.
 	batch *postgres.BatchWriter
 	// outcomes writes how sends ended, flushed at shutdown; sweeper settles sends whose
@@ -116,12 +92,7 @@ func devParts(cfg config) (*parts, error) {
 	p.redis = rdb
 
 	mem := inmem.New()
-	p.store, p.history, p.denied, p.apps, p.fraud, p.receipts, p.events, p.operators = mem, mem, mem, mem, mem, mem, mem, mem
-	p.traces = mem
-	p.spend = mem
-	p.totp = mem
-	p.tokens = mem
-	p.pingStore = mem.Ping
+	p.store, p.denied = mem, mem
 
 	p.secret = []byte(cfg.Secret)
 	if len(p.secret) == 0 {
@@ -176,12 +147,7 @@ func prodParts(ctx context.Context, cfg config, log *slog.Logger, tp oteltrace.T
 	store.Outcomes = p.outcomes
 	p.sweeper = postgres.NewSweeper(store, log, postgres.SweeperOptions{After: cfg.deliveryTimeout() + cfg.SweepMargin, Interval: cfg.SweepInterval})
 	p.resealer = postgres.NewResealer(store, log.With("component", "reseal"), postgres.ResealerOptions{})
-	p.store, p.history, p.apps, p.fraud, p.receipts, p.lifecycle, p.events, p.operators = store, store, store, store, store, store, store, store
-	p.traces = store
-	p.spend = store
-	p.totp = store
-	p.tokens = store
-	p.pingStore = store.Ping
+	p.store, p.lifecycle = store, store
 	p.batch = postgres.NewBatchWriter(pool, keys, log, postgres.BatchOptions{QueueSize: cfg.HistoryQueue})
 	p.denied = p.batch
 	return p, nil

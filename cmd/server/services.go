@@ -86,12 +86,12 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	}
 	// With tracing on, a traced send keeps its trace context in the store, and its
 	// receipt and its verification's checks join its trace (tracing.Joined).
-	store := tracing.Joined(tracing.Store(mx.Store(p.store), origins), p.traces, p.tracer)
+	store := tracing.Joined(tracing.Store(mx.Store(p.store), origins), p.store, p.tracer)
 	svc := otp.NewService(svcCfg, store, limiter, dp.router, dp.renderer, p.denied, log)
-	receipts := receipt.New(mx.Receipts(tracing.Receipts(p.receipts, p.traces, p.tracer)), dp.readers)
+	receipts := receipt.New(mx.Receipts(tracing.Receipts(p.store, p.store, p.tracer)), dp.readers)
 	receipts.Timeout = cfg.DBTimeout
 	receipts.Log = log
-	s.registry = apps.NewRegistry(p.apps, svcCfg.DefaultApp(), log)
+	s.registry = apps.NewRegistry(p.store, svcCfg.DefaultApp(), log)
 	s.registry.Timeout = cfg.DBTimeout
 	if s.registry.Sealer, err = apps.NewCodeSealer(p.secret); err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		return nil, err
 	}
 	// TOTP guesses pass the same limiter (and its metrics) as every send and check.
-	factors := totp.NewService(p.totp, limiter, totpSealer, svc.NewID)
+	factors := totp.NewService(p.store, limiter, totpSealer, svc.NewID)
 
 	tokenService, tokenKeys, err := newTokens(ctx, cfg, p, log)
 	if err != nil {
@@ -138,12 +138,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 
 	ready := s.readiness(p)
 	verifier := mx.Verifier(svc)
-	appAdmin := apps.NewAdmin(p.apps, s.registry)
-	// Both stores keep rate limits; a store that did not would leave the resources 20404.
-	var rateLimits twilioapi.RateLimits
-	if rs, ok := p.apps.(apps.RateLimitStore); ok {
-		rateLimits = apps.NewRateLimitService(rs)
-	}
+	appAdmin := apps.NewAdmin(p.store, s.registry)
 	appAdmin.DefaultRegion = string(cfg.DefaultRegion)
 	idem := newIdempotency(cfg, p)
 	// The demo page is dev mode's: production answers /demo 404, as any unknown path.
@@ -159,9 +154,9 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 			Logger: log, Verifier: verifier, Manager: svc, Apps: s.registry,
 			ClientIP:  func(r *http.Request, k apps.Key) (string, error) { return otphttp.CallerIP(r, k, cfg.IPv6Prefix) },
 			PublicURL: cfg.PublicURL,
-			Admin:     appAdmin, Attempts: p.history, Texts: dp.catalog, AccountToken: p.accountToken,
+			Admin:     appAdmin, Attempts: p.store, Texts: dp.catalog, AccountToken: p.accountToken,
 			TOTP:       factors,
-			RateLimits: rateLimits,
+			RateLimits: apps.NewRateLimitService(p.store),
 		}),
 		TOTP:           factors,
 		Tokens:         tokenService,
@@ -174,7 +169,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 		Component:      web.Script(),
 		Demo:           demo,
 	}))
-	webhooks := events.NewAdmin(p.events, appAdmin, s.events.sealer, cfg.eventOptions())
+	webhooks := events.NewAdmin(p.store, appAdmin, s.events.sealer, cfg.eventOptions())
 	s.admin = tracing.Handler(p.tracer, "admin", newAdminHandler(cfg, p, log, limiter, s.registry, appAdmin, s.fraud.admin, s.spend.admin, webhooks, factors,
 		newEraser(cfg, p, limiter, s.registry, idem, svc), ready, mx.Handler()))
 	return s, nil
@@ -190,7 +185,7 @@ func (s *services) readiness(p *parts) func(context.Context) error {
 		if err := p.redis.Ping(ctx).Err(); err != nil {
 			return fmt.Errorf("redis: %w", err)
 		}
-		if err := p.pingStore(ctx); err != nil {
+		if err := p.store.Ping(ctx); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
 		return nil

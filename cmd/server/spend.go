@@ -24,13 +24,13 @@ type spendParts struct {
 func newSpend(ctx context.Context, cfg config, p *parts, mx *metrics.Metrics, log *slog.Logger, apps spend.AppDirectory) (*spendParts, error) {
 	log = log.With("component", "spend")
 	notifier := notify.New(p.redis, cfg.RedisPrefix+"spend:changed")
-	r := spend.NewReloader(p.spend, notifier, spend.DefaultConfig(), log)
+	r := spend.NewReloader(p.store, notifier, spend.DefaultConfig(), log)
 	lctx, cancel := context.WithTimeout(ctx, fraudLoadTimeout)
 	defer cancel()
 	if err := r.Load(lctx); err != nil {
 		return nil, err
 	}
-	admin := spend.NewAdmin(p.spend, r)
+	admin := spend.NewAdmin(p.store, r)
 	admin.Apps = apps
-	return &spendParts{reloader: r, step: mx.Spend(spend.NewService(r, p.spend, log)), admin: admin}, nil
+	return &spendParts{reloader: r, step: mx.Spend(spend.NewService(r, p.store, log)), admin: admin}, nil
 }

@@ -19,7 +19,7 @@ func newTokens(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*to
 		if sealer, err = tokens.NewSealer(p.secret); err != nil {
 			return nil, nil, err
 		}
-		ring, err = tokens.NewRing(p.tokens, sealer, cfg.TokenAlg, cfg.TokenKeyRotation, log.With("component", "tokens"))
+		ring, err = tokens.NewRing(p.store, sealer, cfg.TokenAlg, cfg.TokenKeyRotation, log.With("component", "tokens"))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -29,5 +29,5 @@ func newTokens(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*to
 	if err := ring.Maintain(mctx); err != nil {
 		return nil, nil, err
 	}
-	return tokens.NewService(ring, p.tokens, cfg.tokenIssuer(), p.dataKeys.Index), ring, nil
+	return tokens.NewService(ring, p.store, cfg.tokenIssuer(), p.dataKeys.Index), ring, nil
 }

@@ -26,7 +26,7 @@ const SettingName = "apps"
 
 // Store keeps apps and their keys. Every change is audited in the same
 // transaction, so nothing is half-written. Implementations: internal/postgres and
-// internal/inmem; internal/storetest holds the behaviour both must share.
+// internal/inmem; appstest holds the behaviour both must share.
 type Store interface {
 	// LoadApps reads every app that is not deleted and every key that is not revoked.
 	LoadApps(ctx context.Context) (Set, error)

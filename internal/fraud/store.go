@@ -17,7 +17,7 @@ import (
 const SettingName = "fraud"
 
 // Store keeps the fraud configuration, the lists and the blocks. Implementations:
-// internal/postgres (production) and internal/inmem (dev mode); internal/storetest holds the
+// internal/postgres (production) and internal/inmem (dev mode); fraudtest holds the
 // behaviour both must share. The settings are the live setting SettingName, written through
 // SeedConfig and UpdateConfig; a change of the lists moves its version on too. Every change
 // writes its audit entry in the same transaction: a change that cannot be audited is not made.

@@ -9,7 +9,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
-	"otpgate/internal/storetest"
+	"otpgate/internal/storetest/fixture"
 )
 
 func TestStatusAt(t *testing.T) {
@@ -136,7 +136,7 @@ func TestStatCounter(t *testing.T) {
 			{Start: day.Add(time.Hour), Blocked: map[string]int{}},
 			{Start: day.Add(2 * time.Hour), Blocked: map[string]int{"ip 10/1h": 1}, Approvals: 1},
 		}
-		storetest.WantBuckets(t, hours.Buckets(), want)
+		fixture.WantBuckets(t, hours.Buckets(), want)
 		if from, to := hours.Range(); !from.Equal(day) || !to.Equal(day.Add(3*time.Hour)) {
 			t.Errorf("range: got [%v, %v), want [%v, %v)", from, to, day, day.Add(3*time.Hour))
 		}
@@ -149,7 +149,7 @@ func TestStatCounter(t *testing.T) {
 		for _, b := range hours.Buckets() {
 			days.AddBucket(b)
 		}
-		storetest.WantBuckets(t, days.Buckets(), []history.StatBucket{{
+		fixture.WantBuckets(t, days.Buckets(), []history.StatBucket{{
 			Start: day, Sends: 5, Failed: 1, Blocked: map[string]int{"phone 1/1m": 2, "ip 10/1h": 1},
 			Duplicates: 1, Approvals: 3, ApprovalRatio: 0.6,
 		}})

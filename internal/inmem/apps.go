@@ -79,19 +79,11 @@ func (s *Store) AppKeys(ctx context.Context, appID string) ([]apps.Key, error) {
 
 // sortedKeys lists the keys of one app (or of all, for ""), oldest first.
 func (s *Store) sortedKeys(appID string) []apps.Key {
-	var out []apps.Key
-	for _, k := range s.apps.keys {
-		if appID == "" || k.AppID == appID {
-			k.Hash = slices.Clone(k.Hash)
-			out = append(out, k)
-		}
+	out := collect(s.apps.keys, func(k apps.Key) bool { return appID == "" || k.AppID == appID },
+		oldestFirst(func(k apps.Key) (time.Time, string) { return k.CreatedAt, k.ID }))
+	for i := range out {
+		out[i].Hash = slices.Clone(out[i].Hash)
 	}
-	slices.SortFunc(out, func(a, b apps.Key) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out
 }
 

@@ -137,19 +137,8 @@ func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]operat
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []operators.Token
-	for _, t := range s.ops.tokens {
-		if t.OperatorID == operatorID {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b operators.Token) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	return collect(s.ops.tokens, func(t operators.Token) bool { return t.OperatorID == operatorID },
+		oldestFirst(func(t operators.Token) (time.Time, string) { return t.CreatedAt, t.ID })), nil
 }
 
 // CreateToken implements operators.Store.

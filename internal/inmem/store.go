@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/persistence"
 )
 
 // Store implements otp.Store, history.Store and otp.DeniedRecorder. One mutex
@@ -49,9 +50,10 @@ type Store struct {
 	Now func() time.Time
 }
 
+// Store is every feature's store, and records refused sends itself; a feature whose
+// methods it lacks fails the build here.
 var (
-	_ otp.Store          = (*Store)(nil)
-	_ history.Store      = (*Store)(nil)
+	_ persistence.Store  = (*Store)(nil)
 	_ otp.DeniedRecorder = (*Store)(nil)
 )
 

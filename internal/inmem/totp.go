@@ -72,19 +72,8 @@ func (s *Store) Entities(ctx context.Context, appID string) ([]totp.Entity, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.totp.init()
-	var out []totp.Entity
-	for _, e := range s.totp.entities {
-		if e.AppID == strings.ToLower(appID) {
-			out = append(out, e)
-		}
-	}
-	slices.SortFunc(out, func(a, b totp.Entity) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	mine := func(e totp.Entity) bool { return e.AppID == strings.ToLower(appID) }
+	return collect(s.totp.entities, mine, oldestFirst(func(e totp.Entity) (time.Time, string) { return e.CreatedAt, e.ID })), nil
 }
 
 // DeleteEntity implements totp.Store.
@@ -171,19 +160,11 @@ func (s *Store) Factors(ctx context.Context, appID, identity string) ([]totp.Fac
 	if !ok {
 		return nil, nil
 	}
-	var out []totp.Factor
-	for _, f := range s.totp.factors {
-		if f.EntityID == e.ID {
-			f.Sealed = slices.Clone(f.Sealed)
-			out = append(out, f)
-		}
+	out := collect(s.totp.factors, func(f totp.Factor) bool { return f.EntityID == e.ID },
+		oldestFirst(func(f totp.Factor) (time.Time, string) { return f.CreatedAt, f.ID }))
+	for i := range out {
+		out[i].Sealed = slices.Clone(out[i].Sealed)
 	}
-	slices.SortFunc(out, func(a, b totp.Factor) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out, nil
 }
 
@@ -282,17 +263,8 @@ func (s *Store) Challenges(ctx context.Context, appID, identity, factorID string
 	if !ok {
 		return nil, nil
 	}
-	var out []totp.Challenge
-	for _, c := range s.totp.challenges {
-		if c.EntityID == e.ID && (factorID == "" || c.FactorID == strings.ToLower(factorID)) && (status == "" || c.Status == status) {
-			out = append(out, c)
-		}
+	keep := func(c totp.Challenge) bool {
+		return c.EntityID == e.ID && (factorID == "" || c.FactorID == strings.ToLower(factorID)) && (status == "" || c.Status == status)
 	}
-	slices.SortFunc(out, func(a, b totp.Challenge) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
-	return out, nil
+	return collect(s.totp.challenges, keep, newestFirst(func(c totp.Challenge) (time.Time, string) { return c.CreatedAt, c.ID })), nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Store keeps operator accounts and their tokens. Every change is audited in the same
-// transaction. Implementations: internal/postgres and internal/inmem; internal/storetest
+// transaction. Implementations: internal/postgres and internal/inmem; operatorstest
 // holds the behaviour both must share.
 type Store interface {
 	// ListOperators lists every account, by email.

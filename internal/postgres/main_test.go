@@ -11,6 +11,7 @@ import (
 
 	"otpgate/internal/postgres"
 	"otpgate/internal/storetest"
+	"otpgate/internal/storetest/fixture"
 	"otpgate/internal/testenv"
 )
 
@@ -76,19 +77,19 @@ func startOutcomes(tb testing.TB, pool *pgxpool.Pool, opts postgres.BatchOptions
 // in batches by an outcome writer, refused sends by the batch writer. Production needs every
 // capability, so it runs every case.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Stores {
+	storetest.Run(t, func(t *testing.T) storetest.Subject {
 		pool := mustOpen(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
 		w := startWriter(t, pool, discard(), postgres.BatchOptions{})
-		st := storetest.Stores{
-			Store: s, History: s, Denied: w, Receipts: s, Apps: s, Fraud: s, Events: s, Spend: s, TOTP: s, Operators: s,
+		st := storetest.Subject{
+			Store: s, Denied: w,
 			Flush: func(ctx context.Context) error {
 				return errors.Join(s.Outcomes.Flush(ctx), w.Flush(ctx))
 			},
 			SetClock: func(now func() time.Time) { s.Now = now },
 		}
-		if missing := storetest.Missing(st); len(missing) > 0 {
+		if missing := fixture.Missing(st); len(missing) > 0 {
 			t.Fatalf("the production store lacks %v: it must run every case of the suite", missing)
 		}
 		return st

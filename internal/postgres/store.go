@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/persistence"
 	"otpgate/internal/pii"
 	"otpgate/internal/psd2"
 	"otpgate/migrations"
@@ -37,10 +37,8 @@ type Store struct {
 	Outcomes *OutcomeWriter
 }
 
-var (
-	_ otp.Store     = (*Store)(nil)
-	_ history.Store = (*Store)(nil)
-)
+// Store is every feature's store; a feature whose methods it lacks fails the build here.
+var _ persistence.Store = (*Store)(nil)
 
 // New returns a store over pool that seals and indexes addresses with keys; the caller
 // closes the pool.

@@ -9,12 +9,7 @@ import (
 	"otpgate/internal/postgres"
 	"otpgate/internal/testenv"
 	"otpgate/internal/tokens"
-	"otpgate/internal/tokens/tokenstest"
 )
-
-func TestTokensStore(t *testing.T) {
-	tokenstest.Run(t, func(t *testing.T) tokens.Store { return postgres.New(mustOpen(t), testenv.DataKeys()) })
-}
 
 // TestTokenRingsShareOneKey starts instances' key rings at once over one database: they
 // make one key between them, and all publish it.

@@ -14,7 +14,7 @@ const SettingName = "spend"
 
 // Store keeps the spend configuration (the live setting SettingName) and writes the budget
 // events. Implementations: internal/postgres (production) and internal/inmem (dev mode);
-// internal/storetest holds the behaviour both share.
+// spendtest holds the behaviour both share.
 type Store interface {
 	settings.Store
 	// RecordBudgetThreshold writes a budget.threshold event for the endpoints subscribed to

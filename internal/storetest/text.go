@@ -11,114 +11,112 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/receipt"
+	"otpgate/internal/storetest/fixture"
 	"otpgate/internal/templates"
 )
 
 // testText holds both stores to one answer for text PostgreSQL cannot keep: a NUL
 // character or invalid UTF-8 anywhere in what a store is given is *otp.ErrInvalidText,
 // classified as invalid input, and nothing is written.
-func testText(t *testing.T, newStore func(t *testing.T) Stores) {
-	action := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
-	bad := map[string]string{"NUL": "a\x00b", "InvalidUTF8": "a\xffb"}
-
-	for name, text := range bad {
+func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
+	for name, text := range map[string]string{"NUL": "a\x00b", "InvalidUTF8": "a\xffb"} {
 		t.Run("AppNameOrTemplate"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
-			a := newApp(appA)
+			e := fixture.New(t, newStore)
+			a := fixture.NewApp(fixture.AppA)
 			a.Name = text
-			wantInvalidText(t, "CreateApp with the name", e.Apps.CreateApp(e.ctx, a, audit(apps.ActionAppCreate)))
-			a = newApp(appA)
+			fixture.WantInvalidText(t, "CreateApp with the name", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
+			a = fixture.NewApp(fixture.AppA)
 			a.Templates = map[string]templates.Message{"en": {SMS: "Your code " + text + " {{.Code}}"}}
-			wantInvalidText(t, "CreateApp with a template", e.Apps.CreateApp(e.ctx, a, audit(apps.ActionAppCreate)))
-			if _, err := e.Apps.AppByID(e.ctx, appA); !errors.Is(err, otp.ErrNotFound) {
+			fixture.WantInvalidText(t, "CreateApp with a template", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
+			if _, err := e.Store.AppByID(e.Ctx, fixture.AppA); !errors.Is(err, otp.ErrNotFound) {
 				t.Errorf("after the refusals: got %v, want no app", err)
 			}
-			if err := e.Apps.CreateApp(e.ctx, newApp(appA), audit(apps.ActionAppCreate)); err != nil {
+			if err := e.Store.CreateApp(e.Ctx, fixture.NewApp(fixture.AppA), fixture.Audit(apps.ActionAppCreate)); err != nil {
 				t.Fatal(err)
 			}
-			up := newApp(appA)
+			up := fixture.NewApp(fixture.AppA)
 			up.Templates = map[string]templates.Message{"en": {SMS: text + " {{.Code}}"}}
-			wantInvalidText(t, "UpdateApp with a template", e.Apps.UpdateApp(e.ctx, up, audit(apps.ActionAppUpdate)))
-			if got, _ := e.Apps.AppByID(e.ctx, appA); len(got.Templates) != 0 {
+			fixture.WantInvalidText(t, "UpdateApp with a template", e.Store.UpdateApp(e.Ctx, up, fixture.Audit(apps.ActionAppUpdate)))
+			if got, _ := e.Store.AppByID(e.Ctx, fixture.AppA); len(got.Templates) != 0 {
 				t.Errorf("after a refused update: got templates %+v, want none", got.Templates)
 			}
-			wantAudits(t, e, 1)
+			fixture.WantAudits(t, e, 1)
 		})
 
 		t.Run("KeyName"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
-			k := apps.Key{ID: "SK0001", AppID: otp.DefaultAppID, Name: text, Hash: hash("s1"), CreatedAt: base()}
-			wantInvalidText(t, "CreateKey", e.Apps.CreateKey(e.ctx, k, audit(apps.ActionKeyCreate)))
-			if keys, err := e.Apps.AppKeys(e.ctx, otp.DefaultAppID); err != nil || len(keys) != 0 {
+			e := fixture.New(t, newStore)
+			k := apps.Key{ID: "SK0001", AppID: otp.DefaultAppID, Name: text, Hash: fixture.Hash("s1"), CreatedAt: fixture.Base()}
+			fixture.WantInvalidText(t, "CreateKey", e.Store.CreateKey(e.Ctx, k, fixture.Audit(apps.ActionKeyCreate)))
+			if keys, err := e.Store.AppKeys(e.Ctx, otp.DefaultAppID); err != nil || len(keys) != 0 {
 				t.Errorf("after the refusal: got keys %+v, %v; want none", keys, err)
 			}
-			wantAudits(t, e, 0)
+			fixture.WantAudits(t, e, 0)
 		})
 
 		t.Run("AuditText"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
-			k := apps.Key{ID: "SK0001", AppID: otp.DefaultAppID, Name: "backend", Hash: hash("s1"), CreatedAt: base()}
-			a := audit(apps.ActionKeyCreate)
+			e := fixture.New(t, newStore)
+			k := apps.Key{ID: "SK0001", AppID: otp.DefaultAppID, Name: "backend", Hash: fixture.Hash("s1"), CreatedAt: fixture.Base()}
+			a := fixture.Audit(apps.ActionKeyCreate)
 			a.Detail = text
-			wantInvalidText(t, "CreateKey", e.Apps.CreateKey(e.ctx, k, a))
-			if keys, _ := e.Apps.AppKeys(e.ctx, otp.DefaultAppID); len(keys) != 0 {
+			fixture.WantInvalidText(t, "CreateKey", e.Store.CreateKey(e.Ctx, k, a))
+			if keys, _ := e.Store.AppKeys(e.Ctx, otp.DefaultAppID); len(keys) != 0 {
 				t.Errorf("after the refusal: got keys %+v, want none", keys)
 			}
-			wantAudits(t, e, 0)
+			fixture.WantAudits(t, e, 0)
 		})
 
 		t.Run("TestNumber"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
-			tn := apps.TestNumber{ID: newID(), AppID: otp.DefaultAppID, Address: "qa" + text + "@example.com", Sealed: []byte("s"),
-				ExpiresAt: base().Add(time.Hour), CreatedAt: base()}
-			wantInvalidText(t, "CreateTestNumber", e.Apps.CreateTestNumber(e.ctx, tn, audit(apps.ActionTestNumberAdd)))
-			if list, _ := e.Apps.TestNumbers(e.ctx, otp.DefaultAppID); len(list) != 0 {
+			e := fixture.New(t, newStore)
+			tn := apps.TestNumber{ID: fixture.NewID(), AppID: otp.DefaultAppID, Address: "qa" + text + "@example.com", Sealed: []byte("s"),
+				ExpiresAt: fixture.Base().Add(time.Hour), CreatedAt: fixture.Base()}
+			fixture.WantInvalidText(t, "CreateTestNumber", e.Store.CreateTestNumber(e.Ctx, tn, fixture.Audit(apps.ActionTestNumberAdd)))
+			if list, _ := e.Store.TestNumbers(e.Ctx, otp.DefaultAppID); len(list) != 0 {
 				t.Errorf("after the refusal: got %+v, want none", list)
 			}
 		})
 
 		t.Run("FraudListNote"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
+			e := fixture.New(t, newStore)
 			entry, err := fraud.NewListEntry("block", "", "+8190123", "premium")
 			if err != nil {
 				t.Fatal(err)
 			}
-			entry.Note, entry.CreatedAt = text, base()
-			_, err = e.Fraud.AddFraudListEntry(e.ctx, entry, action(fraud.ActionListAdded))
-			wantInvalidText(t, "AddFraudListEntry", err)
-			if st, _ := e.Fraud.FraudState(e.ctx); len(st.Entries) != 0 || st.Version != 0 {
+			entry.Note, entry.CreatedAt = text, fixture.Base()
+			_, err = e.Store.AddFraudListEntry(e.Ctx, entry, action(fraud.ActionListAdded))
+			fixture.WantInvalidText(t, "AddFraudListEntry", err)
+			if st, _ := e.Store.FraudState(e.Ctx); len(st.Entries) != 0 || st.Version != 0 {
 				t.Errorf("after the refusal: got %+v, want no entry at version 0", st)
 			}
-			_, err = fraud.SeedConfig(e.ctx, e.Fraud, map[string]string{"mode": text})
-			wantInvalidText(t, "SeedFraudConfig", err)
-			_, err = fraud.UpdateConfig(e.ctx, e.Fraud, func(map[string]string) (map[string]string, history.AdminAction, error) {
+			_, err = fraud.SeedConfig(e.Ctx, e.Store, map[string]string{"mode": text})
+			fixture.WantInvalidText(t, "SeedFraudConfig", err)
+			_, err = fraud.UpdateConfig(e.Ctx, e.Store, func(map[string]string) (map[string]string, history.AdminAction, error) {
 				return map[string]string{"mode": text}, action(fraud.ActionConfigChanged), nil
 			})
-			wantInvalidText(t, "UpdateFraudConfig", err)
-			if st, _ := e.Fraud.FraudState(e.ctx); len(st.Values) != 0 {
+			fixture.WantInvalidText(t, "UpdateFraudConfig", err)
+			if st, _ := e.Store.FraudState(e.Ctx); len(st.Values) != 0 {
 				t.Errorf("after the refusals: got settings %+v, want none", st.Values)
 			}
 		})
 
 		t.Run("WebhookEndpoint"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
-			id := newID()
-			err := e.Events.CreateEndpoint(e.ctx, events.Endpoint{
+			e := fixture.New(t, newStore)
+			id := fixture.NewID()
+			err := e.Store.CreateEndpoint(e.Ctx, events.Endpoint{
 				ID: id, AppID: otp.DefaultAppID, URL: "http://receiver.test/" + text, SecretSealed: []byte("sealed"),
-				Types: events.Types(), CreatedAt: base(),
+				Types: events.Types(), CreatedAt: fixture.Base(),
 			}, history.AdminAction{Action: "webhook_added", Target: id})
-			wantInvalidText(t, "CreateEndpoint", err)
-			if list, _ := e.Events.Endpoints(e.ctx, otp.DefaultAppID); len(list) != 0 {
+			fixture.WantInvalidText(t, "CreateEndpoint", err)
+			if list, _ := e.Store.Endpoints(e.Ctx, otp.DefaultAppID); len(list) != 0 {
 				t.Errorf("after the refusal: got %+v, want none", list)
 			}
 		})
 
 		t.Run("ReceiptProviderID"+name+"IsRefused", func(t *testing.T) {
-			e := newEnv(t, newStore)
-			p := params("+819012345678", "111111", base())
-			st := e.send(p)
-			if err := e.Store.FinishSend(e.ctx, otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID,
-				Status: otp.SendSent, ProviderID: "SM1", Now: base()}); err != nil {
+			e := fixture.New(t, newStore)
+			p := fixture.Params("+819012345678", "111111", fixture.Base())
+			st := e.Send(p)
+			if err := e.Store.FinishSend(e.Ctx, otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID,
+				Status: otp.SendSent, ProviderID: "SM1", Now: fixture.Base()}); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range []receipt.Receipt{
@@ -126,33 +124,21 @@ func testText(t *testing.T, newStore func(t *testing.T) Stores) {
 				{Provider: "test", SendID: p.SendID + text, Status: receipt.DeliveryDelivered},
 				{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: text},
 			} {
-				r.Time = base().Add(time.Second)
-				m, err := e.Receipts.MarkDelivery(e.ctx, r)
-				wantInvalidText(t, "MarkDelivery", err)
+				r.Time = fixture.Base().Add(time.Second)
+				m, err := e.Store.MarkDelivery(e.Ctx, r)
+				fixture.WantInvalidText(t, "MarkDelivery", err)
 				if m != (receipt.Marked{}) {
 					t.Errorf("MarkDelivery(%+v): got changed, want nothing", r)
 				}
 			}
-			if r := e.sendRow(p.SendID); r.Delivery != "" {
+			if r := e.SendRow(p.SendID); r.Delivery != "" {
 				t.Errorf("after the refusals: got delivery %q, want none", r.Delivery)
 			}
 		})
 	}
 }
 
-// wantInvalidText fails unless err is *otp.ErrInvalidText, which otp classifies as invalid input.
-func wantInvalidText(t *testing.T, what string, err error) {
-	t.Helper()
-	var bad *otp.ErrInvalidText
-	if !errors.As(err, &bad) || otp.ErrorCode(err) != otp.CodeInvalidRequest {
-		t.Errorf("%s: got error %v, want *otp.ErrInvalidText classified %s", what, err, otp.CodeInvalidRequest)
-	}
-}
-
-// wantAudits fails unless the audit log holds n entries.
-func wantAudits(t *testing.T, e *env, n int) {
-	t.Helper()
-	if got, err := e.History.AdminActions(e.ctx, 10); err != nil || len(got) != n {
-		t.Errorf("audit: got %d entries (%v), want %d", len(got), err, n)
-	}
+// action is an audit entry of name by the suite.
+func action(name string) history.AdminAction {
+	return history.AdminAction{Action: name, Detail: "by test"}
 }

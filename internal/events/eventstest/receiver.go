@@ -1,4 +1,5 @@
-// Package eventstest is a webhook receiver for tests of event delivery: it checks each
+// Package eventstest holds the contract of events.Store (contract.go), and a webhook
+// receiver for tests of event delivery: it checks each
 // delivery's signature and shape, deduplicates by event id as the documentation tells
 // receivers to, keeps the order in which events arrived, and can be down (its port
 // closed) or answer 500 to chosen events.
