@@ -15,7 +15,7 @@ import (
 	"os"
 
 	"otpgate/internal/challenge"
-	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 )
 
 func main() {
@@ -54,7 +54,7 @@ func run(_ context.Context, _ []string, _ func(string) string, stdin io.Reader, 
 	if err := json.Unmarshal(raw, &b); err != nil || b.Algorithm == "" || b.Salt == "" {
 		return errors.New("no challenge found: give the 428 (or 403) answer, or its challenge object")
 	}
-	solution, ok := challenge.Solve(otp.Challenge{Algorithm: b.Algorithm, Challenge: b.Challenge, MaxNumber: b.MaxNumber, Salt: b.Salt, Signature: b.Signature})
+	solution, ok := challenge.Solve(proof.Challenge{Algorithm: b.Algorithm, Challenge: b.Challenge, MaxNumber: b.MaxNumber, Salt: b.Salt, Signature: b.Signature})
 	if !ok {
 		return errors.New("no number up to maxnumber solves the challenge")
 	}

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"otpgate/internal/challenge"
-	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 )
 
 func TestRunSolvesAProblemsChallenge(t *testing.T) {
 	c := challenge.New(challenge.Options{Secret: []byte("0123456789abcdef0123456789abcdef"), Complexity: 1000})
-	b := otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d", Address: "+998901234567", ClientIP: "192.0.2.1"}
+	b := proof.Binding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d", Address: "+998901234567", ClientIP: "192.0.2.1"}
 	now := time.Now()
 	ch, err := c.Issue(1, b, now)
 	if err != nil {
@@ -29,7 +29,7 @@ func TestRunSolvesAProblemsChallenge(t *testing.T) {
 			if err := run(context.Background(), nil, nil, bytes.NewReader(in), &out, nil); err != nil {
 				t.Fatal(err)
 			}
-			got, err := c.Verify(context.Background(), otp.ChallengeSolution{Altcha: strings.TrimSpace(out.String())}, b, now)
+			got, err := c.Verify(context.Background(), proof.Solution{Altcha: strings.TrimSpace(out.String())}, b, now)
 			if err != nil || got.Level != 1 {
 				t.Errorf("got %+v %v, want the printed solution accepted", got, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
+	"otpgate/internal/templates"
 )
 
 // appRequest is the body of POST /admin/api/apps and PATCH /admin/api/apps/{id}:
@@ -89,9 +90,9 @@ func (q appRequest) patch() apps.Patch {
 		PSD2: q.PSD2Enabled,
 	}
 	if q.Templates != nil {
-		m := make(map[string]otp.MessageTemplates, len(*q.Templates))
+		m := make(map[string]templates.Message, len(*q.Templates))
 		for l, t := range *q.Templates {
-			m[l] = otp.MessageTemplates(t)
+			m[l] = templates.Message(t)
 		}
 		p.Templates = &m
 	}

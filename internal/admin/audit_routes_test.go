@@ -23,6 +23,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 	"otpgate/internal/testenv"
 	"otpgate/internal/totp"
@@ -403,7 +404,7 @@ func (e *fullEnv) auditFixture(t *testing.T) auditFixture {
 	}
 	f.entry = entry.ID
 	f.block = uuid.NewString()
-	b := fraud.Block{ID: f.block, Scope: otp.ScopePrefix, Target: fmt.Sprintf("+81%d", 7000000+n), Mode: fraud.ModeEnforce, Reason: "test",
+	b := fraud.Block{ID: f.block, Scope: rate.ScopePrefix, Target: fmt.Sprintf("+81%d", 7000000+n), Mode: fraud.ModeEnforce, Reason: "test",
 		StartedAt: now, EndsAt: now.Add(time.Hour)}
 	if err := e.features.RecordFraudBlock(ctx, b, history.AdminAction{Action: fraud.ActionBlockStarted}); err != nil {
 		t.Fatalf("RecordFraudBlock: %v", err)

@@ -11,11 +11,12 @@ import (
 	"github.com/google/uuid"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // seedDelivery writes one send that went out on channel to country through provider,
-// with its attempts, and the receipt status (none when "").
-func (e *adminEnv) seedDelivery(to, channel, country, provider string, segments int, receipt string, attempts []otp.ProviderAttempt) string {
+// with its attempts, and the receipt's status (none when "").
+func (e *adminEnv) seedDelivery(to, channel, country, provider string, segments int, status string, attempts []otp.ProviderAttempt) string {
 	e.t.Helper()
 	ctx := context.Background()
 	sendID, at := uuid.Must(uuid.NewV7()).String(), time.Now().UTC().Add(-time.Minute)
@@ -32,9 +33,9 @@ func (e *adminEnv) seedDelivery(to, channel, country, provider string, segments 
 		Provider: provider, ProviderID: "id-" + sendID, Attempts: attempts, Now: at}); err != nil {
 		e.t.Fatalf("FinishSend: %v", err)
 	}
-	if receipt != "" {
-		if _, err := e.store.MarkDelivery(ctx, otp.Receipt{Provider: provider, ProviderID: "id-" + sendID, Status: receipt, Error: "30003", Time: at,
-			Price: otp.Price{Micros: 7500, Currency: "USD"}}); err != nil {
+	if status != "" {
+		if _, err := e.store.MarkDelivery(ctx, receipt.Receipt{Provider: provider, ProviderID: "id-" + sendID, Status: status, Error: "30003", Time: at,
+			Price: receipt.Price{Micros: 7500, Currency: "USD"}}); err != nil {
 			e.t.Fatalf("MarkDelivery: %v", err)
 		}
 	}
@@ -47,9 +48,9 @@ func TestAdminDelivery(t *testing.T) {
 		{Provider: "primary", Outcome: otp.ProviderFailed, Error: "primary: status 400", Start: time.Now().UTC(), Duration: 40 * time.Millisecond},
 		{Provider: "backup", Outcome: otp.ProviderSent, ProviderID: "x", Start: time.Now().UTC(), Duration: 30 * time.Millisecond},
 	}
-	sms := e.seedDelivery("+819012340001", "sms", "JP", "backup", 2, otp.DeliveryDelivered, failover)
-	e.seedDelivery("+819012340002", "sms", "JP", "backup", 1, otp.DeliveryUndelivered, nil)
-	e.seedDelivery("+819012340003", "sms", "JP", "backup", 1, otp.DeliveryDelivered, nil)
+	sms := e.seedDelivery("+819012340001", "sms", "JP", "backup", 2, receipt.DeliveryDelivered, failover)
+	e.seedDelivery("+819012340002", "sms", "JP", "backup", 1, receipt.DeliveryUndelivered, nil)
+	e.seedDelivery("+819012340003", "sms", "JP", "backup", 1, receipt.DeliveryDelivered, nil)
 	e.seedDelivery("ana@example.com", "email", "", "smtp", 0, "", nil)
 
 	t.Run("APICountsPerChannelCountryAndProvider", func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestAdminDelivery(t *testing.T) {
 		}
 		if s.Channel != "sms" || s.Country != "JP" || s.Encoding != otp.EncodingGSM7 || s.Segments != 2 || s.Provider != "backup" ||
 			len(s.Attempts) != 2 || s.Attempts[0].Outcome != "failed" || s.Attempts[1].Provider != "backup" ||
-			s.Delivery != otp.DeliveryDelivered || s.DeliveredAt == nil ||
+			s.Delivery != receipt.DeliveryDelivered || s.DeliveredAt == nil ||
 			s.Cost != "0.05" || s.Currency != "USD" || s.ActualCost != "0.0075" || s.ActualCurrency != "USD" {
 			t.Errorf("got %+v, want sms to JP in GSM-7 (2 segments), two attempts, delivered, estimated at 0.05 USD and billed 0.0075 USD", s)
 		}

@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // liftRecorder is the limiter's part of a lift, recorded.
@@ -26,7 +27,7 @@ type liftRecorder struct {
 	lifted []string
 }
 
-func (l *liftRecorder) Approve(context.Context, []otp.Limit, float64) error { return nil }
+func (l *liftRecorder) Approve(context.Context, []rate.Limit, float64) error { return nil }
 
 func (l *liftRecorder) Lift(_ context.Context, scope, key string) error {
 	l.mu.Lock()
@@ -176,8 +177,8 @@ func TestAdminFraudAPI(t *testing.T) {
 	})
 
 	t.Run("BlocksAreListedAndLifted", func(t *testing.T) {
-		gs := otp.GuardState{Scope: otp.ScopePrefix, Key: "+81901234", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour, Unapproved: 9}
-		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}, gs, otp.FraudExplanation{Signal: otp.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: otp.FraudTripped}, time.Now().UTC()); err != nil {
+		gs := rate.GuardState{Scope: rate.ScopePrefix, Key: "+81901234", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour, Unapproved: 9}
+		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}, gs, rate.FraudExplanation{Signal: rate.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: rate.FraudTripped}, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		blocks := getJSON[struct{ Blocks []fraudBlock }](t, e.adminEnv, "/admin/api/fraud/blocks")
@@ -292,8 +293,8 @@ func TestAdminFraudPage(t *testing.T) {
 		if w := form(t, "/admin/fraud/lists/"+itoa(st.Entries[0].ID)+"/delete", url.Values{}); w.Code != http.StatusSeeOther {
 			t.Errorf("remove: got %d", w.Code)
 		}
-		gs := otp.GuardState{Scope: otp.ScopeIPNet, Key: "198.51.100.0/24", Blocked: true, Tripped: true, RetryAfter: time.Hour}
-		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "198.51.100.7"}, gs, otp.FraudExplanation{Signal: otp.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: otp.FraudTripped}, time.Now().UTC()); err != nil {
+		gs := rate.GuardState{Scope: rate.ScopeIPNet, Key: "198.51.100.0/24", Blocked: true, Tripped: true, RetryAfter: time.Hour}
+		if err := e.guard.BlockStarted(context.Background(), otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "198.51.100.7"}, gs, rate.FraudExplanation{Signal: rate.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: rate.FraudTripped}, time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		blocks, _ := e.store.FraudBlocks(context.Background(), fraud.BlockFilter{Now: time.Now()})

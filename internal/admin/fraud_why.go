@@ -2,7 +2,7 @@ package admin
 
 import (
 	"otpgate/internal/events"
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // adminFraud is why the fraud guard refused, challenged, passed or flagged a send, or
@@ -19,7 +19,7 @@ type adminFraud struct {
 }
 
 // toAdminFraud is e as the API shows it; nil for nil.
-func toAdminFraud(e *otp.FraudExplanation) *adminFraud {
+func toAdminFraud(e *rate.FraudExplanation) *adminFraud {
 	d := events.NewFraudData(e)
 	if d == nil {
 		return nil

@@ -7,7 +7,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/httpkit"
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // limitsPage is the data of limits.html and confirm.html.
@@ -15,7 +15,7 @@ type limitsPage struct {
 	Phone, IP string
 	Problems  []fieldProblem
 	Target    limitTarget
-	Rules     []otp.RuleState
+	Rules     []rate.RuleState
 	// Reset is set right after a reset of Target.
 	Reset   bool
 	Actions []history.AdminAction
@@ -125,7 +125,7 @@ type adminLimit struct {
 	RetryAfterSeconds int64  `json:"retry_after_seconds"`
 }
 
-func toLimitsResponse(t limitTarget, states []otp.RuleState) limitsResponse {
+func toLimitsResponse(t limitTarget, states []rate.RuleState) limitsResponse {
 	out := limitsResponse{Target: t.String(), Kind: t.Kind, Key: t.Key, Rules: make([]adminLimit, len(states))}
 	for i, s := range states {
 		out.Rules[i] = adminLimit{

@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 )
 
 // limitsBody is the JSON of /admin/api/limits as a client reads it.
@@ -29,20 +30,20 @@ func (b limitsBody) rule(scope, rule string) adminLimit {
 func TestAdminAPILimits(t *testing.T) {
 	e := newAdminEnv(t, nil)
 	ctx := context.Background()
-	spend := func(t *testing.T, limits ...otp.Limit) {
+	spend := func(t *testing.T, limits ...rate.Limit) {
 		t.Helper()
 		d, err := e.limiter.Allow(ctx, limits)
 		if err != nil || !d.Allowed {
 			t.Fatalf("Allow: got %v, %v, want allowed", d.Allowed, err)
 		}
 	}
-	rules := map[string][]otp.Rule{}
+	rules := map[string][]rate.Rule{}
 	for _, l := range testRules() {
 		rules[l.Scope] = l.Rules
 	}
-	spend(t, otp.Limit{Scope: otp.ScopePhone, Key: phoneA, Rules: rules[otp.ScopePhone]})
-	spend(t, otp.Limit{Scope: otp.ScopeCheckPhone, Key: phoneA, Rules: rules[otp.ScopeCheckPhone]})
-	spend(t, otp.Limit{Scope: otp.ScopeCheckPhone, Key: phoneA, Rules: rules[otp.ScopeCheckPhone]})
+	spend(t, rate.Limit{Scope: otp.ScopePhone, Key: phoneA, Rules: rules[otp.ScopePhone]})
+	spend(t, rate.Limit{Scope: otp.ScopeCheckPhone, Key: phoneA, Rules: rules[otp.ScopeCheckPhone]})
+	spend(t, rate.Limit{Scope: otp.ScopeCheckPhone, Key: phoneA, Rules: rules[otp.ScopeCheckPhone]})
 
 	t.Run("StatePerRule", func(t *testing.T) {
 		b := getJSON[limitsBody](t, e, "/admin/api/limits?phone=090-1234-5678")
@@ -88,7 +89,7 @@ func TestAdminAPILimits(t *testing.T) {
 				t.Errorf("%s %s after reset: got used %d remaining %d, want 0 and %d", r.Scope, r.Rule, r.Used, r.Remaining, r.Limit)
 			}
 		}
-		states, err := e.limiter.Inspect(ctx, otp.Limit{Scope: otp.ScopePhone, Key: phoneA, Rules: rules[otp.ScopePhone]})
+		states, err := e.limiter.Inspect(ctx, rate.Limit{Scope: otp.ScopePhone, Key: phoneA, Rules: rules[otp.ScopePhone]})
 		if err != nil || states[0].Used != 0 {
 			t.Errorf("limiter after reset: got %+v, %v, want nothing used", states, err)
 		}
@@ -102,7 +103,7 @@ func TestAdminAPILimits(t *testing.T) {
 	})
 
 	t.Run("BasicDeleteWithCSRFTokenResets", func(t *testing.T) {
-		spend(t, otp.Limit{Scope: otp.ScopeIP, Key: "2001:db8:7:7::/64", Rules: rules[otp.ScopeIP]})
+		spend(t, rate.Limit{Scope: otp.ScopeIP, Key: "2001:db8:7:7::/64", Rules: rules[otp.ScopeIP]})
 		if b := getJSON[limitsBody](t, e, "/admin/api/limits?ip=2001:db8:7:7:1:2:3:4"); b.Target != "ip:2001:db8:7:7::/64" || b.rule("ip", "10/1h").Used != 1 {
 			t.Fatalf("IPv6 lookup: got %+v, want its /64 with one use", b)
 		}

@@ -23,6 +23,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/testenv"
 )
@@ -50,12 +51,12 @@ type adminEnv struct {
 }
 
 // testRules are the limits the admin handler is told about.
-func testRules() []otp.Limit {
-	return []otp.Limit{
-		{Scope: otp.ScopePhone, Rules: []otp.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}},
-		{Scope: otp.ScopeIP, Rules: []otp.Rule{{Limit: 10, Window: time.Hour}}},
-		{Scope: otp.ScopeCheckPhone, Rules: []otp.Rule{{Limit: 10, Window: time.Hour}}},
-		{Scope: otp.ScopeCheckIP, Rules: []otp.Rule{{Limit: 100, Window: time.Hour}}},
+func testRules() []rate.Limit {
+	return []rate.Limit{
+		{Scope: otp.ScopePhone, Rules: []rate.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}},
+		{Scope: otp.ScopeIP, Rules: []rate.Rule{{Limit: 10, Window: time.Hour}}},
+		{Scope: otp.ScopeCheckPhone, Rules: []rate.Rule{{Limit: 10, Window: time.Hour}}},
+		{Scope: otp.ScopeCheckIP, Rules: []rate.Rule{{Limit: 100, Window: time.Hour}}},
 	}
 }
 
@@ -72,7 +73,7 @@ func newAdminEnv(t *testing.T, mod func(*Deps)) *adminEnv {
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Admin:  history.NewAdmin(e.store, e.limiter, testRules()), Token: testAdminToken, DefaultRegion: "JP",
 		Erasure: history.NewEraser(e.store, e.limiter, func(a string) string { return "h1.idx-" + strconv.Itoa(len(a)) },
-			func(a string) []otp.Limit { return []otp.Limit{{Scope: otp.ScopePhone, Key: a}} }),
+			func(a string) []rate.Limit { return []rate.Limit{{Scope: otp.ScopePhone, Key: a}} }),
 	}
 	if mod != nil {
 		mod(&d)

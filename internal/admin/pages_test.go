@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 )
 
 // page GETs a console page with the browser login and fails unless it has status want.
@@ -158,12 +159,12 @@ func TestAdminLimitsPage(t *testing.T) {
 	e := newAdminEnv(t, nil)
 	ctx := context.Background()
 	phoneRules := testRules()[0].Rules
-	if d, err := e.limiter.Allow(ctx, []otp.Limit{{Scope: otp.ScopePhone, Key: phoneA, Rules: phoneRules}}); err != nil || !d.Allowed {
+	if d, err := e.limiter.Allow(ctx, []rate.Limit{{Scope: otp.ScopePhone, Key: phoneA, Rules: phoneRules}}); err != nil || !d.Allowed {
 		t.Fatalf("Allow: %v, %v", d.Allowed, err)
 	}
 	used := func(t *testing.T) int {
 		t.Helper()
-		states, err := e.limiter.Inspect(ctx, otp.Limit{Scope: otp.ScopePhone, Key: phoneA, Rules: phoneRules})
+		states, err := e.limiter.Inspect(ctx, rate.Limit{Scope: otp.ScopePhone, Key: phoneA, Rules: phoneRules})
 		if err != nil {
 			t.Fatalf("Inspect: %v", err)
 		}

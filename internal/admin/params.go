@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
@@ -93,15 +94,15 @@ func (p adminParams) sendFilter(q url.Values) (f history.SendFilter, problems ma
 // normalised as the email channel does. The error says what is wrong, for people.
 func (p adminParams) phone(raw string) (string, error) {
 	if strings.Contains(raw, "@") {
-		addr, err := otp.NormalizeEmail(raw)
-		var bad *otp.ErrInvalidEmail
+		addr, err := contact.NormalizeEmail(raw)
+		var bad *contact.ErrInvalidEmail
 		if errors.As(err, &bad) {
 			return "", errors.New(bad.Reason)
 		}
 		return addr, err
 	}
-	e164, _, err := otp.NormalizePhone(raw, p.region)
-	var bad *otp.ErrInvalidPhone
+	e164, _, err := contact.NormalizePhone(raw, p.region)
+	var bad *contact.ErrInvalidPhone
 	if errors.As(err, &bad) {
 		return "", errors.New(bad.Reason)
 	}

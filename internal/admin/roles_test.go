@@ -23,6 +23,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
+	"otpgate/internal/rate"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/spend"
 	"otpgate/internal/testenv"
@@ -99,7 +100,7 @@ func newFullEnvOn(t *testing.T, store featureStore) *fullEnv {
 		limiter := ratelimit.New(rdb, testenv.KeyPrefix(t))
 		d.Admin = history.NewAdmin(store, limiter, testRules())
 		d.Erasure = history.NewEraser(store, limiter, func(a string) string { return "masked-" + strconv.Itoa(len(a)) },
-			func(a string) []otp.Limit { return []otp.Limit{{Scope: otp.ScopePhone, Key: a}} })
+			func(a string) []rate.Limit { return []rate.Limit{{Scope: otp.ScopePhone, Key: a}} })
 		d.Apps, d.Webhooks, d.Operators = appAdmin, events.NewAdmin(store, appAdmin, sealer, events.Options{Outbound: outbound.New(outbound.Loopback())}), f.ops
 		d.Fraud = fraud.NewAdmin(store, reloader, &liftRecorder{})
 		d.Spend = spend.NewAdmin(store, spendReloader)

@@ -9,9 +9,9 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/httpkit"
-	"otpgate/internal/otp"
 	"otpgate/internal/spend"
 )
 
@@ -260,7 +260,7 @@ func handleHistoryPage(log *slog.Logger, view *adminView, a history.AdminService
 				return
 			}
 			data.Rows = rows
-			if !otp.IsEmailAddress(f.Phone) {
+			if !contact.IsEmailAddress(f.Phone) {
 				data.Phone = f.Phone // an address has no limits page
 			}
 			if f.After != nil {

@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -73,8 +74,8 @@ func newSpendEditor(ctx context.Context, c spend.Config, version, applied int64)
 	e := spendEditor{
 		CanEdit: p.Allows(operators.RoleAdmin), Version: version, Applied: applied,
 		Currency: currencyForm{Value: c.Currency}, NewPrice: priceForm{ID: "add-price", Channel: otp.ChannelSMS},
-		NewBudget: budgetForm{Mode: otp.BudgetEnforce, Fence: spend.FenceOn, FenceOptions: fenceOptions()},
-		Channels:  otp.Channels(), Modes: []string{otp.BudgetEnforce, otp.BudgetShadow, otp.BudgetAlert},
+		NewBudget: budgetForm{Mode: rate.BudgetEnforce, Fence: spend.FenceOn, FenceOptions: fenceOptions()},
+		Channels:  otp.Channels(), Modes: []string{rate.BudgetEnforce, rate.BudgetShadow, rate.BudgetAlert},
 	}
 	for i, x := range c.Prices {
 		e.Prices = append(e.Prices, priceForm{Row: priceRow(x), ID: "price-" + strconv.Itoa(i),

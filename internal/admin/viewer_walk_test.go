@@ -17,6 +17,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 )
 
 // TestViewersSeeNoWholeNumberAnywhere: after the guard trips on a send to a number, with
@@ -53,12 +54,12 @@ func TestViewersSeeNoWholeNumberAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	guard := fraud.NewGuard(reloader, &liftRecorder{}, e.features, discardLogger())
-	tripped := tripWhy(otp.ScopePrefix, "+81908765", otp.FraudTripped)
-	gs := otp.GuardState{Scope: otp.ScopePrefix, Key: "+81908765", Blocked: true, Tripped: true, RetryAfter: time.Hour}
+	tripped := tripWhy(rate.ScopePrefix, "+81908765", rate.FraudTripped)
+	gs := rate.GuardState{Scope: rate.ScopePrefix, Key: "+81908765", Blocked: true, Tripped: true, RetryAfter: time.Hour}
 	if err := guard.BlockStarted(ctx, otp.FraudTarget{Phone: phone, Region: "JP", ClientIP: "198.51.100.7"}, gs, tripped, now); err != nil {
 		t.Fatalf("BlockStarted: %v", err)
 	}
-	challenged := tripWhy(otp.ScopePrefix, "+81908765", otp.FraudChallenged)
+	challenged := tripWhy(rate.ScopePrefix, "+81908765", rate.FraudChallenged)
 	for _, d := range []otp.DeniedSend{
 		{Reason: "fraud_guard prefix +81901234", Fraud: &tripped},
 		{Reason: "challenge prefix +81901234", Fraud: &challenged},

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // Patch changes some settings of an app; nil fields stay as they are.
@@ -23,7 +25,7 @@ type Patch struct {
 	CheckRules *string
 	Access     *otp.Access
 	// Templates replaces the app's templates, all locales at once.
-	Templates      *map[string]otp.MessageTemplates
+	Templates      *map[string]templates.Message
 	WebOTPDomain   *string
 	AndroidAppHash *string
 	// DeniedNumberTypes replaces the app's denied number types (an empty list sends to every
@@ -44,7 +46,7 @@ func (p Patch) Apply(a otp.App) (otp.App, error) {
 	fields := map[string]string{}
 	for name, f := range map[string]struct {
 		raw *string
-		dst *otp.Rules
+		dst *rate.Rules
 	}{"send_rules": {p.SendRules, &a.SendRules}, "check_rules": {p.CheckRules, &a.CheckRules}} {
 		if f.raw != nil {
 			if err := f.dst.UnmarshalText([]byte(*f.raw)); err != nil {

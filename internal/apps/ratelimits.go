@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // RateLimit is one of an app's rate limits (Twilio Verify's Service Rate Limits): a key
@@ -105,9 +106,9 @@ func CheckBucket(b Bucket, f map[string]string) {
 // Limits are the limits a send keyed by values (unique name → value) meets: each named
 // rate limit's buckets as rules on the value. Errors: *otp.ErrInvalidRequest naming
 // RateLimits[name] for a name the app has no rate limit of.
-func Limits(list []RateLimit, values map[string]string) ([]otp.KeyedLimit, error) {
+func Limits(list []RateLimit, values map[string]string) ([]rate.KeyedLimit, error) {
 	f := map[string]string{}
-	var out []otp.KeyedLimit
+	var out []rate.KeyedLimit
 	for name, value := range values {
 		i := indexByName(list, name)
 		if i < 0 {
@@ -115,9 +116,9 @@ func Limits(list []RateLimit, values map[string]string) ([]otp.KeyedLimit, error
 			continue
 		}
 		r := list[i]
-		k := otp.KeyedLimit{ID: r.ID, Name: r.UniqueName, Value: value}
+		k := rate.KeyedLimit{ID: r.ID, Name: r.UniqueName, Value: value}
 		for _, b := range r.Buckets {
-			k.Rules = append(k.Rules, otp.Rule{Limit: b.Max, Window: b.Interval})
+			k.Rules = append(k.Rules, rate.Rule{Limit: b.Max, Window: b.Interval})
 		}
 		out = append(out, k)
 	}
@@ -278,7 +279,7 @@ func (s *RateLimitService) DeleteBucket(ctx context.Context, appID, rateLimitID,
 
 // SendLimits are the limits of a send that names values of the app's rate limits (unique
 // name → value). Errors: *otp.ErrInvalidRequest naming each unknown name.
-func (s *RateLimitService) SendLimits(ctx context.Context, appID string, values map[string]string) ([]otp.KeyedLimit, error) {
+func (s *RateLimitService) SendLimits(ctx context.Context, appID string, values map[string]string) ([]rate.KeyedLimit, error) {
 	if len(values) == 0 {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestRateLimitService(t *testing.T) {
@@ -56,7 +57,7 @@ func TestRateLimitService(t *testing.T) {
 	}
 	limits, err := s.SendLimits(ctx, app, map[string]string{"end_user_id": "u1"})
 	if err != nil || len(limits) != 1 || limits[0].ID != rl.ID || limits[0].Value != "u1" ||
-		len(limits[0].Rules) != 1 || limits[0].Rules[0] != (otp.Rule{Limit: 3, Window: time.Minute}) {
+		len(limits[0].Rules) != 1 || limits[0].Rules[0] != (rate.Rule{Limit: 3, Window: time.Minute}) {
 		t.Errorf("SendLimits: got %+v, %v; want the bucket as a rule on u1", limits, err)
 	}
 	_, err = s.SendLimits(ctx, app, map[string]string{"nope": "u1"})

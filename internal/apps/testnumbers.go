@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
@@ -66,13 +67,13 @@ func (n NewTestNumber) validate(app otp.App, region string, now time.Time) (stri
 	case address == "":
 		f["address"] = "is required: a phone number or an email address"
 	case strings.Contains(address, "@"):
-		if a, err := otp.NormalizeEmail(address); err == nil {
+		if a, err := contact.NormalizeEmail(address); err == nil {
 			address = a
 		} else {
 			f["address"] = "must be a phone number or an email address"
 		}
 	default:
-		if a, _, err := otp.NormalizePhone(address, region); err == nil {
+		if a, _, err := contact.NormalizePhone(address, region); err == nil {
 			address = a
 		} else {
 			f["address"] = "must be a phone number in E.164 (or an email address)"

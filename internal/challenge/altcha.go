@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 // Algorithm is the only ALTCHA algorithm issued and accepted.
@@ -68,7 +70,7 @@ func New(o Options) *Challenger {
 		c.ttl = DefaultTTL
 	}
 	if c.captchaLevel <= 0 {
-		c.captchaLevel = otp.ChallengeBlocked
+		c.captchaLevel = rate.ChallengeBlocked
 	}
 	return c
 }
@@ -90,15 +92,15 @@ const saltEnd = "&"
 // Issue implements otp.Challenger: a random number below the level's MaxNumber, hidden in
 // the SHA-256 of a salt that carries the expiry, the level and the binding; the signature
 // covers the salt and the challenge, so that none of them can be changed.
-func (c *Challenger) Issue(level int, b otp.ChallengeBinding, now time.Time) (otp.Challenge, error) {
+func (c *Challenger) Issue(level int, b proof.Binding, now time.Time) (proof.Challenge, error) {
 	var r [16]byte
 	if _, err := rand.Read(r[:]); err != nil {
-		return otp.Challenge{}, fmt.Errorf("challenge: issue: %w", err)
+		return proof.Challenge{}, fmt.Errorf("challenge: issue: %w", err)
 	}
 	maxNumber := c.MaxNumber(level)
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
-		return otp.Challenge{}, fmt.Errorf("challenge: issue: %w", err)
+		return proof.Challenge{}, fmt.Errorf("challenge: issue: %w", err)
 	}
 	number := int(uint64FromBytes(nb) % uint64(maxNumber+1))
 	params := url.Values{}
@@ -107,7 +109,7 @@ func (c *Challenger) Issue(level int, b otp.ChallengeBinding, now time.Time) (ot
 	params.Set("bind", c.bind(b))
 	salt := hex.EncodeToString(r[:]) + "?" + params.Encode() + saltEnd
 	ch := hashHex(salt + strconv.Itoa(number))
-	return otp.Challenge{Algorithm: Algorithm, Challenge: ch, MaxNumber: maxNumber, Salt: salt, Signature: c.sign(salt, ch)}, nil
+	return proof.Challenge{Algorithm: Algorithm, Challenge: ch, MaxNumber: maxNumber, Salt: salt, Signature: c.sign(salt, ch)}, nil
 }
 
 // payload is an ALTCHA solution as the widget encodes it.
@@ -121,66 +123,66 @@ type payload struct {
 }
 
 // Verify implements otp.Challenger.
-func (c *Challenger) Verify(ctx context.Context, s otp.ChallengeSolution, b otp.ChallengeBinding, now time.Time) (otp.Solved, error) {
+func (c *Challenger) Verify(ctx context.Context, s proof.Solution, b proof.Binding, now time.Time) (proof.Solved, error) {
 	switch {
 	case s.Altcha != "" && s.Captcha != "":
-		return otp.Solved{}, invalid("send either a proof of work or a CAPTCHA token, not both")
+		return proof.Solved{}, invalid("send either a proof of work or a CAPTCHA token, not both")
 	case s.Captcha != "":
 		if c.captcha == nil {
-			return otp.Solved{}, invalid("CAPTCHA tokens are not accepted here: solve the proof of work")
+			return proof.Solved{}, invalid("CAPTCHA tokens are not accepted here: solve the proof of work")
 		}
 		if err := c.captcha.Verify(ctx, s.Captcha, b.ClientIP); err != nil {
-			return otp.Solved{}, err
+			return proof.Solved{}, err
 		}
-		return otp.Solved{Level: c.captchaLevel, ID: "captcha:" + hashHex(s.Captcha)[:32], Expires: now.Add(c.ttl)}, nil
+		return proof.Solved{Level: c.captchaLevel, ID: "captcha:" + hashHex(s.Captcha)[:32], Expires: now.Add(c.ttl)}, nil
 	}
 	return c.verifyAltcha(s.Altcha, b, now)
 }
 
 // verifyAltcha checks an ALTCHA payload: its shape, the server's signature, the proof of
 // work, the expiry and the binding, each compared in constant time.
-func (c *Challenger) verifyAltcha(text string, b otp.ChallengeBinding, now time.Time) (otp.Solved, error) {
+func (c *Challenger) verifyAltcha(text string, b proof.Binding, now time.Time) (proof.Solved, error) {
 	raw, err := base64.StdEncoding.DecodeString(text)
 	if err != nil {
 		if raw, err = base64.RawURLEncoding.DecodeString(text); err != nil {
-			return otp.Solved{}, invalid("the solution is not base64")
+			return proof.Solved{}, invalid("the solution is not base64")
 		}
 	}
 	var p payload
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return otp.Solved{}, invalid("the solution is not an ALTCHA payload")
+		return proof.Solved{}, invalid("the solution is not an ALTCHA payload")
 	}
 	if p.Algorithm != Algorithm {
-		return otp.Solved{}, invalid("the solution's algorithm is not " + Algorithm)
+		return proof.Solved{}, invalid("the solution's algorithm is not " + Algorithm)
 	}
 	if !strings.HasSuffix(p.Salt, saltEnd) || !equal(c.sign(p.Salt, p.Challenge), p.Signature) {
-		return otp.Solved{}, invalid("the challenge was not issued here")
+		return proof.Solved{}, invalid("the challenge was not issued here")
 	}
 	if p.Number < 0 || !equal(hashHex(p.Salt+strconv.Itoa(p.Number)), p.Challenge) {
-		return otp.Solved{}, invalid("the number does not solve the challenge")
+		return proof.Solved{}, invalid("the number does not solve the challenge")
 	}
 	_, query, _ := cutLast(strings.TrimSuffix(p.Salt, saltEnd), "?")
 	params, err := url.ParseQuery(query)
 	if err != nil {
-		return otp.Solved{}, invalid("the challenge's parameters cannot be read")
+		return proof.Solved{}, invalid("the challenge's parameters cannot be read")
 	}
 	expires, err := strconv.ParseInt(params.Get("expires"), 10, 64)
 	if err != nil || !now.Before(time.Unix(expires, 0)) {
-		return otp.Solved{}, invalid("the challenge has expired: ask for a new one")
+		return proof.Solved{}, invalid("the challenge has expired: ask for a new one")
 	}
 	if !equal(c.bind(b), params.Get("bind")) {
-		return otp.Solved{}, invalid("the challenge was issued for another app, address or client")
+		return proof.Solved{}, invalid("the challenge was issued for another app, address or client")
 	}
 	level, err := strconv.Atoi(params.Get("level"))
 	if err != nil || level < 1 {
-		return otp.Solved{}, invalid("the challenge's level cannot be read")
+		return proof.Solved{}, invalid("the challenge's level cannot be read")
 	}
-	return otp.Solved{Level: level, ID: p.Challenge, Expires: time.Unix(expires, 0)}, nil
+	return proof.Solved{Level: level, ID: p.Challenge, Expires: time.Unix(expires, 0)}, nil
 }
 
 // bind is the binding of an app, an address and a client: a keyed hash, so the salt
 // reveals none of them.
-func (c *Challenger) bind(b otp.ChallengeBinding) string {
+func (c *Challenger) bind(b proof.Binding) string {
 	m := hmac.New(sha256.New, c.key)
 	m.Write([]byte("bind\x00" + b.App + "\x00" + b.Address + "\x00" + b.ClientIP))
 	return hex.EncodeToString(m.Sum(nil)[:16])
@@ -222,4 +224,4 @@ func cutLast(s, sep string) (before, after string, found bool) {
 }
 
 // invalid is a refused solution.
-func invalid(reason string) error { return &otp.ErrChallengeInvalid{Reason: reason} }
+func invalid(reason string) error { return &proof.ErrChallengeInvalid{Reason: reason} }

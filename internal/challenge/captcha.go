@@ -51,7 +51,7 @@ func NewCaptcha(provider, secret, endpoint string, client *http.Client) (*Captch
 const maxTokenLength = 4096
 
 // Verify asks the provider whether token is a valid, unused solution; providers spend a
-// token at its first verification. Errors: *otp.ErrChallengeInvalid for a refused token,
+// token at its first verification. Errors: *proof.ErrChallengeInvalid for a refused token,
 // errors wrapping otp.ErrUnavailable when the provider cannot be asked.
 func (c *Captcha) Verify(ctx context.Context, token, clientIP string) error {
 	if len(token) > maxTokenLength {

@@ -18,11 +18,13 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 var (
 	now  = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	bind = otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d", Address: "+998901234567", ClientIP: "192.0.2.7"}
+	bind = proof.Binding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8d", Address: "+998901234567", ClientIP: "192.0.2.7"}
 )
 
 func newChallenger(o challenge.Options) *challenge.Challenger {
@@ -32,7 +34,7 @@ func newChallenger(o challenge.Options) *challenge.Challenger {
 	return challenge.New(o)
 }
 
-func mustIssue(t *testing.T, c *challenge.Challenger, level int) otp.Challenge {
+func mustIssue(t *testing.T, c *challenge.Challenger, level int) proof.Challenge {
 	t.Helper()
 	ch, err := c.Issue(level, bind, now)
 	if err != nil {
@@ -41,7 +43,7 @@ func mustIssue(t *testing.T, c *challenge.Challenger, level int) otp.Challenge {
 	return ch
 }
 
-func mustSolve(t *testing.T, ch otp.Challenge) string {
+func mustSolve(t *testing.T, ch proof.Challenge) string {
 	t.Helper()
 	p, ok := challenge.Solve(ch)
 	if !ok {
@@ -53,9 +55,9 @@ func mustSolve(t *testing.T, ch otp.Challenge) string {
 // wantInvalid fails unless err refuses the solution.
 func wantInvalid(t *testing.T, err error, what string) {
 	t.Helper()
-	var inv *otp.ErrChallengeInvalid
+	var inv *proof.ErrChallengeInvalid
 	if !errors.As(err, &inv) {
-		t.Errorf("%s: got %v, want *otp.ErrChallengeInvalid", what, err)
+		t.Errorf("%s: got %v, want *proof.ErrChallengeInvalid", what, err)
 	}
 }
 
@@ -69,7 +71,7 @@ func TestProofOfWork(t *testing.T) {
 			if ch.Algorithm != "SHA-256" || ch.MaxNumber != c.MaxNumber(level) || len(ch.Challenge) != 64 || len(ch.Signature) != 64 {
 				t.Fatalf("level %d: got %+v, want an ALTCHA SHA-256 challenge of maxnumber %d", level, ch, c.MaxNumber(level))
 			}
-			got, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: mustSolve(t, ch)}, bind, now.Add(time.Minute))
+			got, err := c.Verify(ctx, proof.Solution{Altcha: mustSolve(t, ch)}, bind, now.Add(time.Minute))
 			if err != nil || got.Level != level || got.ID != ch.Challenge || !got.Expires.After(now) {
 				t.Errorf("level %d: got %+v %v, want solved at the level, spent under the challenge", level, got, err)
 			}
@@ -93,7 +95,7 @@ func TestProofOfWork(t *testing.T) {
 		}
 		raw, _ := json.Marshal(map[string]any{"algorithm": ch.Algorithm, "challenge": ch.Challenge, "number": number,
 			"salt": ch.Salt, "signature": ch.Signature, "took": 12})
-		if _, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: base64.StdEncoding.EncodeToString(raw)}, bind, now); err != nil {
+		if _, err := c.Verify(ctx, proof.Solution{Altcha: base64.StdEncoding.EncodeToString(raw)}, bind, now); err != nil {
 			t.Errorf("got %v, want the widget's payload accepted", err)
 		}
 	})
@@ -117,7 +119,7 @@ func TestProofOfWork(t *testing.T) {
 		fc := mustIssue(t, forged, 3)
 		for name, c2 := range map[string]struct {
 			solution string
-			b        otp.ChallengeBinding
+			b        proof.Binding
 			at       time.Time
 		}{
 			"NotBase64":           {"%%%", bind, now},
@@ -126,16 +128,16 @@ func TestProofOfWork(t *testing.T) {
 			"OtherAlgorithm":      {edited("algorithm", "SHA-1"), bind, now},
 			"EditedSalt":          {edited("salt", strings.Replace(ch.Salt, "level=2", "level=3", 1)), bind, now},
 			"Expired":             {good, bind, now.Add(challenge.DefaultTTL + time.Second)},
-			"AnotherNumber":       {good, otp.ChallengeBinding{App: bind.App, Address: "+998901234568", ClientIP: bind.ClientIP}, now},
-			"AnotherClient":       {good, otp.ChallengeBinding{App: bind.App, Address: bind.Address, ClientIP: "192.0.2.8"}, now},
-			"AnotherApp":          {good, otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8e", Address: bind.Address, ClientIP: bind.ClientIP}, now},
+			"AnotherNumber":       {good, proof.Binding{App: bind.App, Address: "+998901234568", ClientIP: bind.ClientIP}, now},
+			"AnotherClient":       {good, proof.Binding{App: bind.App, Address: bind.Address, ClientIP: "192.0.2.8"}, now},
+			"AnotherApp":          {good, proof.Binding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8e", Address: bind.Address, ClientIP: bind.ClientIP}, now},
 			"IssuedElsewhere":     {mustSolve(t, fc), bind, now},
 			"NoCaptchaConfigured": {"", bind, now},
 		} {
 			t.Run(name, func(t *testing.T) {
-				s := otp.ChallengeSolution{Altcha: c2.solution}
+				s := proof.Solution{Altcha: c2.solution}
 				if name == "NoCaptchaConfigured" {
-					s = otp.ChallengeSolution{Captcha: "token"}
+					s = proof.Solution{Captcha: "token"}
 				}
 				_, err := c.Verify(ctx, s, c2.b, c2.at)
 				wantInvalid(t, err, name)
@@ -182,7 +184,7 @@ func TestProofOfWorkCannotBeShortened(t *testing.T) {
 			}
 			rest, _ := strconv.Atoi(digits[1:])
 			p["salt"], p["number"] = ch.Salt+digits[:1], rest
-			got, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: encoded(p)}, bind, now)
+			got, err := c.Verify(ctx, proof.Solution{Altcha: encoded(p)}, bind, now)
 			wantInvalid(t, err, fmt.Sprintf("salt %q, number %d (solved at level %d)", p["salt"], rest, got.Level))
 			return
 		}
@@ -196,11 +198,11 @@ func TestProofOfWorkCannotBeShortened(t *testing.T) {
 	})
 
 	t.Run("ASolutionIsForItsAppOnly", func(t *testing.T) {
-		other := otp.ChallengeBinding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8e", Address: bind.Address, ClientIP: bind.ClientIP}
+		other := proof.Binding{App: "0193a4c2-7d1e-7c3a-9b1e-2f4d5a6b7c8e", Address: bind.Address, ClientIP: bind.ClientIP}
 		solution := mustSolve(t, mustIssue(t, c, 3))
-		_, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: solution}, other, now)
+		_, err := c.Verify(ctx, proof.Solution{Altcha: solution}, other, now)
 		wantInvalid(t, err, "a solution of another app")
-		if got, err := c.Verify(ctx, otp.ChallengeSolution{Altcha: solution}, bind, now); err != nil || got.Level != 3 {
+		if got, err := c.Verify(ctx, proof.Solution{Altcha: solution}, bind, now); err != nil || got.Level != 3 {
 			t.Errorf("its own app: got %+v %v, want solved at level 3", got, err)
 		}
 	})
@@ -240,19 +242,19 @@ func TestCaptcha(t *testing.T) {
 			}
 			c := newChallenger(challenge.Options{Captcha: cap})
 			token := "good-" + provider
-			got, err := c.Verify(ctx, otp.ChallengeSolution{Captcha: token}, bind, now)
-			if err != nil || got.Level != otp.ChallengeBlocked || got.ID == "" {
+			got, err := c.Verify(ctx, proof.Solution{Captcha: token}, bind, now)
+			if err != nil || got.Level != rate.ChallengeBlocked || got.ID == "" {
 				t.Fatalf("got %+v %v, want a token solving every level", got, err)
 			}
 			last := fake.bodies[len(fake.bodies)-1]
 			if !strings.Contains(last, "remoteip=192.0.2.7") || !strings.Contains(last, "secret=s3cret") {
 				t.Errorf("siteverify got %q, want the secret, the token and the client's address", last)
 			}
-			_, err = c.Verify(ctx, otp.ChallengeSolution{Captcha: token}, bind, now)
+			_, err = c.Verify(ctx, proof.Solution{Captcha: token}, bind, now)
 			wantInvalid(t, err, "a token used twice")
-			_, err = c.Verify(ctx, otp.ChallengeSolution{Captcha: "bad"}, bind, now)
+			_, err = c.Verify(ctx, proof.Solution{Captcha: "bad"}, bind, now)
 			wantInvalid(t, err, "a refused token")
-			_, err = c.Verify(ctx, otp.ChallengeSolution{Captcha: "good-x", Altcha: "y"}, bind, now)
+			_, err = c.Verify(ctx, proof.Solution{Captcha: "good-x", Altcha: "y"}, bind, now)
 			wantInvalid(t, err, "both a token and a proof of work")
 		})
 	}
@@ -260,7 +262,7 @@ func TestCaptcha(t *testing.T) {
 		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
 		defer down.Close()
 		cap, _ := challenge.NewCaptcha("turnstile", "s3cret", down.URL, down.Client())
-		_, err := newChallenger(challenge.Options{Captcha: cap}).Verify(ctx, otp.ChallengeSolution{Captcha: "good"}, bind, now)
+		_, err := newChallenger(challenge.Options{Captcha: cap}).Verify(ctx, proof.Solution{Captcha: "good"}, bind, now)
 		if !errors.Is(err, otp.ErrUnavailable) {
 			t.Errorf("got %v, want it to wrap otp.ErrUnavailable", err)
 		}

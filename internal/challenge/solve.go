@@ -7,14 +7,14 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 )
 
 // Solve finds the number of an ALTCHA challenge, as a client does, and returns the payload
 // to send back (base64 JSON, as ALTCHA's widget encodes it); ok is false when no number up
 // to MaxNumber solves it. It is for tests, the load generator and command-line clients;
 // browsers use ALTCHA's widget.
-func Solve(c otp.Challenge) (payloadText string, ok bool) {
+func Solve(c proof.Challenge) (payloadText string, ok bool) {
 	for n := 0; n <= c.MaxNumber; n++ {
 		h := sha256.Sum256([]byte(c.Salt + strconv.Itoa(n)))
 		if hex.EncodeToString(h[:]) == c.Challenge {

@@ -1,9 +1,9 @@
 package events
 
-import "otpgate/internal/otp"
+import "otpgate/internal/rate"
 
 // FraudData is why the fraud guard refused, challenged, admitted on a solved challenge or
-// flagged a send (otp.FraudExplanation), as send.blocked carries it. The stores keep a
+// flagged a send (rate.FraudExplanation), as send.blocked carries it. The stores keep a
 // send's explanation in this shape, so the payload built in SQL is the stored value.
 type FraudData struct {
 	// Signal is recent_unapproved, long_unapproved, volume, countries, young_countries, or
@@ -19,7 +19,7 @@ type FraudData struct {
 	Figures FraudFigures `json:"figures"`
 }
 
-// FraudFigures are the numbers the guard decided on (otp.FraudFigures).
+// FraudFigures are the numbers the guard decided on (rate.FraudFigures).
 type FraudFigures struct {
 	RecentSends        float64 `json:"recent_sends"`
 	RecentApprovals    float64 `json:"recent_approvals"`
@@ -42,7 +42,7 @@ type FraudFigures struct {
 }
 
 // NewFraudData is e in the events' shape; nil for nil.
-func NewFraudData(e *otp.FraudExplanation) *FraudData {
+func NewFraudData(e *rate.FraudExplanation) *FraudData {
 	if e == nil {
 		return nil
 	}
@@ -61,14 +61,14 @@ func NewFraudData(e *otp.FraudExplanation) *FraudData {
 }
 
 // Explanation is d in the domain's shape; nil for nil.
-func (d *FraudData) Explanation() *otp.FraudExplanation {
+func (d *FraudData) Explanation() *rate.FraudExplanation {
 	if d == nil {
 		return nil
 	}
 	f := d.Figures
-	return &otp.FraudExplanation{
+	return &rate.FraudExplanation{
 		Signal: d.Signal, Scope: d.Scope, Key: d.Target, Action: d.Action, Level: d.Level,
-		Figures: otp.FraudFigures{
+		Figures: rate.FraudFigures{
 			RecentSends: f.RecentSends, RecentApprovals: f.RecentApprovals, RecentUnapproved: f.RecentUnapproved,
 			RecentConversion: f.RecentConversion, BaselineConversion: f.BaselineConversion,
 			LongSends: f.LongSends, LongApprovals: f.LongApprovals, LongUnapproved: f.LongUnapproved,

@@ -12,17 +12,18 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/settings"
 )
 
 // fakeCounter records what the guard asked of the limiter.
 type fakeCounter struct {
 	mu       sync.Mutex
-	approved [][]otp.Limit
+	approved [][]rate.Limit
 	lifted   []string
 }
 
-func (c *fakeCounter) Approve(_ context.Context, targets []otp.Limit, _ float64) error {
+func (c *fakeCounter) Approve(_ context.Context, targets []rate.Limit, _ float64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.approved = append(c.approved, targets)
@@ -180,9 +181,9 @@ func TestReloadAndAdmin(t *testing.T) {
 		store := inmem.New()
 		in := newInstance(t, store, nil, fraud.Defaults())
 		at := time.Now().UTC()
-		gs := otp.GuardState{Scope: otp.ScopePrefix, Key: "+81901234", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour, Unapproved: 9}
+		gs := rate.GuardState{Scope: rate.ScopePrefix, Key: "+81901234", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour, Unapproved: 9}
 		target := otp.FraudTarget{Phone: "+819012345678", Region: "JP", ClientIP: "192.0.2.1"}
-		if err := in.guard.BlockStarted(ctx, target, gs, otp.FraudExplanation{Signal: otp.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: otp.FraudTripped}, at); err != nil {
+		if err := in.guard.BlockStarted(ctx, target, gs, rate.FraudExplanation{Signal: rate.SignalRecent, Scope: gs.Scope, Key: gs.Key, Action: rate.FraudTripped}, at); err != nil {
 			t.Fatalf("BlockStarted: %v", err)
 		}
 		blocks, err := in.admin.Blocks(ctx, false)
@@ -212,7 +213,7 @@ func TestReloadAndAdmin(t *testing.T) {
 		}
 		got := in.counter.approved
 		if len(got) != 1 || len(got[0]) != 4 || got[0][1].Key != "+81901234" || got[0][2].Key != "192.0.2.0/24" ||
-			got[0][3].Scope != otp.ScopeYoungCountries || got[0][3].Guard.Role != otp.RolePool {
+			got[0][3].Scope != rate.ScopeYoungCountries || got[0][3].Guard.Role != rate.RolePool {
 			t.Errorf("got %+v, want the country, prefix, network and the young countries' pool", got)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 )
 
 // Guard is the fraud step of sends and checks (otp.Fraud) over the reloader's snapshots.
@@ -69,7 +70,7 @@ func (c Config) ApprovalWeight(t otp.FraudTarget, a otp.Approval) float64 {
 // naming the figures, and its audit entry. The reason names the tripping send's number
 // masked (pii.Mask): the block, its audit entry and its events outlive the person's
 // history and are shown to every role.
-func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs otp.GuardState, why otp.FraudExplanation, at time.Time) error {
+func (g *Guard) BlockStarted(ctx context.Context, t otp.FraudTarget, gs rate.GuardState, why rate.FraudExplanation, at time.Time) error {
 	b := Block{
 		ID: g.NewID(), Scope: gs.Scope, Target: gs.Key, Mode: ModeEnforce,
 		Reason:    why.Summary() + "; " + TrippedBy(pii.Mask(t.Phone)) + t.ClientIP,

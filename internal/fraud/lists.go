@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -69,7 +70,7 @@ func NewListEntry(list, kind, value, note string) (ListEntry, error) {
 	}
 	switch e.Kind {
 	case KindNumber:
-		phone, _, err := otp.NormalizePhone(v, "")
+		phone, _, err := contact.NormalizePhone(v, "")
 		if err != nil || !strings.HasPrefix(v, "+") {
 			bad["value"] = "not a valid number in E.164, such as +819012345678"
 		}
@@ -81,7 +82,7 @@ func NewListEntry(list, kind, value, note string) (ListEntry, error) {
 		}
 		e.Value = v
 	case KindCountry:
-		var r otp.Region
+		var r contact.Region
 		if err := r.UnmarshalText([]byte(v)); err != nil || v == "" {
 			bad["value"] = "not an ISO 3166 country code, such as NG"
 		}
@@ -110,7 +111,7 @@ func NewListEntry(list, kind, value, note string) (ListEntry, error) {
 func guessKind(v string) Kind {
 	switch {
 	case strings.HasPrefix(v, "+"):
-		if _, _, err := otp.NormalizePhone(v, ""); err == nil {
+		if _, _, err := contact.NormalizePhone(v, ""); err == nil {
 			return KindNumber
 		}
 		return KindPrefix

@@ -11,16 +11,17 @@ import (
 	"slices"
 	"strings"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 // shadowSuffix marks a shadow rule, such as "10/1h:shadow".
 const shadowSuffix = ":shadow"
 
 // Rules is the rule list of one fraud scope, such as "10/1h,50/24h:shadow": rules as
-// otp.ParseRules reads them, each optionally marked ":shadow" (counted and recorded, never
+// rate.ParseRules reads them, each optionally marked ":shadow" (counted and recorded, never
 // refusing). "off" or nothing is no rules.
-type Rules []otp.Rule
+type Rules []rate.Rule
 
 // UnmarshalText reads a rule list; errors name the bad rule.
 func (rs *Rules) UnmarshalText(text []byte) error {
@@ -44,10 +45,10 @@ func (rs *Rules) UnmarshalText(text []byte) error {
 }
 
 // add appends r unless the list already has a rule for its window.
-func (rs *Rules) add(r otp.Rule) error {
+func (rs *Rules) add(r rate.Rule) error {
 	for _, prev := range *rs {
 		if prev.Window == r.Window {
-			return fmt.Errorf("a rule for window %s is already given", otp.FormatWindow(r.Window))
+			return fmt.Errorf("a rule for window %s is already given", rate.FormatWindow(r.Window))
 		}
 	}
 	*rs = append(*rs, r)
@@ -55,20 +56,20 @@ func (rs *Rules) add(r otp.Rule) error {
 }
 
 // String renders the list as UnmarshalText reads it; no rules are "off".
-func (rs Rules) String() string { return otp.Rules(rs).String() }
+func (rs Rules) String() string { return rate.Rules(rs).String() }
 
 // parseRule reads "count/window" with an optional ":shadow".
-func parseRule(s string) (otp.Rule, error) {
+func parseRule(s string) (rate.Rule, error) {
 	body, shadow := strings.CutSuffix(s, shadowSuffix)
 	if strings.Contains(body, ":") {
-		return otp.Rule{}, errors.New(`want count/window, optionally followed by ":shadow"`)
+		return rate.Rule{}, errors.New(`want count/window, optionally followed by ":shadow"`)
 	}
-	rules, err := otp.ParseRules(body)
+	rules, err := rate.ParseRules(body)
 	if err != nil {
-		return otp.Rule{}, err
+		return rate.Rule{}, err
 	}
 	if len(rules) != 1 {
-		return otp.Rule{}, errors.New("want one rule")
+		return rate.Rule{}, errors.New("want one rule")
 	}
 	r := rules[0]
 	r.Shadow = shadow
@@ -102,7 +103,7 @@ func (c *CountryRules) UnmarshalText(text []byte) error {
 		if country, rule, ok := strings.Cut(p, ":"); ok && !strings.Contains(country, "/") {
 			code := strings.ToUpper(strings.TrimSpace(country))
 			if code != AnyCountry {
-				var r otp.Region
+				var r contact.Region
 				if err := r.UnmarshalText([]byte(code)); err != nil || code == "" {
 					return fmt.Errorf("entry %d %q: %q is not an ISO 3166 country code or *", i+1, part, country)
 				}

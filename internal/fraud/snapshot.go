@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Snapshot is one version of the fraud configuration and lists, compiled for the send path.
@@ -44,7 +45,7 @@ func (s *Snapshot) Screen(t otp.FraudTarget) otp.Screening {
 
 // GuardTargets returns the guarded limits of a send's targets, for counting an approval;
 // none when the guard is off or the safe list matches, as for the send itself.
-func (s *Snapshot) GuardTargets(t otp.FraudTarget) []otp.Limit {
+func (s *Snapshot) GuardTargets(t otp.FraudTarget) []rate.Limit {
 	if s.Config.Mode == ModeOff {
 		return nil
 	}
@@ -56,20 +57,20 @@ func (s *Snapshot) GuardTargets(t otp.FraudTarget) []otp.Limit {
 
 // limits lays out the scopes of a send: each with its static rules (when withRules) and
 // its guard, leaving out those with neither.
-func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
+func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []rate.Limit {
 	c := s.Config
 	params := c.GuardParams()
 	// Four limits at most: one allocation for the limits, one for their guards.
-	out := make([]otp.Limit, 0, 4)
-	var guards []otp.Guard
+	out := make([]rate.Limit, 0, 4)
+	var guards []rate.Guard
 	if c.Mode != ModeOff {
-		guards = make([]otp.Guard, 0, 4)
+		guards = make([]rate.Guard, 0, 4)
 	}
-	add := func(scope, key string, rules Rules, g otp.Guard) {
+	add := func(scope, key string, rules Rules, g rate.Guard) {
 		if key == "" {
 			return
 		}
-		l := otp.Limit{Scope: scope, Key: key}
+		l := rate.Limit{Scope: scope, Key: key}
 		if withRules {
 			l.Rules = rules
 		}
@@ -86,17 +87,17 @@ func (s *Snapshot) limits(t otp.FraudTarget, withRules bool) []otp.Limit {
 	// few thousand numbers), against a network only below half its baseline conversion
 	// (offices and carrier NATs carry crowds that convert), and against a country only below
 	// the ratio that trips (a launch in a new country converts).
-	add(otp.ScopeCountry, t.Region, c.Country.For(t.Region),
-		otp.Guard{Floor: c.FloorCountry, VolumeFloor: c.VolumeFloor, VolumeRatio: c.Ratio, Role: otp.RoleCountry})
-	add(otp.ScopePrefix, Prefix(t.Phone, c.PrefixDrop), c.Prefix,
-		otp.Guard{Floor: c.FloorPrefix, VolumeFloor: c.VolumeFloor, VolumeRatio: -1})
-	netGuard := otp.Guard{Floor: c.FloorIPNet, VolumeFloor: c.VolumeFloor, VolumeRatio: networkVolumeRatio}
+	add(rate.ScopeCountry, t.Region, c.Country.For(t.Region),
+		rate.Guard{Floor: c.FloorCountry, VolumeFloor: c.VolumeFloor, VolumeRatio: c.Ratio, Role: rate.RoleCountry})
+	add(rate.ScopePrefix, Prefix(t.Phone, c.PrefixDrop), c.Prefix,
+		rate.Guard{Floor: c.FloorPrefix, VolumeFloor: c.VolumeFloor, VolumeRatio: -1})
+	netGuard := rate.Guard{Floor: c.FloorIPNet, VolumeFloor: c.VolumeFloor, VolumeRatio: networkVolumeRatio}
 	if c.CountriesPerNetwork > 0 {
 		netGuard.Country = t.Region
 	}
-	add(otp.ScopeIPNet, Network(t.ClientIP), c.IPNet, netGuard)
+	add(rate.ScopeIPNet, Network(t.ClientIP), c.IPNet, netGuard)
 	if t.Region != "" && c.FloorYoungCountries > 0 {
-		add(otp.ScopeYoungCountries, otp.KeyPool, nil, otp.Guard{Floor: c.FloorYoungCountries, Role: otp.RolePool})
+		add(rate.ScopeYoungCountries, rate.KeyPool, nil, rate.Guard{Floor: c.FloorYoungCountries, Role: rate.RolePool})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestNewListEntry(t *testing.T) {
@@ -68,19 +69,19 @@ func TestScreen(t *testing.T) {
 			t.Fatalf("got %+v, want four limits", got)
 		}
 		want := []struct{ scope, key, rules string }{
-			{otp.ScopeCountry, "JP", "500/1h"}, {otp.ScopePrefix, "+81908765", "20/1h:shadow"}, {otp.ScopeIPNet, "192.0.2.0/24", "off"},
-			{otp.ScopeYoungCountries, otp.KeyPool, "off"},
+			{rate.ScopeCountry, "JP", "500/1h"}, {rate.ScopePrefix, "+81908765", "20/1h:shadow"}, {rate.ScopeIPNet, "192.0.2.0/24", "off"},
+			{rate.ScopeYoungCountries, rate.KeyPool, "off"},
 		}
 		for i, w := range want {
 			l := got.Limits[i]
-			if l.Scope != w.scope || l.Key != w.key || otp.Rules(l.Rules).String() != w.rules || l.Guard == nil || l.Guard.Shadow {
+			if l.Scope != w.scope || l.Key != w.key || rate.Rules(l.Rules).String() != w.rules || l.Guard == nil || l.Guard.Shadow {
 				t.Errorf("limit %d: got %+v, want %s %s %s with an enforcing guard", i, l, w.scope, w.key, w.rules)
 			}
 		}
 		if got.Limits[0].Guard.Floor != 100 || got.Limits[1].Guard.Floor != 10 || got.Limits[2].Guard.Floor != 10 || got.Limits[3].Guard.Floor != 20 {
 			t.Errorf("floors: got %d %d %d %d, want 100 10 10 20", got.Limits[0].Guard.Floor, got.Limits[1].Guard.Floor, got.Limits[2].Guard.Floor, got.Limits[3].Guard.Floor)
 		}
-		if got.Limits[0].Guard.Role != otp.RoleCountry || got.Limits[3].Guard.Role != otp.RolePool {
+		if got.Limits[0].Guard.Role != rate.RoleCountry || got.Limits[3].Guard.Role != rate.RolePool {
 			t.Errorf("roles: got %q and %q, want the country feeding the pool", got.Limits[0].Guard.Role, got.Limits[3].Guard.Role)
 		}
 	})

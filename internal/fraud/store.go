@@ -8,6 +8,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/settings"
 )
 
@@ -72,7 +73,7 @@ type Block struct {
 	// Reason says what tripped it in one line, naming the figures.
 	Reason string
 	// Why is the explanation of the trip; nil for blocks stored before explanations.
-	Why       *otp.FraudExplanation
+	Why       *rate.FraudExplanation
 	StartedAt time.Time
 	EndsAt    time.Time
 	// LiftedAt is when an operator lifted it (zero if nobody did), LiftedBy who.
@@ -111,7 +112,7 @@ const (
 // lifting blocks. internal/ratelimit implements it.
 type Counter interface {
 	// Approve counts one approval for the guards of the targets. Errors wrap otp.ErrUnavailable.
-	Approve(ctx context.Context, targets []otp.Limit, weight float64) error
+	Approve(ctx context.Context, targets []rate.Limit, weight float64) error
 	// Lift ends the block of one target and forgets its recent counts. Errors wrap otp.ErrUnavailable.
 	Lift(ctx context.Context, scope, key string) error
 }

@@ -8,6 +8,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 )
 
 // LimitTarget is what the console inspects and resets: a phone or a client IP.
@@ -50,7 +51,7 @@ type Admin struct {
 	history Store
 	limiter otp.Limiter
 	// rules are the configured rules per scope.
-	rules map[string][]otp.Rule
+	rules map[string][]rate.Rule
 
 	// Now is the clock of the charts; tests replace it.
 	Now func() time.Time
@@ -71,8 +72,8 @@ func (a *Admin) keys(t LimitTarget) []string {
 
 // NewAdmin returns the admin service over history and limiter; limits are the
 // configured send and check rules per scope (their Key is ignored).
-func NewAdmin(history Store, limiter otp.Limiter, limits []otp.Limit) *Admin {
-	rules := map[string][]otp.Rule{}
+func NewAdmin(history Store, limiter otp.Limiter, limits []rate.Limit) *Admin {
+	rules := map[string][]rate.Rule{}
 	for _, l := range limits {
 		rules[l.Scope] = append(rules[l.Scope], l.Rules...)
 	}
@@ -136,8 +137,8 @@ func (a *Admin) Charts(ctx context.Context) (hours, days []StatBucket, err error
 }
 
 // Limits implements AdminService.
-func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, error) {
-	var out []otp.RuleState
+func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]rate.RuleState, error) {
+	var out []rate.RuleState
 	for _, scope := range t.Scopes() {
 		rules := a.rules[scope]
 		if len(rules) == 0 {
@@ -145,7 +146,7 @@ func (a *Admin) Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, err
 		}
 		for _, key := range a.keys(t) {
 			lctx, cancel := otp.Bounded(ctx, a.LimiterTimeout)
-			states, err := a.limiter.Inspect(lctx, otp.Limit{Scope: scope, Key: key, Rules: rules})
+			states, err := a.limiter.Inspect(lctx, rate.Limit{Scope: scope, Key: key, Rules: rules})
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("otp: admin: inspect %s: %w", scope, err)
@@ -220,7 +221,7 @@ type AdminService interface {
 	Charts(ctx context.Context) (hours, days []StatBucket, err error)
 	// Limits reports every configured rule of the target's scopes without recording anything.
 	// Errors wrap otp.ErrUnavailable.
-	Limits(ctx context.Context, t LimitTarget) ([]otp.RuleState, error)
+	Limits(ctx context.Context, t LimitTarget) ([]rate.RuleState, error)
 	// ResetLimits forgets what the limiter recorded for the target and audits it.
 	// Errors wrap otp.ErrUnavailable; nothing is reset when the audit entry cannot be written.
 	ResetLimits(ctx context.Context, t LimitTarget, actor string) error

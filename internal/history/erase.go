@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // ActionSubjectErased is the erasure of one person's data (Eraser.Erase).
@@ -58,7 +60,7 @@ type Eraser struct {
 	mask func(address string) string
 	// keys lists the limiter keys of an address in every scope and partition (only their
 	// Scope and Key are read).
-	keys func(address string) []otp.Limit
+	keys func(address string) []rate.Limit
 
 	// LimiterTimeout bounds one limiter call.
 	LimiterTimeout time.Duration
@@ -71,7 +73,7 @@ type Eraser struct {
 
 // NewEraser returns the eraser over store and limiter: mask names an address in the
 // audit log (pii.Mask), keys lists the limiter keys of an address.
-func NewEraser(store EraseStore, limiter otp.Limiter, mask func(string) string, keys func(string) []otp.Limit) *Eraser {
+func NewEraser(store EraseStore, limiter otp.Limiter, mask func(string) string, keys func(string) []rate.Limit) *Eraser {
 	return &Eraser{store: store, limiter: limiter, mask: mask, keys: keys}
 }
 
@@ -83,7 +85,7 @@ func NewEraser(store EraseStore, limiter otp.Limiter, mask func(string) string, 
 // the second time). Errors wrap otp.ErrUnavailable when a store or Redis fails.
 func (e *Eraser) Erase(ctx context.Context, address, actor string) (Erased, error) {
 	kind := "phone"
-	if otp.IsEmailAddress(address) {
+	if contact.IsEmailAddress(address) {
 		kind = "email"
 	}
 	redacted := kind + ":" + e.mask(address)
@@ -99,7 +101,7 @@ func (e *Eraser) Erase(ctx context.Context, address, actor string) (Erased, erro
 	}
 	for _, k := range e.keys(address) {
 		lctx, cancel := otp.Bounded(ctx, e.LimiterTimeout)
-		states, err := e.limiter.Inspect(lctx, otp.Limit{Scope: k.Scope, Key: k.Key, Rules: []otp.Rule{everything()}})
+		states, err := e.limiter.Inspect(lctx, rate.Limit{Scope: k.Scope, Key: k.Key, Rules: []rate.Rule{everything()}})
 		if err == nil {
 			err = e.limiter.Reset(lctx, k.Scope, k.Key)
 		}
@@ -126,10 +128,10 @@ func (e *Eraser) Erase(ctx context.Context, address, actor string) (Erased, erro
 
 // everything is a rule whose window reaches back past any rule's, for telling whether a
 // key held anything before it is deleted.
-func everything() otp.Rule { return otp.Rule{Limit: 1 << 30, Window: 400 * 24 * time.Hour} }
+func everything() rate.Rule { return rate.Rule{Limit: 1 << 30, Window: 400 * 24 * time.Hour} }
 
 // held reports whether an inspected key held any request.
-func held(states []otp.RuleState) bool {
+func held(states []rate.RuleState) bool {
 	for _, s := range states {
 		if s.Used > 0 {
 			return true
@@ -144,8 +146,8 @@ var ErrNotAnAddress = errors.New("must be an E.164 phone number (such as +141555
 // ParseSubject reads the subject of an erasure: an email address, normalised as sends
 // normalise it, or a phone number in E.164 form with its leading +.
 func ParseSubject(raw string) (string, error) {
-	if otp.IsEmailAddress(raw) {
-		a, err := otp.NormalizeEmail(raw)
+	if contact.IsEmailAddress(raw) {
+		a, err := contact.NormalizeEmail(raw)
 		if err != nil {
 			return "", ErrNotAnAddress
 		}
@@ -157,7 +159,7 @@ func ParseSubject(raw string) (string, error) {
 	if _, err := strconv.ParseUint(raw[1:], 10, 64); err != nil {
 		return "", ErrNotAnAddress
 	}
-	e164, _, err := otp.NormalizePhone(raw, "")
+	e164, _, err := contact.NormalizePhone(raw, "")
 	if err != nil {
 		return "", ErrNotAnAddress
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Store answers the admin console's questions about past sends and checks.
@@ -118,7 +119,7 @@ type SendRow struct {
 	Shadow string
 	// Fraud says why the fraud guard refused, challenged, passed or flagged the send; nil
 	// when it had no part in it.
-	Fraud *otp.FraudExplanation
+	Fraud *rate.FraudExplanation
 	// Test marks a send to a test number of its app: nothing went out.
 	Test bool
 	// Cost is the send's estimated cost in micro-units of Currency; 0 for refused sends,

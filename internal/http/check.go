@@ -6,6 +6,7 @@ import (
 
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
 )
 
 // checkRequest is the body of POST /v1/verifications/check: a code, and one of the
@@ -48,7 +49,7 @@ func handleCheck(log *slog.Logger, v otp.Verifier, tok Tokens) http.Handler {
 			return
 		}
 		res, err := v.Check(ctx, otp.CheckInput{App: appFrom(ctx), ID: req.ID, Phone: req.Phone, Email: req.Email, Code: req.Code, ClientIP: httpkit.ClientIPFrom(ctx),
-			Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee}})
+			Transaction: psd2.Transaction{Amount: req.Amount, Payee: req.Payee}})
 		setRateLimitHeaders(w.Header(), res.Decision)
 		if err != nil {
 			httpkit.WriteProblem(w, r, log, err)

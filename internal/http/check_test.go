@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestCheck(t *testing.T) {
@@ -58,7 +59,7 @@ func TestCheck(t *testing.T) {
 		}
 	})
 	t.Run("RateLimitedHasHeaders", func(t *testing.T) {
-		d := otp.Decision{Rules: []otp.RuleState{{Scope: "check_ip", Rule: otp.Rule{Limit: 100, Window: time.Hour}, Used: 100, RetryAfter: 10 * time.Second, ResetAfter: 10 * time.Second, Violated: true}}}
+		d := rate.Decision{Rules: []rate.RuleState{{Scope: "check_ip", Rule: rate.Rule{Limit: 100, Window: time.Hour}, Used: 100, RetryAfter: 10 * time.Second, ResetAfter: 10 * time.Second, Violated: true}}}
 		v := &stubVerifier{check: func(context.Context, otp.CheckInput) (otp.CheckResult, error) {
 			return otp.CheckResult{Decision: d}, &otp.ErrRateLimited{Decision: d}
 		}}

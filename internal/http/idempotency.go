@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"otpgate/internal/httpkit"
-	"otpgate/internal/otp"
+	"otpgate/internal/idempotent"
 )
 
 // Idempotency-Key handling, for the send endpoint.
@@ -73,7 +73,7 @@ func storable(status int) bool {
 // serveOnce runs serve at most once per (endpoint, key, body). A repeat with the same
 // body gets the stored response with Idempotent-Replayed: true; the store's refusals
 // (in flight, key reused, unavailable) go to fail.
-func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store otp.IdempotencyStore,
+func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store idempotent.Store,
 	endpoint, key string, body []byte, serve func(http.ResponseWriter), fail func(error)) {
 	claim, err := store.Begin(r.Context(), endpoint, key, sha256.Sum256(body))
 	if err != nil {
@@ -108,7 +108,7 @@ func serveOnce(w http.ResponseWriter, r *http.Request, log *slog.Logger, store o
 
 // replay writes a stored response as it was first sent; the recorder kept only the
 // headers worth replaying.
-func replay(w http.ResponseWriter, resp otp.StoredResponse) {
+func replay(w http.ResponseWriter, resp idempotent.Response) {
 	for name, vs := range resp.Header {
 		w.Header()[name] = vs
 	}
@@ -141,6 +141,6 @@ func (rec *recorder) Write(b []byte) (int, error) {
 }
 
 // response is what was sent, in the form the store keeps.
-func (rec *recorder) response() otp.StoredResponse {
-	return otp.StoredResponse{Status: rec.Status, Header: rec.header, Body: rec.body.Bytes()}
+func (rec *recorder) response() idempotent.Response {
+	return idempotent.Response{Status: rec.Status, Header: rec.header, Body: rec.body.Bytes()}
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/idempotency"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -27,9 +29,9 @@ func newIdempotentServer(t *testing.T, v otp.Verifier) http.Handler {
 }
 
 // refusedFor is a decision whose phone rule refuses for retry.
-func refusedFor(retry time.Duration) otp.Decision {
-	return otp.Decision{Rules: []otp.RuleState{
-		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, ResetAfter: retry, RetryAfter: retry, Violated: true},
+func refusedFor(retry time.Duration) rate.Decision {
+	return rate.Decision{Rules: []rate.RuleState{
+		{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, ResetAfter: retry, RetryAfter: retry, Violated: true},
 	}}
 }
 
@@ -151,7 +153,7 @@ func TestIdempotencyKey(t *testing.T) {
 		{"Unavailable", fmt.Errorf("store: %w", otp.ErrUnavailable), 503},
 		{"RateLimited", &otp.ErrRateLimited{Decision: refusedFor(7 * time.Second)}, 429},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409},
-		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "x"}, 422},
+		{"InvalidPhone", &contact.ErrInvalidPhone{Reason: "x"}, 422},
 		{"Internal", errors.New("bug"), 500},
 	}
 	for _, tt := range released {

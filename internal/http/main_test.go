@@ -15,6 +15,7 @@ import (
 	"otpgate/internal/apitest"
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 type stubVerifier struct {
 	send  func(ctx context.Context, in otp.SendInput) (otp.SendResult, error)
 	check func(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error)
-	state func(ctx context.Context, ip string) (otp.Decision, error)
+	state func(ctx context.Context, ip string) (rate.Decision, error)
 
 	mu     sync.Mutex
 	sends  []otp.SendInput
@@ -53,7 +54,7 @@ func (s *stubVerifier) Check(ctx context.Context, in otp.CheckInput) (otp.CheckR
 	return s.check(ctx, in)
 }
 
-func (s *stubVerifier) SendLimitState(ctx context.Context, ip string) (otp.Decision, error) {
+func (s *stubVerifier) SendLimitState(ctx context.Context, ip string) (rate.Decision, error) {
 	s.mu.Lock()
 	s.states = append(s.states, ip)
 	s.mu.Unlock()
@@ -87,9 +88,9 @@ func pendingResult(created bool) otp.SendResult {
 		Created:      created,
 		NextResendAt: testNow.Add(time.Minute),
 		SendsLeft:    4,
-		Decision: otp.Decision{Allowed: true, Rules: []otp.RuleState{
-			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: time.Minute, RetryAfter: time.Minute},
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 1, Remaining: 9, ResetAfter: time.Hour},
+		Decision: rate.Decision{Allowed: true, Rules: []rate.RuleState{
+			{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: time.Minute, RetryAfter: time.Minute},
+			{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 1, Remaining: 9, ResetAfter: time.Hour},
 		}},
 	}
 }
@@ -101,9 +102,9 @@ func refusingService(codeLength int) *otp.Service {
 }
 
 // ipState is what SendLimitState reports when nothing was spent yet.
-func ipState() otp.Decision {
-	return otp.Decision{Allowed: true, Rules: []otp.RuleState{
-		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7, ResetAfter: 30*time.Minute + 500*time.Millisecond},
+func ipState() rate.Decision {
+	return rate.Decision{Allowed: true, Rules: []rate.RuleState{
+		{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7, ResetAfter: 30*time.Minute + 500*time.Millisecond},
 	}}
 }
 

@@ -11,14 +11,15 @@ import (
 
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestWriteProblem(t *testing.T) {
 	t.Run("RetryAfterHeaderInWholeSecondsRoundedUp", func(t *testing.T) {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("POST", "/", nil)
-		httpkit.WriteProblem(w, r, discardLogger(), &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 59*time.Second + time.Microsecond, Violated: true},
+		httpkit.WriteProblem(w, r, discardLogger(), &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+			{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 59*time.Second + time.Microsecond, Violated: true},
 		}}})
 		if got := w.Header().Get("Retry-After"); got != "60" {
 			t.Errorf("Retry-After: got %v, want %v", got, "60")
@@ -31,8 +32,8 @@ func TestWriteProblem(t *testing.T) {
 	t.Run("RetryAfterIsAtLeastOneSecond", func(t *testing.T) {
 		w := httptest.NewRecorder()
 		// A spent send budget whose verification expires this instant refuses for 0s.
-		httpkit.WriteProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-			{Scope: "verification", Rule: otp.Rule{Limit: 5, Window: 5 * time.Minute}, Used: 5, Violated: true},
+		httpkit.WriteProblem(w, httptest.NewRequest("POST", "/", nil), discardLogger(), &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+			{Scope: "verification", Rule: rate.Rule{Limit: 5, Window: 5 * time.Minute}, Used: 5, Violated: true},
 		}}})
 		if got := w.Header().Get("Retry-After"); got != "1" {
 			t.Errorf("Retry-After: got %v, want %v", got, "1")

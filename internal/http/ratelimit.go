@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // setRateLimitHeaders writes the RateLimit-Policy and RateLimit fields
@@ -20,12 +21,12 @@ import (
 //
 // The policy is named "<scope>-<window>"; keys (phone, IP) are never shown. It reports
 // false, writing nothing, when the decision has no rules.
-func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
+func setRateLimitHeaders(h http.Header, d rate.Decision) bool {
 	s, ok := d.Closest()
 	if !ok {
 		return false
 	}
-	name := sfString(s.Scope + "-" + otp.FormatWindow(s.Rule.Window))
+	name := sfString(s.Scope + "-" + rate.FormatWindow(s.Rule.Window))
 	// The quota comes back when the oldest counted request leaves the window; for a
 	// refused rule that is its retry-after, which can only be later.
 	reset := max(s.ResetAfter, s.RetryAfter)
@@ -40,7 +41,7 @@ func setRateLimitHeaders(h http.Header, d otp.Decision) bool {
 // what failed, asking it again would only double the time to the 503 that fails the
 // request closed. When the state cannot be read, the headers are left out; the response
 // itself already says what went wrong.
-func setSendRateLimitHeaders(ctx context.Context, h http.Header, v otp.Verifier, d otp.Decision, err error) {
+func setSendRateLimitHeaders(ctx context.Context, h http.Header, v otp.Verifier, d rate.Decision, err error) {
 	if setRateLimitHeaders(h, d) || errors.Is(err, otp.ErrUnavailable) {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 
 	"otpgate/internal/httpkit"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // handleReceipt serves POST /v1/receipts/{kind}/{instance}: a provider's delivery
@@ -21,7 +22,7 @@ import (
 // callback, whether or not it changed a send; 403 invalid_signature for a forged or
 // stale one, which changes nothing and is logged at most once a minute (the metrics
 // count each); 404 for an instance that takes none.
-func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler {
+func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 	forged := newLogLimiter(time.Minute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, instance := chi.URLParam(r, "kind"), chi.URLParam(r, "instance")
@@ -43,7 +44,7 @@ func handleReceipt(log *slog.Logger, receipts otp.ReceiptReceiver) http.Handler 
 			return
 		}
 		source := kind + "/" + instance
-		err = receipts.Receive(r.Context(), source, otp.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
+		err = receipts.Receive(r.Context(), source, receipt.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
 		if errors.Is(err, otp.ErrNotFound) {
 			err = httpkit.ErrNoSuchReceiver
 		}

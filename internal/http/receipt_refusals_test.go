@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 func TestReceiptRefusals(t *testing.T) {
@@ -23,7 +24,7 @@ func TestReceiptRefusals(t *testing.T) {
 	})
 
 	t.Run("ForgedCallbacksAreLoggedOncePerInterval", func(t *testing.T) {
-		h, logs := newTestServer(t, &stubVerifier{}, func(d *Deps) { d.Receipts = &stubReceipts{err: fmt.Errorf("sms: %w", otp.ErrBadSignature)} })
+		h, logs := newTestServer(t, &stubVerifier{}, func(d *Deps) { d.Receipts = &stubReceipts{err: fmt.Errorf("sms: %w", receipt.ErrBadSignature)} })
 		for range 5 {
 			w := post(t, h, "/v1/receipts/webhook/backup", `{"id":"x","status":"delivered"}`, map[string]string{"Otpgate-Signature": "t=1,v1=00"})
 			if w.Code != http.StatusForbidden {

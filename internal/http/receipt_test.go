@@ -8,7 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // stubReceipts answers Receive as told and records what it got.
@@ -20,7 +22,7 @@ type stubReceipts struct {
 	sig  []string
 }
 
-func (s *stubReceipts) Receive(_ context.Context, source string, c otp.Callback) error {
+func (s *stubReceipts) Receive(_ context.Context, source string, c receipt.Callback) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.got = append(s.got, source)
@@ -55,7 +57,7 @@ func TestReceiptRoute(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"ForgedIs403", fmt.Errorf("sms: %w", otp.ErrBadSignature), http.StatusForbidden, "invalid_signature"},
+		{"ForgedIs403", fmt.Errorf("sms: %w", receipt.ErrBadSignature), http.StatusForbidden, "invalid_signature"},
 		{"MalformedIs400", &otp.ErrInvalidRequest{Detail: "bad receipt: id is required"}, http.StatusBadRequest, "invalid_request"},
 		{"UnknownInstanceIs404", fmt.Errorf("otp: receipt: %w", otp.ErrNotFound), http.StatusNotFound, "not_found"},
 		{"StoreDownIs503", fmt.Errorf("postgres: %w", otp.ErrUnavailable), http.StatusServiceUnavailable, "unavailable"},
@@ -99,7 +101,7 @@ func TestSendAndCheckByEmail(t *testing.T) {
 	v := &stubVerifier{
 		send: func(_ context.Context, in otp.SendInput) (otp.SendResult, error) {
 			if in.Email == "bad" {
-				return otp.SendResult{}, &otp.ErrInvalidEmail{Reason: "has no @"}
+				return otp.SendResult{}, &contact.ErrInvalidEmail{Reason: "has no @"}
 			}
 			res := pendingResult(true)
 			res.Verification.Address, res.Verification.Channel = "ana@example.com", otp.ChannelEmail

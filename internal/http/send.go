@@ -5,8 +5,13 @@ import (
 	"net/http"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/httpkit"
+	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 )
 
 // sendRequest is the body of POST /v1/verifications.
@@ -60,7 +65,7 @@ func newSendResponse(res otp.SendResult) sendResponse {
 // addressFields puts a verification's address in the field its kind answers in: an
 // email address in email, a number in phone.
 func addressFields(v otp.Verification) (phone, email string) {
-	if otp.IsEmailAddress(v.Address) {
+	if contact.IsEmailAddress(v.Address) {
 		return "", v.Address
 	}
 	return v.Address, ""
@@ -86,28 +91,28 @@ func ceilTime(t time.Time) time.Time {
 // handleSend serves POST /v1/verifications: 201 for a new verification, 200 for a
 // resend. Every response carries the RateLimit headers, errors included, except a 503
 // from Redis failing before the limiter answered, where Redis is not asked again.
-func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) http.Handler {
+func handleSend(log *slog.Logger, v otp.Verifier, idem idempotent.Store) http.Handler {
 	requests := httpkit.NewDecoder[sendRequest]()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		fail := func(w http.ResponseWriter, err error, d otp.Decision) {
+		fail := func(w http.ResponseWriter, err error, d rate.Decision) {
 			setSendRateLimitHeaders(ctx, w.Header(), v, d, err)
 			httpkit.WriteProblem(w, r, log, err)
 		}
 
 		body, err := httpkit.ReadJSON(r)
 		if err != nil {
-			fail(w, err, otp.Decision{})
+			fail(w, err, rate.Decision{})
 			return
 		}
 		key, err := idempotencyKey(r.Header)
 		if err != nil {
-			fail(w, err, otp.Decision{})
+			fail(w, err, rate.Decision{})
 			return
 		}
 		req, err := requests.Decode(body)
 		if err != nil {
-			fail(w, err, otp.Decision{})
+			fail(w, err, rate.Decision{})
 			return
 		}
 
@@ -116,8 +121,8 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 				App:   appFrom(ctx),
 				Phone: req.Phone, Email: req.Email, Channel: req.Channel, Locale: req.Locale,
 				ClientIP: httpkit.ClientIPFrom(ctx), Fingerprint: r.UserAgent(),
-				Solution:    otp.ChallengeSolution{Altcha: req.Altcha, Captcha: req.Captcha},
-				Transaction: otp.Transaction{Amount: req.Amount, Payee: req.Payee},
+				Solution:    proof.Solution{Altcha: req.Altcha, Captcha: req.Captcha},
+				Transaction: psd2.Transaction{Amount: req.Amount, Payee: req.Payee},
 			})
 			if err != nil {
 				fail(w, err, res.Decision)
@@ -134,6 +139,6 @@ func handleSend(log *slog.Logger, v otp.Verifier, idem otp.IdempotencyStore) htt
 			send(w)
 			return
 		}
-		serveOnce(w, r, log, idem, idempotencyEndpoint(appFrom(ctx)), key, body, send, func(err error) { fail(w, err, otp.Decision{}) })
+		serveOnce(w, r, log, idem, idempotencyEndpoint(appFrom(ctx)), key, body, send, func(err error) { fail(w, err, rate.Decision{}) })
 	})
 }

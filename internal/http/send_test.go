@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestSend(t *testing.T) {
@@ -80,7 +82,7 @@ func TestSend(t *testing.T) {
 			if w.Code != 400 || p.Code != "invalid_request" {
 				t.Fatalf("%s: got %v %v, want 400 invalid_request", name, w.Code, p.Code)
 			}
-			known := otp.KnownLocales()
+			known := contact.KnownLocales()
 			quoted := make([]string, len(known))
 			for i, l := range known {
 				quoted[i] = strconv.Quote(l)
@@ -99,11 +101,11 @@ func TestSend(t *testing.T) {
 // else from SendLimitState — except an unavailable error without a decision (Redis
 // failed before the limiter answered), where Redis is not asked a second time.
 func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
-	refused := otp.Decision{Rules: []otp.RuleState{
-		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: 42 * time.Second, RetryAfter: 42 * time.Second, Violated: true},
+	refused := rate.Decision{Rules: []rate.RuleState{
+		{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, Remaining: 0, ResetAfter: 42 * time.Second, RetryAfter: 42 * time.Second, Violated: true},
 	}}
-	admitted := otp.Decision{Allowed: true, Rules: []otp.RuleState{
-		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 4, Remaining: 6, ResetAfter: 20 * time.Minute},
+	admitted := rate.Decision{Allowed: true, Rules: []rate.RuleState{
+		{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 4, Remaining: 6, ResetAfter: 20 * time.Minute},
 	}}
 	const fromDecision, fromAdmitted, fromState = `"phone-1m";r=0;t=42`, `"ip-1h";r=6;t=1200`, `"ip-1h";r=7;t=1801`
 	tests := []struct {
@@ -111,7 +113,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 		body    string
 		header  map[string]string
 		err     error
-		res     otp.Decision
+		res     rate.Decision
 		status  int
 		code    string
 		limit   string
@@ -120,7 +122,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 		{name: "BadJSON", body: `{"phone":`, status: 400, code: "invalid_request", limit: fromState, asState: true},
 		{name: "WrongContentType", body: `{"phone":"1"}`, header: map[string]string{"Content-Type": "text/plain"}, status: 415, code: "unsupported_media_type", limit: fromState, asState: true},
 		{name: "BadIdempotencyKey", body: `{"phone":"1"}`, header: map[string]string{"Idempotency-Key": "tab\there"}, status: 400, code: "invalid_request", limit: fromState, asState: true},
-		{name: "InvalidPhoneBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrInvalidPhone{Reason: "too short"}, status: 422, code: "invalid_phone", limit: fromState, asState: true},
+		{name: "InvalidPhoneBeforeLimiter", body: `{"phone":"1"}`, err: &contact.ErrInvalidPhone{Reason: "too short"}, status: 422, code: "invalid_phone", limit: fromState, asState: true},
 		{name: "CountryBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrCountryNotAllowed{Country: "US"}, status: 403, code: "country_not_allowed", limit: fromState, asState: true},
 		{name: "InvalidFieldsBeforeLimiter", body: `{"phone":"1"}`, err: &otp.ErrInvalidRequest{Fields: map[string]string{"locale": `must be "en" or "ja"`}}, status: 400, code: "invalid_request", limit: fromState, asState: true},
 		{name: "RateLimitedUsesItsDecision", body: `{"phone":"1"}`, err: &otp.ErrRateLimited{Decision: refused}, res: refused, status: 429, code: "rate_limited", limit: fromDecision},
@@ -175,7 +177,7 @@ func TestSendErrorsCarryRateLimitHeaders(t *testing.T) {
 		}
 	})
 	t.Run("StateErrorOmitsHeaders", func(t *testing.T) {
-		v := &stubVerifier{state: func(context.Context, string) (otp.Decision, error) { return otp.Decision{}, otp.ErrUnavailable }}
+		v := &stubVerifier{state: func(context.Context, string) (rate.Decision, error) { return rate.Decision{}, otp.ErrUnavailable }}
 		h, _ := newTestServer(t, v, nil)
 		w := post(t, h, "/v1/verifications", `{"phone":`, nil)
 		if w.Code != 400 || w.Header().Get("RateLimit") != "" {

@@ -20,7 +20,9 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/httpkit"
+	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // Deps is what the public server needs; zero values get the defaults documented per field.
@@ -37,12 +39,12 @@ type Deps struct {
 	// Twilio, when set, serves the Twilio Verify compatible API under /v2/.
 	Twilio http.Handler
 	// Receipts takes providers' delivery callbacks; nil answers them 404.
-	Receipts otp.ReceiptReceiver
+	Receipts receipt.Receiver
 	// Tokens, when set, signs the token of every approved check, serves the JWKS and
 	// redeems tokens (with Apps) at /v1/apps/{app}/tokens/redeem.
 	Tokens Tokens
 	// Idempotency stores Idempotency-Key records; nil validates the header but replays nothing.
-	Idempotency otp.IdempotencyStore
+	Idempotency idempotent.Store
 	// TrustedProxies are the peers whose X-Forwarded-For is believed (OTP_TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
 	// IPv6Prefix is the prefix length IPv6 clients are limited by; 0 means 64.

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 )
 
 // Errors the HTTP layer itself raises, classified by their otp code like the service's.
@@ -78,7 +80,7 @@ type challengeBody struct {
 }
 
 // newChallengeBody is c as a problem carries it.
-func newChallengeBody(c otp.Challenge) *challengeBody {
+func newChallengeBody(c proof.Challenge) *challengeBody {
 	return &challengeBody{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
 }
 
@@ -133,11 +135,11 @@ func ProblemFor(err error) Problem {
 			out.Errors = invalid.Fields
 		}
 	case otp.CodeInvalidPhone:
-		if phone, ok := as[*otp.ErrInvalidPhone](err); ok {
+		if phone, ok := as[*contact.ErrInvalidPhone](err); ok {
 			out.Detail = phone.Reason
 		}
 	case otp.CodeInvalidEmail:
-		if email, ok := as[*otp.ErrInvalidEmail](err); ok {
+		if email, ok := as[*contact.ErrInvalidEmail](err); ok {
 			out.Detail = email.Reason
 		}
 	case otp.CodeCountryNotAllowed:
@@ -183,7 +185,7 @@ func ProblemFor(err error) Problem {
 			out.Challenge = newChallengeBody(demand.Challenge)
 		}
 	case otp.CodeChallengeInvalid:
-		if bad, ok := as[*otp.ErrChallengeInvalid](err); ok {
+		if bad, ok := as[*proof.ErrChallengeInvalid](err); ok {
 			out.Detail = bad.Reason
 		}
 	case otp.CodeNumberTypeNotAllowed:

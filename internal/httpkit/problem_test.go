@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestProblemFor(t *testing.T) {
-	limited := &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-		{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
-		{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 90 * time.Second, Violated: true},
+	limited := &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+		{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 41*time.Second + time.Millisecond, Violated: true},
+		{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 10, RetryAfter: 90 * time.Second, Violated: true},
 	}}}
 	tests := []struct {
 		name   string
@@ -29,7 +31,7 @@ func TestProblemFor(t *testing.T) {
 		{"UnsupportedMediaType", errUnsupportedMediaType, 415, "unsupported_media_type"},
 		{"RouteNotFound", ErrRouteNotFound, 404, "not_found"},
 		{"MethodNotAllowed", ErrMethodNotAllowed, 405, "method_not_allowed"},
-		{"InvalidPhone", &otp.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
+		{"InvalidPhone", &contact.ErrInvalidPhone{Reason: "too short"}, 422, "invalid_phone"},
 		{"CountryNotAllowed", &otp.ErrCountryNotAllowed{Country: "US"}, 403, "country_not_allowed"},
 		{"DuplicateSubmit", otp.ErrDuplicateSubmit, 409, "duplicate_submit"},
 		{"IdempotencyInFlight", otp.ErrIdempotencyInFlight, 409, "idempotency_in_flight"},
@@ -80,9 +82,9 @@ func TestProblemFor(t *testing.T) {
 		}
 	})
 	t.Run("RateLimitedListsOnlyViolatedRules", func(t *testing.T) {
-		d := otp.Decision{Rules: []otp.RuleState{
-			{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 1500 * time.Millisecond, Violated: true},
-			{Scope: "ip", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7},
+		d := rate.Decision{Rules: []rate.RuleState{
+			{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 1500 * time.Millisecond, Violated: true},
+			{Scope: "ip", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Used: 3, Remaining: 7},
 		}}
 		p := ProblemFor(&otp.ErrRateLimited{Decision: d})
 		if len(p.Violations) != 1 || p.Violations[0].Scope != "phone" {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
 	"otpgate/lua"
 )
@@ -93,7 +94,7 @@ type record struct {
 // otherwise a lock the caller must pass to Complete or Release. Errors:
 // otp.ErrIdempotencyInFlight, otp.ErrIdempotencyKeyReused, and errors wrapping
 // otp.ErrUnavailable when Redis fails.
-func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]byte) (otp.IdempotencyClaim, error) {
+func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]byte) (idempotent.Claim, error) {
 	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
 	k := s.redisKey(endpoint, key)
@@ -101,49 +102,49 @@ func (s *Store) Begin(ctx context.Context, endpoint, key string, bodyHash [32]by
 	// The random token makes two requests' markers differ, so each can only release its own.
 	marker, err := json.Marshal(record{State: stateInFlight, Hash: hash, Token: rand.Text()})
 	if err != nil {
-		return otp.IdempotencyClaim{}, fmt.Errorf("idempotency: encode marker: %w", err)
+		return idempotent.Claim{}, fmt.Errorf("idempotency: encode marker: %w", err)
 	}
 	// A record can vanish between SET NX and GET (released or expired); then claim again.
 	// Three rounds only fail when other requests keep claiming and releasing the key.
 	for range 3 {
 		ok, err := s.rdb.SetNX(ctx, k, marker, s.LockTTL).Result()
 		if err != nil {
-			return otp.IdempotencyClaim{}, unavailable("claim key", err)
+			return idempotent.Claim{}, unavailable("claim key", err)
 		}
 		if ok {
-			return otp.IdempotencyClaim{Lock: otp.IdempotencyLock{Key: k, Hash: hash, Marker: string(marker)}}, nil
+			return idempotent.Claim{Lock: idempotent.Lock{Key: k, Hash: hash, Marker: string(marker)}}, nil
 		}
 		val, err := s.rdb.Get(ctx, k).Bytes()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
 		if err != nil {
-			return otp.IdempotencyClaim{}, unavailable("read key", err)
+			return idempotent.Claim{}, unavailable("read key", err)
 		}
 		var rec record
 		if err := json.Unmarshal(val, &rec); err != nil {
-			return otp.IdempotencyClaim{}, fmt.Errorf("idempotency: decode stored record: %w", err)
+			return idempotent.Claim{}, fmt.Errorf("idempotency: decode stored record: %w", err)
 		}
 		switch {
 		case rec.Hash != hash:
-			return otp.IdempotencyClaim{}, otp.ErrIdempotencyKeyReused
+			return idempotent.Claim{}, otp.ErrIdempotencyKeyReused
 		case rec.State == stateDone:
 			body, err := s.open(rec)
 			if err != nil {
-				return otp.IdempotencyClaim{}, err
+				return idempotent.Claim{}, err
 			}
-			return otp.IdempotencyClaim{Replay: &otp.StoredResponse{Status: rec.Status, Header: rec.Header, Body: body}}, nil
+			return idempotent.Claim{Replay: &idempotent.Response{Status: rec.Status, Header: rec.Header, Body: body}}, nil
 		default:
-			return otp.IdempotencyClaim{}, otp.ErrIdempotencyInFlight
+			return idempotent.Claim{}, otp.ErrIdempotencyInFlight
 		}
 	}
-	return otp.IdempotencyClaim{}, otp.ErrIdempotencyInFlight
+	return idempotent.Claim{}, otp.ErrIdempotencyInFlight
 }
 
 // Complete stores the response of the request that holds l, replacing its in-flight
 // marker, for the store's TTL. Errors: ErrLockLost when the marker is no longer ours
 // (nothing is stored then), errors wrapping otp.ErrUnavailable when Redis fails.
-func (s *Store) Complete(ctx context.Context, l otp.IdempotencyLock, r otp.StoredResponse) error {
+func (s *Store) Complete(ctx context.Context, l idempotent.Lock, r idempotent.Response) error {
 	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
 	rec := record{State: stateDone, Hash: l.Hash, Status: r.Status, Header: r.Header, Body: r.Body}
@@ -166,7 +167,7 @@ func (s *Store) Complete(ctx context.Context, l otp.IdempotencyLock, r otp.Store
 
 // Release gives the key up so that a retry is evaluated afresh. A marker that is no
 // longer ours is left alone. Errors wrap otp.ErrUnavailable when Redis fails.
-func (s *Store) Release(ctx context.Context, l otp.IdempotencyLock) error {
+func (s *Store) Release(ctx context.Context, l idempotent.Lock) error {
 	ctx, cancel := otp.Bounded(ctx, s.Timeout)
 	defer cancel()
 	if err := s.release.Run(ctx, s.rdb, []string{l.Key}, l.Marker).Err(); err != nil {
@@ -251,4 +252,4 @@ func unavailable(op string, err error) error {
 	return fmt.Errorf("idempotency: %s: %w: %w", op, otp.ErrUnavailable, err)
 }
 
-var _ otp.IdempotencyStore = (*Store)(nil)
+var _ idempotent.Store = (*Store)(nil)

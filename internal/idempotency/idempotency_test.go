@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/idempotency"
+	"otpgate/internal/idempotent"
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
 	"otpgate/internal/testenv"
@@ -40,8 +41,8 @@ var (
 	bodyB = sha256.Sum256([]byte(`{"phone":"2"}`))
 )
 
-func created() otp.StoredResponse {
-	return otp.StoredResponse{
+func created() idempotent.Response {
+	return idempotent.Response{
 		Status: 201,
 		Header: http.Header{"Content-Type": {"application/json"}, "Ratelimit": {`"phone-1m";r=0;t=60`}},
 		Body:   []byte(`{"id":"x"}` + "\n"),
@@ -226,7 +227,7 @@ func TestSealedResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Sealer = k
-	resp := otp.StoredResponse{Status: 201, Body: []byte(`{"to":"+14155550123","email":"ann@example.com"}`)}
+	resp := idempotent.Response{Status: 201, Body: []byte(`{"to":"+14155550123","email":"ann@example.com"}`)}
 	c, err := s.Begin(ctx, "send", "k1", bodyA)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +271,7 @@ func TestForget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Complete(ctx, c.Lock, otp.StoredResponse{Status: 201, Body: []byte(`{"to":"` + to + `"}`)}); err != nil {
+		if err := s.Complete(ctx, c.Lock, idempotent.Response{Status: 201, Body: []byte(`{"to":"` + to + `"}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // DeliveryRates implements history.DeliveryRater.
@@ -33,9 +34,9 @@ func (s *Store) DeliveryRates(ctx context.Context, since time.Time, appID string
 			d.Segments += r.Segments
 		}
 		switch r.Delivery {
-		case otp.DeliveryDelivered:
+		case receipt.DeliveryDelivered:
 			d.Delivered++
-		case otp.DeliveryUndelivered:
+		case receipt.DeliveryUndelivered:
 			d.Undelivered++
 		}
 	}

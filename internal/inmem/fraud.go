@@ -14,6 +14,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 var _ fraud.Store = (*Store)(nil)
@@ -219,7 +220,7 @@ func (s *Store) ShadowSends(ctx context.Context, limit int) ([]history.SendRow, 
 // ChallengedSends implements fraud.Store.
 func (s *Store) ChallengedSends(ctx context.Context, limit int) ([]history.SendRow, error) {
 	return s.newestSends(ctx, "challenged sends", limit, func(r *history.SendRow) bool {
-		return r.Fraud != nil && (r.Fraud.Action == otp.FraudChallenged || r.Fraud.Action == otp.FraudPassed)
+		return r.Fraud != nil && (r.Fraud.Action == rate.FraudChallenged || r.Fraud.Action == rate.FraudPassed)
 	})
 }
 
@@ -258,7 +259,7 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // copyExplanation keeps the store's explanations its own; nil for nil.
-func copyExplanation(e *otp.FraudExplanation) *otp.FraudExplanation {
+func copyExplanation(e *rate.FraudExplanation) *rate.FraudExplanation {
 	if e == nil {
 		return nil
 	}

@@ -6,24 +6,25 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
-var _ otp.ReceiptStore = (*Store)(nil)
+var _ receipt.Store = (*Store)(nil)
 
-// MarkDelivery implements otp.ReceiptStore.
-func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, error) {
+// MarkDelivery implements receipt.Store.
+func (s *Store) MarkDelivery(ctx context.Context, r receipt.Receipt) (receipt.Marked, error) {
 	if err := alive("mark delivery", ctx); err != nil {
-		return otp.Marked{}, err
+		return receipt.Marked{}, err
 	}
-	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
-		return otp.Marked{}, fmt.Errorf("inmem: mark delivery: invalid use of the store: status %q", r.Status)
+	if r.Status != receipt.DeliveryDelivered && r.Status != receipt.DeliveryUndelivered {
+		return receipt.Marked{}, fmt.Errorf("inmem: mark delivery: invalid use of the store: status %q", r.Status)
 	}
 	if err := otp.CheckTextIn("receipt", r); err != nil {
-		return otp.Marked{}, fmt.Errorf("inmem: mark delivery: %w", err)
+		return receipt.Marked{}, fmt.Errorf("inmem: mark delivery: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out otp.Marked
+	var out receipt.Marked
 	for _, row := range s.matching(r) {
 		if row.Provider != r.Provider || row.VerificationID == "" {
 			continue
@@ -47,7 +48,7 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, er
 }
 
 // matching returns the sends a receipt names: by provider message id, else by send id.
-func (s *Store) matching(r otp.Receipt) []*history.SendRow {
+func (s *Store) matching(r receipt.Receipt) []*history.SendRow {
 	if r.ProviderID == "" {
 		id, ok := canonID(r.SendID)
 		if row := s.sends[id]; ok && row != nil {

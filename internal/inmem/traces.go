@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // SetSendTrace implements tracing.TraceStore: the send's traceparent, and its
@@ -42,7 +43,7 @@ func (s *Store) VerificationTrace(ctx context.Context, id string) (string, error
 }
 
 // ReceiptTrace implements tracing.TraceStore: the traceparent of the send a receipt names.
-func (s *Store) ReceiptTrace(ctx context.Context, r otp.Receipt) (string, error) {
+func (s *Store) ReceiptTrace(ctx context.Context, r receipt.Receipt) (string, error) {
 	if err := alive("receipt trace", ctx); err != nil {
 		return "", err
 	}

@@ -1,7 +1,8 @@
 // Package layering holds the tests that keep otpgate's dependencies pointing inward: the
-// domain (internal/otp) knows no driver, the HTTP layers (internal/http, internal/admin)
-// reach Redis and Postgres only through the services and interfaces the domain declares,
-// and the server binary links no test support.
+// domain (internal/otp) knows no driver and no other part of otpgate but the leaf packages
+// of kernelLeaves, the HTTP layers (internal/http, internal/admin) reach Redis and Postgres
+// only through the services and interfaces the domain declares, and the server binary links
+// no test support.
 package layering
 
 import (
@@ -10,6 +11,18 @@ import (
 	"strings"
 	"testing"
 )
+
+// kernelLeaves are the only packages of otpgate the verification kernel (internal/otp) may
+// import: each holds words the kernel shares with the features around it and imports
+// nothing of otpgate itself (TestKernelLeavesImportNothingOfOtpgate), so that the kernel
+// stays the centre of the graph. A package that may know otp may know them too.
+var kernelLeaves = []string{
+	"otpgate/internal/contact",
+	"otpgate/internal/proof",
+	"otpgate/internal/psd2",
+	"otpgate/internal/rate",
+	"otpgate/internal/templates",
+}
 
 // forbidden lists, per package, the import paths (prefixes) that may not appear anywhere in
 // its dependency graph.
@@ -53,10 +66,12 @@ func forbidden() map[string][]string {
 			"otpgate/internal/ratelimit", "otpgate/internal/postgres", "otpgate/internal/inmem",
 			"otpgate/internal/metrics", "otpgate/internal/sms", "otpgate/internal/idempotency", "otpgate/internal/notify",
 			"otpgate/internal/fraud", "otpgate/internal/admin"),
-		"otpgate/internal/notify":    {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
-		"otpgate/internal/ratelimit": {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
-		"otpgate/internal/postgres":  {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
-		"otpgate/internal/sms":       {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
+		// The Idempotency-Key contract is shared by the API and the Redis store; it knows neither.
+		"otpgate/internal/idempotent": append(drivers, "github.com/go-chi/chi", "net/http", "otpgate/internal/"),
+		"otpgate/internal/notify":     {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
+		"otpgate/internal/ratelimit":  {"github.com/jackc/pgx", "otpgate/internal/http", "otpgate/internal/postgres"},
+		"otpgate/internal/postgres":   {"github.com/redis/go-redis", "otpgate/internal/http", "otpgate/internal/ratelimit"},
+		"otpgate/internal/sms":        {"github.com/redis/go-redis", "github.com/jackc/pgx", "otpgate/internal/http"},
 		// The OpenAPI documents are data, and the generated clients must work outside this
 		// module: neither knows any other part of otpgate.
 		"otpgate/api":          append(drivers, "otpgate/internal/", "net/http"),
@@ -113,13 +128,38 @@ func forbidden() map[string][]string {
 // the package may have: a feature that owns its types imports the domain, and apps audits
 // its changes in history's log. Dependencies point inward: otp imports neither.
 func allowed() map[string][]string {
-	return map[string][]string{
+	m := map[string][]string{
+		"otpgate/internal/otp":       nil,
 		"otpgate/internal/apps":      {"otpgate/internal/otp", "otpgate/internal/history", "otpgate/internal/seal", "otpgate/internal/pii", "otpgate/internal/settings"},
 		"otpgate/internal/settings":  {"otpgate/internal/otp", "otpgate/internal/history", "otpgate/internal/pii"},
 		"otpgate/internal/history":   {"otpgate/internal/otp", "otpgate/internal/pii"},
 		"otpgate/internal/totp":      {"otpgate/internal/otp", "otpgate/internal/seal"},
 		"otpgate/internal/tokens":    {"otpgate/internal/otp", "otpgate/internal/seal"},
 		"otpgate/internal/operators": {"otpgate/internal/otp", "otpgate/internal/history", "otpgate/internal/pii"},
+	}
+	for pkg, deps := range m {
+		if pkg == "otpgate/internal/otp" || slices.Contains(deps, "otpgate/internal/otp") {
+			m[pkg] = append(deps, kernelLeaves...)
+		}
+	}
+	return m
+}
+
+// TestKernelLeavesImportNothingOfOtpgate holds the kernel's leaves to their rule: they
+// depend on no package of otpgate, so the kernel that imports them depends on none either.
+func TestKernelLeavesImportNothingOfOtpgate(t *testing.T) {
+	for _, leaf := range kernelLeaves {
+		t.Run(strings.TrimPrefix(leaf, "otpgate/"), func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", leaf).Output()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v", leaf, err)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				if dep != leaf && strings.HasPrefix(dep, "otpgate/") {
+					t.Errorf("%s depends on %s; a leaf of the kernel depends on nothing of otpgate", leaf, dep)
+				}
+			}
+		})
 	}
 }
 

@@ -4,24 +4,24 @@ import (
 	"slices"
 	"testing"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/contact"
 )
 
 // TestShapeNumbersAreValid walks the first and last numbers of every prefix range of every
 // country: each is a valid number of its country of a type codes are sent to, so that no
 // send of the scenarios is refused for its number.
 func TestShapeNumbersAreValid(t *testing.T) {
-	denied := otp.DefaultDeniedNumberTypes()
+	denied := contact.DefaultDeniedNumberTypes()
 	for _, c := range loadCountries {
 		for _, p := range []int64{0, 1, 11, 12, 3999, 7998, 7999} {
 			for _, s := range []int64{0, perGroup - 1} {
 				raw := c.number(p, s)
-				e164, region, err := otp.NormalizePhone(raw, "")
+				e164, region, err := contact.NormalizePhone(raw, "")
 				if err != nil || e164 != raw || region != c.region {
 					t.Errorf("%s: got %q %q %v, want itself in %s", raw, e164, region, err, c.region)
 					continue
 				}
-				if typ := otp.PhoneType(e164); slices.Contains(denied, typ) {
+				if typ := contact.PhoneType(e164); slices.Contains(denied, typ) {
 					t.Errorf("%s: type %s is denied by default", raw, typ)
 				}
 			}

@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/templates"
 )
 
 // Data is what a template is executed with.
-type Data = otp.TemplateData
+type Data = templates.Data
 
 // Templates replaces built-in templates of one locale; empty fields keep the built-in
 // ones. Each is a text/template over Data, EmailHTML an html/template.
-type Templates = otp.MessageTemplates
+type Templates = templates.Message
 
 // maxCustom bounds how many apps' template sets a Catalog keeps parsed; past it, the
 // cache starts over (each set is parsed again when next used).
@@ -167,13 +168,13 @@ func (c *Catalog) withTemplates(tag string, base *locale, t Templates) (*locale,
 // only reads as the message's last line.
 func addSMSLines(body string, p otp.MessageParams) (string, error) {
 	if p.AppHash != "" {
-		if err := otp.CheckAppHash(p.AppHash); err != nil {
+		if err := templates.CheckAppHash(p.AppHash); err != nil {
 			return "", fmt.Errorf("message: app hash: %w", err)
 		}
 		body += "\n" + p.AppHash
 	}
 	if p.WebOTPDomain != "" {
-		if err := otp.CheckWebOTPDomain(p.WebOTPDomain); err != nil {
+		if err := templates.CheckWebOTPDomain(p.WebOTPDomain); err != nil {
 			return "", fmt.Errorf("message: WebOTP domain: %w", err)
 		}
 		body += "\n@" + p.WebOTPDomain + " #" + p.Code
@@ -192,7 +193,7 @@ func run(t *template.Template, d Data) (string, error) {
 
 // parseText parses and tries one text template.
 func parseText(name, text string) (*template.Template, error) {
-	t, err := otp.ParseTextTemplate(name, text)
+	t, err := templates.ParseText(name, text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -243,7 +244,7 @@ func (l *locale) override(t Templates) error {
 	l.ownVoice = t.Voice != "" && namesPayment(t.Voice)
 	l.ownEmail = t.EmailText != "" && namesPayment(t.EmailText) && (t.EmailHTML == "" || namesPayment(t.EmailHTML))
 	if t.EmailHTML != "" {
-		h, err := otp.ParseHTMLTemplate("email html", t.EmailHTML)
+		h, err := templates.ParseHTML("email html", t.EmailHTML)
 		if err != nil {
 			return fmt.Errorf("email html: %w", err)
 		}

@@ -8,11 +8,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/message"
 	"otpgate/internal/otp"
 )
 
-var locales = otp.KnownLocales()
+var locales = contact.KnownLocales()
 
 // gsm7 are the locales whose letters GSM-7 has: their SMS is written in it throughout.
 var gsm7 = []string{"en", "en-GB", "fr", "de", "it", "id", "nl", "sv", "da", "nb", "fi", "et", "af", "ca", "ms", "tl"}

@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/message"
 	"otpgate/internal/otp"
+	"otpgate/internal/templates"
 )
 
 func TestPayment(t *testing.T) {
@@ -49,13 +50,13 @@ func TestPayment(t *testing.T) {
 	})
 
 	t.Run("AnAppTemplateThatNamesThePaymentIsNotRepeated", func(t *testing.T) {
-		own := otp.MessageTemplates{SMS: "Pay {{.Amount}} to {{.Payee}} with {{.Code}}"}
+		own := templates.Message{SMS: "Pay {{.Amount}} to {{.Payee}} with {{.Code}}"}
 		out := render(t, c, otp.MessageParams{Channel: otp.ChannelSMS, Locale: "en", Code: "483920", TTL: 5 * time.Minute,
 			Amount: amount, Payee: payee, Templates: own})
 		if got, want := out.Body, "Pay €39.99 to Acme Öl GmbH with 483920"; got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
-		other := otp.MessageTemplates{SMS: "Code {{.Code}}"}
+		other := templates.Message{SMS: "Code {{.Code}}"}
 		out = render(t, c, otp.MessageParams{Channel: otp.ChannelSMS, Locale: "en", Code: "483920", TTL: 5 * time.Minute,
 			Amount: amount, Payee: payee, Templates: other})
 		if got, want := out.Body, "Code 483920\nPayment of €39.99 to Acme Öl GmbH."; got != want {

@@ -7,11 +7,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/templates"
 )
 
 func TestLocalesAreTheDomainsLocales(t *testing.T) {
-	if got, want := catalog(t).Locales(), slices.Sorted(slices.Values(otp.KnownLocales())); !slices.Equal(got, want) {
+	if got, want := catalog(t).Locales(), slices.Sorted(slices.Values(contact.KnownLocales())); !slices.Equal(got, want) {
 		t.Errorf("got %v, want the domain's %v", got, want)
 	}
 }
@@ -20,7 +22,7 @@ func TestLocalesAreTheDomainsLocales(t *testing.T) {
 // long app name, ten minutes) and holds each to what its channel affords.
 func TestLengthLimits(t *testing.T) {
 	c := catalog(t)
-	for _, l := range otp.KnownLocales() {
+	for _, l := range contact.KnownLocales() {
 		long := otp.MessageParams{Locale: l, Code: "1234567890", App: "Example Shop", TTL: 10 * time.Minute}
 		sms := long
 		sms.Channel = otp.ChannelSMS
@@ -43,7 +45,7 @@ func TestLengthLimits(t *testing.T) {
 func TestAppTemplates(t *testing.T) {
 	c := catalog(t)
 	p := otp.MessageParams{Channel: otp.ChannelSMS, Locale: "ja", Code: "483920", App: "Shop", TTL: 5 * time.Minute,
-		Templates: otp.MessageTemplates{SMS: "{{.App}}のコード {{.Code}}（{{.Expiry}}）", EmailSubject: "{{.App}} コード"}}
+		Templates: templates.Message{SMS: "{{.App}}のコード {{.Code}}（{{.Expiry}}）", EmailSubject: "{{.App}} コード"}}
 
 	t.Run("ReplaceTheBuiltInOnesOfTheirLocale", func(t *testing.T) {
 		if got := render(t, c, p).Body; got != "Shopのコード 483920（5分）" {
@@ -59,7 +61,7 @@ func TestAppTemplates(t *testing.T) {
 
 	t.Run("LeaveOtherAppsAndLocalesAlone", func(t *testing.T) {
 		plain := p
-		plain.Templates = otp.MessageTemplates{}
+		plain.Templates = templates.Message{}
 		if got := render(t, c, plain).Body; !strings.HasPrefix(got, "【Shop】認証コード: 483920") {
 			t.Errorf("without templates: got %q, want the built-in one", got)
 		}
@@ -82,15 +84,15 @@ func TestAppTemplates(t *testing.T) {
 func TestTemplateCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		t    otp.MessageTemplates
+		t    templates.Message
 		want []string
 	}{
-		{"AllGood", otp.MessageTemplates{SMS: "{{.Code}}", Voice: "{{.Code}}", EmailSubject: "Code", EmailText: "{{.Code}} {{.Minutes}} {{.Seconds}} {{.Expiry}} {{.App}}", EmailHTML: "<b>{{.Code}}</b>"}, nil},
-		{"UnknownField", otp.MessageTemplates{SMS: "{{.Code}} {{.Phone}}"}, []string{"sms"}},
-		{"DoesNotParse", otp.MessageTemplates{Voice: "{{.Code"}, []string{"voice"}},
-		{"NoCode", otp.MessageTemplates{EmailText: "hello", EmailHTML: "<p>hi</p>"}, []string{"email_html", "email_text"}},
-		{"TooLong", otp.MessageTemplates{SMS: "{{.Code}}" + strings.Repeat("x", 400)}, []string{"sms"}},
-		{"SubjectNeedsNoCode", otp.MessageTemplates{EmailSubject: "Your code"}, nil},
+		{"AllGood", templates.Message{SMS: "{{.Code}}", Voice: "{{.Code}}", EmailSubject: "Code", EmailText: "{{.Code}} {{.Minutes}} {{.Seconds}} {{.Expiry}} {{.App}}", EmailHTML: "<b>{{.Code}}</b>"}, nil},
+		{"UnknownField", templates.Message{SMS: "{{.Code}} {{.Phone}}"}, []string{"sms"}},
+		{"DoesNotParse", templates.Message{Voice: "{{.Code"}, []string{"voice"}},
+		{"NoCode", templates.Message{EmailText: "hello", EmailHTML: "<p>hi</p>"}, []string{"email_html", "email_text"}},
+		{"TooLong", templates.Message{SMS: "{{.Code}}" + strings.Repeat("x", 400)}, []string{"sms"}},
+		{"SubjectNeedsNoCode", templates.Message{EmailSubject: "Your code"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

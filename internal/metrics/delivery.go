@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // deliveryMetrics are the collectors of routing, receipts and SMS encodings.
@@ -62,7 +63,7 @@ func (o deliveryObserver) BreakerChanged(provider string, s delivery.BreakerStat
 func (m *Metrics) Providers(names ...string) {
 	for _, n := range names {
 		m.delivery.breaker.WithLabelValues(n)
-		for _, s := range []string{otp.DeliveryDelivered, otp.DeliveryUndelivered} {
+		for _, s := range []string{receipt.DeliveryDelivered, receipt.DeliveryUndelivered} {
 			m.delivery.deliveries.WithLabelValues(n, s)
 		}
 	}
@@ -70,17 +71,17 @@ func (m *Metrics) Providers(names ...string) {
 
 // Receipts wraps next so that every receipt that settles a send is counted, and every
 // actual price a receipt records is added up.
-func (m *Metrics) Receipts(next otp.ReceiptStore) otp.ReceiptStore {
+func (m *Metrics) Receipts(next receipt.Store) receipt.Store {
 	return receipts{next, m.delivery, m.spend.actual}
 }
 
 type receipts struct {
-	next   otp.ReceiptStore
+	next   receipt.Store
 	d      *deliveryMetrics
 	actual *prometheus.CounterVec
 }
 
-func (r receipts) MarkDelivery(ctx context.Context, rc otp.Receipt) (otp.Marked, error) {
+func (r receipts) MarkDelivery(ctx context.Context, rc receipt.Receipt) (receipt.Marked, error) {
 	m, err := r.next.MarkDelivery(ctx, rc)
 	if m.Settled {
 		r.d.deliveries.WithLabelValues(rc.Provider, rc.Status).Inc()

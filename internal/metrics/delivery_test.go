@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/delivery"
 	"otpgate/internal/message"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 type failing struct{ name string }
@@ -26,12 +27,12 @@ func (o ok) Send(context.Context, otp.Message) (string, error) { return "id", ni
 type settleOnce struct{ seen map[string]bool }
 
 // MarkDelivery settles and prices each send once, as the stores do.
-func (s settleOnce) MarkDelivery(_ context.Context, r otp.Receipt) (otp.Marked, error) {
+func (s settleOnce) MarkDelivery(_ context.Context, r receipt.Receipt) (receipt.Marked, error) {
 	if s.seen[r.ProviderID] {
-		return otp.Marked{}, nil
+		return receipt.Marked{}, nil
 	}
 	s.seen[r.ProviderID] = true
-	return otp.Marked{Settled: true, Priced: r.Price.Currency != "", App: otp.DefaultAppID, Country: "JP", Channel: "sms"}, nil
+	return receipt.Marked{Settled: true, Priced: r.Price.Currency != "", App: otp.DefaultAppID, Country: "JP", Channel: "sms"}, nil
 }
 
 func TestDeliveryMetrics(t *testing.T) {
@@ -71,7 +72,7 @@ func TestDeliveryMetrics(t *testing.T) {
 	t.Run("ReceiptsCountOnlyWhenTheySettleASend", func(t *testing.T) {
 		rs := m.Receipts(settleOnce{seen: map[string]bool{}})
 		for range 2 {
-			if _, err := rs.MarkDelivery(context.Background(), otp.Receipt{Provider: "backup", ProviderID: "SM1", Status: otp.DeliveryDelivered}); err != nil {
+			if _, err := rs.MarkDelivery(context.Background(), receipt.Receipt{Provider: "backup", ProviderID: "SM1", Status: receipt.DeliveryDelivered}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -82,11 +83,11 @@ func TestDeliveryMetrics(t *testing.T) {
 
 	t.Run("ActualPricesCountOnceInTheirCurrency", func(t *testing.T) {
 		rs := m.Receipts(settleOnce{seen: map[string]bool{}})
-		for _, r := range []otp.Receipt{
-			{Provider: "twilio", ProviderID: "SM7", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 7500, Currency: "USD"}},
-			{Provider: "twilio", ProviderID: "SM7", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 7500, Currency: "USD"}},
-			{Provider: "twilio", ProviderID: "SM8", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 41_500, Currency: "EUR"}},
-			{Provider: "twilio", ProviderID: "SM9", Status: otp.DeliveryDelivered},
+		for _, r := range []receipt.Receipt{
+			{Provider: "twilio", ProviderID: "SM7", Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 7500, Currency: "USD"}},
+			{Provider: "twilio", ProviderID: "SM7", Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 7500, Currency: "USD"}},
+			{Provider: "twilio", ProviderID: "SM8", Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 41_500, Currency: "EUR"}},
+			{Provider: "twilio", ProviderID: "SM9", Status: receipt.DeliveryDelivered},
 		} {
 			if _, err := rs.MarkDelivery(context.Background(), r); err != nil {
 				t.Fatal(err)

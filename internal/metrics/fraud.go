@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Modes and results of the fraud metrics.
@@ -42,7 +43,7 @@ func registerFraud(reg *prometheus.Registry) fraudMetrics {
 			"Fraud guard blocks in force, per scope and mode, as last counted (every 10 seconds).", []string{"scope", "mode"}, nil)},
 	}
 	reg.MustRegister(f.decisions, f.shadow, f.started, f.active)
-	for _, scope := range otp.FraudScopes() {
+	for _, scope := range rate.FraudScopes() {
 		f.shadow.WithLabelValues(scope)
 	}
 	return f
@@ -50,8 +51,8 @@ func registerFraud(reg *prometheus.Registry) fraudMetrics {
 
 // fraudDecision counts a send decision's fraud scopes: per scope and mode, whether its rules
 // or guard refused (would have, in shadow mode).
-func (f fraudMetrics) fraudDecision(d otp.Decision) {
-	scopes := otp.FraudScopes()
+func (f fraudMetrics) fraudDecision(d rate.Decision) {
+	scopes := rate.FraudScopes()
 	// seen and refused per scope index and mode (0 enforce, 1 shadow).
 	var seen, refused [3][2]bool
 	at := func(scope string) int {
@@ -140,7 +141,7 @@ func (f *fraudStep) Approved(ctx context.Context, t otp.FraudTarget, a otp.Appro
 
 // BlockStarted counts every block a decision started, also when recording it fails: the
 // limiter holds it anyway.
-func (f *fraudStep) BlockStarted(ctx context.Context, t otp.FraudTarget, g otp.GuardState, why otp.FraudExplanation, at time.Time) error {
+func (f *fraudStep) BlockStarted(ctx context.Context, t otp.FraudTarget, g rate.GuardState, why rate.FraudExplanation, at time.Time) error {
 	mode := modeEnforce
 	if g.Shadow {
 		mode = modeShadow

@@ -8,37 +8,38 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // decided is a limiter that answers one decision.
 type decided struct {
 	otp.Limiter
-	d otp.Decision
+	d rate.Decision
 }
 
-func (l decided) Allow(context.Context, []otp.Limit) (otp.Decision, error) { return l.d, nil }
+func (l decided) Allow(context.Context, []rate.Limit) (rate.Decision, error) { return l.d, nil }
 
 // step is a fraud step that does nothing.
 type step struct{}
 
 func (step) Screen(otp.FraudTarget) otp.Screening                          { return otp.Screening{} }
 func (step) Approved(context.Context, otp.FraudTarget, otp.Approval) error { return nil }
-func (step) BlockStarted(context.Context, otp.FraudTarget, otp.GuardState, otp.FraudExplanation, time.Time) error {
+func (step) BlockStarted(context.Context, otp.FraudTarget, rate.GuardState, rate.FraudExplanation, time.Time) error {
 	return nil
 }
 
 func TestFraudMetrics(t *testing.T) {
 	t.Run("DecisionsPerScopeAndMode", func(t *testing.T) {
 		m := New()
-		d := otp.Decision{
-			Rules: []otp.RuleState{
-				{Scope: otp.ScopePrefix, Rule: otp.Rule{Limit: 10, Window: time.Hour}, Violated: true},
-				{Scope: otp.ScopePrefix, Rule: otp.Rule{Limit: 5, Window: time.Hour, Shadow: true}, Violated: true},
-				{Scope: "phone", Rule: otp.Rule{Limit: 1, Window: time.Minute}},
+		d := rate.Decision{
+			Rules: []rate.RuleState{
+				{Scope: rate.ScopePrefix, Rule: rate.Rule{Limit: 10, Window: time.Hour}, Violated: true},
+				{Scope: rate.ScopePrefix, Rule: rate.Rule{Limit: 5, Window: time.Hour, Shadow: true}, Violated: true},
+				{Scope: "phone", Rule: rate.Rule{Limit: 1, Window: time.Minute}},
 			},
-			Guards: []otp.GuardState{
-				{Scope: otp.ScopeCountry, Key: "JP"},
-				{Scope: otp.ScopeIPNet, Key: "192.0.2.0/24", Shadow: true, Blocked: true},
+			Guards: []rate.GuardState{
+				{Scope: rate.ScopeCountry, Key: "JP"},
+				{Scope: rate.ScopeIPNet, Key: "192.0.2.0/24", Shadow: true, Blocked: true},
 			},
 		}
 		if _, err := m.Limiter(decided{d: d}).Allow(context.Background(), nil); err != nil {
@@ -65,8 +66,8 @@ func TestFraudMetrics(t *testing.T) {
 	t.Run("BlocksStartedAndActive", func(t *testing.T) {
 		m := New()
 		f := m.Fraud(step{})
-		for _, g := range []otp.GuardState{{Scope: otp.ScopePrefix, Tripped: true}, {Scope: otp.ScopePrefix, Tripped: true, Shadow: true}} {
-			if err := f.BlockStarted(context.Background(), otp.FraudTarget{}, g, otp.FraudExplanation{}, time.Now()); err != nil {
+		for _, g := range []rate.GuardState{{Scope: rate.ScopePrefix, Tripped: true}, {Scope: rate.ScopePrefix, Tripped: true, Shadow: true}} {
+			if err := f.BlockStarted(context.Background(), otp.FraudTarget{}, g, rate.FraudExplanation{}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Results of a limiter decision.
@@ -34,7 +35,7 @@ type limiter struct {
 // ruleKey names one series of otpgate_limiter_rule_decisions_total.
 type ruleKey struct {
 	scope  string
-	rule   otp.Rule
+	rule   rate.Rule
 	denied bool
 }
 
@@ -53,7 +54,7 @@ func (l *limiter) ruleCounter(k ruleKey) prometheus.Counter {
 }
 
 // Allow counts the decision as a whole and each of its rules.
-func (l *limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, error) {
+func (l *limiter) Allow(ctx context.Context, limits []rate.Limit) (rate.Decision, error) {
 	start := time.Now()
 	d, err := l.next.Allow(ctx, limits)
 	l.m.limiterDuration.WithLabelValues("allow").Observe(time.Since(start).Seconds())
@@ -74,13 +75,13 @@ func (l *limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 }
 
 // Refund times the refund.
-func (l *limiter) Refund(ctx context.Context, r otp.Reservation) error {
+func (l *limiter) Refund(ctx context.Context, r rate.Reservation) error {
 	defer l.m.timeLimiter("refund", time.Now())
 	return l.next.Refund(ctx, r)
 }
 
 // Inspect times the inspection; it decides nothing, so nothing is counted.
-func (l *limiter) Inspect(ctx context.Context, lim otp.Limit) ([]otp.RuleState, error) {
+func (l *limiter) Inspect(ctx context.Context, lim rate.Limit) ([]rate.RuleState, error) {
 	defer l.m.timeLimiter("inspect", time.Now())
 	return l.next.Inspect(ctx, lim)
 }

@@ -9,15 +9,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/testenv"
 )
 
 func TestLimiterMetrics(t *testing.T) {
 	ctx := context.Background()
-	policy := []otp.Limit{
-		{Scope: "phone", Key: "+819012345678", Rules: []otp.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}},
-		{Scope: "ip", Key: "192.0.2.1", Rules: []otp.Rule{{Limit: 5, Window: time.Minute}}},
+	policy := []rate.Limit{
+		{Scope: "phone", Key: "+819012345678", Rules: []rate.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}},
+		{Scope: "ip", Key: "192.0.2.1", Rules: []rate.Rule{{Limit: 5, Window: time.Minute}}},
 	}
 
 	t.Run("DecisionsAreCountedPerRule", func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // Reasons of otpgate_receipts_rejected_total, by the refusal's code.
@@ -21,7 +22,7 @@ var rejectReasons = map[otp.Code]string{
 // none, bodies that break the callback's contract. The kinds given start at zero for
 // forged callbacks, so an alert on them works before the first. Every wrapper of one
 // Metrics shares the counter.
-func (m *Metrics) ReceiptReceiver(next otp.ReceiptReceiver, kinds ...string) otp.ReceiptReceiver {
+func (m *Metrics) ReceiptReceiver(next receipt.Receiver, kinds ...string) receipt.Receiver {
 	m.rejectedOnce.Do(func() {
 		m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "otpgate_receipts_rejected_total",
@@ -36,11 +37,11 @@ func (m *Metrics) ReceiptReceiver(next otp.ReceiptReceiver, kinds ...string) otp
 }
 
 type receiptReceiver struct {
-	next     otp.ReceiptReceiver
+	next     receipt.Receiver
 	rejected *prometheus.CounterVec
 }
 
-func (r receiptReceiver) Receive(ctx context.Context, source string, c otp.Callback) error {
+func (r receiptReceiver) Receive(ctx context.Context, source string, c receipt.Callback) error {
 	err := r.next.Receive(ctx, source, c)
 	if err != nil {
 		if reason, ok := rejectReasons[otp.ErrorCode(err)]; ok {

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // spendMetrics are the collectors of the spend step.
@@ -49,16 +50,16 @@ type spendStep struct {
 
 func (s *spendStep) Quote(q otp.SpendQuery) otp.Quote { return s.next.Quote(q) }
 
-func (s *spendStep) Decided(ctx context.Context, q otp.SpendQuery, policy []otp.Limit, dec otp.Decision) {
+func (s *spendStep) Decided(ctx context.Context, q otp.SpendQuery, policy []rate.Limit, dec rate.Decision) {
 	for _, st := range dec.Budgets {
-		b, ok := otp.BudgetWindow(policy, st)
+		b, ok := rate.BudgetWindow(policy, st)
 		if !ok || st.Cap <= 0 {
 			continue
 		}
 		s.m.spend.used.WithLabelValues(b.Name, b.Period).Set(float64(st.Spent) / float64(st.Cap))
 		// What a shadow budget would have refused is what it let through: a send another
 		// rule refused anyway is not counted.
-		if dec.Allowed && st.Over && st.Mode == otp.BudgetShadow {
+		if dec.Allowed && st.Over && st.Mode == rate.BudgetShadow {
 			s.m.spend.shadow.WithLabelValues(b.Name).Inc()
 		}
 	}

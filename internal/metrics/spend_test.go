@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // nopSpend is a spend step that prices nothing and records nothing.
 type nopSpend struct{ decided int }
 
 func (n *nopSpend) Quote(otp.SpendQuery) otp.Quote { return otp.Quote{} }
-func (n *nopSpend) Decided(context.Context, otp.SpendQuery, []otp.Limit, otp.Decision) {
+func (n *nopSpend) Decided(context.Context, otp.SpendQuery, []rate.Limit, rate.Decision) {
 	n.decided++
 }
 
@@ -37,12 +38,12 @@ func TestSpendMetrics(t *testing.T) {
 
 	next := &nopSpend{}
 	s := m.Spend(next)
-	policy := []otp.Limit{{Scope: otp.ScopeBudget, Key: "watch:day:20300102",
-		Budget: &otp.Budget{Mode: otp.BudgetShadow, Cap: 100, Cost: 60, Name: "watch", Period: "day", Resets: time.Now()}}}
-	over := otp.BudgetState{Scope: otp.ScopeBudget, Key: "watch:day:20300102", Mode: otp.BudgetShadow, Cap: 100, Cost: 60, Spent: 120, Over: true}
-	s.Decided(context.Background(), otp.SpendQuery{}, policy, otp.Decision{Allowed: true, Budgets: []otp.BudgetState{over}})
+	policy := []rate.Limit{{Scope: otp.ScopeBudget, Key: "watch:day:20300102",
+		Budget: &rate.Budget{Mode: rate.BudgetShadow, Cap: 100, Cost: 60, Name: "watch", Period: "day", Resets: time.Now()}}}
+	over := rate.BudgetState{Scope: otp.ScopeBudget, Key: "watch:day:20300102", Mode: rate.BudgetShadow, Cap: 100, Cost: 60, Spent: 120, Over: true}
+	s.Decided(context.Background(), otp.SpendQuery{}, policy, rate.Decision{Allowed: true, Budgets: []rate.BudgetState{over}})
 	// Refused by another rule: the shadow budget let nothing through.
-	s.Decided(context.Background(), otp.SpendQuery{}, policy, otp.Decision{Allowed: false, Budgets: []otp.BudgetState{over}})
+	s.Decided(context.Background(), otp.SpendQuery{}, policy, rate.Decision{Allowed: false, Budgets: []rate.BudgetState{over}})
 	if got := counter(t, m, "otpgate_budget_shadow_total", "budget", "watch"); got != 1 {
 		t.Errorf("shadow: got %v, want 1", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Outcomes of sends and checks, the values of their outcome labels.
@@ -45,7 +46,7 @@ func (v *verifier) Check(ctx context.Context, in otp.CheckInput) (otp.CheckResul
 }
 
 // SendLimitState only reads limits, so it is passed through uncounted.
-func (v *verifier) SendLimitState(ctx context.Context, clientIP string) (otp.Decision, error) {
+func (v *verifier) SendLimitState(ctx context.Context, clientIP string) (rate.Decision, error) {
 	return v.next.SendLimitState(ctx, clientIP)
 }
 

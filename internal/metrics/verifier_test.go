@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // The decorator must fit where the public API takes the service.
@@ -27,8 +29,8 @@ func (f fixedVerifier) Check(context.Context, otp.CheckInput) (otp.CheckResult, 
 	return otp.CheckResult{}, f.err
 }
 
-func (f fixedVerifier) SendLimitState(context.Context, string) (otp.Decision, error) {
-	return otp.Decision{Allowed: true}, f.err
+func (f fixedVerifier) SendLimitState(context.Context, string) (rate.Decision, error) {
+	return rate.Decision{Allowed: true}, f.err
 }
 
 // wrapped hides err behind the context the service adds, as errors.Is/As must see through.
@@ -38,8 +40,8 @@ var errUnavailable = fmt.Errorf("otp: limiter: %w: %w", otp.ErrUnavailable, erro
 
 // rateLimited is a refusal by the phone's 1/1m rule.
 func rateLimited() error {
-	return &otp.ErrRateLimited{Decision: otp.Decision{Rules: []otp.RuleState{
-		{Scope: otp.ScopePhone, Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 30 * time.Second, Violated: true},
+	return &otp.ErrRateLimited{Decision: rate.Decision{Rules: []rate.RuleState{
+		{Scope: otp.ScopePhone, Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, RetryAfter: 30 * time.Second, Violated: true},
 	}}}
 }
 
@@ -55,7 +57,7 @@ func TestSendOutcomeMetrics(t *testing.T) {
 		{"RateLimited", false, rateLimited(), "rate_limited"},
 		{"DuplicateSubmit", false, otp.ErrDuplicateSubmit, "duplicate"},
 		{"BadFieldsAreInvalid", false, &otp.ErrInvalidRequest{Fields: map[string]string{"locale": "bad"}}, "invalid"},
-		{"BadPhoneIsInvalid", false, &otp.ErrInvalidPhone{Reason: "too short"}, "invalid"},
+		{"BadPhoneIsInvalid", false, &contact.ErrInvalidPhone{Reason: "too short"}, "invalid"},
 		{"ForbiddenCountryIsInvalid", false, &otp.ErrCountryNotAllowed{Country: "US"}, "invalid"},
 		{"DefiniteProviderFailure", false, &otp.ErrProvider{Provider: "webhook", Definite: true, Err: otp.ErrNotDelivered}, "provider_error"},
 		{"UnknownProviderFailure", false, &otp.ErrProvider{Provider: "webhook", Err: errors.New("timeout")}, "provider_error"},
@@ -95,7 +97,7 @@ func TestCheckOutcomeMetrics(t *testing.T) {
 		{"NotFound", otp.ErrNotFound, "not_found"},
 		{"RateLimited", wrapped(rateLimited()), "rate_limited"},
 		{"BadFieldsAreInvalid", &otp.ErrInvalidRequest{Fields: map[string]string{"code": "bad"}}, "invalid"},
-		{"BadPhoneIsInvalid", &otp.ErrInvalidPhone{Reason: "not a number"}, "invalid"},
+		{"BadPhoneIsInvalid", &contact.ErrInvalidPhone{Reason: "not a number"}, "invalid"},
 		{"Unavailable", errUnavailable, "unavailable"},
 		{"ContextEndIsUnavailableAsInTheAPI", context.Canceled, "unavailable"},
 		{"AnythingElseIsError", errors.New("scan: cannot convert"), "error"},

@@ -9,6 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // DefaultAppID is the id of the default app, the one built from the OTP_* environment
@@ -46,9 +50,12 @@ const (
 	MaxCodeLength  = 10
 	MaxCodeTTL     = 10 * time.Minute
 	maxAppBudget   = 1_000_000
-	maxAppNameLen  = 64
+	maxAppNameLen  = templates.SampleNameLen
 	maxAppListSize = 300
 )
+
+// locales are the built-in message locales, read once.
+var locales = contact.KnownLocales()
 
 // App is one configuration of the service, what Twilio calls a Verify service. The
 // running service reads apps from an immutable snapshot; Validate is the one check of
@@ -68,7 +75,7 @@ type App struct {
 	// Channels are the channels the app accepts; empty accepts every one the server has.
 	Channels []string
 	// Templates replace built-in message templates, per locale.
-	Templates map[string]MessageTemplates
+	Templates map[string]templates.Message
 	// WebOTPDomain, when set, ends every SMS with the origin-bound line "@<domain> #<code>",
 	// so that a browser on that origin offers the code (WebOTP).
 	WebOTPDomain string
@@ -76,9 +83,9 @@ type App struct {
 	// of every SMS, before the WebOTP line.
 	AndroidAppHash string
 	// SendRules are the app's own rules per phone (scope "app"), added to the shared ones.
-	SendRules Rules
+	SendRules rate.Rules
 	// CheckRules are the app's own check rules per phone (scope "app_check"), added to the shared ones.
-	CheckRules Rules
+	CheckRules rate.Rules
 	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
 	// are not sent to by SMS or voice (an empty list sends to every type).
 	DeniedNumberTypes *[]string
@@ -155,7 +162,7 @@ func (a App) Validate() (App, error) {
 		f["allowed_countries"] = err
 	}
 	if a.DeniedNumberTypes != nil {
-		types, problem := knownSubset(*a.DeniedNumberTypes, NumberTypes(), strings.ToLower)
+		types, problem := knownSubset(*a.DeniedNumberTypes, contact.NumberTypes(), strings.ToLower)
 		if problem != "" {
 			f["denied_number_types"] = problem
 		}
@@ -197,12 +204,12 @@ func knownSubset(list, known []string, norm func(string) string) ([]string, stri
 	return slices.Compact(out), ""
 }
 
-// regions normalises a list of ISO 3166 codes as Countries does.
+// regions normalises a list of ISO 3166 codes as contact.Countries does.
 func regions(list []string) ([]string, string) {
 	if len(list) > maxAppListSize {
 		return nil, fmt.Sprintf("must have at most %d entries", maxAppListSize)
 	}
-	var c Countries
+	var c contact.Countries
 	if err := c.UnmarshalText([]byte(strings.Join(list, ","))); err != nil {
 		return nil, err.Error()
 	}
@@ -233,7 +240,7 @@ func (c Config) defaultAccess() Access {
 }
 
 // AcceptsLocale reports whether the app sends messages in locale l, a built-in locale
-// as CanonLocale returns it.
+// as contact.CanonLocale returns it.
 func (a App) AcceptsLocale(l string) bool {
 	return slices.Contains(locales, l) && (len(a.Locales) == 0 || slices.Contains(a.Locales, l))
 }

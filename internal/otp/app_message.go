@@ -4,26 +4,29 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/templates"
 )
 
-// canonLocaleOrSelf is CanonLocale for lists: a tag it does not know stays as given,
+// canonLocaleOrSelf is contact.CanonLocale for lists: a tag it does not know stays as given,
 // for the error that names it.
 func canonLocaleOrSelf(tag string) string {
-	if l, ok := CanonLocale(tag); ok {
+	if l, ok := contact.CanonLocale(tag); ok {
 		return l
 	}
 	return tag
 }
 
 // validateMessages checks and normalises the app's message settings: templates per
-// built-in locale (keys written as CanonLocale returns them; locales without a template
+// built-in locale (keys written as contact.CanonLocale returns them; locales without a template
 // dropped), the WebOTP domain and the Android app hash. Problems go into f by API name.
 func (a *App) validateMessages(f map[string]string) {
 	if len(a.Templates) > 0 {
-		out := make(map[string]MessageTemplates, len(a.Templates))
+		out := make(map[string]templates.Message, len(a.Templates))
 		for _, tag := range slices.Sorted(maps.Keys(a.Templates)) {
 			t := a.Templates[tag]
-			l, ok := CanonLocale(tag)
+			l, ok := contact.CanonLocale(tag)
 			if !ok {
 				f["templates"] = "locale " + quoteOr([]string{tag}) + " is not one of " + strings.Join(locales, ", ")
 				continue
@@ -46,17 +49,17 @@ func (a *App) validateMessages(f map[string]string) {
 	}
 	a.WebOTPDomain = strings.TrimSpace(a.WebOTPDomain)
 	if a.WebOTPDomain != "" {
-		if err := CheckWebOTPDomain(a.WebOTPDomain); err != nil {
+		if err := templates.CheckWebOTPDomain(a.WebOTPDomain); err != nil {
 			f["webotp_domain"] = err.Error()
 		}
 	}
 	a.AndroidAppHash = strings.TrimSpace(a.AndroidAppHash)
 	if a.AndroidAppHash != "" {
-		if err := CheckAppHash(a.AndroidAppHash); err != nil {
+		if err := templates.CheckAppHash(a.AndroidAppHash); err != nil {
 			f["android_app_hash"] = err.Error()
 		}
 	}
 }
 
 // TemplatesFor is the app's templates for a locale; zero when it has none.
-func (a App) TemplatesFor(locale string) MessageTemplates { return a.Templates[locale] }
+func (a App) TemplatesFor(locale string) templates.Message { return a.Templates[locale] }

@@ -3,6 +3,9 @@ package otp
 import (
 	"slices"
 	"strings"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 // Scopes of an app's own rules. Their keys are "<app id>|<index of the address>"
@@ -51,17 +54,17 @@ func AddressKeys(apps []App, address string) []string {
 // AddressLimits are the limiter keys an address can have in apps: its send and check
 // scopes in every partition (AddressKeys) and every app's own scopes, keyed by index, the
 // address's Config.Index. Only Scope and Key are set: what an erasure deletes.
-func AddressLimits(apps []App, address, index string) []Limit {
+func AddressLimits(apps []App, address, index string) []rate.Limit {
 	send, check := ScopePhone, ScopeCheckPhone
-	if IsEmailAddress(address) {
+	if contact.IsEmailAddress(address) {
 		send, check = ScopeEmail, ScopeCheckEmail
 	}
-	var out []Limit
+	var out []rate.Limit
 	for _, k := range AddressKeys(apps, index) {
-		out = append(out, Limit{Scope: send, Key: k}, Limit{Scope: check, Key: k})
+		out = append(out, rate.Limit{Scope: send, Key: k}, rate.Limit{Scope: check, Key: k})
 	}
 	for _, a := range apps {
-		out = append(out, Limit{Scope: ScopeApp, Key: a.ID + "|" + index}, Limit{Scope: ScopeAppCheck, Key: a.ID + "|" + index})
+		out = append(out, rate.Limit{Scope: ScopeApp, Key: a.ID + "|" + index}, rate.Limit{Scope: ScopeAppCheck, Key: a.ID + "|" + index})
 	}
 	return out
 }
@@ -71,7 +74,7 @@ func AddressLimits(apps []App, address, index string) []Limit {
 // app's own, too: the same phone asked for by two apps is no double submit. The default
 // app's duplicate keys stay as they were before there were apps.
 // The per-address keys are of index, the address's Config.Index.
-func appSendPolicy(app App, index string, shared []Limit) []Limit {
+func appSendPolicy(app App, index string, shared []rate.Limit) []rate.Limit {
 	for i := range shared {
 		switch shared[i].Scope {
 		case ScopeDuplicate:
@@ -85,16 +88,16 @@ func appSendPolicy(app App, index string, shared []Limit) []Limit {
 	if len(app.SendRules) == 0 {
 		return shared
 	}
-	return append(shared, Limit{Scope: ScopeApp, Key: app.ID + "|" + index, Rules: app.SendRules})
+	return append(shared, rate.Limit{Scope: ScopeApp, Key: app.ID + "|" + index, Rules: app.SendRules})
 }
 
 // appCheckLimits are the app's own check rules for the address whose index is given; none
 // when the address is unknown (a check by an id that names nothing).
-func appCheckLimits(app App, index string) []Limit {
+func appCheckLimits(app App, index string) []rate.Limit {
 	if len(app.CheckRules) == 0 || index == "" {
 		return nil
 	}
-	return []Limit{{Scope: ScopeAppCheck, Key: app.ID + "|" + index, Rules: app.CheckRules}}
+	return []rate.Limit{{Scope: ScopeAppCheck, Key: app.ID + "|" + index, Rules: app.CheckRules}}
 }
 
 // quoteOr lists values for an error message, such as `"en" or "ja"`.

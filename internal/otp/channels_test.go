@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // fakeDeliverer is a router: it reports the attempts it is told to, and their outcome.
@@ -79,8 +82,8 @@ func TestSendRecordsEveryProviderAttempt(t *testing.T) {
 
 func TestSendByEmail(t *testing.T) {
 	e := newEnv(t, func(c *otp.Config) {
-		c.EmailRules = []otp.Rule{{Limit: 2, Window: time.Hour}}
-		c.CheckEmailRules = []otp.Rule{{Limit: 7, Window: time.Hour}}
+		c.EmailRules = []rate.Rule{{Limit: 2, Window: time.Hour}}
+		c.CheckEmailRules = []rate.Rule{{Limit: 7, Window: time.Hour}}
 	})
 	res, err := e.svc.Send(context.Background(), otp.SendInput{Email: " Ana@Example.COM ", Locale: "fr", ClientIP: testIP})
 	if err != nil {
@@ -94,9 +97,9 @@ func TestSendByEmail(t *testing.T) {
 		!strings.Contains(msgs[0].Subject, "vérification") || !strings.Contains(msgs[0].HTML, codes[0]) || msgs[0].Encoding != "" {
 		t.Errorf("got %+v, want one French email with the code", msgs)
 	}
-	scopes := func(ls []otp.Limit) (out []string) {
+	scopes := func(ls []rate.Limit) (out []string) {
 		for _, l := range ls {
-			out = append(out, l.Scope+"="+l.Key+"="+otp.Rules(l.Rules).String())
+			out = append(out, l.Scope+"="+l.Key+"="+rate.Rules(l.Rules).String())
 		}
 		return out
 	}
@@ -115,7 +118,7 @@ func TestSendByEmail(t *testing.T) {
 
 	for _, bad := range []string{"ana", "ana@", "@example.com", "ana@example", "a b@example.com", `"a"@example.com`, "アナ@example.com", "ana@exa_mple.com"} {
 		_, err := e.svc.Send(context.Background(), otp.SendInput{Email: bad, ClientIP: testIP})
-		var inv *otp.ErrInvalidEmail
+		var inv *contact.ErrInvalidEmail
 		if !errors.As(err, &inv) || otp.ErrorCode(err) != otp.CodeInvalidEmail {
 			t.Errorf("%q: got %v, want invalid_email", bad, err)
 		}
@@ -125,63 +128,26 @@ func TestSendByEmail(t *testing.T) {
 	}
 }
 
-func TestNormalizeEmail(t *testing.T) {
-	for in, want := range map[string]string{
-		"ana@example.com":              "ana@example.com",
-		"Ana.B+otp@Example.COM":        "Ana.B+otp@example.com",
-		"ana@Bücher.example":           "ana@xn--bcher-kva.example",
-		"ana@xn--bcher-kva.example":    "ana@xn--bcher-kva.example",
-		"ana@例え.テスト":                   "ana@xn--r8jz45g.xn--zckzah",
-		"ana@example.com.":             "ana@example.com",
-		"o'brien!#$%&*/=?^_`{|}~@x.io": "o'brien!#$%&*/=?^_`{|}~@x.io",
-	} {
-		if got, err := otp.NormalizeEmail(in); err != nil || got != want {
-			t.Errorf("%q: got %q, %v, want %q", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "ana", "ana@", "ana@localhost", "ana@123.45", "a..b@x.io", ".a@x.io", "a.@x.io", "ana@-x.io",
-		strings.Repeat("a", 65) + "@x.io", "ana@" + strings.Repeat("a", 64) + ".io", "ana@[192.0.2.1]"} {
-		if got, err := otp.NormalizeEmail(in); err == nil {
-			t.Errorf("%q: got %q, want an error", in, got)
-		}
-	}
-}
-
-func TestCanonLocale(t *testing.T) {
-	for in, want := range map[string]string{"en": "en", "EN": "en", "pt-br": "pt-BR", "pt_BR": "pt-BR", "zh-hant": "zh-Hant",
-		"zh-CN": "zh-Hans", "zh": "zh-Hans", "zh-TW": "zh-Hant", "zh-HK": "zh-Hant", " ja ": "ja", "hi": "hi",
-		"pt": "pt", "PT-pt": "pt", "en-GB": "en-GB", "en_gb": "en-GB", "en-US": "en", "no": "nb", "fil": "tl", "iw": "he"} {
-		if got, ok := otp.CanonLocale(in); !ok || got != want {
-			t.Errorf("%q: got %q, %v, want %q", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "xx", "pt-AO", "en-AU", "zh-Hans-CN", "fr-CA"} {
-		if got, ok := otp.CanonLocale(in); ok {
-			t.Errorf("%q: got %q, want none", in, got)
-		}
-	}
-}
-
 func TestAppMessageSettings(t *testing.T) {
 	base := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp()
 	base.Name, base.Default, base.ID = "Shop", false, ""
 	t.Run("NormalisesLocalesAndDropsEmptyTemplates", func(t *testing.T) {
 		a := base
 		a.Locales = []string{"PT-br", "ja"}
-		a.Templates = map[string]otp.MessageTemplates{"pt-br": {SMS: "{{.Code}}"}, "en": {}}
+		a.Templates = map[string]templates.Message{"pt-br": {SMS: "{{.Code}}"}, "en": {}}
 		a.WebOTPDomain = " shop.example.com "
 		got, err := a.Validate()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Locales, []string{"ja", "pt-BR"}) || !reflect.DeepEqual(got.Templates, map[string]otp.MessageTemplates{"pt-BR": {SMS: "{{.Code}}"}}) ||
+		if !reflect.DeepEqual(got.Locales, []string{"ja", "pt-BR"}) || !reflect.DeepEqual(got.Templates, map[string]templates.Message{"pt-BR": {SMS: "{{.Code}}"}}) ||
 			got.WebOTPDomain != "shop.example.com" {
 			t.Errorf("got locales %v templates %v domain %q", got.Locales, got.Templates, got.WebOTPDomain)
 		}
 	})
 	t.Run("NamesEveryBadSetting", func(t *testing.T) {
 		a := base
-		a.Templates = map[string]otp.MessageTemplates{"de": {SMS: "{{.Code}", EmailHTML: "<p>{{.Nope}}</p>"}, "tlh": {SMS: "{{.Code}}"}}
+		a.Templates = map[string]templates.Message{"de": {SMS: "{{.Code}", EmailHTML: "<p>{{.Nope}}</p>"}, "tlh": {SMS: "{{.Code}}"}}
 		a.WebOTPDomain, a.AndroidAppHash, a.Channels = "Shop.Example.com:443", "not-a-hash!", []string{"fax"}
 		_, err := a.Validate()
 		var inv *otp.ErrInvalidRequest

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 )
 
 // Check proves a code against a verification and closes it when it matches. The
@@ -35,7 +38,7 @@ func (s *Service) Check(ctx context.Context, in CheckInput) (CheckResult, error)
 	var target *Verification
 	switch {
 	case in.Email != "":
-		e, err := NormalizeEmail(in.Email)
+		e, err := contact.NormalizeEmail(in.Email)
 		if err != nil {
 			return res, err
 		}
@@ -152,7 +155,7 @@ func (s *Service) newest(ctx context.Context, appID, address string) (Verificati
 // decide is the whole check rule, run by the store while it holds the verification's lock.
 // A code matches only with the transaction it was sent for: a check naming another amount
 // or payee is a wrong guess, as Twilio answers it (pending, not valid), and costs one.
-func (s *Service) decide(v Verification, code string, tx Transaction, now time.Time) (Verification, CheckOutcome) {
+func (s *Service) decide(v Verification, code string, tx psd2.Transaction, now time.Time) (Verification, CheckOutcome) {
 	switch v.Status {
 	case StatusPending:
 	case StatusExpired:
@@ -205,9 +208,87 @@ func checkInput(in CheckInput, app App) error {
 	if !validCodeFormat(in.Code, app.CodeLength) {
 		fields["code"] = fmt.Sprintf("must be %d digits", app.CodeLength)
 	}
-	checkTransaction(app, in.Transaction, fields)
+	psd2.Check(in.Transaction, app.PSD2, fields)
 	if len(fields) > 0 {
 		return &ErrInvalidRequest{Fields: fields}
 	}
 	return nil
+}
+
+// Verification returns one of the app's verifications by id, its status as of now (see
+// Verification.StatusAt); the Twilio Verify adapter offers it. Errors: ErrNotFound,
+// *ErrInvalidRequest for an id that is no UUID, and errors wrapping ErrUnavailable.
+func (s *Service) Verification(ctx context.Context, app *App, id string) (Verification, error) {
+	a := s.appOf(app)
+	id, err := verificationID(id)
+	if err != nil {
+		return Verification{}, err
+	}
+	sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	v, err := s.store.Verification(sctx, id)
+	if err == nil && v.AppID != a.ID {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Verification{}, fmt.Errorf("otp: verification: %w", err)
+	}
+	v.CodeHashes, v.Status = nil, v.StatusAt(s.Now())
+	return v, nil
+}
+
+// Close ends one of the app's pending verifications as canceled or approved, as its owner
+// decided without a code. Errors: ErrNotFound when there is no such pending verification,
+// *ErrInvalidRequest, and errors wrapping ErrUnavailable. It runs in the store's check transaction,
+// so it cannot race a check of the same verification, and it is recorded as an
+// attempt with the outcome canceled or approved.
+func (s *Service) Close(ctx context.Context, app *App, id string, to Status) (Verification, error) {
+	a := s.appOf(app)
+	id, err := verificationID(id)
+	if err != nil {
+		return Verification{}, err
+	}
+	outcome := OutcomeApproved
+	switch to {
+	case StatusApproved:
+	case StatusCanceled:
+		outcome = OutcomeCanceled
+	default:
+		return Verification{}, &ErrInvalidRequest{Fields: map[string]string{"status": `must be "canceled" or "approved"`}}
+	}
+	now := s.Now()
+	sctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	v, oc, err := s.store.Check(sctx, CheckRef{AppID: a.ID, ID: id, Now: now}, func(v Verification) (Verification, CheckOutcome) {
+		if v.StatusAt(now) != StatusPending {
+			return v, OutcomeNotPending
+		}
+		v.Status, v.ClosedAt = to, now
+		return v, outcome
+	})
+	if err != nil {
+		return Verification{}, fmt.Errorf("otp: close verification: %w", err)
+	}
+	if oc != outcome {
+		return Verification{}, ErrNotFound
+	}
+	v.CodeHashes = nil
+	return v, nil
+}
+
+// verificationID checks and lower-cases a verification id.
+func verificationID(id string) (string, error) {
+	if !validUUID(id) {
+		return "", &ErrInvalidRequest{Fields: map[string]string{"id": "must be a verification id (UUID)"}}
+	}
+	return strings.ToLower(id), nil
+}
+
+// LastSentAt is when the verification's latest code went out: each send sets the
+// expiry to its own time plus the TTL.
+func (v Verification) LastSentAt(ttl time.Duration) time.Time {
+	if t := v.ExpiresAt.Add(-ttl); t.After(v.CreatedAt) {
+		return t
+	}
+	return v.CreatedAt
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // unknownID is a well-formed verification id that no test creates.
@@ -105,20 +106,20 @@ func TestCheckExpiry(t *testing.T) {
 }
 
 func TestCheckAsksTheLimiter(t *testing.T) {
-	checkPhone := otp.Limit{Scope: otp.ScopeCheckPhone, Key: testPhone, Rules: []otp.Rule{{Limit: 5, Window: time.Minute}}}
-	checkIP := otp.Limit{Scope: otp.ScopeCheckIP, Key: testIP, Rules: []otp.Rule{{Limit: 20, Window: time.Minute}}}
+	checkPhone := rate.Limit{Scope: otp.ScopeCheckPhone, Key: testPhone, Rules: []rate.Rule{{Limit: 5, Window: time.Minute}}}
+	checkIP := rate.Limit{Scope: otp.ScopeCheckIP, Key: testIP, Rules: []rate.Rule{{Limit: 20, Window: time.Minute}}}
 	tests := []struct {
 		name       string
 		send       bool
 		in         func(id string) otp.CheckInput
-		wantPolicy []otp.Limit
+		wantPolicy []rate.Limit
 		wantErr    error
 	}{
-		{"ByIDPaysForTheVerificationsPhone", true, func(id string) otp.CheckInput { return otp.CheckInput{ID: id} }, []otp.Limit{checkPhone, checkIP}, nil},
-		{"ByPhone", true, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkPhone, checkIP}, nil},
-		{"UnknownIDStillCostsTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{ID: unknownID} }, []otp.Limit{checkIP}, otp.ErrNotFound},
+		{"ByIDPaysForTheVerificationsPhone", true, func(id string) otp.CheckInput { return otp.CheckInput{ID: id} }, []rate.Limit{checkPhone, checkIP}, nil},
+		{"ByPhone", true, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []rate.Limit{checkPhone, checkIP}, nil},
+		{"UnknownIDStillCostsTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{ID: unknownID} }, []rate.Limit{checkIP}, otp.ErrNotFound},
 		// Nothing to check: the phone's check budget is not spent (issue 19), the IP's is.
-		{"UnknownPhoneCostsOnlyTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []otp.Limit{checkIP}, otp.ErrNotFound},
+		{"UnknownPhoneCostsOnlyTheIP", false, func(string) otp.CheckInput { return otp.CheckInput{Phone: testPhone} }, []rate.Limit{checkIP}, otp.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestCheckAsksTheLimiter(t *testing.T) {
 			if _, err := e.svc.Check(context.Background(), in); !errors.Is(err, tt.wantErr) {
 				t.Errorf("got %v, want %v", err, tt.wantErr)
 			}
-			if got := e.limiter.Allows()[before:]; !reflect.DeepEqual(got, [][]otp.Limit{tt.wantPolicy}) {
+			if got := e.limiter.Allows()[before:]; !reflect.DeepEqual(got, [][]rate.Limit{tt.wantPolicy}) {
 				t.Errorf("policy: got %+v, want %+v", got, tt.wantPolicy)
 			}
 			if in.ID == unknownID && e.store.Calls("Check") != 0 {
@@ -146,11 +147,11 @@ func TestCheckAsksTheLimiter(t *testing.T) {
 func TestCheckRateLimited(t *testing.T) {
 	e := newEnv(t)
 	sent := e.send(t)
-	deny := []otp.RuleState{violated(otp.ScopeCheckPhone, testPhone, otp.Rule{Limit: 5, Window: time.Minute}, 20*time.Second)}
+	deny := []rate.RuleState{violated(otp.ScopeCheckPhone, testPhone, rate.Rule{Limit: 5, Window: time.Minute}, 20*time.Second)}
 	e.limiter.Deny = deny
 	res, err := e.check(codes[0])
 	var limited *otp.ErrRateLimited
-	want := otp.Decision{Rules: deny}
+	want := rate.Decision{Rules: deny}
 	if !errors.As(err, &limited) || !reflect.DeepEqual(limited.Decision, want) {
 		t.Fatalf("got %v, want *otp.ErrRateLimited with %+v", err, want)
 	}
@@ -214,7 +215,7 @@ func TestCheckRefusesMalformedInputFirst(t *testing.T) {
 	tests := []struct {
 		name       string
 		in         otp.CheckInput
-		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
+		wantFields map[string]string // nil: want *contact.ErrInvalidPhone
 	}{
 		{"CodeHasTheConfiguredLength", otp.CheckInput{Phone: testPhone, Code: "123456"}, map[string]string{"code": "must be 8 digits"}},
 		{"NeitherPhoneNorID", otp.CheckInput{Code: "12345678"}, map[string]string{"phone": `one of "phone", "email" or "id" is required`}},

@@ -3,6 +3,9 @@ package otp
 import (
 	"context"
 	"errors"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/proof"
 )
 
 // Code is the stable, machine-readable name of why a call failed. It is the one
@@ -118,8 +121,8 @@ func chainCode(err error) Code {
 	var (
 		coded    *Error
 		invalid  *ErrInvalidRequest
-		phone    *ErrInvalidPhone
-		email    *ErrInvalidEmail
+		phone    *contact.ErrInvalidPhone
+		email    *contact.ErrInvalidEmail
 		country  *ErrCountryNotAllowed
 		limited  *ErrRateLimited
 		budget   *ErrSendBudget
@@ -128,7 +131,7 @@ func chainCode(err error) Code {
 		fraud    *ErrFraudBlocked
 		blocked  *ErrBlocked
 		demand   *ErrChallengeRequired
-		solution *ErrChallengeInvalid
+		solution *proof.ErrChallengeInvalid
 		ntype    *ErrNumberType
 		spent    *ErrBudgetExceeded
 	)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 func TestErrorCode(t *testing.T) {
@@ -17,14 +20,14 @@ func TestErrorCode(t *testing.T) {
 		{"Coded", Errorf(CodeUnauthorized, "no key"), CodeUnauthorized},
 		{"WrappedCoded", fmt.Errorf("auth: %w", Errorf(CodeCSRFFailed, "no cookie")), CodeCSRFFailed},
 		{"InvalidRequest", &ErrInvalidRequest{Fields: map[string]string{"phone": "is required"}}, CodeInvalidRequest},
-		{"InvalidPhone", &ErrInvalidPhone{Reason: "too short"}, CodeInvalidPhone},
+		{"InvalidPhone", &contact.ErrInvalidPhone{Reason: "too short"}, CodeInvalidPhone},
 		{"CountryNotAllowed", &ErrCountryNotAllowed{Country: "US"}, CodeCountryNotAllowed},
 		{"Duplicate", ErrDuplicateSubmit, CodeDuplicateSubmit},
 		{"IdempotencyInFlight", ErrIdempotencyInFlight, CodeIdempotencyInFlight},
 		{"IdempotencyKeyReused", ErrIdempotencyKeyReused, CodeIdempotencyKeyReused},
 		{"RateLimited", &ErrRateLimited{}, CodeRateLimited},
 		{"SendBudgetIsARateLimit", &ErrSendBudget{MaxSends: 5}, CodeRateLimited},
-		{"FraudBlocked", fmt.Errorf("send: %w", &ErrFraudBlocked{Scope: ScopePrefix, Key: "+8190123"}), CodeFraudBlocked},
+		{"FraudBlocked", fmt.Errorf("send: %w", &ErrFraudBlocked{Scope: rate.ScopePrefix, Key: "+8190123"}), CodeFraudBlocked},
 		{"BlockListed", &ErrBlocked{Entry: "country NG"}, CodeBlocked},
 		{"InvalidCode", &ErrInvalidCode{AttemptsLeft: 2}, CodeInvalidCode},
 		{"TooManyAttempts", ErrTooManyAttempts, CodeTooManyAttempts},

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"otpgate/internal/psd2"
 )
 
 // newCode draws n decimal digits uniformly: a 64-bit draw at or above the largest multiple
@@ -55,7 +57,7 @@ func hashCode(secret []byte, verificationID, code string) []byte {
 // codeMatches compares against every code sent for the verification, always all
 // of them and in constant time, so timing reveals neither which nor how many matched.
 // A code sent for a transaction (PSD2) matches only with that transaction.
-func codeMatches(secret []byte, v Verification, code string, tx Transaction) bool {
+func codeMatches(secret []byte, v Verification, code string, tx psd2.Transaction) bool {
 	want := hashBound(secret, v.ID, code, tx)
 	match := 0
 	for _, h := range v.CodeHashes {
@@ -75,4 +77,23 @@ func validCodeFormat(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+// hashBound is the hash of a code sent for a transaction: hashCode's, with the amount and
+// the payee, each after its length, so that no two transactions share a hash. Without a
+// transaction it is hashCode's, so codes of other sends keep their hashes.
+func hashBound(secret []byte, verificationID, code string, t psd2.Transaction) []byte {
+	if t.IsZero() {
+		return hashCode(secret, verificationID, code)
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(verificationID))
+	m.Write([]byte(code))
+	// The code is digits only, so a separator that is no digit ends it unambiguously.
+	m.Write([]byte("\x00psd2"))
+	for _, part := range []string{t.Amount, t.Payee} {
+		m.Write(binary.BigEndian.AppendUint32(nil, uint32(len(part))))
+		m.Write([]byte(part))
+	}
+	return m.Sum(nil)
 }

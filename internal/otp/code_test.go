@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"testing"
+
+	"otpgate/internal/psd2"
 )
 
 func TestNewCode(t *testing.T) {
@@ -77,12 +79,12 @@ func TestCodeMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := codeMatches(secret, tt.v, tt.code, Transaction{}); got != tt.want {
+			if got := codeMatches(secret, tt.v, tt.code, psd2.Transaction{}); got != tt.want {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
-	if codeMatches([]byte("other secret"), v, "111111", Transaction{}) {
+	if codeMatches([]byte("other secret"), v, "111111", psd2.Transaction{}) {
 		t.Error("a code matched under another secret")
 	}
 }

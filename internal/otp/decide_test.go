@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
 )
 
 func TestDecide(t *testing.T) {
@@ -35,7 +38,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, outcome := s.decide(tt.v, tt.code, Transaction{}, now)
+			v, outcome := s.decide(tt.v, tt.code, psd2.Transaction{}, now)
 			if outcome != tt.wantOutcome || v.Status != tt.wantStatus || v.Attempts != tt.wantAttempts {
 				t.Errorf("got %s %s attempts=%d, want %s %s attempts=%d", outcome, v.Status, v.Attempts, tt.wantOutcome, tt.wantStatus, tt.wantAttempts)
 			}
@@ -79,7 +82,7 @@ func TestCheckInput(t *testing.T) {
 
 func TestSendTarget(t *testing.T) {
 	const phone = "+819012345678"
-	allLocales := "must be " + quoteOr(KnownLocales())
+	allLocales := "must be " + quoteOr(contact.KnownLocales())
 	tests := []struct {
 		name                    string
 		in                      SendInput

@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 const (
@@ -48,11 +50,11 @@ func newEnv(t *testing.T, configure ...func(*otp.Config)) *env {
 	cfg := otp.Config{
 		Secret: []byte("test secret of the unit tests"), CodeLength: 6, CodeTTL: 5 * time.Minute,
 		MaxSends: 5, MaxAttempts: 3,
-		PhoneRules:      []otp.Rule{{Limit: 1, Window: time.Minute}},
-		IPRules:         []otp.Rule{{Limit: 10, Window: time.Hour}},
+		PhoneRules:      []rate.Rule{{Limit: 1, Window: time.Minute}},
+		IPRules:         []rate.Rule{{Limit: 10, Window: time.Hour}},
 		DuplicateWindow: 5 * time.Second,
-		CheckPhoneRules: []otp.Rule{{Limit: 5, Window: time.Minute}},
-		CheckIPRules:    []otp.Rule{{Limit: 20, Window: time.Minute}},
+		CheckPhoneRules: []rate.Rule{{Limit: 5, Window: time.Minute}},
+		CheckIPRules:    []rate.Rule{{Limit: 20, Window: time.Minute}},
 		SMSTimeout:      time.Second, LimiterTimeout: time.Second, StoreTimeout: time.Second,
 	}
 	for _, f := range configure {
@@ -164,17 +166,17 @@ func (e *env) wantUntouched(t *testing.T) {
 }
 
 // wantBadInput checks a refusal of malformed input: an *otp.ErrInvalidRequest with exactly
-// wantFields, or, when wantFields is nil, an *otp.ErrInvalidPhone.
+// wantFields, or, when wantFields is nil, an *contact.ErrInvalidPhone.
 func wantBadInput(t *testing.T, err error, wantFields map[string]string) {
 	t.Helper()
 	var invalid *otp.ErrInvalidRequest
-	var phone *otp.ErrInvalidPhone
+	var phone *contact.ErrInvalidPhone
 	switch {
 	case wantFields != nil && !errors.As(err, &invalid):
 		t.Errorf("got %v, want *otp.ErrInvalidRequest", err)
 	case wantFields != nil && !reflect.DeepEqual(invalid.Fields, wantFields):
 		t.Errorf("fields: got %v, want %v", invalid.Fields, wantFields)
 	case wantFields == nil && !errors.As(err, &phone):
-		t.Errorf("got %v, want *otp.ErrInvalidPhone", err)
+		t.Errorf("got %v, want *contact.ErrInvalidPhone", err)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 // Errors without parameters. Match them with errors.Is.
@@ -51,13 +54,6 @@ func (e *ErrInvalidRequest) Error() string {
 	return "invalid request: " + strings.Join(parts, "; ")
 }
 
-// ErrInvalidPhone means the phone number could not be parsed or is not a valid number.
-type ErrInvalidPhone struct {
-	Reason string
-}
-
-func (e *ErrInvalidPhone) Error() string { return "invalid phone: " + e.Reason }
-
 // ErrCountryNotAllowed means the number belongs to a country outside OTP_ALLOWED_COUNTRIES.
 type ErrCountryNotAllowed struct {
 	Country string
@@ -69,11 +65,11 @@ func (e *ErrCountryNotAllowed) Error() string { return "country not allowed: " +
 type ErrRateLimited struct {
 	// Decision is the refusing decision: its violated rules say why, and all its rules
 	// feed the rate-limit headers.
-	Decision Decision
+	Decision rate.Decision
 }
 
 // Violations are the refusing rules, each with its own retry-after, in policy order.
-func (e *ErrRateLimited) Violations() []RuleState { return e.Decision.Violations() }
+func (e *ErrRateLimited) Violations() []rate.RuleState { return e.Decision.Violations() }
 
 // RetryAfter is how long until every violated rule admits the request again.
 func (e *ErrRateLimited) RetryAfter() time.Duration { return e.Decision.RetryAfter() }
@@ -119,7 +115,7 @@ type ErrFraudBlocked struct {
 	RetryAfter time.Duration
 	// Challenge, when set, is a challenge whose solution admits the send despite the block:
 	// the block's legitimate users can still get a code.
-	Challenge *Challenge
+	Challenge *proof.Challenge
 }
 
 func (e *ErrFraudBlocked) Error() string {
@@ -141,20 +137,12 @@ type ErrChallengeRequired struct {
 	Scope, Key string
 	// Level is the challenge's level; Challenge the challenge to solve.
 	Level     int
-	Challenge Challenge
+	Challenge proof.Challenge
 }
 
 func (e *ErrChallengeRequired) Error() string {
 	return fmt.Sprintf("fraud guard asks a level-%d challenge for %s %s", e.Level, e.Scope, e.Key)
 }
-
-// ErrChallengeInvalid means the send's challenge solution or CAPTCHA token was refused:
-// malformed, not issued here, expired, bound to another address or client, or used before.
-type ErrChallengeInvalid struct {
-	Reason string
-}
-
-func (e *ErrChallengeInvalid) Error() string { return "challenge solution refused: " + e.Reason }
 
 // ErrNumberType means the number is of a type the app does not send codes to (such as
 // premium-rate); nothing was spent.

@@ -11,43 +11,44 @@ import (
 	"otpgate/internal/inmem"
 	"otpgate/internal/message"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // fakeLimiter answers Allow as told and records every Allow and Refund.
 type fakeLimiter struct {
 	mu sync.Mutex
 	// Deny, when set, refuses every Allow with these rule states as the decision's rules.
-	Deny []otp.RuleState
+	Deny []rate.RuleState
 	// Err, when set, fails every Allow.
 	Err error
 	// RefundErr, when set, fails every Refund.
 	RefundErr error
 
-	allows  [][]otp.Limit
-	given   []otp.Decision
-	refunds []otp.Reservation
+	allows  [][]rate.Limit
+	given   []rate.Decision
+	refunds []rate.Reservation
 }
 
 // Allow admits with one fresh reservation per call and a state per rule as after one
 // request (no counting: that is the real limiter's job), unless told to deny or fail.
-func (l *fakeLimiter) Allow(_ context.Context, limits []otp.Limit) (otp.Decision, error) {
+func (l *fakeLimiter) Allow(_ context.Context, limits []rate.Limit) (rate.Decision, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.allows = append(l.allows, limits)
 	switch {
 	case l.Err != nil:
-		return otp.Decision{}, l.Err
+		return rate.Decision{}, l.Err
 	case l.Deny != nil:
-		d := otp.Decision{Rules: append([]otp.RuleState(nil), l.Deny...)}
+		d := rate.Decision{Rules: append([]rate.RuleState(nil), l.Deny...)}
 		l.given = append(l.given, d)
 		return d, nil
 	}
 	res := &fakeReservation{id: fmt.Sprintf("reservation-%d", len(l.allows))}
-	d := otp.Decision{Allowed: true, Reservation: otp.NewReservation(res)}
+	d := rate.Decision{Allowed: true, Reservation: rate.NewReservation(res)}
 	for _, lim := range limits {
 		res.keys = append(res.keys, lim.Scope+":"+lim.Key)
 		for _, r := range lim.Rules {
-			s := otp.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Used: 1, Remaining: max(r.Limit-1, 0), ResetAfter: r.Window}
+			s := rate.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Used: 1, Remaining: max(r.Limit-1, 0), ResetAfter: r.Window}
 			if s.Remaining == 0 {
 				s.RetryAfter = r.Window
 			}
@@ -58,14 +59,14 @@ func (l *fakeLimiter) Allow(_ context.Context, limits []otp.Limit) (otp.Decision
 	return d, nil
 }
 
-// fakeReservation is what the fake limiter carries in an otp.Reservation.
+// fakeReservation is what the fake limiter carries in an rate.Reservation.
 type fakeReservation struct {
 	id   string
 	keys []string
 }
 
 // Refund records the reservation.
-func (l *fakeLimiter) Refund(_ context.Context, r otp.Reservation) error {
+func (l *fakeLimiter) Refund(_ context.Context, r rate.Reservation) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refunds = append(l.refunds, r)
@@ -73,35 +74,35 @@ func (l *fakeLimiter) Refund(_ context.Context, r otp.Reservation) error {
 }
 
 // Inspect reports nothing recorded.
-func (l *fakeLimiter) Inspect(context.Context, otp.Limit) ([]otp.RuleState, error) { return nil, nil }
+func (l *fakeLimiter) Inspect(context.Context, rate.Limit) ([]rate.RuleState, error) { return nil, nil }
 
 // Reset forgets nothing: the fake keeps no counts.
 func (l *fakeLimiter) Reset(context.Context, string, string) error { return nil }
 
 // Allows returns the policies Allow was asked, in order.
-func (l *fakeLimiter) Allows() [][]otp.Limit {
+func (l *fakeLimiter) Allows() [][]rate.Limit {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([][]otp.Limit(nil), l.allows...)
+	return append([][]rate.Limit(nil), l.allows...)
 }
 
 // Given returns the decisions Allow answered, in order.
-func (l *fakeLimiter) Given() []otp.Decision {
+func (l *fakeLimiter) Given() []rate.Decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]otp.Decision(nil), l.given...)
+	return append([]rate.Decision(nil), l.given...)
 }
 
 // Refunds returns the refunded reservations, in order.
-func (l *fakeLimiter) Refunds() []otp.Reservation {
+func (l *fakeLimiter) Refunds() []rate.Reservation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]otp.Reservation(nil), l.refunds...)
+	return append([]rate.Reservation(nil), l.refunds...)
 }
 
 // violated is the state of a rule that refused a request.
-func violated(scope, key string, r otp.Rule, retryAfter time.Duration) otp.RuleState {
-	return otp.RuleState{Scope: scope, Key: key, Rule: r, Used: r.Limit, ResetAfter: retryAfter, RetryAfter: retryAfter, Violated: true}
+func violated(scope, key string, r rate.Rule, retryAfter time.Duration) rate.RuleState {
+	return rate.RuleState{Scope: scope, Key: key, Rule: r, Used: r.Limit, ResetAfter: retryAfter, RetryAfter: retryAfter, Violated: true}
 }
 
 // fakeSender records messages and answers as told.

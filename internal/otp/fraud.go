@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 // Fraud is the fraud step of sends and checks; internal/fraud implements it over the live
@@ -20,8 +24,25 @@ type Fraud interface {
 	// BlockStarted records a block that a send's decision started, in shadow mode too: the
 	// block row with why it started, its audit entry. The limiter holds the block already;
 	// errors are logged.
-	BlockStarted(ctx context.Context, t FraudTarget, g GuardState, why FraudExplanation, at time.Time) error
+	BlockStarted(ctx context.Context, t FraudTarget, g rate.GuardState, why rate.FraudExplanation, at time.Time) error
 }
+
+// Challenger issues and checks the challenges the fraud guard asks of a send between
+// allowing it and blocking its target (internal/challenge implements it): a proof of work
+// in the ALTCHA format, and optionally a CAPTCHA token of the operator's provider.
+type Challenger interface {
+	// Issue returns a challenge of the level, bound to the send's app, address and client.
+	Issue(level int, b proof.Binding, now time.Time) (proof.Challenge, error)
+	// Verify checks a solution, or a CAPTCHA token, for the send's app, address and client and
+	// returns the level it solved and the id under which it is spent once. Errors:
+	// *proof.ErrChallengeInvalid, and errors wrapping ErrUnavailable when a CAPTCHA provider
+	// cannot be asked.
+	Verify(ctx context.Context, s proof.Solution, b proof.Binding, now time.Time) (proof.Solved, error)
+}
+
+// ScopeChallenge is the limiter scope that spends a solution once: its key is the
+// solution's id, its rule one use until the challenge expires.
+const ScopeChallenge = "challenge"
 
 // FraudTarget is what the fraud step knows of a send.
 type FraudTarget struct {
@@ -50,7 +71,7 @@ type Screening struct {
 	// Safe reports that the safe list matched: the fraud limits are left out.
 	Safe bool
 	// Limits are the fraud limits to add to the send's policy.
-	Limits []Limit
+	Limits []rate.Limit
 }
 
 // UseFraud adds the fraud step to sends and checks; without it the service has none.
@@ -60,7 +81,7 @@ func (s *Service) UseFraud(f Fraud) { s.fraud = f }
 // screen runs the fraud step of a send: a block-listed send is recorded and refused with
 // *ErrBlocked before anything is spent; otherwise it returns the limits to add. The
 // guard watches phone numbers (SMS pumping); email has no step.
-func (s *Service) screen(appID string, to target, ip string, solved int) (FraudTarget, []Limit, error) {
+func (s *Service) screen(appID string, to target, ip string, solved int) (FraudTarget, []rate.Limit, error) {
 	phone := to.address
 	t := FraudTarget{Phone: phone, Region: to.region, ClientIP: ip, Solved: solved}
 	if s.fraud == nil || to.email() {
@@ -73,7 +94,7 @@ func (s *Service) screen(appID string, to target, ip string, solved int) (FraudT
 	if s.history != nil {
 		s.history.RecordDenied(DeniedSend{
 			ID: s.NewID(), AppID: appID, Phone: phone, Channel: to.channel, ClientIP: ip, Status: SendBlocked,
-			Reason: ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
+			Reason: rate.ReasonBlockList + " " + scr.Blocked, Time: s.Now(),
 		})
 	}
 	return t, nil, &ErrBlocked{Entry: scr.Blocked}
@@ -81,14 +102,14 @@ func (s *Service) screen(appID string, to target, ip string, solved int) (FraudT
 
 // startedBlocks records the blocks the decision started. It runs detached from the client,
 // bounded like a store call, since the block holds in the limiter whatever the client does.
-func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, policy []Limit, dec Decision, now time.Time) {
+func (s *Service) startedBlocks(ctx context.Context, t FraudTarget, policy []rate.Limit, dec rate.Decision, now time.Time) {
 	if s.fraud == nil || t.Region == "" {
 		return
 	}
 	for _, g := range dec.Trips() {
-		why := explainGuard(policy, g, FraudTripped, dec.Allowed)
+		why := rate.ExplainGuard(policy, g, rate.FraudTripped, dec.Allowed)
 		if why == nil {
-			why = &FraudExplanation{Signal: g.Signal, Scope: g.Scope, Key: g.Key, Action: FraudTripped}
+			why = &rate.FraudExplanation{Signal: g.Signal, Scope: g.Scope, Key: g.Key, Action: rate.FraudTripped}
 		}
 		bctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.StoreTimeout, finishTimeout))
 		err := s.fraud.BlockStarted(bctx, t, g, *why, now)
@@ -105,7 +126,7 @@ func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duratio
 	if s.fraud == nil {
 		return
 	}
-	_, region, err := NormalizePhone(v.Address, "")
+	_, region, err := contact.NormalizePhone(v.Address, "")
 	if err != nil {
 		return // stored numbers are E.164; nothing to count for one that is not
 	}
@@ -120,7 +141,7 @@ func (s *Service) approved(ctx context.Context, v Verification, ttl time.Duratio
 // fraudDenied names a refusal by the fraud guard's block: its history reason and its error,
 // which is nil when no guard blocked. When every refusing guard would admit a solved
 // challenge, the error carries one.
-func (s *Service) fraudDenied(appID string, t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+func (s *Service) fraudDenied(appID string, t target, ip string, dec rate.Decision, now time.Time) (reason string, err error) {
 	g, ok := dec.Block()
 	if !ok {
 		return "", nil
@@ -137,18 +158,18 @@ func (s *Service) fraudDenied(appID string, t target, ip string, dec Decision, n
 // challengeDenied names a refusal for want of a challenge: its history reason and its error
 // carrying the challenge, nil when no guard asked one (or no challenger can issue it, when
 // the request is refused as the guard's block).
-func (s *Service) challengeDenied(appID string, t target, ip string, dec Decision, now time.Time) (reason string, err error) {
+func (s *Service) challengeDenied(appID string, t target, ip string, dec rate.Decision, now time.Time) (reason string, err error) {
 	level, g, ok := dec.Challenge()
 	if !ok {
 		return "", nil
 	}
 	scope, key := g.Scope, g.Key
-	if scope == ScopeYoungCountries {
+	if scope == rate.ScopeYoungCountries {
 		// The pool is about the number's country, young among many: that is what the
 		// client hears.
-		scope, key = ScopeCountry, t.region
+		scope, key = rate.ScopeCountry, t.region
 	}
-	reason = ReasonChallenge + " " + scope + " " + key
+	reason = rate.ReasonChallenge + " " + scope + " " + key
 	if s.challenger == nil {
 		return reason, &ErrFraudBlocked{Scope: scope, Key: key, RetryAfter: time.Second}
 	}
@@ -164,24 +185,24 @@ func (s *Service) challengeDenied(appID string, t target, ip string, dec Decisio
 func (s *Service) UseChallenger(c Challenger) { s.challenger = c }
 
 // solved verifies the request's challenge solution, if any, before anything is spent.
-func (s *Service) solved(ctx context.Context, appID string, in SendInput, t target) (Solved, error) {
+func (s *Service) solved(ctx context.Context, appID string, in SendInput, t target) (proof.Solved, error) {
 	if in.Solution.Empty() {
-		return Solved{}, nil
+		return proof.Solved{}, nil
 	}
 	if s.challenger == nil {
-		return Solved{}, &ErrChallengeInvalid{Reason: "no challenge was asked"}
+		return proof.Solved{}, &proof.ErrChallengeInvalid{Reason: "no challenge was asked"}
 	}
 	return s.challenger.Verify(ctx, in.Solution, s.binding(appID, t, in.ClientIP), s.Now())
 }
 
 // binding is what a challenge of a send is bound to: its app, its address's keyed index
 // and its client. A solution found for one app is no good for another.
-func (s *Service) binding(appID string, t target, ip string) ChallengeBinding {
-	return ChallengeBinding{App: appID, Address: s.cfg.Index(t.address), ClientIP: ip}
+func (s *Service) binding(appID string, t target, ip string) proof.Binding {
+	return proof.Binding{App: appID, Address: s.cfg.Index(t.address), ClientIP: ip}
 }
 
 // solutionLimit spends a solution once: a rule of one use until its challenge expires.
-func (s *Service) solutionLimit(v Solved) Limit {
+func (s *Service) solutionLimit(v proof.Solved) rate.Limit {
 	window := max(v.Expires.Sub(s.Now()), time.Second) + time.Second
-	return Limit{Scope: ScopeChallenge, Key: v.ID, Rules: []Rule{{Limit: 1, Window: window}}}
+	return rate.Limit{Scope: ScopeChallenge, Key: v.ID, Rules: []rate.Rule{{Limit: 1, Window: window}}}
 }

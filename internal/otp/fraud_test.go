@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // fakeFraud screens as told and records what the service told it.
@@ -20,8 +21,8 @@ type fakeFraud struct {
 
 	screened []otp.FraudTarget
 	approved []otp.FraudTarget
-	started  []otp.GuardState
-	whys     []otp.FraudExplanation
+	started  []rate.GuardState
+	whys     []rate.FraudExplanation
 }
 
 func (f *fakeFraud) Screen(t otp.FraudTarget) otp.Screening {
@@ -38,7 +39,7 @@ func (f *fakeFraud) Approved(_ context.Context, t otp.FraudTarget, _ otp.Approva
 	return nil
 }
 
-func (f *fakeFraud) BlockStarted(_ context.Context, _ otp.FraudTarget, g otp.GuardState, why otp.FraudExplanation, _ time.Time) error {
+func (f *fakeFraud) BlockStarted(_ context.Context, _ otp.FraudTarget, g rate.GuardState, why rate.FraudExplanation, _ time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.started = append(f.started, g)
@@ -50,12 +51,12 @@ func (f *fakeFraud) BlockStarted(_ context.Context, _ otp.FraudTarget, g otp.Gua
 // Guards as its guard states, refusing when one of them refuses or demands a challenge.
 type guardedLimiter struct {
 	*fakeLimiter
-	Guards []otp.GuardState
+	Guards []rate.GuardState
 	// Shadow marks the decision's rules as shadow rules that would have refused.
 	Shadow bool
 }
 
-func (l *guardedLimiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, error) {
+func (l *guardedLimiter) Allow(ctx context.Context, limits []rate.Limit) (rate.Decision, error) {
 	d, err := l.fakeLimiter.Allow(ctx, limits)
 	if err != nil {
 		return d, err
@@ -63,7 +64,7 @@ func (l *guardedLimiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Dec
 	d.Guards = l.Guards
 	for _, g := range d.Guards {
 		if g.Refuses() || g.Demands() {
-			d.Allowed, d.Reservation = false, otp.Reservation{}
+			d.Allowed, d.Reservation = false, rate.Reservation{}
 		}
 	}
 	if l.Shadow {
@@ -81,8 +82,8 @@ func fraudEnv(t *testing.T) (*env, *fakeFraud, *guardedLimiter) {
 	cfg := otp.Config{
 		Secret: []byte("test secret of the unit tests"), CodeLength: 6, CodeTTL: 5 * time.Minute,
 		MaxSends: 5, MaxAttempts: 3,
-		PhoneRules: []otp.Rule{{Limit: 1, Window: time.Minute}}, IPRules: []otp.Rule{{Limit: 10, Window: time.Hour}},
-		CheckPhoneRules: []otp.Rule{{Limit: 5, Window: time.Minute}},
+		PhoneRules: []rate.Rule{{Limit: 1, Window: time.Minute}}, IPRules: []rate.Rule{{Limit: 10, Window: time.Hour}},
+		CheckPhoneRules: []rate.Rule{{Limit: 5, Window: time.Minute}},
 		SMSTimeout:      time.Second, LimiterTimeout: time.Second, StoreTimeout: time.Second,
 	}
 	gl := &guardedLimiter{fakeLimiter: e.limiter}
@@ -98,7 +99,7 @@ func fraudEnv(t *testing.T) (*env, *fakeFraud, *guardedLimiter) {
 
 func TestSendFraudStep(t *testing.T) {
 	ctx := context.Background()
-	prefix := otp.Limit{Scope: otp.ScopePrefix, Key: "+8190123", Rules: []otp.Rule{{Limit: 10, Window: time.Hour}}}
+	prefix := rate.Limit{Scope: rate.ScopePrefix, Key: "+8190123", Rules: []rate.Rule{{Limit: 10, Window: time.Hour}}}
 
 	t.Run("BlockListAnswersBeforeAnythingIsSpent", func(t *testing.T) {
 		e, f, _ := fraudEnv(t)
@@ -137,24 +138,24 @@ func TestSendFraudStep(t *testing.T) {
 
 	t.Run("FraudLimitsJoinTheSendPolicy", func(t *testing.T) {
 		e, f, _ := fraudEnv(t)
-		f.Verdict = otp.Screening{Limits: []otp.Limit{prefix}}
+		f.Verdict = otp.Screening{Limits: []rate.Limit{prefix}}
 		e.send(t)
 		allows := e.limiter.Allows()
 		if len(allows) != 1 {
 			t.Fatalf("got %d limiter calls, want one", len(allows))
 		}
 		last := allows[0][len(allows[0])-1]
-		if last.Scope != otp.ScopePrefix || last.Key != "+8190123" {
+		if last.Scope != rate.ScopePrefix || last.Key != "+8190123" {
 			t.Errorf("policy: got %+v, want it to end with the prefix limit", allows[0])
 		}
 	})
 
 	t.Run("AGuardBlockIsFraudBlocked", func(t *testing.T) {
 		e, _, gl := fraudEnv(t)
-		gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Blocked: true, RetryAfter: 3 * time.Hour}}
+		gl.Guards = []rate.GuardState{{Scope: rate.ScopePrefix, Key: "+8190123", Blocked: true, RetryAfter: 3 * time.Hour}}
 		_, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP})
 		var fb *otp.ErrFraudBlocked
-		if !errors.As(err, &fb) || fb.Scope != otp.ScopePrefix || fb.RetryAfter != 3*time.Hour || otp.ErrorCode(err) != otp.CodeFraudBlocked {
+		if !errors.As(err, &fb) || fb.Scope != rate.ScopePrefix || fb.RetryAfter != 3*time.Hour || otp.ErrorCode(err) != otp.CodeFraudBlocked {
 			t.Fatalf("got %v, want *otp.ErrFraudBlocked for the prefix, 3h", err)
 		}
 		if got := e.sender.Messages(); len(got) != 0 {
@@ -167,8 +168,8 @@ func TestSendFraudStep(t *testing.T) {
 
 	t.Run("ATripIsRecorded", func(t *testing.T) {
 		e, f, gl := fraudEnv(t)
-		trip := otp.GuardState{Scope: otp.ScopeIPNet, Key: "192.0.2.0/24", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour}
-		gl.Guards = []otp.GuardState{trip}
+		trip := rate.GuardState{Scope: rate.ScopeIPNet, Key: "192.0.2.0/24", Blocked: true, Tripped: true, RetryAfter: 12 * time.Hour}
+		gl.Guards = []rate.GuardState{trip}
 		if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP}); otp.ErrorCode(err) != otp.CodeFraudBlocked {
 			t.Fatalf("got %v, want fraud_blocked", err)
 		}
@@ -177,19 +178,19 @@ func TestSendFraudStep(t *testing.T) {
 		}
 	})
 
-	guarded := otp.Limit{Scope: otp.ScopePrefix, Key: "+8190123", Guard: &otp.Guard{Floor: 10,
-		Params: otp.GuardParams{Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20}}}
+	guarded := rate.Limit{Scope: rate.ScopePrefix, Key: "+8190123", Guard: &rate.Guard{Floor: 10,
+		Params: rate.GuardParams{Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20}}}
 
 	t.Run("ARefusalAndItsTripSayWhy", func(t *testing.T) {
 		e, f, gl := fraudEnv(t)
-		f.Verdict = otp.Screening{Limits: []otp.Limit{guarded}}
-		gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Blocked: true, Tripped: true, Signal: otp.SignalRecent,
-			RetryAfter: time.Hour, Counts: otp.GuardCounts{RecentSends: 11, LongSends: 11}}}
+		f.Verdict = otp.Screening{Limits: []rate.Limit{guarded}}
+		gl.Guards = []rate.GuardState{{Scope: rate.ScopePrefix, Key: "+8190123", Blocked: true, Tripped: true, Signal: rate.SignalRecent,
+			RetryAfter: time.Hour, Counts: rate.GuardCounts{RecentSends: 11, LongSends: 11}}}
 		if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP}); otp.ErrorCode(err) != otp.CodeFraudBlocked {
 			t.Fatalf("got %v, want fraud_blocked", err)
 		}
 		got := e.denied.Got()
-		if len(got) != 1 || got[0].Fraud == nil || got[0].Fraud.Action != otp.FraudTripped || got[0].Fraud.Figures.RecentUnapproved != 12 {
+		if len(got) != 1 || got[0].Fraud == nil || got[0].Fraud.Action != rate.FraudTripped || got[0].Fraud.Figures.RecentUnapproved != 12 {
 			t.Fatalf("history: got %+v, want the trip explained with 12 unapproved sends", got)
 		}
 		if len(f.whys) != 1 || f.whys[0] != *got[0].Fraud {
@@ -199,18 +200,18 @@ func TestSendFraudStep(t *testing.T) {
 
 	t.Run("AChallengeSaysWhyAndARuleRefusalDoesNot", func(t *testing.T) {
 		e, f, gl := fraudEnv(t)
-		f.Verdict = otp.Screening{Limits: []otp.Limit{guarded}}
-		gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Challenged: true, Challenge: 2, Signal: otp.SignalVolume}}
+		f.Verdict = otp.Screening{Limits: []rate.Limit{guarded}}
+		gl.Guards = []rate.GuardState{{Scope: rate.ScopePrefix, Key: "+8190123", Challenged: true, Challenge: 2, Signal: rate.SignalVolume}}
 		_, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP})
 		if otp.ErrorCode(err) != otp.CodeFraudBlocked { // no challenger: refused as blocked
 			t.Fatalf("got %v, want fraud_blocked", err)
 		}
 		got := e.denied.Got()
-		if len(got) != 1 || got[0].Fraud == nil || got[0].Fraud.Action != otp.FraudChallenged || got[0].Fraud.Level != 2 {
+		if len(got) != 1 || got[0].Fraud == nil || got[0].Fraud.Action != rate.FraudChallenged || got[0].Fraud.Level != 2 {
 			t.Fatalf("history: got %+v, want the challenge explained", got)
 		}
 		gl.Guards = nil
-		e.limiter.Deny = []otp.RuleState{{Scope: otp.ScopePhone, Key: testPhone, Rule: otp.Rule{Limit: 1, Window: time.Minute}, Used: 1, Violated: true}}
+		e.limiter.Deny = []rate.RuleState{{Scope: otp.ScopePhone, Key: testPhone, Rule: rate.Rule{Limit: 1, Window: time.Minute}, Used: 1, Violated: true}}
 		if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP}); otp.ErrorCode(err) != otp.CodeRateLimited {
 			t.Fatalf("got %v, want rate_limited by the phone's 1/1m", err)
 		}
@@ -222,7 +223,7 @@ func TestSendFraudStep(t *testing.T) {
 	t.Run("ShadowFindingsGoOnTheSend", func(t *testing.T) {
 		e, _, gl := fraudEnv(t)
 		gl.Shadow = true
-		gl.Guards = []otp.GuardState{{Scope: otp.ScopePrefix, Key: "+8190123", Shadow: true, Blocked: true}}
+		gl.Guards = []rate.GuardState{{Scope: rate.ScopePrefix, Key: "+8190123", Shadow: true, Blocked: true}}
 		res := e.send(t)
 		sends := e.sender.Messages()
 		if len(sends) != 1 {

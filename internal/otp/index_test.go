@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // TestLimiterKeysHoldNoAddress sends and checks by phone and by email, for the default app
@@ -17,16 +18,16 @@ func TestLimiterKeysHoldNoAddress(t *testing.T) {
 	index := func(a string) string { return "h1.idx" + string(rune('A'+len(a)%26)) }
 	e := newEnv(t, func(c *otp.Config) {
 		c.AddressIndex = index
-		c.EmailRules = []otp.Rule{{Limit: 2, Window: time.Hour}}
-		c.CheckEmailRules = []otp.Rule{{Limit: 7, Window: time.Hour}}
-		c.GlobalRules = []otp.Rule{{Limit: 1000, Window: time.Hour}}
+		c.EmailRules = []rate.Rule{{Limit: 2, Window: time.Hour}}
+		c.CheckEmailRules = []rate.Rule{{Limit: 7, Window: time.Hour}}
+		c.GlobalRules = []rate.Rule{{Limit: 1000, Window: time.Hour}}
 	})
 	ctx := context.Background()
 	app := e.cfg.DefaultApp()
 	app.ID, app.Default = "0190a000-0000-7000-8000-00000000a001", false
-	app.SendRules = []otp.Rule{{Limit: 5, Window: time.Hour}}
-	app.CheckRules = []otp.Rule{{Limit: 5, Window: time.Hour}}
-	keyed := []otp.KeyedLimit{{ID: "RK1", Name: "end_user_phone", Value: testPhone, Rules: []otp.Rule{{Limit: 9, Window: time.Hour}}}}
+	app.SendRules = []rate.Rule{{Limit: 5, Window: time.Hour}}
+	app.CheckRules = []rate.Rule{{Limit: 5, Window: time.Hour}}
+	keyed := []rate.KeyedLimit{{ID: "RK1", Name: "end_user_phone", Value: testPhone, Rules: []rate.Rule{{Limit: 9, Window: time.Hour}}}}
 	const email = "ana@example.com"
 	if _, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, Fingerprint: "ua"}); err != nil {
 		t.Fatal(err)
@@ -50,14 +51,14 @@ func TestLimiterKeysHoldNoAddress(t *testing.T) {
 				}
 			}
 			switch l.Scope {
-			case otp.ScopePhone, otp.ScopeEmail, otp.ScopeCheckPhone, otp.ScopeCheckEmail, otp.ScopeApp, otp.ScopeAppCheck, otp.ScopeRateLimit:
+			case otp.ScopePhone, otp.ScopeEmail, otp.ScopeCheckPhone, otp.ScopeCheckEmail, otp.ScopeApp, otp.ScopeAppCheck, rate.ScopeRateLimit:
 				if !strings.Contains(l.Key, "h1.idx") {
 					t.Errorf("scope %s: key %q, want the address's index in it", l.Scope, l.Key)
 				}
 			}
 		}
 	}
-	for _, s := range []string{otp.ScopePhone, otp.ScopeEmail, otp.ScopeCheckPhone, otp.ScopeCheckEmail, otp.ScopeApp, otp.ScopeAppCheck, otp.ScopeRateLimit, otp.ScopeDuplicate} {
+	for _, s := range []string{otp.ScopePhone, otp.ScopeEmail, otp.ScopeCheckPhone, otp.ScopeCheckEmail, otp.ScopeApp, otp.ScopeAppCheck, rate.ScopeRateLimit, otp.ScopeDuplicate} {
 		if !scopes[s] {
 			t.Errorf("no limit of scope %s was asked for: the test does not cover it", s)
 		}

@@ -3,6 +3,8 @@ package otp
 import (
 	"fmt"
 	"testing"
+
+	"otpgate/internal/contact"
 )
 
 func TestPhoneCache(t *testing.T) {
@@ -11,7 +13,7 @@ func TestPhoneCache(t *testing.T) {
 		for _, in := range []struct{ raw, region string }{
 			{"+81 90-1234-5678", ""}, {"090 1234 5678", "JP"}, {"090 1234 5678", ""}, {"+81 90-1234-567a", ""}, {"", "JP"},
 		} {
-			want, wantRegion, wantErr := NormalizePhone(in.raw, in.region)
+			want, wantRegion, wantErr := contact.NormalizePhone(in.raw, in.region)
 			for try := range 2 { // computed, then remembered
 				got, region, err := c.normalize(in.raw, in.region)
 				if got != want || region != wantRegion || fmt.Sprint(err) != fmt.Sprint(wantErr) {

@@ -3,6 +3,14 @@ package otp
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 // Limiter scopes. They appear in violations, RateLimit headers and history.
@@ -25,13 +33,13 @@ const (
 // submit is reported as such even though the phone (or email) rule refuses it too. A
 // phone is limited per number on every phone channel together; an email address by the
 // email rules. index is what stands in for the address in keys (Config.Index).
-func (s *Service) sendPolicy(t target, index, ip, fingerprint string) []Limit {
-	limits := make([]Limit, 0, 4)
+func (s *Service) sendPolicy(t target, index, ip, fingerprint string) []rate.Limit {
+	limits := make([]rate.Limit, 0, 4)
 	if s.cfg.DuplicateWindow > 0 {
-		limits = append(limits, Limit{
+		limits = append(limits, rate.Limit{
 			Scope: ScopeDuplicate,
 			Key:   duplicateKey(index, ip, fingerprint),
-			Rules: []Rule{{Limit: 1, Window: s.cfg.DuplicateWindow}},
+			Rules: []rate.Rule{{Limit: 1, Window: s.cfg.DuplicateWindow}},
 		})
 	}
 	scope, rules := ScopePhone, s.cfg.PhoneRules
@@ -39,13 +47,13 @@ func (s *Service) sendPolicy(t target, index, ip, fingerprint string) []Limit {
 		scope, rules = ScopeEmail, s.cfg.EmailRules
 	}
 	if len(rules) > 0 {
-		limits = append(limits, Limit{Scope: scope, Key: index, Rules: rules})
+		limits = append(limits, rate.Limit{Scope: scope, Key: index, Rules: rules})
 	}
 	if len(s.cfg.IPRules) > 0 {
-		limits = append(limits, Limit{Scope: ScopeIP, Key: ip, Rules: s.cfg.IPRules})
+		limits = append(limits, rate.Limit{Scope: ScopeIP, Key: ip, Rules: s.cfg.IPRules})
 	}
 	if len(s.cfg.GlobalRules) > 0 {
-		limits = append(limits, Limit{Scope: ScopeGlobal, Key: "all", Rules: s.cfg.GlobalRules})
+		limits = append(limits, rate.Limit{Scope: ScopeGlobal, Key: "all", Rules: s.cfg.GlobalRules})
 	}
 	return limits
 }
@@ -54,17 +62,17 @@ func (s *Service) sendPolicy(t target, index, ip, fingerprint string) []Limit {
 // cannot succeed (no verification of the app's could be approved by it: the IP still
 // pays for the guess, but no budget of the address is spent). The address's check
 // budget is the app's partition of it (AddressKey), keyed by index (Config.Index).
-func (s *Service) checkPolicy(app App, address, index, ip string) []Limit {
-	var limits []Limit
+func (s *Service) checkPolicy(app App, address, index, ip string) []rate.Limit {
+	var limits []rate.Limit
 	scope, rules := ScopeCheckPhone, s.cfg.CheckPhoneRules
-	if IsEmailAddress(address) {
+	if contact.IsEmailAddress(address) {
 		scope, rules = ScopeCheckEmail, s.cfg.CheckEmailRules
 	}
 	if address != "" && len(rules) > 0 {
-		limits = append(limits, Limit{Scope: scope, Key: AddressKey(app, index), Rules: rules})
+		limits = append(limits, rate.Limit{Scope: scope, Key: AddressKey(app, index), Rules: rules})
 	}
 	if len(s.cfg.CheckIPRules) > 0 {
-		limits = append(limits, Limit{Scope: ScopeCheckIP, Key: ip, Rules: s.cfg.CheckIPRules})
+		limits = append(limits, rate.Limit{Scope: ScopeCheckIP, Key: ip, Rules: s.cfg.CheckIPRules})
 	}
 	return limits
 }
@@ -76,4 +84,48 @@ func (s *Service) checkPolicy(app App, address, index, ip string) []Limit {
 func duplicateKey(index, ip, userAgent string) string {
 	h := sha256.Sum256([]byte(index + "\x00" + ip + "\x00" + userAgent))
 	return hex.EncodeToString(h[:12])
+}
+
+// maxRateLimitValueLen bounds a rate limit's value.
+const maxRateLimitValueLen = 256
+
+// checkKeyedLimits says what is wrong with the values of a send's rate limits, into f.
+func checkKeyedLimits(limits []rate.KeyedLimit, f map[string]string) {
+	for _, k := range limits {
+		field := "rate_limits." + k.Name
+		switch {
+		case k.Value == "":
+			f[field] = "must not be empty"
+		case len(k.Value) > maxRateLimitValueLen:
+			f[field] = fmt.Sprintf("must be at most %d bytes", maxRateLimitValueLen)
+		case !utf8.ValidString(k.Value):
+			f[field] = "must be valid UTF-8"
+		case strings.ContainsFunc(k.Value, unicode.IsControl):
+			f[field] = "must not hold control characters"
+		}
+	}
+}
+
+// keyedLimits are the limits of a send's rate limits, in a fixed order (by name), so that
+// the policy is the same whatever order the caller named them in. The value is hashed into
+// the key: it is the caller's, may be long, and need not be readable in Redis. Values are
+// often phone numbers, whose few digits a plain hash would not hide, so it is the keyed
+// index when there is one (Config.AddressIndex).
+func keyedLimits(app App, limits []rate.KeyedLimit, index func(string) string) []rate.Limit {
+	var out []rate.Limit
+	for _, k := range limits {
+		if len(k.Rules) == 0 {
+			continue // a rate limit without buckets limits nothing, as in Twilio
+		}
+		var v string
+		if index != nil {
+			v = index(k.Value)
+		} else {
+			sum := sha256.Sum256([]byte(k.Value))
+			v = hex.EncodeToString(sum[:16])
+		}
+		out = append(out, rate.Limit{Scope: rate.ScopeRateLimit, Key: app.ID + "|" + k.ID + "|" + v, Rules: k.Rules})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
 }

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
+	"otpgate/internal/templates"
 )
 
 func TestPSD2(t *testing.T) {
 	ctx := context.Background()
-	payment := otp.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
-	psd2 := func(e *env) *otp.App {
+	payment := psd2.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
+	psd2App := func(e *env) *otp.App {
 		app := e.cfg.DefaultApp()
 		app.PSD2 = true
 		return &app
@@ -21,7 +23,7 @@ func TestPSD2(t *testing.T) {
 
 	t.Run("TheSameAmountAndPayeeApprove", func(t *testing.T) {
 		e := newEnv(t)
-		app := psd2(e)
+		app := psd2App(e)
 		res, err := e.svc.Send(ctx, otp.SendInput{App: app, Phone: testPhone, ClientIP: testIP, Transaction: payment})
 		if err != nil {
 			t.Fatalf("send: %v", err)
@@ -40,15 +42,15 @@ func TestPSD2(t *testing.T) {
 
 	for _, tt := range []struct {
 		name string
-		tx   otp.Transaction
+		tx   psd2.Transaction
 	}{
-		{"AnotherAmountIsAWrongGuess", otp.Transaction{Amount: "€3999", Payee: "Acme Inc."}},
-		{"AnotherPayeeIsAWrongGuess", otp.Transaction{Amount: "€39.99", Payee: "Acme Inc"}},
-		{"SwappedSpellingIsAWrongGuess", otp.Transaction{Amount: "€39,99", Payee: "Acme Inc."}},
+		{"AnotherAmountIsAWrongGuess", psd2.Transaction{Amount: "€3999", Payee: "Acme Inc."}},
+		{"AnotherPayeeIsAWrongGuess", psd2.Transaction{Amount: "€39.99", Payee: "Acme Inc"}},
+		{"SwappedSpellingIsAWrongGuess", psd2.Transaction{Amount: "€39,99", Payee: "Acme Inc."}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			app := psd2(e)
+			app := psd2App(e)
 			if _, err := e.svc.Send(ctx, otp.SendInput{App: app, Phone: testPhone, ClientIP: testIP, Transaction: payment}); err != nil {
 				t.Fatalf("send: %v", err)
 			}
@@ -66,8 +68,8 @@ func TestPSD2(t *testing.T) {
 
 	t.Run("EachResendIsBoundToItsOwnPayment", func(t *testing.T) {
 		e := newEnv(t)
-		app := psd2(e)
-		other := otp.Transaction{Amount: "EUR 10", Payee: "Other Ltd"}
+		app := psd2App(e)
+		other := psd2.Transaction{Amount: "EUR 10", Payee: "Other Ltd"}
 		if _, err := e.svc.Send(ctx, otp.SendInput{App: app, Phone: testPhone, ClientIP: testIP, Transaction: payment}); err != nil {
 			t.Fatalf("send: %v", err)
 		}
@@ -92,23 +94,23 @@ func TestPSD2(t *testing.T) {
 		for _, tt := range []struct {
 			name  string
 			app   *otp.App
-			tx    otp.Transaction
+			tx    psd2.Transaction
 			field string
 		}{
-			{"AppWithoutPSD2RefusesAmount", &plain, otp.Transaction{Amount: "€1"}, "amount"},
-			{"AppWithoutPSD2RefusesPayee", &plain, otp.Transaction{Payee: "Acme"}, "payee"},
-			{"AmountRequired", psd2(e), otp.Transaction{Payee: "Acme"}, "amount"},
-			{"PayeeRequired", psd2(e), otp.Transaction{Amount: "€1"}, "payee"},
-			{"AmountNotANumber", psd2(e), otp.Transaction{Amount: "lots", Payee: "Acme"}, "amount"},
-			{"AmountTwoCurrencies", psd2(e), otp.Transaction{Amount: "€1 EUR", Payee: "Acme"}, "amount"},
-			{"AmountThousandsSeparators", psd2(e), otp.Transaction{Amount: "€1,000.00", Payee: "Acme"}, "amount"},
-			{"AmountNegative", psd2(e), otp.Transaction{Amount: "-5 €", Payee: "Acme"}, "amount"},
-			{"PayeeTooLong", psd2(e), otp.Transaction{Amount: "€1", Payee: long}, "payee"},
-			{"PayeeLineBreak", psd2(e), otp.Transaction{Amount: "€1", Payee: "Acme\nCall +1 555"}, "payee"},
-			{"PayeeBidiOverride", psd2(e), otp.Transaction{Amount: "€1", Payee: "Acme\u202eevil"}, "payee"},
-			{"PayeeNUL", psd2(e), otp.Transaction{Amount: "€1", Payee: "Ac\x00me"}, "payee"},
-			{"PayeeInvalidUTF8", psd2(e), otp.Transaction{Amount: "€1", Payee: "Ac\xffme"}, "payee"},
-			{"PayeePadded", psd2(e), otp.Transaction{Amount: "€1", Payee: " Acme"}, "payee"},
+			{"AppWithoutPSD2RefusesAmount", &plain, psd2.Transaction{Amount: "€1"}, "amount"},
+			{"AppWithoutPSD2RefusesPayee", &plain, psd2.Transaction{Payee: "Acme"}, "payee"},
+			{"AmountRequired", psd2App(e), psd2.Transaction{Payee: "Acme"}, "amount"},
+			{"PayeeRequired", psd2App(e), psd2.Transaction{Amount: "€1"}, "payee"},
+			{"AmountNotANumber", psd2App(e), psd2.Transaction{Amount: "lots", Payee: "Acme"}, "amount"},
+			{"AmountTwoCurrencies", psd2App(e), psd2.Transaction{Amount: "€1 EUR", Payee: "Acme"}, "amount"},
+			{"AmountThousandsSeparators", psd2App(e), psd2.Transaction{Amount: "€1,000.00", Payee: "Acme"}, "amount"},
+			{"AmountNegative", psd2App(e), psd2.Transaction{Amount: "-5 €", Payee: "Acme"}, "amount"},
+			{"PayeeTooLong", psd2App(e), psd2.Transaction{Amount: "€1", Payee: long}, "payee"},
+			{"PayeeLineBreak", psd2App(e), psd2.Transaction{Amount: "€1", Payee: "Acme\nCall +1 555"}, "payee"},
+			{"PayeeBidiOverride", psd2App(e), psd2.Transaction{Amount: "€1", Payee: "Acme\u202eevil"}, "payee"},
+			{"PayeeNUL", psd2App(e), psd2.Transaction{Amount: "€1", Payee: "Ac\x00me"}, "payee"},
+			{"PayeeInvalidUTF8", psd2App(e), psd2.Transaction{Amount: "€1", Payee: "Ac\xffme"}, "payee"},
+			{"PayeePadded", psd2App(e), psd2.Transaction{Amount: "€1", Payee: " Acme"}, "payee"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				_, err := e.svc.Send(ctx, otp.SendInput{App: tt.app, Phone: testPhone, ClientIP: testIP, Transaction: tt.tx})
@@ -129,10 +131,17 @@ func TestPSD2(t *testing.T) {
 			t.Errorf("sent %d messages, want none", n)
 		}
 		for _, ok := range []string{"€39.99", "EUR 39.99", "39,99 €", "39.99EUR", "£5", "¥1000", "100", "CHF 0.5"} {
-			app := psd2(e)
-			if _, err := e.svc.Send(ctx, otp.SendInput{App: app, Phone: testPhone, ClientIP: testIP, Transaction: otp.Transaction{Amount: ok, Payee: "Acme"}}); otp.ErrorCode(err) == otp.CodeInvalidRequest {
+			app := psd2App(e)
+			if _, err := e.svc.Send(ctx, otp.SendInput{App: app, Phone: testPhone, ClientIP: testIP, Transaction: psd2.Transaction{Amount: ok, Payee: "Acme"}}); otp.ErrorCode(err) == otp.CodeInvalidRequest {
 				t.Errorf("amount %q: got %v, want it accepted", ok, err)
 			}
 		}
 	})
+}
+
+// A payee goes out in the message, whose template was tried with one of SamplePayeeLen.
+func TestPayeesFitWhatTemplatesAreTriedWith(t *testing.T) {
+	if psd2.MaxPayeeLen > templates.SamplePayeeLen {
+		t.Errorf("payees reach %d characters, templates are tried with %d", psd2.MaxPayeeLen, templates.SamplePayeeLen)
+	}
 }

@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestKeyedRateLimits(t *testing.T) {
 	ctx := context.Background()
-	perMinute := []otp.Rule{{Limit: 3, Window: time.Minute}}
+	perMinute := []rate.Rule{{Limit: 3, Window: time.Minute}}
 
 	t.Run("TheyJoinTheSendsOneLimiterCall", func(t *testing.T) {
 		e := newEnv(t)
-		limits := []otp.KeyedLimit{
+		limits := []rate.KeyedLimit{
 			{ID: "rk-b", Name: "session", Value: "s-42", Rules: perMinute},
 			{ID: "rk-a", Name: "end_user_id", Value: "user-1", Rules: perMinute},
 			{ID: "rk-c", Name: "no_buckets", Value: "x"},
@@ -28,11 +29,11 @@ func TestKeyedRateLimits(t *testing.T) {
 		if len(allows) != 1 {
 			t.Fatalf("limiter asked %d times, want once", len(allows))
 		}
-		var keyed []otp.Limit
+		var keyed []rate.Limit
 		phone := false
 		for _, l := range allows[0] {
 			switch l.Scope {
-			case otp.ScopeRateLimit:
+			case rate.ScopeRateLimit:
 				keyed = append(keyed, l)
 			case otp.ScopePhone:
 				phone = true
@@ -57,9 +58,9 @@ func TestKeyedRateLimits(t *testing.T) {
 		key := func(value string) string {
 			t.Helper()
 			before := len(e.limiter.Allows())
-			_, _ = e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, RateLimits: []otp.KeyedLimit{{ID: "rk", Name: "u", Value: value, Rules: perMinute}}})
+			_, _ = e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, RateLimits: []rate.KeyedLimit{{ID: "rk", Name: "u", Value: value, Rules: perMinute}}})
 			for _, l := range e.limiter.Allows()[before] {
-				if l.Scope == otp.ScopeRateLimit {
+				if l.Scope == rate.ScopeRateLimit {
 					return l.Key
 				}
 			}
@@ -75,7 +76,7 @@ func TestKeyedRateLimits(t *testing.T) {
 	t.Run("BadValuesAreRefusedBeforeAnythingIsSpent", func(t *testing.T) {
 		e := newEnv(t)
 		for name, value := range map[string]string{"Empty": "", "TooLong": strings.Repeat("x", 257), "Control": "a\nb", "InvalidUTF8": "\xff"} {
-			_, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, RateLimits: []otp.KeyedLimit{{ID: "rk", Name: "u", Value: value, Rules: perMinute}}})
+			_, err := e.svc.Send(ctx, otp.SendInput{Phone: testPhone, ClientIP: testIP, RateLimits: []rate.KeyedLimit{{ID: "rk", Name: "u", Value: value, Rules: perMinute}}})
 			var invalid *otp.ErrInvalidRequest
 			if !errors.As(err, &invalid) || invalid.Fields["rate_limits.u"] == "" {
 				t.Errorf("%s: got %v, want invalid_request naming rate_limits.u", name, err)

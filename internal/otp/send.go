@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"otpgate/internal/proof"
+	"otpgate/internal/rate"
 )
 
 // finishTimeout bounds the history writes and refunds that follow a send; they run
@@ -125,17 +128,17 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 
 // SendLimitState reports the client IP's send limit without recording anything,
 // for rate-limit headers on requests refused before they reached the limiter.
-func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision, error) {
+func (s *Service) SendLimitState(ctx context.Context, clientIP string) (rate.Decision, error) {
 	if len(s.cfg.IPRules) == 0 {
-		return Decision{Allowed: true}, nil
+		return rate.Decision{Allowed: true}, nil
 	}
 	ctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
 	defer cancel()
-	states, err := s.limiter.Inspect(ctx, Limit{Scope: ScopeIP, Key: clientIP, Rules: s.cfg.IPRules})
+	states, err := s.limiter.Inspect(ctx, rate.Limit{Scope: ScopeIP, Key: clientIP, Rules: s.cfg.IPRules})
 	if err != nil {
-		return Decision{}, fmt.Errorf("otp: send limit state: %w", err)
+		return rate.Decision{}, fmt.Errorf("otp: send limit state: %w", err)
 	}
-	return Decision{Allowed: true, Rules: states}, nil
+	return rate.Decision{Allowed: true, Rules: states}, nil
 }
 
 // denied records a refused send for history and names the refusal: by the fraud guard's
@@ -143,14 +146,14 @@ func (s *Service) SendLimitState(ctx context.Context, clientIP string) (Decision
 // by its first violated rule. The duplicate limit comes first in sendPolicy and violations
 // keep policy order, so a double submit is reported as such even when other rules refused
 // it too.
-func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec Decision, now time.Time) error {
+func (s *Service) denied(appID string, t target, ip string, policy []rate.Limit, dec rate.Decision, now time.Time) error {
 	status, reason := SendBlocked, ""
 	blocked, fraudErr := s.fraudDenied(appID, t, ip, dec, now)
 	violations := dec.Violations()
 	for _, v := range violations {
 		// A spent solution is the request's own mistake, whatever else refused it.
 		if v.Scope == ScopeChallenge && fraudErr == nil {
-			blocked, fraudErr = "", &ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
+			blocked, fraudErr = "", &proof.ErrChallengeInvalid{Reason: "the challenge was solved and used before: solve a new one"}
 			reason = v.Scope + " " + v.Rule.String()
 		}
 	}
@@ -170,7 +173,7 @@ func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec 
 		// what a budget does.
 		blocked, fraudErr = s.challengeDenied(appID, t, ip, dec, now)
 	}
-	why := dec.explainShadow(policy)
+	why := dec.ExplainShadow(policy)
 	if fraudErr != nil && blocked != "" {
 		reason, why = blocked, dec.Explain(policy)
 	}
@@ -194,21 +197,21 @@ func (s *Service) denied(appID string, t target, ip string, policy []Limit, dec 
 // budgetSpent turns a verification's spent send budget into a rate-limit refusal: it
 // frees up when the verification expires and a new one can be created. Its decision is
 // the limiter's, refused by the budget as one more rule, so the rate-limit headers show it.
-func budgetSpent(b *ErrSendBudget, ttl time.Duration, now time.Time, dec Decision) *ErrRateLimited {
-	v := RuleState{
-		Scope: ScopeVerification, Rule: Rule{Limit: b.MaxSends, Window: ttl},
+func budgetSpent(b *ErrSendBudget, ttl time.Duration, now time.Time, dec rate.Decision) *ErrRateLimited {
+	v := rate.RuleState{
+		Scope: ScopeVerification, Rule: rate.Rule{Limit: b.MaxSends, Window: ttl},
 		Used: b.MaxSends, RetryAfter: max(b.ExpiresAt.Sub(now), 0), Violated: true,
 	}
 	v.ResetAfter = v.RetryAfter
 	dec.Allowed = false
-	dec.Reservation = Reservation{}
-	dec.Rules = append(append([]RuleState(nil), dec.Rules...), v)
+	dec.Reservation = rate.Reservation{}
+	dec.Rules = append(append([]rate.RuleState(nil), dec.Rules...), v)
 	return &ErrRateLimited{Decision: dec}
 }
 
 // refund gives back a reservation for a send that definitely did not happen. A
 // failed refund only over-counts, so it is logged, not returned.
-func (s *Service) refund(ctx context.Context, r Reservation) {
+func (s *Service) refund(ctx context.Context, r rate.Reservation) {
 	ctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.LimiterTimeout, finishTimeout))
 	defer cancel()
 	if err := s.limiter.Refund(ctx, r); err != nil {

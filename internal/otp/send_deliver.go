@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 )
 
-// ChannelCarrier is a Sender that says which channels it carries; a Sender that is
+// channelCarrier is a Sender that says which channels it carries; a Sender that is
 // not one carries SMS alone.
-type ChannelCarrier interface {
+type channelCarrier interface {
 	// Channels lists the channels at least one of its providers carries.
 	Channels() []string
 }
 
 // carriedChannels are the channels s carries.
 func carriedChannels(s Sender) []string {
-	if c, ok := s.(ChannelCarrier); ok {
+	if c, ok := s.(channelCarrier); ok {
 		return c.Channels()
 	}
 	return []string{ChannelSMS}
@@ -25,7 +28,7 @@ func carriedChannels(s Sender) []string {
 // naming the payment the code confirms when there is one (PSD2).
 // The app is named by the caller's friendly name when one was given, else by its name,
 // except for the default app, whose messages name none.
-func (s *Service) compose(app App, t target, code, friendlyName string, tx Transaction) (Message, error) {
+func (s *Service) compose(app App, t target, code, friendlyName string, tx psd2.Transaction) (Message, error) {
 	name := strings.TrimSpace(friendlyName)
 	if name == "" && !app.Default {
 		name = app.Name
@@ -49,7 +52,7 @@ func (s *Service) compose(app App, t target, code, friendlyName string, tx Trans
 // is refunded and the send given back; when one may have, nothing is refunded and the
 // verification stays pending, so that a message that does arrive still works. ctx must
 // not end with the client's request.
-func (s *Service) deliver(ctx context.Context, m Message, start SendStart, r Reservation) error {
+func (s *Service) deliver(ctx context.Context, m Message, start SendStart, r rate.Reservation) error {
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.SMSTimeout)
 	d, err := Deliver(sctx, s.sender, m)
 	cancel()

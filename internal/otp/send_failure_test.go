@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestSendProviderFailure(t *testing.T) {
@@ -39,9 +40,9 @@ func TestSendProviderFailure(t *testing.T) {
 			if len(given) != 1 || !reflect.DeepEqual(res.Decision, given[0]) {
 				t.Fatalf("result decision: got %+v, want the limiter's %+v", res.Decision, given)
 			}
-			var wantRefunds []otp.Reservation
+			var wantRefunds []rate.Reservation
 			if tt.definite {
-				wantRefunds = []otp.Reservation{given[0].Reservation}
+				wantRefunds = []rate.Reservation{given[0].Reservation}
 			}
 			if got := e.limiter.Refunds(); !reflect.DeepEqual(got, wantRefunds) {
 				t.Errorf("refunds: got %+v, want %+v", got, wantRefunds)
@@ -81,7 +82,7 @@ func TestSendDefiniteFailureOfAResendKeepsTheVerification(t *testing.T) {
 	if _, err := e.svc.Send(context.Background(), otp.SendInput{Phone: testPhone, ClientIP: testIP}); err == nil {
 		t.Fatal("resend: got no error, want *otp.ErrProvider")
 	}
-	if got, want := e.limiter.Refunds(), []otp.Reservation{e.limiter.Given()[1].Reservation}; !reflect.DeepEqual(got, want) {
+	if got, want := e.limiter.Refunds(), []rate.Reservation{e.limiter.Given()[1].Reservation}; !reflect.DeepEqual(got, want) {
 		t.Errorf("refunds: got %+v, want the resend's %+v", got, want)
 	}
 	if v := e.verification(t, first.Verification.ID); v.Status != otp.StatusPending || v.Sends != 1 {
@@ -124,7 +125,7 @@ func TestSendBudgetSpent(t *testing.T) {
 	}
 	t.Run("RefusalNamesTheVerificationBudget", func(t *testing.T) {
 		v := limited.Violations()
-		if len(v) != 1 || v[0].Scope != otp.ScopeVerification || v[0].Rule != (otp.Rule{Limit: 1, Window: 5 * time.Minute}) {
+		if len(v) != 1 || v[0].Scope != otp.ScopeVerification || v[0].Rule != (rate.Rule{Limit: 1, Window: 5 * time.Minute}) {
 			t.Fatalf("violations: got %+v, want the verification rule 1/5m alone", v)
 		}
 		// The budget frees up when the verification, sent a minute ago, expires.
@@ -136,7 +137,7 @@ func TestSendBudgetSpent(t *testing.T) {
 		if !reflect.DeepEqual(res.Decision, limited.Decision) {
 			t.Errorf("result decision: got %+v, want the refusal's %+v", res.Decision, limited.Decision)
 		}
-		if res.Decision.Allowed || !reflect.DeepEqual(res.Decision.Reservation, otp.Reservation{}) {
+		if res.Decision.Allowed || !reflect.DeepEqual(res.Decision.Reservation, rate.Reservation{}) {
 			t.Errorf("decision: got allowed %v reservation %+v, want refused without one", res.Decision.Allowed, res.Decision.Reservation)
 		}
 		var scopes []string
@@ -152,7 +153,7 @@ func TestSendBudgetSpent(t *testing.T) {
 	})
 	t.Run("ReservationIsRefunded", func(t *testing.T) {
 		given := e.limiter.Given()
-		if got, want := e.limiter.Refunds(), []otp.Reservation{given[1].Reservation}; !reflect.DeepEqual(got, want) {
+		if got, want := e.limiter.Refunds(), []rate.Reservation{given[1].Reservation}; !reflect.DeepEqual(got, want) {
 			t.Errorf("refunds: got %+v, want the refused send's %+v", got, want)
 		}
 	})
@@ -174,7 +175,7 @@ func TestSendStoreFailsAfterTheLimiterAdmitted(t *testing.T) {
 	if len(given) != 1 || !reflect.DeepEqual(res.Decision, given[0]) {
 		t.Errorf("result decision: got %+v, want the limiter's %+v", res.Decision, given)
 	}
-	if got, want := e.limiter.Refunds(), []otp.Reservation{given[0].Reservation}; !reflect.DeepEqual(got, want) {
+	if got, want := e.limiter.Refunds(), []rate.Reservation{given[0].Reservation}; !reflect.DeepEqual(got, want) {
 		t.Errorf("refunds: got %+v, want %+v", got, want)
 	}
 	if got := len(e.sender.Messages()); got != 0 || e.store.Calls("FinishSend") != 0 {

@@ -3,6 +3,10 @@ package otp
 import (
 	"slices"
 	"strings"
+
+	"otpgate/internal/contact"
+	"otpgate/internal/psd2"
+	"otpgate/internal/templates"
 )
 
 // target is where a send goes, as checked before anything is spent.
@@ -37,7 +41,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 		fields["channel"] = "must be " + quoteOr(accepted)
 	}
 	auto := strings.TrimSpace(t.locale) == ""
-	if l, ok := CanonLocale(t.locale); ok && s.offersLocale(app, l) {
+	if l, ok := contact.CanonLocale(t.locale); ok && s.offersLocale(app, l) {
 		t.locale = l
 	} else if !auto {
 		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
@@ -52,17 +56,17 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	case t.channel != ChannelEmail && strings.TrimSpace(in.Phone) == "":
 		fields["phone"] = "is required"
 	}
-	if problem := checkFriendlyName(in.FriendlyName); problem != "" {
+	if problem := templates.FriendlyNameProblem(in.FriendlyName); problem != "" {
 		fields["friendly_name"] = problem
 	}
-	checkTransaction(app, in.Transaction, fields)
+	psd2.Check(in.Transaction, app.PSD2, fields)
 	checkKeyedLimits(in.RateLimits, fields)
 	if len(fields) > 0 {
 		return t, &ErrInvalidRequest{Fields: fields}
 	}
 	var err error
 	if t.email() {
-		t.address, err = NormalizeEmail(in.Email)
+		t.address, err = contact.NormalizeEmail(in.Email)
 	} else {
 		t.address, t.region, err = s.normalizePhone(in.Phone)
 	}
@@ -115,4 +119,26 @@ func (s *Service) acceptedChannels(app App) []string {
 		}
 	}
 	return out
+}
+
+// defaultLocale is the locale of a send that names none: the number's country's
+// (CountryLocale), else en, else the first the app accepts — the first of these that the
+// app accepts and the renderer has.
+func (s *Service) defaultLocale(app App, region string) string {
+	for _, l := range [...]string{contact.CountryLocale(region), "en"} {
+		if s.offersLocale(app, l) {
+			return l
+		}
+	}
+	for _, l := range app.acceptedLocales() {
+		if s.offersLocale(app, l) {
+			return l
+		}
+	}
+	return "en"
+}
+
+// offersLocale reports whether a send of the app may be written in the built-in locale l.
+func (s *Service) offersLocale(app App, l string) bool {
+	return app.AcceptsLocale(l) && (s.renderer == nil || s.renderer.HasLocale(l))
 }

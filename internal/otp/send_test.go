@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestSendCreatesThenResends(t *testing.T) {
@@ -95,11 +97,11 @@ func TestSendRefusesBadInputBeforeTheLimiter(t *testing.T) {
 	const noBreaks = "must not hold line breaks, control or formatting characters"
 	const noScheme = "must not hold a scheme such as tel: or a word followed by a colon"
 	const noPhone = "must not hold a phone number"
-	allLocales := "must be " + oneOf(otp.KnownLocales())
+	allLocales := "must be " + oneOf(contact.KnownLocales())
 	tests := []struct {
 		name       string
 		in         otp.SendInput
-		wantFields map[string]string // nil: want *otp.ErrInvalidPhone
+		wantFields map[string]string // nil: want *contact.ErrInvalidPhone
 	}{
 		{"PhoneMissing", otp.SendInput{Locale: "ja"}, map[string]string{"phone": "is required"}},
 		{"OtherChannel", otp.SendInput{Phone: testPhone, Channel: "fax"}, map[string]string{"channel": `must be "sms", "whatsapp", "voice" or "email"`}},
@@ -179,7 +181,7 @@ func TestSendCountryAllowed(t *testing.T) {
 }
 
 func TestSendAsksTheLimiterOnePolicy(t *testing.T) {
-	e := newEnv(t, func(c *otp.Config) { c.GlobalRules = []otp.Rule{{Limit: 1000, Window: time.Hour}} })
+	e := newEnv(t, func(c *otp.Config) { c.GlobalRules = []rate.Rule{{Limit: 1000, Window: time.Hour}} })
 	ctx := context.Background()
 	// Every spelling of one number, from two clients of one address and one of another.
 	sends := []otp.SendInput{
@@ -207,7 +209,7 @@ func TestSendAsksTheLimiterOnePolicy(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("got %v, want %v", got, want)
 		}
-		if got, want := allows[0][0].Rules, []otp.Rule{{Limit: 1, Window: 5 * time.Second}}; !reflect.DeepEqual(got, want) {
+		if got, want := allows[0][0].Rules, []rate.Rule{{Limit: 1, Window: 5 * time.Second}}; !reflect.DeepEqual(got, want) {
 			t.Errorf("duplicate rules: got %v, want %v", got, want)
 		}
 	})
@@ -233,26 +235,26 @@ func TestSendAsksTheLimiterOnePolicy(t *testing.T) {
 }
 
 func TestSendLimiterRefuses(t *testing.T) {
-	dup := violated(otp.ScopeDuplicate, testPhone+"|k", otp.Rule{Limit: 1, Window: 5 * time.Second}, 4*time.Second)
-	phone := violated(otp.ScopePhone, testPhone, otp.Rule{Limit: 1, Window: time.Minute}, 50*time.Second)
-	ip := violated(otp.ScopeIP, testIP, otp.Rule{Limit: 10, Window: time.Hour}, 30*time.Minute)
-	ok := func(s otp.RuleState) otp.RuleState { s.Violated, s.RetryAfter, s.Used = false, 0, 0; return s }
+	dup := violated(otp.ScopeDuplicate, testPhone+"|k", rate.Rule{Limit: 1, Window: 5 * time.Second}, 4*time.Second)
+	phone := violated(otp.ScopePhone, testPhone, rate.Rule{Limit: 1, Window: time.Minute}, 50*time.Second)
+	ip := violated(otp.ScopeIP, testIP, rate.Rule{Limit: 10, Window: time.Hour}, 30*time.Minute)
+	ok := func(s rate.RuleState) rate.RuleState { s.Violated, s.RetryAfter, s.Used = false, 0, 0; return s }
 	tests := []struct {
 		name          string
-		deny          []otp.RuleState
+		deny          []rate.RuleState
 		wantDuplicate bool
 		wantReason    string
 	}{
-		{"PhoneRuleRateLimits", []otp.RuleState{ok(dup), phone, ok(ip)}, false, "phone 1/1m"},
-		{"IPRuleRateLimits", []otp.RuleState{ok(dup), ok(phone), ip}, false, "ip 10/1h"},
-		{"DoubleSubmitIsDuplicateThoughThePhoneRuleRefusesToo", []otp.RuleState{dup, phone, ok(ip)}, true, "duplicate 1/5s"},
+		{"PhoneRuleRateLimits", []rate.RuleState{ok(dup), phone, ok(ip)}, false, "phone 1/1m"},
+		{"IPRuleRateLimits", []rate.RuleState{ok(dup), ok(phone), ip}, false, "ip 10/1h"},
+		{"DoubleSubmitIsDuplicateThoughThePhoneRuleRefusesToo", []rate.RuleState{dup, phone, ok(ip)}, true, "duplicate 1/5s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.limiter.Deny = tt.deny
 			res, err := e.svc.Send(context.Background(), otp.SendInput{Phone: "+81 90-1234-5678", ClientIP: testIP})
-			want := otp.Decision{Rules: tt.deny}
+			want := rate.Decision{Rules: tt.deny}
 			var limited *otp.ErrRateLimited
 			switch {
 			case tt.wantDuplicate && !errors.Is(err, otp.ErrDuplicateSubmit):

@@ -1,3 +1,18 @@
+// Package otp is the verification kernel of otpgate. A Verification is one code sent to
+// one address and the checks made against it, with its Status and its sends' SendStatus;
+// Service runs the two use cases, Send (SendInput to SendResult) and Check (CheckInput to
+// CheckResult), and reads and closes verifications by id. It keeps them in a Store and
+// reaches everything else through ports it declares and others implement: the Limiter
+// (internal/ratelimit), the Sender and Renderer (internal/delivery, internal/sms,
+// internal/email, internal/message), and the optional Fraud, Spend and Challenger steps
+// (internal/fraud, internal/spend, internal/challenge). Its errors are typed and
+// classified once (Code, ErrorCode, Severity), so that every adapter renders them alike.
+// Around it, features own their vocabulary and stores (apps, history, receipt, totp,
+// tokens, events, spend, fraud), and adapters translate (internal/http, internal/twilioapi,
+// internal/admin, internal/postgres, internal/inmem). The kernel imports only leaf packages,
+// which import nothing of otpgate: contact (addresses, regions, locales), rate (the
+// limiter's vocabulary), templates (what apps shape in messages), proof (the challenges)
+// and psd2 (the payment a code confirms). It imports no driver, router or net/http.
 package otp
 
 import (
@@ -8,6 +23,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"otpgate/internal/proof"
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 )
 
 // Config holds the service's typed settings; cmd/server fills it from the environment.
@@ -22,18 +41,18 @@ type Config struct {
 	DefaultRegion string
 	// AllowedCountries are ISO 3166 alpha-2 codes; empty allows every country.
 	AllowedCountries []string
-	PhoneRules       []Rule
-	IPRules          []Rule
+	PhoneRules       []rate.Rule
+	IPRules          []rate.Rule
 	// DuplicateWindow allows one send per phone and client fingerprint per window; 0 turns it off.
 	DuplicateWindow time.Duration
 	// GlobalRules budget all sends together; empty turns it off.
-	GlobalRules     []Rule
-	CheckPhoneRules []Rule
-	CheckIPRules    []Rule
+	GlobalRules     []rate.Rule
+	CheckPhoneRules []rate.Rule
+	CheckIPRules    []rate.Rule
 	// EmailRules and CheckEmailRules limit sends and checks per email address, as
 	// PhoneRules and CheckPhoneRules do per phone.
-	EmailRules      []Rule
-	CheckEmailRules []Rule
+	EmailRules      []rate.Rule
+	CheckEmailRules []rate.Rule
 	// WebOTPDomain and AndroidAppHash are the default app's SMS options (see App).
 	WebOTPDomain   string
 	AndroidAppHash string
@@ -43,7 +62,7 @@ type Config struct {
 	LimiterTimeout time.Duration
 	// StoreTimeout bounds one store call.
 	StoreTimeout time.Duration
-	// DeniedNumberTypes are the number types (PhoneType) codes are not sent to by SMS or
+	// DeniedNumberTypes are the number types (contact.PhoneType) codes are not sent to by SMS or
 	// voice; an app may set its own.
 	DeniedNumberTypes []string
 	// DefaultAccess is the default app's access mode (OTP_DEFAULT_APP_ACCESS); empty is public.
@@ -129,13 +148,13 @@ type SendInput struct {
 	// 30 characters, one line, no link.
 	FriendlyName string
 	// Solution answers a challenge the fraud guard asked of an earlier send.
-	Solution ChallengeSolution
+	Solution proof.Solution
 	// Transaction is the payment the code confirms; required by an app with PSD2, refused
 	// by any other.
-	Transaction Transaction
+	Transaction psd2.Transaction
 	// RateLimits are the app's rate limits the caller keys this send by: each one's rules
 	// are met on its value, in the send's one limiter call.
-	RateLimits []KeyedLimit
+	RateLimits []rate.KeyedLimit
 }
 
 // SendResult is what a send produced. Decision is set whenever the limiter was
@@ -152,7 +171,7 @@ type SendResult struct {
 	NextResendAt time.Time
 	// SendsLeft is how many more sends this verification may have.
 	SendsLeft int
-	Decision  Decision
+	Decision  rate.Decision
 	// Cost is the send's estimated cost in micro-units of Currency; Country the number's
 	// ISO region (empty for email).
 	Cost              int64
@@ -171,13 +190,13 @@ type CheckInput struct {
 	ClientIP string
 	// Transaction is the payment the code was sent for: a code approves only with the
 	// amount and payee it was sent with. Required by an app with PSD2, refused by any other.
-	Transaction Transaction
+	Transaction psd2.Transaction
 }
 
 // CheckResult is an approved verification. Decision is set whenever the limiter was asked.
 type CheckResult struct {
 	Verification Verification
-	Decision     Decision
+	Decision     rate.Decision
 }
 
 // appOf is the app a call is for: its own, or the default app.
@@ -196,3 +215,23 @@ func Bounded(ctx context.Context, d time.Duration) (context.Context, context.Can
 	}
 	return context.WithTimeout(ctx, d)
 }
+
+// Verifier is the send-and-check service the public API calls; *Service implements it,
+// and metrics decorate it.
+type Verifier interface {
+	// Send sends or resends a code. The result's Decision is set whenever the limiter was
+	// asked, also with an error; with *ErrRateLimited it is the refusal's own.
+	// Errors: *ErrInvalidRequest, *contact.ErrInvalidPhone, *ErrCountryNotAllowed,
+	// ErrDuplicateSubmit, *ErrRateLimited, *ErrFraudBlocked, *ErrBlocked, *ErrProvider, and
+	// errors wrapping ErrUnavailable.
+	Send(ctx context.Context, in SendInput) (SendResult, error)
+	// Check proves a code. The result's Decision is set whenever the limiter was asked,
+	// as with Send. Errors: *ErrInvalidRequest, *ErrInvalidCode, ErrTooManyAttempts,
+	// ErrNotFound, ErrExpired, *ErrRateLimited, and errors wrapping ErrUnavailable.
+	Check(ctx context.Context, in CheckInput) (CheckResult, error)
+	// SendLimitState reports the client IP's send limit without recording anything, for
+	// rate-limit headers on responses that never reached the limiter. Errors wrap ErrUnavailable.
+	SendLimitState(ctx context.Context, clientIP string) (rate.Decision, error)
+}
+
+var _ Verifier = (*Service)(nil)

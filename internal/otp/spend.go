@@ -2,9 +2,9 @@ package otp
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // ScopeBudget is the limiter scope of budgets: each window of each budget is one key.
@@ -20,7 +20,7 @@ type Spend interface {
 	// Decided reports a send's decision on its budgets (thresholds crossed, what shadow
 	// budgets would have refused) for events and gauges; it runs detached from the client.
 	// Errors are logged.
-	Decided(ctx context.Context, q SpendQuery, policy []Limit, dec Decision)
+	Decided(ctx context.Context, q SpendQuery, policy []rate.Limit, dec rate.Decision)
 }
 
 // SpendQuery is what the spend step knows of a send.
@@ -39,7 +39,7 @@ type Quote struct {
 	// Cost is in micro-units of Currency (1,000,000 to the unit).
 	Cost     int64
 	Currency string
-	Limits   []Limit
+	Limits   []rate.Limit
 }
 
 // UseSpend adds the spend step to sends; without it sends cost nothing and no budget
@@ -57,23 +57,13 @@ func (s *Service) quote(app App, t target, segments int, now time.Time) (SpendQu
 }
 
 // spendDecided tells the spend step how the decision went, bounded like a store call.
-func (s *Service) spendDecided(ctx context.Context, q SpendQuery, policy []Limit, dec Decision) {
+func (s *Service) spendDecided(ctx context.Context, q SpendQuery, policy []rate.Limit, dec rate.Decision) {
 	if s.spend == nil || len(dec.Budgets) == 0 {
 		return
 	}
 	ctx, cancel := Bounded(context.WithoutCancel(ctx), max(s.cfg.StoreTimeout, finishTimeout))
 	defer cancel()
 	s.spend.Decided(ctx, q, policy, dec)
-}
-
-// BudgetWindow finds the budget limit of policy that st reports on.
-func BudgetWindow(policy []Limit, st BudgetState) (*Budget, bool) {
-	for _, l := range policy {
-		if l.Budget != nil && l.Scope == st.Scope && l.Key == st.Key {
-			return l.Budget, true
-		}
-	}
-	return nil, false
 }
 
 // ErrBudgetExceeded means an enforcing budget refused the send: its window has spent what
@@ -105,21 +95,7 @@ func (e *ErrBudgetExceeded) ShareText() string {
 	if e.Country == "" {
 		return ""
 	}
-	return MicrosText(e.Share)
-}
-
-// MicrosText writes an amount of micro-units as a decimal with at least two places and no
-// trailing zeros beyond them, such as "0.05" or "0.0075".
-func MicrosText(m int64) string {
-	sign := ""
-	if m < 0 {
-		sign, m = "-", -m
-	}
-	frac := strings.TrimRight(fmt.Sprintf("%06d", m%1_000_000), "0")
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	return fmt.Sprintf("%s%d.%s", sign, m/1_000_000, frac)
+	return rate.MicrosText(e.Share)
 }
 
 // Reason is how history names the refusal: "budget <name> <window>", followed by the
@@ -137,19 +113,19 @@ func (e *ErrBudgetExceeded) Reason() string {
 }
 
 // budgetExceeded names an enforcing budget's refusal, when one refused.
-func budgetExceeded(policy []Limit, dec Decision, now time.Time) *ErrBudgetExceeded {
+func budgetExceeded(policy []rate.Limit, dec rate.Decision, now time.Time) *ErrBudgetExceeded {
 	st, ok := dec.BudgetRefusal()
 	if !ok {
 		return nil
 	}
-	b, _ := BudgetWindow(policy, st)
+	b, _ := rate.BudgetWindow(policy, st)
 	e := &ErrBudgetExceeded{Budget: st.Key, Period: "window"}
 	if b != nil {
 		e.Budget, e.Period, e.ResetsAt = b.Name, b.Period, b.Resets
 		e.RetryAfter = max(b.Resets.Sub(now), time.Second)
 	}
 	// The cap speaks first: a send the cap refused would be refused by it whatever its share.
-	if f := st.Fence; f.Refused && !(st.Over && st.Mode == BudgetEnforce) {
+	if f := st.Fence; f.Refused && !(st.Over && st.Mode == rate.BudgetEnforce) {
 		e.Country, e.Young, e.Share = f.Country, f.Young, f.Share
 	}
 	return e

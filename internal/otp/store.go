@@ -3,6 +3,9 @@ package otp
 import (
 	"context"
 	"time"
+
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 )
 
 // Store keeps verifications, their sends and their check attempts.
@@ -65,16 +68,16 @@ type BeginSend struct {
 	SendID string
 	// CodeHash returns the hash of this send's code for the given verification id.
 	CodeHash func(verificationID string) []byte
-	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
+	// Shadow names what shadow fraud rules would have refused, from rate.Decision.ShadowReport.
 	Shadow string
 	// Fraud, when set, says why the guard admitted the send on a solved challenge or what a
-	// shadow guard would have done, from Decision.Explain.
-	Fraud *FraudExplanation
+	// shadow guard would have done, from rate.Decision.Explain.
+	Fraud *rate.FraudExplanation
 	// Test marks a send to one of the app's test numbers: nothing went out.
 	Test bool
 	// Transaction, when not zero, is the payment this send's code is bound to (PSD2): the
 	// verification keeps it as its Transaction.
-	Transaction Transaction
+	Transaction psd2.Transaction
 	// Seen, when set, is the pending verification of the app and address as the caller saw
 	// it earlier: a store may hash the code for its id up front and count the send in one
 	// step while it is still the pending one, and must otherwise decide on what it holds
@@ -139,11 +142,11 @@ type DeniedSend struct {
 	Status   SendStatus // SendBlocked or SendDuplicate
 	// Reason is the refusing rule, such as "phone 1/1m" or "duplicate 1/5s".
 	Reason string
-	// Shadow names what shadow fraud rules would have refused, from Decision.ShadowReport.
+	// Shadow names what shadow fraud rules would have refused, from rate.Decision.ShadowReport.
 	Shadow string
 	// Fraud, when set, says why the guard refused the send (or what a shadow guard would
-	// have done), from Decision.Explain.
-	Fraud *FraudExplanation
+	// have done), from rate.Decision.Explain.
+	Fraud *rate.FraudExplanation
 	Time  time.Time
 }
 
@@ -151,4 +154,18 @@ type DeniedSend struct {
 // what it cannot keep up with it drops and counts.
 type DeniedRecorder interface {
 	RecordDenied(d DeniedSend)
+}
+
+// Limiter decides, records and refunds requests against policies of several limits.
+type Limiter interface {
+	// Allow decides the request against every limit at once and records it in all of
+	// them, or in none when any rule refuses it. Errors wrap ErrUnavailable.
+	Allow(ctx context.Context, limits []rate.Limit) (rate.Decision, error)
+	// Refund removes a reservation from every key that holds it; refunding an unknown
+	// or already refunded reservation changes nothing. Errors wrap ErrUnavailable.
+	Refund(ctx context.Context, r rate.Reservation) error
+	// Inspect reports the state of one limit without recording anything.
+	Inspect(ctx context.Context, l rate.Limit) ([]rate.RuleState, error)
+	// Reset forgets every request recorded for one scope and key.
+	Reset(ctx context.Context, scope, key string) error
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 const (
@@ -54,7 +55,7 @@ func TestAddressKey(t *testing.T) {
 }
 
 // scopeKey is the key of scope in a policy; "" when the policy has none.
-func scopeKey(policy []otp.Limit, scope string) string {
+func scopeKey(policy []rate.Limit, scope string) string {
 	for _, l := range policy {
 		if l.Scope == scope {
 			return l.Key
@@ -177,7 +178,7 @@ func TestCheckByPhoneDecidesOnTheClosedVerificationItRead(t *testing.T) {
 	if err != nil || res.Verification.ID != second {
 		t.Fatalf("retry: got %+v, %v, want %s approved", res.Verification, err, second)
 	}
-	want := []otp.Limit{
+	want := []rate.Limit{
 		{Scope: otp.ScopeCheckPhone, Key: testPhone, Rules: e.cfg.CheckPhoneRules},
 		{Scope: otp.ScopeCheckIP, Key: testIP, Rules: e.cfg.CheckIPRules},
 	}

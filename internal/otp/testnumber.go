@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"otpgate/internal/rate"
 )
 
 // TestNumber is an address of an app that never gets a message: a send to it spends no
@@ -26,7 +28,7 @@ const ScopeTestNumber = "test_number"
 
 // TestNumberRule bounds the sends to one test number: enough for any test suite, too few
 // to make an entry a free channel.
-var TestNumberRule = Rule{Limit: 30, Window: time.Hour}
+var TestNumberRule = rate.Rule{Limit: 30, Window: time.Hour}
 
 // ProviderTest names the provider of a send to a test number, which went nowhere.
 const ProviderTest = "test_number"
@@ -46,7 +48,7 @@ func (s *Service) sendTest(ctx context.Context, app App, t target, in SendInput)
 	var res SendResult
 	tn := *t.test
 	lctx, cancel := Bounded(ctx, s.cfg.LimiterTimeout)
-	dec, err := s.limiter.Allow(lctx, []Limit{{Scope: ScopeTestNumber, Key: tn.ID, Rules: []Rule{TestNumberRule}}})
+	dec, err := s.limiter.Allow(lctx, []rate.Limit{{Scope: ScopeTestNumber, Key: tn.ID, Rules: []rate.Rule{TestNumberRule}}})
 	cancel()
 	if err != nil {
 		return res, fmt.Errorf("otp: send: limiter: %w", err)

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestTestNumbers(t *testing.T) {
@@ -68,7 +70,7 @@ func TestTestNumbers(t *testing.T) {
 
 	t.Run("ItsRuleRefusesAndIsRecorded", func(t *testing.T) {
 		e := newEnv(t)
-		e.limiter.Deny = []otp.RuleState{{Scope: otp.ScopeTestNumber, Key: "tn-phone", Rule: otp.TestNumberRule, Used: 30, Violated: true}}
+		e.limiter.Deny = []rate.RuleState{{Scope: otp.ScopeTestNumber, Key: "tn-phone", Rule: otp.TestNumberRule, Used: 30, Violated: true}}
 		_, err := e.svc.Send(ctx, otp.SendInput{App: appWith(e, e.clock.Now().Add(time.Hour)), Phone: testPhone, ClientIP: testIP})
 		if otp.ErrorCode(err) != otp.CodeRateLimited {
 			t.Fatalf("got %v, want rate_limited", err)
@@ -95,7 +97,7 @@ func TestTestNumbers(t *testing.T) {
 
 	t.Run("ItSkipsTheCountryAndNumberTypeRules", func(t *testing.T) {
 		e := newEnv(t, func(c *otp.Config) {
-			c.AllowedCountries = otp.Countries{"GB"}
+			c.AllowedCountries = contact.Countries{"GB"}
 			c.DeniedNumberTypes = []string{"fixed_line"}
 		})
 		app := appWith(e, e.clock.Now().Add(time.Hour))

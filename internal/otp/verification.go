@@ -3,6 +3,8 @@ package otp
 import (
 	"fmt"
 	"time"
+
+	"otpgate/internal/psd2"
 )
 
 // Status is the life-cycle state of a verification.
@@ -42,7 +44,7 @@ type Verification struct {
 	ClosedAt time.Time
 	// Transaction is the payment its latest send was for (PSD2); each code is bound to its
 	// own send's.
-	Transaction Transaction
+	Transaction psd2.Transaction
 }
 
 // AttemptsLeft is how many wrong guesses the verification still tolerates.

@@ -15,6 +15,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/spend"
 	"otpgate/internal/tokens"
 	"otpgate/internal/totp"
@@ -24,7 +25,7 @@ import (
 // Store is every feature's store in one value.
 type Store interface {
 	otp.Store
-	otp.ReceiptStore
+	receipt.Store
 	tracing.TraceStore
 	history.Store
 	history.EraseStore

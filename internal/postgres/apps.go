@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 var _ apps.Store = (*Store)(nil)
@@ -81,7 +82,7 @@ func scanKey(row pgx.Row) (apps.Key, error) {
 }
 
 // rulesText stores a rule list as operators write it; none is ”.
-func rulesText(r otp.Rules) string {
+func rulesText(r rate.Rules) string {
 	if len(r) == 0 {
 		return ""
 	}

@@ -14,6 +14,7 @@ import (
 	"otpgate/internal/events"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // sendCols are read by scanSend, in this order; v is the send's verification, if any.
@@ -211,7 +212,7 @@ func scanAttempt(row pgx.CollectableRow) (history.Attempt, error) {
 
 // fraudJSON is a fraud explanation as sends.fraud and fraud_blocks.why keep it, the shape
 // of send.blocked's "fraud" field; nil (NULL) for none.
-func fraudJSON(e *otp.FraudExplanation) any {
+func fraudJSON(e *rate.FraudExplanation) any {
 	if e == nil {
 		return nil
 	}
@@ -223,7 +224,7 @@ func fraudJSON(e *otp.FraudExplanation) any {
 }
 
 // parseFraud reads what fraudJSON wrote; nil for NULL.
-func parseFraud(b []byte) (*otp.FraudExplanation, error) {
+func parseFraud(b []byte) (*rate.FraudExplanation, error) {
 	if b == nil {
 		return nil, nil
 	}

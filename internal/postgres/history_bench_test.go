@@ -17,6 +17,7 @@ import (
 	"otpgate/internal/message"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -105,11 +106,11 @@ func seedHistory(b *testing.B, pool *pgxpool.Pool, s *postgres.Store, rows int) 
 // the send path, the same for both databases.
 type allowAll struct{}
 
-func (allowAll) Allow(context.Context, []otp.Limit) (otp.Decision, error) {
-	return otp.Decision{Allowed: true}, nil
+func (allowAll) Allow(context.Context, []rate.Limit) (rate.Decision, error) {
+	return rate.Decision{Allowed: true}, nil
 }
-func (allowAll) Refund(context.Context, otp.Reservation) error { return nil }
-func (allowAll) Inspect(context.Context, otp.Limit) ([]otp.RuleState, error) {
+func (allowAll) Refund(context.Context, rate.Reservation) error { return nil }
+func (allowAll) Inspect(context.Context, rate.Limit) ([]rate.RuleState, error) {
 	return nil, nil
 }
 func (allowAll) Reset(context.Context, string, string) error { return nil }
@@ -141,7 +142,7 @@ func newSendSide(b *testing.B, name string, pool *pgxpool.Pool) *sendSide {
 	cfg := otp.Config{
 		Secret: []byte("secret of the history benchmark"), CodeLength: 6, CodeTTL: 5 * time.Minute,
 		MaxSends: 5, MaxAttempts: 3, DuplicateWindow: 5 * time.Second,
-		PhoneRules: []otp.Rule{{Limit: 1, Window: time.Minute}}, IPRules: []otp.Rule{{Limit: 10, Window: time.Hour}},
+		PhoneRules: []rate.Rule{{Limit: 1, Window: time.Minute}}, IPRules: []rate.Rule{{Limit: 10, Window: time.Hour}},
 		SMSTimeout: time.Second, LimiterTimeout: time.Second, StoreTimeout: 5 * time.Second,
 	}
 	return &sendSide{name: name, svc: otp.NewService(cfg, s, allowAll{}, quickProvider{}, catalog, denied, slog.New(slog.DiscardHandler))}

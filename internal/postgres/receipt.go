@@ -8,27 +8,28 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
-var _ otp.ReceiptStore = (*Store)(nil)
+var _ receipt.Store = (*Store)(nil)
 
-// MarkDelivery implements otp.ReceiptStore: one statement that only touches a send of
+// MarkDelivery implements receipt.Store: one statement that only touches a send of
 // the receipt's provider that has no receipt yet, or, for a receipt with a price, no
 // price yet, so replays and late, out-of-order reports change nothing. It locks the rows
 // first (markDeliverySQL) to answer what it changed from their state before.
-func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, error) {
-	if r.Status != otp.DeliveryDelivered && r.Status != otp.DeliveryUndelivered {
-		return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
+func (s *Store) MarkDelivery(ctx context.Context, r receipt.Receipt) (receipt.Marked, error) {
+	if r.Status != receipt.DeliveryDelivered && r.Status != receipt.DeliveryUndelivered {
+		return receipt.Marked{}, fmt.Errorf("postgres: mark delivery: %w: status %q", errBug, r.Status)
 	}
 	if err := otp.CheckTextIn("receipt", r); err != nil {
-		return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
+		return receipt.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
 	}
 	// A quick provider may report before the outcome writer has stored the provider's
 	// message id (it writes within 100 ms); writing what is queued first means such a
 	// receipt still finds its send instead of being dropped as unknown.
 	if s.Outcomes != nil {
 		if err := s.Outcomes.Flush(ctx); err != nil {
-			return otp.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
+			return receipt.Marked{}, fmt.Errorf("postgres: mark delivery: %w", err)
 		}
 	}
 	q, cond, key := markDeliverySQL, `provider_message_id = $2`, r.ProviderID
@@ -37,7 +38,7 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, er
 	case validID(r.SendID):
 		cond, key = `id = $2::uuid`, r.SendID
 	default:
-		return otp.Marked{}, nil // names no send that can exist
+		return receipt.Marked{}, nil // names no send that can exist
 	}
 	// sends is partitioned by day of created_at: the send is looked for first among the days
 	// before the receipt (receiptLookback), then, for a late or replayed receipt, among all.
@@ -48,19 +49,19 @@ func (s *Store) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, er
 		out, err = s.markDelivery(ctx, fmt.Sprintf(q, cond), args)
 	}
 	if err != nil {
-		return otp.Marked{}, wrap("mark delivery", err)
+		return receipt.Marked{}, wrap("mark delivery", err)
 	}
 	return out, nil
 }
 
 // markDelivery runs one markDeliverySQL and gathers what it changed.
-func (s *Store) markDelivery(ctx context.Context, q string, args []any) (otp.Marked, error) {
+func (s *Store) markDelivery(ctx context.Context, q string, args []any) (receipt.Marked, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return otp.Marked{}, wrap("mark delivery", err)
+		return receipt.Marked{}, wrap("mark delivery", err)
 	}
-	var out otp.Marked
-	var m otp.Marked
+	var out receipt.Marked
+	var m receipt.Marked
 	_, err = pgx.ForEachRow(rows, []any{&m.Settled, &m.Priced, &m.App, &m.Country, &m.Channel}, func() error {
 		out.Settled = out.Settled || m.Settled
 		if m.Priced && !out.Priced {
@@ -69,7 +70,7 @@ func (s *Store) markDelivery(ctx context.Context, q string, args []any) (otp.Mar
 		return nil
 	})
 	if err != nil {
-		return otp.Marked{}, wrap("mark delivery", err)
+		return receipt.Marked{}, wrap("mark delivery", err)
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/persistence"
 	"otpgate/internal/pii"
+	"otpgate/internal/psd2"
 	"otpgate/migrations"
 )
 
@@ -119,7 +120,7 @@ func (s *Store) scanVerification(row pgx.Row) (otp.Verification, error) {
 	var amount, payee *string
 	v, err := scanVerificationOf(row, &amount, &payee)
 	if err == nil && amount != nil && payee != nil {
-		v.Transaction = otp.Transaction{Amount: *amount, Payee: *payee}
+		v.Transaction = psd2.Transaction{Amount: *amount, Payee: *payee}
 	}
 	if err == nil {
 		v.Address, err = s.openAddress(v.Address)

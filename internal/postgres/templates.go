@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/templates"
 )
 
 // storedTemplates is one locale's templates as apps.templates keeps them (migrations/00008).
@@ -17,7 +17,7 @@ type storedTemplates struct {
 }
 
 // templatesJSON encodes an app's templates per locale; none is an empty object.
-func templatesJSON(m map[string]otp.MessageTemplates) []byte {
+func templatesJSON(m map[string]templates.Message) []byte {
 	out := make(map[string]storedTemplates, len(m))
 	for l, t := range m {
 		out[l] = storedTemplates(t)
@@ -27,7 +27,7 @@ func templatesJSON(m map[string]otp.MessageTemplates) []byte {
 }
 
 // parseTemplates decodes apps.templates.
-func parseTemplates(b []byte) (map[string]otp.MessageTemplates, error) {
+func parseTemplates(b []byte) (map[string]templates.Message, error) {
 	var in map[string]storedTemplates
 	if len(b) > 0 {
 		if err := json.Unmarshal(b, &in); err != nil {
@@ -37,9 +37,9 @@ func parseTemplates(b []byte) (map[string]otp.MessageTemplates, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]otp.MessageTemplates, len(in))
+	out := make(map[string]templates.Message, len(in))
 	for l, t := range in {
-		out[l] = otp.MessageTemplates(t)
+		out[l] = templates.Message(t)
 	}
 	return out, nil
 }

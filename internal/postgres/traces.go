@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // SetSendTrace implements tracing.TraceStore in one statement: the send's traceparent, and
@@ -38,7 +39,7 @@ func (s *Store) VerificationTrace(ctx context.Context, id string) (string, error
 
 // ReceiptTrace implements tracing.TraceStore: the traceparent of the send a receipt names,
 // found as MarkDelivery finds it.
-func (s *Store) ReceiptTrace(ctx context.Context, r otp.Receipt) (string, error) {
+func (s *Store) ReceiptTrace(ctx context.Context, r receipt.Receipt) (string, error) {
 	q, key := `SELECT traceparent FROM sends WHERE provider = $1 AND provider_message_id = $2 AND traceparent IS NOT NULL LIMIT 1`, r.ProviderID
 	switch {
 	case r.ProviderID != "":

@@ -18,8 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/delivery"
-	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
+	"otpgate/internal/receipt"
 )
 
 // Kind is one kind of provider instance.
@@ -91,5 +91,5 @@ type Built struct {
 	// left nil are every channel of the kind.
 	delivery.Provider
 	// Receipts reads the instance's delivery callbacks; nil when it takes none.
-	Receipts otp.ReceiptReader
+	Receipts receipt.Reader
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // TestArgsAreSizedUpFront lays out a policy with rules, a guard and a budget, as a default
@@ -12,11 +12,11 @@ import (
 // that outgrows it (a new argument left out of the count) copies it on every decision.
 func TestArgsAreSizedUpFront(t *testing.T) {
 	l := New(nil, "t:")
-	policy := []otp.Limit{
-		{Scope: "phone", Key: "+819012345678", Rules: []otp.Rule{{Limit: 1, Window: time.Minute}, {Limit: 5, Window: time.Hour}}},
-		{Scope: "ip", Key: "192.0.2.1", Rules: []otp.Rule{{Limit: 10, Window: time.Hour}}},
+	policy := []rate.Limit{
+		{Scope: "phone", Key: "+819012345678", Rules: []rate.Rule{{Limit: 1, Window: time.Minute}, {Limit: 5, Window: time.Hour}}},
+		{Scope: "ip", Key: "192.0.2.1", Rules: []rate.Rule{{Limit: 10, Window: time.Hour}}},
 		guarded(testGuard(3, false)),
-		budgetLimit(otp.BudgetEnforce, 100, 1),
+		budgetLimit(rate.BudgetEnforce, 100, 1),
 	}
 	p, err := l.plan(policy)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -54,20 +55,20 @@ func draw(r *rand.Rand) (phone, ip string) {
 // phone 1/1m,10/1h on the number's index, IP 1/1m,10/1h, and one send per phone and client
 // per 5s on a hash of the index and the client. The index is computed per decision, as
 // the service does.
-func policyOf(keys *pii.Keys, phone, ip string) []otp.Limit {
+func policyOf(keys *pii.Keys, phone, ip string) []rate.Limit {
 	index := keys.Index(phone)
 	dup := sha256.Sum256([]byte(index + "\x00" + ip))
-	perKey := []otp.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}
-	return []otp.Limit{
+	perKey := []rate.Rule{{Limit: 1, Window: time.Minute}, {Limit: 10, Window: time.Hour}}
+	return []rate.Limit{
 		{Scope: "phone", Key: index, Rules: perKey},
 		{Scope: "ip", Key: ip, Rules: perKey},
-		{Scope: "dup", Key: hex.EncodeToString(dup[:12]), Rules: []otp.Rule{{Limit: 1, Window: 5 * time.Second}}},
+		{Scope: "dup", Key: hex.EncodeToString(dup[:12]), Rules: []rate.Rule{{Limit: 1, Window: 5 * time.Second}}},
 	}
 }
 
 // sendPolicy returns the default send policy (policyOf) for a phone and a client address
 // drawn from the keyspace.
-func sendPolicy(r *rand.Rand) []otp.Limit {
+func sendPolicy(r *rand.Rand) []rate.Limit {
 	phone, ip := draw(r)
 	return policyOf(benchIndex, phone, ip)
 }
@@ -77,25 +78,25 @@ var benchIndex = benchKeys()
 
 // guardedPolicy is sendPolicy with the fraud guard on as the server's defaults run it: the
 // number's country and prefix and the client's network, each with its guard hash.
-func guardedPolicy(r *rand.Rand) []otp.Limit {
+func guardedPolicy(r *rand.Rand) []rate.Limit {
 	phone, ip := draw(r)
 	limits := policyOf(benchIndex, phone, ip)
-	params := otp.GuardParams{ShortHorizon: 10 * time.Minute, LongHorizon: 7 * 24 * time.Hour,
+	params := rate.GuardParams{ShortHorizon: 10 * time.Minute, LongHorizon: 7 * 24 * time.Hour,
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20, Block: 12 * time.Hour}
 	return append(limits,
-		otp.Limit{Scope: otp.ScopeCountry, Key: "JP", Guard: &otp.Guard{Floor: 1_000_000, Params: params}},
-		otp.Limit{Scope: otp.ScopePrefix, Key: phone[:len(phone)-4], Guard: &otp.Guard{Floor: 10, Params: params}},
-		otp.Limit{Scope: otp.ScopeIPNet, Key: ip[:strings.LastIndexByte(ip, '.')] + ".0/24", Guard: &otp.Guard{Floor: 10, Params: params}},
+		rate.Limit{Scope: rate.ScopeCountry, Key: "JP", Guard: &rate.Guard{Floor: 1_000_000, Params: params}},
+		rate.Limit{Scope: rate.ScopePrefix, Key: phone[:len(phone)-4], Guard: &rate.Guard{Floor: 10, Params: params}},
+		rate.Limit{Scope: rate.ScopeIPNet, Key: ip[:strings.LastIndexByte(ip, '.')] + ".0/24", Guard: &rate.Guard{Floor: 10, Params: params}},
 	)
 }
 
 // budgetedPolicy is sendPolicy with two budgets, as a spend configuration with a global daily
 // budget and a monthly one for the number's country makes them: every send reserves its
 // cost in both windows, whose caps it never reaches, so every decision writes them.
-func budgetedPolicy(r *rand.Rand) []otp.Limit {
-	budget := func(key string, ttl time.Duration) otp.Limit {
-		return otp.Limit{Scope: otp.ScopeBudget, Key: key, Budget: &otp.Budget{
-			Mode: otp.BudgetEnforce, Cap: 1_000_000_000_000, Cost: 50_000, TTL: ttl}}
+func budgetedPolicy(r *rand.Rand) []rate.Limit {
+	budget := func(key string, ttl time.Duration) rate.Limit {
+		return rate.Limit{Scope: otp.ScopeBudget, Key: key, Budget: &rate.Budget{
+			Mode: rate.BudgetEnforce, Cap: 1_000_000_000_000, Cost: 50_000, TTL: ttl}}
 	}
 	return append(sendPolicy(r), budget("global:day:20300304", 25*time.Hour), budget("jp:month:20300301", 32*24*time.Hour))
 }
@@ -127,7 +128,7 @@ type variant struct {
 type refusals map[string]*atomic.Int64
 
 // count returns a decision's error, counting a refusal under name.
-func (rs refusals) count(name string, dec otp.Decision, err error) error {
+func (rs refusals) count(name string, dec rate.Decision, err error) error {
 	if err == nil && !dec.Allowed {
 		rs[name].Add(1)
 	}
@@ -181,7 +182,7 @@ func variants(rdb *redis.Client, refused refusals) []variant {
 		}},
 		{"perkey", func(ctx context.Context, r *rand.Rand) error {
 			for _, lim := range sendPolicy(r) {
-				if _, err := l.Allow(ctx, []otp.Limit{lim}); err != nil {
+				if _, err := l.Allow(ctx, []rate.Limit{lim}); err != nil {
 					return err
 				}
 			}
@@ -190,7 +191,7 @@ func variants(rdb *redis.Client, refused refusals) []variant {
 		{"redisrate", func(ctx context.Context, r *rand.Rand) error {
 			for _, lim := range sendPolicy(r) {
 				for _, rule := range lim.Rules {
-					key := "b:" + lim.Scope + ":" + otp.FormatWindow(rule.Window) + ":" + lim.Key
+					key := "b:" + lim.Scope + ":" + rate.FormatWindow(rule.Window) + ":" + lim.Key
 					if _, err := rr.Allow(ctx, key, gcra[rule.Window]); err != nil {
 						return err
 					}
@@ -326,12 +327,12 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 		b.Fatalf("SCRIPT LOAD: %v", err)
 	}
 	before := usedMemory(b, rdb)
-	rules := []otp.Rule{{Limit: 1, Window: time.Minute}, {Limit: entries, Window: time.Hour}}
+	rules := []rate.Rule{{Limit: 1, Window: time.Minute}, {Limit: entries, Window: time.Hour}}
 	for e := range entries {
 		c.Add(time.Minute)
 		pipe := rdb.Pipeline()
 		for k := range keys {
-			p, err := l.plan([]otp.Limit{{Scope: "phone", Key: "+8190" + strconv.Itoa(10_000_000+k), Rules: rules}})
+			p, err := l.plan([]rate.Limit{{Scope: "phone", Key: "+8190" + strconv.Itoa(10_000_000+k), Rules: rules}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // budgetLimit is a daily budget window of capacity micro-units, this request costing cost.
-func budgetLimit(mode string, capacity, cost int64) otp.Limit {
-	return otp.Limit{Scope: "budget", Key: "app:demo:day:20300102", Budget: &otp.Budget{Mode: mode, Cap: capacity, Cost: cost, TTL: 25 * time.Hour}}
+func budgetLimit(mode string, capacity, cost int64) rate.Limit {
+	return rate.Limit{Scope: "budget", Key: "app:demo:day:20300102", Budget: &rate.Budget{Mode: mode, Cap: capacity, Cost: cost, TTL: 25 * time.Hour}}
 }
 
 // phoneLimit is a phone rule of five sends an hour on the n-th number.
-func phoneLimit(n int) otp.Limit {
-	return otp.Limit{Scope: "phone", Key: fmt.Sprintf("+8190%08d", n), Rules: []otp.Rule{{Limit: 5, Window: time.Hour}}}
+func phoneLimit(n int) rate.Limit {
+	return rate.Limit{Scope: "phone", Key: fmt.Sprintf("+8190%08d", n), Rules: []rate.Rule{{Limit: 5, Window: time.Hour}}}
 }
 
 func TestBudget(t *testing.T) { onBackends(t, testBudget) }
@@ -28,7 +28,7 @@ func testBudget(t *testing.T, newLimiter backend) {
 
 	t.Run("AdmitsUpToTheCapExactly", func(t *testing.T) {
 		l, rdb := newLimiter(t)
-		b := budgetLimit(otp.BudgetEnforce, 1_000_000, 50_000)
+		b := budgetLimit(rate.BudgetEnforce, 1_000_000, 50_000)
 		var crossed []int
 		for i := range 20 {
 			d := mustAllow(t, l, phoneLimit(i), b)
@@ -52,7 +52,7 @@ func testBudget(t *testing.T, newLimiter backend) {
 
 	t.Run("ARefundGivesTheCostBackOnce", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		b := budgetLimit(otp.BudgetEnforce, 100_000, 50_000)
+		b := budgetLimit(rate.BudgetEnforce, 100_000, 50_000)
 		mustAllow(t, l, phoneLimit(1), b)
 		d := mustAllow(t, l, phoneLimit(2), b)
 		if !d.Allowed {
@@ -73,8 +73,8 @@ func testBudget(t *testing.T, newLimiter backend) {
 
 	t.Run("ARefusedRequestReservesNothing", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		b := budgetLimit(otp.BudgetEnforce, 100_000, 50_000)
-		busy := otp.Limit{Scope: "phone", Key: "+819000000000", Rules: []otp.Rule{{Limit: 1, Window: time.Hour}}}
+		b := budgetLimit(rate.BudgetEnforce, 100_000, 50_000)
+		busy := rate.Limit{Scope: "phone", Key: "+819000000000", Rules: []rate.Rule{{Limit: 1, Window: time.Hour}}}
 		mustAllow(t, l, busy, b)
 		if d := mustAllow(t, l, busy, b); d.Allowed || d.Budgets[0].Spent != 50_000 || d.Budgets[0].Over {
 			t.Fatalf("got allowed %v budget %+v, want refused by the phone rule with 50,000 spent", d.Allowed, d.Budgets[0])
@@ -85,7 +85,7 @@ func testBudget(t *testing.T, newLimiter backend) {
 	})
 
 	t.Run("ShadowAndAlertRefuseNothing", func(t *testing.T) {
-		for _, mode := range []string{otp.BudgetShadow, otp.BudgetAlert} {
+		for _, mode := range []string{rate.BudgetShadow, rate.BudgetAlert} {
 			l, _ := newLimiter(t)
 			b := budgetLimit(mode, 100_000, 60_000)
 			mustAllow(t, l, phoneLimit(1), b)
@@ -98,7 +98,7 @@ func testBudget(t *testing.T, newLimiter backend) {
 
 	t.Run("ExhaustionCrossesTheFullThresholdOnce", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		b := budgetLimit(otp.BudgetEnforce, 120_000, 50_000)
+		b := budgetLimit(rate.BudgetEnforce, 120_000, 50_000)
 		mustAllow(t, l, phoneLimit(1), b)
 		mustAllow(t, l, phoneLimit(2), b)
 		d := mustAllow(t, l, phoneLimit(3), b)
@@ -112,12 +112,12 @@ func testBudget(t *testing.T, newLimiter backend) {
 
 	t.Run("ConcurrentSendsNeverPassTheCap", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		b := budgetLimit(otp.BudgetEnforce, 1_000_000, 50_000)
+		b := budgetLimit(rate.BudgetEnforce, 1_000_000, 50_000)
 		var admitted, full atomic.Int64
 		var wg sync.WaitGroup
 		for i := range 200 {
 			wg.Go(func() {
-				d, err := l.Allow(ctx, []otp.Limit{phoneLimit(i), b})
+				d, err := l.Allow(ctx, []rate.Limit{phoneLimit(i), b})
 				if err != nil {
 					t.Error(err)
 					return

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -38,14 +38,14 @@ func keyIn(l *Limiter, scope, format string, from, lo, hi int) string {
 // twoSlots returns a phone and an IP limit whose keys lie on different masters (testenv
 // splits the slots evenly), the phone's slot below the IP's when phoneFirst. Different
 // rounds get different keys.
-func twoSlots(tb testing.TB, l *Limiter, rules string, phoneFirst bool, round int) (phone, ip otp.Limit) {
+func twoSlots(tb testing.TB, l *Limiter, rules string, phoneFirst bool, round int) (phone, ip rate.Limit) {
 	tb.Helper()
 	low, high := [2]int{0, 5000}, [2]int{11000, 16383}
 	if !phoneFirst {
 		low, high = high, low
 	}
-	phone = otp.Limit{Scope: "phone", Key: keyIn(l, "phone", "+8190%08d", round*1000, low[0], low[1]), Rules: mustRules(tb, rules)}
-	ip = otp.Limit{Scope: "ip", Key: keyIn(l, "ip", "10.0.%d", round*1000, high[0], high[1]), Rules: mustRules(tb, rules)}
+	phone = rate.Limit{Scope: "phone", Key: keyIn(l, "phone", "+8190%08d", round*1000, low[0], low[1]), Rules: mustRules(tb, rules)}
+	ip = rate.Limit{Scope: "ip", Key: keyIn(l, "ip", "10.0.%d", round*1000, high[0], high[1]), Rules: mustRules(tb, rules)}
 	return phone, ip
 }
 
@@ -108,7 +108,7 @@ func TestCluster(t *testing.T) {
 		if err := l.Refund(ctx, d.Reservation); err != nil {
 			t.Fatalf("Refund: %v", err)
 		}
-		for _, lim := range []otp.Limit{phone, ip} {
+		for _, lim := range []rate.Limit{phone, ip} {
 			if got, want := count(t, l, rdb, lim), int64(0); got != want {
 				t.Errorf("%s after refund: got %d entries, want %d", lim.Scope, got, want)
 			}
@@ -133,7 +133,7 @@ func TestCluster(t *testing.T) {
 		}
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
-		got, err := l.Allow(short, []otp.Limit{phone, ip})
+		got, err := l.Allow(short, []rate.Limit{phone, ip})
 		wantUnavailable(t, got, err)
 		if got, want := count(t, l, rdb, phone), int64(0); got != want {
 			t.Errorf("phone: got %d entries, want %d", got, want)
@@ -155,7 +155,7 @@ func TestCluster(t *testing.T) {
 			// Half the requests come for the phone from the IP, half for other phones from the
 			// same IP; when the phone's slot comes first, a full IP makes Allow undo the phone.
 			phone, ip := twoSlots(t, ls[0], "10/1m", round%2 == 0, round)
-			allowed := race(t, ls, []otp.Limit{phone, ip}, []otp.Limit{ip})
+			allowed := race(t, ls, []rate.Limit{phone, ip}, []rate.Limit{ip})
 			both, total := allowed[0], allowed[0]+allowed[1]
 			t.Logf("round %d: %d allowed for the phone, %d for the IP", round, both, total)
 			if total > 10 || total < 1 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -21,7 +21,7 @@ const (
 
 // race sends racers requests at once, spread over the limiters as over app servers and over
 // the policies, and returns how many each policy had allowed. Every request must get an answer.
-func race(tb testing.TB, ls []*Limiter, policies ...[]otp.Limit) []int64 {
+func race(tb testing.TB, ls []*Limiter, policies ...[]rate.Limit) []int64 {
 	tb.Helper()
 	allowed := make([]atomic.Int64, len(policies))
 	var failed atomic.Int64
@@ -61,8 +61,8 @@ func TestConcurrentAppServers(t *testing.T) {
 		ls = append(ls, New(other, prefix))
 	}
 	for round := range rounds {
-		lim := otp.Limit{Scope: "phone", Key: fmt.Sprintf("+8190%08d", round), Rules: mustRules(t, "10/1m")}
-		if got, want := race(t, ls, []otp.Limit{lim})[0], int64(10); got != want {
+		lim := rate.Limit{Scope: "phone", Key: fmt.Sprintf("+8190%08d", round), Rules: mustRules(t, "10/1m")}
+		if got, want := race(t, ls, []rate.Limit{lim})[0], int64(10); got != want {
 			t.Errorf("round %d: got %d allowed, want %d", round, got, want)
 		}
 		if got, want := count(t, ls[0], rdb, lim), int64(10); got != want {

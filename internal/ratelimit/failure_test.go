@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -26,7 +27,7 @@ func serverClient(tb testing.TB, base redis.Options, addr string) *redis.Client 
 }
 
 // wantUnavailable fails the test unless a decision failed closed with otp.ErrUnavailable.
-func wantUnavailable(tb testing.TB, d otp.Decision, err error) {
+func wantUnavailable(tb testing.TB, d rate.Decision, err error) {
 	tb.Helper()
 	if !errors.Is(err, otp.ErrUnavailable) {
 		tb.Errorf("got error %v, want one wrapping otp.ErrUnavailable", err)
@@ -38,14 +39,14 @@ func wantUnavailable(tb testing.TB, d otp.Decision, err error) {
 
 func TestRedisFailureFailsClosed(t *testing.T) {
 	ctx := context.Background()
-	phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: []otp.Rule{{Limit: 10, Window: time.Minute}}}
+	phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: []rate.Rule{{Limit: 10, Window: time.Minute}}}
 
 	t.Run("ServerDown", func(t *testing.T) {
 		srv := testenv.StartRedis(t)
 		l := New(serverClient(t, redis.Options{}, srv.Addr), testenv.KeyPrefix(t))
 		d := mustAllow(t, l, phone)
 		srv.Stop()
-		got, err := l.Allow(ctx, []otp.Limit{phone})
+		got, err := l.Allow(ctx, []rate.Limit{phone})
 		wantUnavailable(t, got, err)
 		// The server bounds its calls with a deadline; without one, the client's dial
 		// retries make each of these take over a second.
@@ -70,7 +71,7 @@ func TestRedisFailureFailsClosed(t *testing.T) {
 		if err := srv.Client().Do(ctx, "CLIENT", "PAUSE", "1000", "ALL").Err(); err != nil {
 			t.Fatalf("CLIENT PAUSE: %v", err)
 		}
-		got, err := l.Allow(ctx, []otp.Limit{phone})
+		got, err := l.Allow(ctx, []rate.Limit{phone})
 		wantUnavailable(t, got, err)
 	})
 
@@ -83,7 +84,7 @@ func TestRedisFailureFailsClosed(t *testing.T) {
 		}
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
-		got, err := l.Allow(short, []otp.Limit{phone})
+		got, err := l.Allow(short, []rate.Limit{phone})
 		wantUnavailable(t, got, err)
 	})
 
@@ -93,7 +94,7 @@ func TestRedisFailureFailsClosed(t *testing.T) {
 		l := New(serverClient(t, *rdb.Options(), proxy.Addr), prefix)
 		mustAllow(t, l, phone)
 		proxy.Cut()
-		got, err := l.Allow(ctx, []otp.Limit{phone})
+		got, err := l.Allow(ctx, []rate.Limit{phone})
 		wantUnavailable(t, got, err)
 		proxy.Restore()
 		if d := mustAllow(t, l, phone); !d.Allowed {
@@ -113,7 +114,7 @@ func TestRedisFailureFailsClosed(t *testing.T) {
 		} {
 			l, _ := mustLimiter(t)
 			l.script = redis.NewScript(src)
-			got, err := l.Allow(ctx, []otp.Limit{phone})
+			got, err := l.Allow(ctx, []rate.Limit{phone})
 			wantUnavailable(t, got, err)
 		}
 	})

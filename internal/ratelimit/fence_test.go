@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestBudgetFence(t *testing.T) { onBackends(t, testBudgetFence) }
@@ -14,11 +14,11 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
 	// A send to country: its country's guard (which the fence reads the approvals of), a
 	// fenced global daily budget of 1.00 whose young countries share 0.10, at 0.05 a send.
-	send := func(country, fence string) (otp.Limit, otp.Limit) {
+	send := func(country, fence string) (rate.Limit, rate.Limit) {
 		g := testGuard(1000, false)
-		g.Role = otp.RoleCountry
-		guard := otp.Limit{Scope: otp.ScopeCountry, Key: country, Guard: g}
-		b := budgetLimit(otp.BudgetEnforce, 1_000_000, 50_000)
+		g.Role = rate.RoleCountry
+		guard := rate.Limit{Scope: rate.ScopeCountry, Key: country, Guard: g}
+		b := budgetLimit(rate.BudgetEnforce, 1_000_000, 50_000)
 		b.Budget.Fence, b.Budget.Country, b.Budget.Headroom = fence, country, 3
 		b.Budget.YoungFloor, b.Budget.Window = 100_000, 24*time.Hour
 		return guard, b
@@ -33,19 +33,19 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 	t.Run("YoungCountriesShareTheFloorAndConvertingOnesEarnTheirShare", func(t *testing.T) {
 		l, c := clocked(t)
 		// Japan converts: ten sends, ten approvals, an hour ago.
-		jp, jpb := send("JP", otp.BudgetEnforce)
+		jp, jpb := send("JP", rate.BudgetEnforce)
 		for range 10 {
 			if d := mustAllow(t, l, jp); !d.Allowed {
 				t.Fatalf("JP history: got %+v, want admitted", d.Guards[0])
 			}
-			if err := l.Approve(ctx, []otp.Limit{jp}, 1); err != nil {
+			if err := l.Approve(ctx, []rate.Limit{jp}, 1); err != nil {
 				t.Fatal(err)
 			}
 		}
 		c.Add(time.Hour)
 		// Two young countries share 0.10: two sends at 0.05.
 		for i, cc := range []string{"UZ", "KG", "UZ"} {
-			g, b := send(cc, otp.BudgetEnforce)
+			g, b := send(cc, rate.BudgetEnforce)
 			d := mustAllow(t, l, g, b)
 			f := d.Budgets[0].Fence
 			if f.Country != cc || !f.Young || f.Share != 100_000 {
@@ -83,8 +83,8 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 
 	t.Run("ALaunchThatConvertsGivesTheYoungFloorBack", func(t *testing.T) {
 		l, c := clocked(t)
-		ph, phb := send("PH", otp.BudgetEnforce)
-		uz, uzb := send("UZ", otp.BudgetEnforce)
+		ph, phb := send("PH", rate.BudgetEnforce)
+		uz, uzb := send("UZ", rate.BudgetEnforce)
 		for range 2 {
 			if d := mustAllow(t, l, ph, phb); !d.Allowed || !d.Budgets[0].Fence.Young {
 				t.Fatalf("PH's first sends: got allowed %v fence %+v, want admitted on the young countries' floor", d.Allowed, d.Budgets[0].Fence)
@@ -95,7 +95,7 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 		}
 		// PH's users enter their codes: it earns a share of its own, and what it spent on
 		// the floor leaves it.
-		if err := l.Approve(ctx, []otp.Limit{ph}, 1); err != nil {
+		if err := l.Approve(ctx, []rate.Limit{ph}, 1); err != nil {
 			t.Fatal(err)
 		}
 		c.Add(time.Minute)
@@ -109,7 +109,7 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 
 	t.Run("ARefundGivesTheYoungFloorBack", func(t *testing.T) {
 		l, _ := clocked(t)
-		g, b := send("UZ", otp.BudgetEnforce)
+		g, b := send("UZ", rate.BudgetEnforce)
 		mustAllow(t, l, g, b)
 		d := mustAllow(t, l, g, b)
 		if !d.Allowed {
@@ -128,7 +128,7 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 
 	t.Run("AShadowFenceReportsAndRefusesNothing", func(t *testing.T) {
 		l, _ := clocked(t)
-		g, b := send("UZ", otp.BudgetShadow)
+		g, b := send("UZ", rate.BudgetShadow)
 		for i := range 4 {
 			d := mustAllow(t, l, g, b)
 			f := d.Budgets[0].Fence
@@ -140,9 +140,9 @@ func testBudgetFence(t *testing.T, newLimiter backend) {
 
 	t.Run("WithoutTheCountrysGuardNothingIsFenced", func(t *testing.T) {
 		l, _ := clocked(t)
-		_, b := send("UZ", otp.BudgetEnforce)
+		_, b := send("UZ", rate.BudgetEnforce)
 		for i := range 4 {
-			if d := mustAllow(t, l, b); !d.Allowed || d.Budgets[0].Fence != (otp.FenceState{}) {
+			if d := mustAllow(t, l, b); !d.Allowed || d.Budgets[0].Fence != (rate.FenceState{}) {
 				t.Fatalf("send %d: got allowed %v fence %+v, want admitted and not fenced", i+1, d.Allowed, d.Budgets[0].Fence)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Modes of lua/guard.lua.
@@ -22,7 +23,7 @@ const (
 // ignored), one script call per cluster slot. Targets whose guard never counted a send are
 // left alone; the young countries' pool counts it only when the target's country is young.
 // Errors wrap otp.ErrUnavailable.
-func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit, weight float64) error {
+func (l *Limiter) Approve(ctx context.Context, targets []rate.Limit, weight float64) error {
 	if err := l.guardCall(ctx, guardApprove, l.pooled(targets), formatFloat(min(max(weight, 0), 1))); err != nil {
 		return fmt.Errorf("ratelimit: approve: %w", err)
 	}
@@ -33,7 +34,7 @@ func (l *Limiter) Approve(ctx context.Context, targets []otp.Limit, weight float
 // afresh; lifting a target without a block changes nothing but those counts. Errors wrap
 // otp.ErrUnavailable.
 func (l *Limiter) Lift(ctx context.Context, scope, key string) error {
-	if err := l.guardCall(ctx, guardLift, []otp.Limit{{Scope: scope, Key: key}}, ""); err != nil {
+	if err := l.guardCall(ctx, guardLift, []rate.Limit{{Scope: scope, Key: key}}, ""); err != nil {
 		return fmt.Errorf("ratelimit: lift: %w", err)
 	}
 	return nil
@@ -41,7 +42,7 @@ func (l *Limiter) Lift(ctx context.Context, scope, key string) error {
 
 // guardCall runs lua/guard.lua in mode over the targets' guard hashes, with an approval's
 // weight, the approvals that make a country established and the guards' roles.
-func (l *Limiter) guardCall(ctx context.Context, mode string, targets []otp.Limit, weight string) error {
+func (l *Limiter) guardCall(ctx context.Context, mode string, targets []rate.Limit, weight string) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -108,12 +109,12 @@ const budgetReply = 7
 
 // guardState reads one guard's state, retry, unapproved, signal, level and counts from the
 // script's reply.
-func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
-	gs := otp.GuardState{
+func guardState(lim rate.Limit, v []int64) (rate.GuardState, error) {
+	gs := rate.GuardState{
 		Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow,
 		RetryAfter: time.Duration(v[1]) * time.Microsecond, Unapproved: int(v[2]),
 		Challenge: int(v[4]),
-		Counts: otp.GuardCounts{
+		Counts: rate.GuardCounts{
 			RecentSends: float64(v[5]) / 100, RecentApprovals: float64(v[6]) / 100,
 			LongSends: float64(v[7]) / 100, LongApprovals: float64(v[8]) / 100, Countries: float64(v[9]) / 100,
 			VolumeExpected: float64(v[10]) / 100,
@@ -122,17 +123,17 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 	switch v[3] {
 	case 0:
 	case 1:
-		gs.Signal = otp.SignalRecent
+		gs.Signal = rate.SignalRecent
 	case 2:
-		gs.Signal = otp.SignalLong
+		gs.Signal = rate.SignalLong
 	case 3:
-		gs.Signal = otp.SignalVolume
+		gs.Signal = rate.SignalVolume
 	case 4:
-		gs.Signal = otp.SignalCountries
+		gs.Signal = rate.SignalCountries
 	case 5:
-		gs.Signal = otp.SignalYoungCountries
+		gs.Signal = rate.SignalYoungCountries
 	default:
-		return otp.GuardState{}, fmt.Errorf("script replied guard signal %d", v[3])
+		return rate.GuardState{}, fmt.Errorf("script replied guard signal %d", v[3])
 	}
 	switch v[0] {
 	case guardClear:
@@ -159,7 +160,7 @@ func guardState(lim otp.Limit, v []int64) (otp.GuardState, error) {
 	case guardShadowPoolTripped:
 		gs.Challenged, gs.Tripped, gs.Shadow = true, true, true
 	default:
-		return otp.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
+		return rate.GuardState{}, fmt.Errorf("script replied guard state %d", v[0])
 	}
 	return gs, nil
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -16,13 +16,13 @@ func TestGuardCluster(t *testing.T) {
 	cluster := testenv.RedisCluster(t)
 	// slotted returns a phone limit and a prefix guard on different masters, the phone's
 	// slot first when phoneFirst.
-	slotted := func(t *testing.T, l *Limiter, floor int, phoneRules string, phoneFirst bool) (phone, g otp.Limit) {
+	slotted := func(t *testing.T, l *Limiter, floor int, phoneRules string, phoneFirst bool) (phone, g rate.Limit) {
 		low, high := [2]int{0, 5000}, [2]int{11000, 16383}
 		if !phoneFirst {
 			low, high = high, low
 		}
-		phone = otp.Limit{Scope: "phone", Key: keyIn(l, "phone", "+8190%08d", 0, low[0], low[1]), Rules: mustRules(t, phoneRules)}
-		g = otp.Limit{Scope: otp.ScopePrefix, Key: keyIn(l, otp.ScopePrefix, "+8190%03d", 0, high[0], high[1]), Guard: testGuard(floor, false)}
+		phone = rate.Limit{Scope: "phone", Key: keyIn(l, "phone", "+8190%08d", 0, low[0], low[1]), Rules: mustRules(t, phoneRules)}
+		g = rate.Limit{Scope: rate.ScopePrefix, Key: keyIn(l, rate.ScopePrefix, "+8190%03d", 0, high[0], high[1]), Guard: testGuard(floor, false)}
 		return phone, g
 	}
 
@@ -78,12 +78,12 @@ func TestGuardCluster(t *testing.T) {
 		rdb := cluster.Client()
 		l := New(rdb, testenv.KeyPrefix(t))
 		_, g := slotted(t, l, 10, "5/1m", true)
-		country := otp.Limit{Scope: otp.ScopeCountry, Key: keyIn(l, otp.ScopeCountry, "C%d", 0, 0, 5000), Guard: g.Guard}
+		country := rate.Limit{Scope: rate.ScopeCountry, Key: keyIn(l, rate.ScopeCountry, "C%d", 0, 0, 5000), Guard: g.Guard}
 		mustAllow(t, l, g, country)
-		if err := l.Approve(ctx, []otp.Limit{g, country}, 1); err != nil {
+		if err := l.Approve(ctx, []rate.Limit{g, country}, 1); err != nil {
 			t.Fatalf("Approve: %v", err)
 		}
-		for _, lim := range []otp.Limit{g, country} {
+		for _, lim := range []rate.Limit{g, country} {
 			if _, a := counts(t, l, rdb, lim); math.Abs(a-1) > 1e-3 {
 				t.Errorf("%s: got %v approvals, want 1", lim.Scope, a)
 			}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // The second generation's signals: the long horizon's unapproved sends, volume against the
@@ -21,7 +21,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		l.Clock = c.Now
 		return l, c
 	}
-	withSolved := func(g *otp.Guard, level int) *otp.Guard { h := *g; h.Solved = level; return &h }
+	withSolved := func(g *rate.Guard, level int) *rate.Guard { h := *g; h.Solved = level; return &h }
 
 	t.Run("PacedSendsTripOverTheLongHorizon", func(t *testing.T) {
 		l, c := clocked(t)
@@ -35,8 +35,8 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		}
 		d := mustAllow(t, l, g)
 		gs := d.Guards[0]
-		if d.Allowed || !gs.Tripped || gs.Signal != otp.SignalLong {
-			t.Fatalf("third paced send: got allowed %v guard %+v, want a trip by %s", d.Allowed, gs, otp.SignalLong)
+		if d.Allowed || !gs.Tripped || gs.Signal != rate.SignalLong {
+			t.Fatalf("third paced send: got allowed %v guard %+v, want a trip by %s", d.Allowed, gs, rate.SignalLong)
 		}
 		if gs.Counts.LongSends < 1.9 || gs.Counts.RecentSends > 0.1 {
 			t.Errorf("counts: got %+v, want about 2 long sends and none recent", gs.Counts)
@@ -52,7 +52,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 				t.Fatalf("send %d: got %+v, want allowed", i+1, d.Guards[0])
 			}
 			if i%2 == 0 {
-				if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
+				if err := l.Approve(ctx, []rate.Limit{g}, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -65,7 +65,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		g := guarded(testGuard(3, false))
 		for i := range 2 {
 			mustAllow(t, l, g)
-			if err := l.Approve(ctx, []otp.Limit{g}, 0); err != nil {
+			if err := l.Approve(ctx, []rate.Limit{g}, 0); err != nil {
 				t.Fatal(err)
 			}
 			_ = i
@@ -84,25 +84,25 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 			if d := mustAllow(t, l, lim); !d.Allowed {
 				t.Fatalf("send %d: got %+v, want allowed", i+1, d.Guards[0])
 			}
-			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+			if err := l.Approve(ctx, []rate.Limit{lim}, 1); err != nil {
 				t.Fatal(err)
 			}
 		}
 		d := mustAllow(t, l, lim)
 		gs := d.Guards[0]
-		if d.Allowed || !gs.Demands() || gs.Signal != otp.SignalVolume || gs.Challenge != otp.ChallengeHigh {
+		if d.Allowed || !gs.Demands() || gs.Signal != rate.SignalVolume || gs.Challenge != rate.ChallengeHigh {
 			t.Fatalf("fifth send: got allowed %v guard %+v, want a level-2 challenge for volume, whatever the conversion", d.Allowed, gs)
 		}
-		if level, _, ok := d.Challenge(); !ok || level != otp.ChallengeHigh {
+		if level, _, ok := d.Challenge(); !ok || level != rate.ChallengeHigh {
 			t.Errorf("Decision.Challenge: got %d %v, want level 2", level, ok)
 		}
 		if gs.Counts.VolumeExpected != 0 {
 			t.Errorf("volume expected: got %v, want 0 for a target with no baseline", gs.Counts.VolumeExpected)
 		}
-		if d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeElevated))); d.Allowed {
+		if d := mustAllow(t, l, guarded(withSolved(g, rate.ChallengeElevated))); d.Allowed {
 			t.Errorf("a level-1 solution: got allowed, want refused")
 		}
-		d = mustAllow(t, l, guarded(withSolved(g, otp.ChallengeHigh)))
+		d = mustAllow(t, l, guarded(withSolved(g, rate.ChallengeHigh)))
 		if gs := d.Guards[0]; !d.Allowed || !gs.Passed || !gs.Challenged {
 			t.Errorf("a level-2 solution: got allowed %v guard %+v, want admitted through the challenge", d.Allowed, gs)
 		}
@@ -121,7 +121,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 			if d := mustAllow(t, l, guarded(&quiet)); !d.Allowed {
 				t.Fatalf("baseline send %d: got %+v, want allowed", i+1, d.Guards[0])
 			}
-			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+			if err := l.Approve(ctx, []rate.Limit{lim}, 1); err != nil {
 				t.Fatal(err)
 			}
 			c.Add(time.Minute)
@@ -136,7 +136,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 			if c := d.Guards[0].Counts; c.VolumeExpected <= 0 || c.RecentSends-c.VolumeExpected+0.01 >= 5 {
 				t.Fatalf("surge send %d: got counts %+v, want the volume its baseline explains within the floor of the recent sends", i+1, c)
 			}
-			if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+			if err := l.Approve(ctx, []rate.Limit{lim}, 1); err != nil {
 				t.Fatal(err)
 			}
 			c.Add(12 * time.Second)
@@ -147,10 +147,10 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		l, _ := clocked(t)
 		g := testGuard(100, false)
 		g.Params.Countries = 3
-		net := func(country string) otp.Limit {
+		net := func(country string) rate.Limit {
 			h := *g
 			h.Country = country
-			return otp.Limit{Scope: otp.ScopeIPNet, Key: "198.51.100.0/24", Guard: &h}
+			return rate.Limit{Scope: rate.ScopeIPNet, Key: "198.51.100.0/24", Guard: &h}
 		}
 		for _, cc := range []string{"UZ", "KG", "UZ", "TJ", "KG"} {
 			if d := mustAllow(t, l, net(cc)); !d.Allowed {
@@ -159,7 +159,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		}
 		d := mustAllow(t, l, net("AZ"))
 		gs := d.Guards[0]
-		if d.Allowed || gs.Signal != otp.SignalCountries || gs.Challenge != otp.ChallengeElevated {
+		if d.Allowed || gs.Signal != rate.SignalCountries || gs.Challenge != rate.ChallengeElevated {
 			t.Fatalf("a fourth country: got allowed %v guard %+v, want a level-1 challenge", d.Allowed, gs)
 		}
 		if gs.Counts.Countries < 2.9 {
@@ -178,15 +178,15 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		mustAllow(t, l, lim)
 		mustAllow(t, l, lim)
 		d := mustAllow(t, l, lim)
-		if gs := d.Guards[0]; d.Allowed || !gs.Tripped || gs.Challenge != otp.ChallengeBlocked {
+		if gs := d.Guards[0]; d.Allowed || !gs.Tripped || gs.Challenge != rate.ChallengeBlocked {
 			t.Fatalf("trip: got allowed %v guard %+v, want a trip offering a level-3 challenge", d.Allowed, gs)
 		}
-		if d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeHigh))); d.Allowed {
+		if d := mustAllow(t, l, guarded(withSolved(g, rate.ChallengeHigh))); d.Allowed {
 			t.Fatalf("a level-2 solution: got allowed, want the block to hold")
 		}
 		// Each solved send asks one level more; a solution of the level before no longer passes.
 		for i, level := range []int{3, 4, 5} {
-			if level > otp.ChallengeBlocked {
+			if level > rate.ChallengeBlocked {
 				d := mustAllow(t, l, guarded(withSolved(g, level-1)))
 				if gs := d.Guards[0]; d.Allowed || gs.Challenge != level {
 					t.Fatalf("pass %d with level %d: got allowed %v guard %+v, want refused asking level %d", i+1, level-1, d.Allowed, gs, level)
@@ -201,16 +201,16 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		// gives none back.
 		for _, wait := range []time.Duration{0, time.Hour, 6 * time.Hour} {
 			c.Add(wait)
-			d := mustAllow(t, l, guarded(withSolved(g, otp.ChallengeTop)))
+			d := mustAllow(t, l, guarded(withSolved(g, rate.ChallengeTop)))
 			if gs := d.Guards[0]; d.Allowed || !gs.Refuses() || gs.Challenge != 0 {
 				t.Fatalf("after %v more: got allowed %v guard %+v, want a block that offers no challenge any more", wait, d.Allowed, gs)
 			}
 		}
 		// An approval during the block pays one pass back, at the level it had reached.
-		if err := l.Approve(ctx, []otp.Limit{lim}, 1); err != nil {
+		if err := l.Approve(ctx, []rate.Limit{lim}, 1); err != nil {
 			t.Fatal(err)
 		}
-		d = mustAllow(t, l, guarded(withSolved(g, otp.ChallengeBlocked)))
+		d = mustAllow(t, l, guarded(withSolved(g, rate.ChallengeBlocked)))
 		if gs := d.Guards[0]; d.Allowed || gs.Challenge != 5 {
 			t.Fatalf("after an approval: got allowed %v guard %+v, want refused asking level 5", d.Allowed, gs)
 		}
@@ -221,7 +221,7 @@ func testGuardSignals(t *testing.T, newLimiter backend) {
 		// sends trip it at once).
 		c.Add(6 * time.Hour)
 		d = mustAllow(t, l, lim)
-		if gs := d.Guards[0]; d.Allowed || !gs.Tripped || gs.Challenge != otp.ChallengeBlocked {
+		if gs := d.Guards[0]; d.Allowed || !gs.Tripped || gs.Challenge != rate.ChallengeBlocked {
 			t.Fatalf("second block: got allowed %v guard %+v, want a trip offering level 3", d.Allowed, gs)
 		}
 	})
@@ -251,16 +251,16 @@ func testYoungCountriesPool(t *testing.T, newLimiter backend) {
 	l.Clock = c.Now
 	g := testGuard(100, false)
 	g.Params.ShortHorizon, g.Params.LongHorizon = 30*time.Second, 10*time.Minute
-	policy := func(country, prefix string) []otp.Limit {
+	policy := func(country, prefix string) []rate.Limit {
 		cg, pg, pool := *g, *g, *g
-		cg.Role, pg.Floor, pool.Role, pool.Floor = otp.RoleCountry, 10, otp.RolePool, 3
-		return []otp.Limit{
-			{Scope: otp.ScopeCountry, Key: country, Guard: &cg},
-			{Scope: otp.ScopePrefix, Key: prefix, Guard: &pg},
-			{Scope: otp.ScopeYoungCountries, Key: otp.KeyPool, Guard: &pool},
+		cg.Role, pg.Floor, pool.Role, pool.Floor = rate.RoleCountry, 10, rate.RolePool, 3
+		return []rate.Limit{
+			{Scope: rate.ScopeCountry, Key: country, Guard: &cg},
+			{Scope: rate.ScopePrefix, Key: prefix, Guard: &pg},
+			{Scope: rate.ScopeYoungCountries, Key: rate.KeyPool, Guard: &pool},
 		}
 	}
-	allow := func(country, prefix string) otp.Decision {
+	allow := func(country, prefix string) rate.Decision {
 		d, err := l.Allow(ctx, policy(country, prefix))
 		if err != nil {
 			t.Fatal(err)
@@ -280,7 +280,7 @@ func testYoungCountriesPool(t *testing.T, newLimiter backend) {
 	}
 	c.Add(10 * time.Second)
 	d := allow("AM", "+37477")
-	if gs := d.Guards[2]; d.Allowed || !gs.Tripped || gs.Signal != otp.SignalYoungCountries || gs.Challenge != otp.ChallengeElevated {
+	if gs := d.Guards[2]; d.Allowed || !gs.Tripped || gs.Signal != rate.SignalYoungCountries || gs.Challenge != rate.ChallengeElevated {
 		t.Fatalf("fourth young country: got allowed %v pool %+v, want the pool tripped, asking a level-1 challenge", d.Allowed, gs)
 	}
 	if len(d.Trips()) != 1 || d.Trips()[0].Blocked {
@@ -296,7 +296,7 @@ func testYoungCountriesPool(t *testing.T, newLimiter backend) {
 	// history, its sends no longer touch the pool.
 	jp := policy("JP", "+8190")
 	for _, lim := range jp {
-		lim.Guard.Solved = otp.ChallengeElevated
+		lim.Guard.Solved = rate.ChallengeElevated
 	}
 	for i := range 25 {
 		if d, err := l.Allow(ctx, jp); err != nil || !d.Allowed {

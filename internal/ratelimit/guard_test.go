@@ -9,24 +9,24 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // testGuard is a guard as the defaults configure it, with a small floor.
-func testGuard(floor int, shadow bool) *otp.Guard {
-	return &otp.Guard{Floor: floor, Shadow: shadow, Params: otp.GuardParams{
+func testGuard(floor int, shadow bool) *rate.Guard {
+	return &rate.Guard{Floor: floor, Shadow: shadow, Params: rate.GuardParams{
 		ShortHorizon: 10 * time.Minute, LongHorizon: 7 * 24 * time.Hour,
 		Ratio: 0.3, PriorRate: 0.6, PriorWeight: 20, Block: 12 * time.Hour, YoungApprovals: 5,
 	}}
 }
 
 // guarded is a prefix limit with only a guard.
-func guarded(g *otp.Guard) otp.Limit {
-	return otp.Limit{Scope: otp.ScopePrefix, Key: "+8190123", Guard: g}
+func guarded(g *rate.Guard) rate.Limit {
+	return rate.Limit{Scope: rate.ScopePrefix, Key: "+8190123", Guard: g}
 }
 
 // counts reads a guard's stored counts: recent sends and approvals, as of their last update.
-func counts(tb testing.TB, l *Limiter, rdb redis.Cmdable, lim otp.Limit) (sends, approvals float64) {
+func counts(tb testing.TB, l *Limiter, rdb redis.Cmdable, lim rate.Limit) (sends, approvals float64) {
 	tb.Helper()
 	v, err := rdb.HMGet(context.Background(), l.guardKey(l.Key(lim.Scope, lim.Key)), "ss", "as").Result()
 	if err != nil {
@@ -46,7 +46,7 @@ func TestGuard(t *testing.T) { onBackends(t, testGuardBehaviour) }
 
 func testGuardBehaviour(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
-	phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: []otp.Rule{{Limit: 100, Window: time.Hour}}}
+	phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: []rate.Rule{{Limit: 100, Window: time.Hour}}}
 	clocked := func(t *testing.T) (*Limiter, *redis.Client, *clock) {
 		l, rdb := newLimiter(t)
 		c := newClock()
@@ -97,7 +97,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 			}
 			c.Add(10 * time.Second)
 			if i%5 != 4 { // four in five approved
-				if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
+				if err := l.Approve(ctx, []rate.Limit{g}, 1); err != nil {
 					t.Fatalf("Approve: %v", err)
 				}
 			}
@@ -114,21 +114,21 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 				t.Fatalf("history send %d: got %+v, want allowed", i+1, d.Guards[0])
 			}
 			if i%5 == 0 {
-				if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
+				if err := l.Approve(ctx, []rate.Limit{g}, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
 			c.Add(5 * time.Minute)
 		}
 		c.Add(time.Hour) // the recent horizon forgets the history; the baseline keeps it
-		fresh := otp.Limit{Scope: otp.ScopePrefix, Key: "+8190999", Guard: g.Guard}
+		fresh := rate.Limit{Scope: rate.ScopePrefix, Key: "+8190999", Guard: g.Guard}
 		for i := range 20 {
 			old, young := mustAllow(t, l, g), mustAllow(t, l, fresh)
 			if !old.Allowed {
 				t.Fatalf("established send %d: got %+v, want allowed", i+1, old.Guards[0])
 			}
 			if i%10 == 0 {
-				if err := l.Approve(ctx, []otp.Limit{g, fresh}, 1); err != nil {
+				if err := l.Approve(ctx, []rate.Limit{g, fresh}, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -173,8 +173,8 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 
 	t.Run("ShadowRuleCountsButNeverRefuses", func(t *testing.T) {
 		l, rdb, _ := clocked(t)
-		lim := otp.Limit{Scope: otp.ScopePrefix, Key: "+8190123", Rules: []otp.Rule{{Limit: 2, Window: time.Minute, Shadow: true}}}
-		var d otp.Decision
+		lim := rate.Limit{Scope: rate.ScopePrefix, Key: "+8190123", Rules: []rate.Rule{{Limit: 2, Window: time.Minute, Shadow: true}}}
+		var d rate.Decision
 		for i := range 3 {
 			if d = mustAllow(t, l, lim); !d.Allowed {
 				t.Fatalf("send %d: got denied, want allowed", i+1)
@@ -200,7 +200,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 	t.Run("DeniedRequestIsNotCounted", func(t *testing.T) {
 		l, rdb, _ := clocked(t)
 		g := guarded(testGuard(10, false))
-		one := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: []otp.Rule{{Limit: 1, Window: time.Minute}}}
+		one := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: []rate.Rule{{Limit: 1, Window: time.Minute}}}
 		mustAllow(t, l, one, g)
 		if d := mustAllow(t, l, one, g); d.Allowed {
 			t.Fatal("second send: got allowed, want denied by the phone")
@@ -280,7 +280,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 	t.Run("ApprovalOfAnUnknownTargetCreatesNothing", func(t *testing.T) {
 		l, rdb, _ := clocked(t)
 		g := guarded(testGuard(2, false))
-		if err := l.Approve(ctx, []otp.Limit{g}, 1); err != nil {
+		if err := l.Approve(ctx, []rate.Limit{g}, 1); err != nil {
 			t.Fatalf("Approve: %v", err)
 		}
 		if n, err := rdb.Exists(ctx, l.guardKey(l.Key(g.Scope, g.Key))).Result(); err != nil || n != 0 {
@@ -292,7 +292,7 @@ func testGuardBehaviour(t *testing.T, newLimiter backend) {
 		l, _, _ := clocked(t)
 		other := testGuard(2, false)
 		other.Params.Ratio = 0.5
-		_, err := l.Allow(ctx, []otp.Limit{guarded(testGuard(2, false)), {Scope: otp.ScopeCountry, Key: "JP", Guard: other}})
+		_, err := l.Allow(ctx, []rate.Limit{guarded(testGuard(2, false)), {Scope: rate.ScopeCountry, Key: "JP", Guard: other}})
 		if err == nil {
 			t.Error("got no error, want one for guards with different settings")
 		}

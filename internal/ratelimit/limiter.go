@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/tracing"
 	"otpgate/lua"
 )
@@ -106,16 +107,16 @@ func (l *Limiter) Key(scope, key string) string {
 // Errors from Redis wrap otp.ErrUnavailable and admit nothing; an invalid policy (a rule
 // below 1 or 1ms, a key given twice) is an error of its own. Windows count in whole
 // milliseconds, finer ones round up.
-func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, error) {
+func (l *Limiter) Allow(ctx context.Context, limits []rate.Limit) (rate.Decision, error) {
 	p, err := l.plan(limits)
 	if err != nil {
-		return otp.Decision{}, fmt.Errorf("ratelimit: allow: %w", err)
+		return rate.Decision{}, fmt.Errorf("ratelimit: allow: %w", err)
 	}
 	if len(p.keys) == 0 {
-		return otp.Decision{Allowed: true}, nil
+		return rate.Decision{Allowed: true}, nil
 	}
 	id := l.NewID()
-	dec := otp.Decision{Rules: p.states(), Guards: p.guardStates(), Budgets: p.budgetStates()}
+	dec := rate.Decision{Rules: p.states(), Guards: p.guardStates(), Budgets: p.budgetStates()}
 	groups := l.group(p.keys)
 	budget := undoBudget(ctx)
 	var at int64 // when the first slot recorded the request, for undoing guard counts
@@ -125,7 +126,7 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 			held := recorded(groups, i, err)
 			err = fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
 			if len(held) == 0 {
-				return otp.Decision{}, err
+				return rate.Decision{}, err
 			}
 			// Nothing will be sent, so what the slots recorded may go. The caller's
 			// context may be what failed, so the undo gets a bound of its own.
@@ -135,7 +136,7 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 				undo = l.undoUncertain(uctx, id, p, held[len(held)-1], errors.Is(err, errNotReplicated), at)
 			}
 			cancel()
-			return otp.Decision{}, errors.Join(err, undo)
+			return rate.Decision{}, errors.Join(err, undo)
 		}
 		if i == 0 {
 			at = now
@@ -147,11 +148,11 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 			continue
 		}
 		if err := l.undo(ctx, id, p, groups[:i], &dec, at); err != nil {
-			return otp.Decision{}, err
+			return rate.Decision{}, err
 		}
 		for _, g := range groups[i+1:] {
 			if _, _, err := l.run(ctx, modePeek, id, p, g, &dec, undo{}); err != nil {
-				return otp.Decision{}, fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
+				return rate.Decision{}, fmt.Errorf("ratelimit: allow: %w: %w", otp.ErrUnavailable, err)
 			}
 		}
 		dec.Replayed = false
@@ -159,7 +160,7 @@ func (l *Limiter) Allow(ctx context.Context, limits []otp.Limit) (otp.Decision, 
 	}
 	dec.Allowed = true
 	logs, guards, budgets := p.split(dec)
-	dec.Reservation = otp.NewReservation(&reservation{id: id, keys: logs, counters: guards, budgets: budgets, at: time.UnixMicro(at).UTC()})
+	dec.Reservation = rate.NewReservation(&reservation{id: id, keys: logs, counters: guards, budgets: budgets, at: time.UnixMicro(at).UTC()})
 	return dec, nil
 }
 
@@ -180,7 +181,7 @@ func undoBudget(ctx context.Context) time.Duration {
 
 // undo removes the request id, recorded at at (µs), from the keys of the given groups, which
 // this call recorded it in, and, when dec is not nil, reports their state without it there.
-func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, dec *otp.Decision, at int64) error {
+func (l *Limiter) undo(ctx context.Context, id string, p *plan, groups [][]int, dec *rate.Decision, at int64) error {
 	for _, g := range groups {
 		if _, _, err := l.run(ctx, modeUndo, id, p, g, dec, undo{guards: undoAlways, budgets: budgetAlways, at: at}); err != nil {
 			return fmt.Errorf("ratelimit: allow: undo: %w: %w", otp.ErrUnavailable, err)
@@ -210,7 +211,7 @@ func (l *Limiter) undoUncertain(ctx context.Context, id string, p *plan, g []int
 
 // reservation is what Allow recorded a request under, for Refund: the member id, the
 // sorted sets that hold it, the guard counters it was added to at at and the budget windows
-// it reserved its cost in. It travels through the domain opaquely, in otp.Reservation.
+// it reserved its cost in. It travels through the domain opaquely, in rate.Reservation.
 type reservation struct {
 	id       string
 	keys     []string
@@ -226,27 +227,27 @@ type reservation struct {
 // reservation still held it: in the same call where a slot holds both, else after the slots
 // of the sorted sets. A reservation without sorted sets (every rule of its policy off) takes
 // its guard counts back unconditionally, so refunding it twice takes them back twice.
-func (l *Limiter) Refund(ctx context.Context, res otp.Reservation) error {
+func (l *Limiter) Refund(ctx context.Context, res rate.Reservation) error {
 	r, ok := res.Value().(*reservation)
 	if !ok || r.id == "" || len(r.keys)+len(r.counters)+len(r.budgets) == 0 {
 		return nil // the zero Reservation, or one this limiter did not make
 	}
 	// A reservation names keys only: sorted sets without rules make the script just remove the
 	// id, guards without settings just take the request back.
-	p := &plan{params: &otp.GuardParams{}}
+	p := &plan{params: &rate.GuardParams{}}
 	for _, k := range r.keys {
 		p.entries = append(p.entries, entry{limit: len(p.limits)})
-		p.limits = append(p.limits, otp.Limit{})
+		p.limits = append(p.limits, rate.Limit{})
 		p.keys = append(p.keys, k)
 	}
 	for _, k := range r.counters {
 		p.entries = append(p.entries, entry{limit: len(p.limits), guard: true})
-		p.limits = append(p.limits, otp.Limit{Guard: &otp.Guard{}})
+		p.limits = append(p.limits, rate.Limit{Guard: &rate.Guard{}})
 		p.keys = append(p.keys, k)
 	}
 	for _, b := range r.budgets {
 		p.entries = append(p.entries, entry{limit: len(p.limits), budget: true})
-		p.limits = append(p.limits, otp.Limit{Budget: &otp.Budget{Mode: otp.BudgetEnforce, Cost: b.cost, TTL: time.Second,
+		p.limits = append(p.limits, rate.Limit{Budget: &rate.Budget{Mode: rate.BudgetEnforce, Cost: b.cost, TTL: time.Second,
 			Fence: b.fence, Country: b.country}})
 		p.keys = append(p.keys, b.key)
 	}
@@ -281,13 +282,13 @@ func (l *Limiter) Refund(ctx context.Context, res otp.Reservation) error {
 
 // Inspect reports the state of one limit without recording anything; a rule at its limit is
 // reported violated, since it would refuse the next request. Errors wrap otp.ErrUnavailable.
-func (l *Limiter) Inspect(ctx context.Context, lim otp.Limit) ([]otp.RuleState, error) {
+func (l *Limiter) Inspect(ctx context.Context, lim rate.Limit) ([]rate.RuleState, error) {
 	lim.Guard = nil // a guard's state is InspectGuard's
-	p, err := l.plan([]otp.Limit{lim})
+	p, err := l.plan([]rate.Limit{lim})
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: inspect: %w", err)
 	}
-	dec := otp.Decision{Rules: p.states()}
+	dec := rate.Decision{Rules: p.states()}
 	if len(p.keys) == 0 {
 		return dec.Rules, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -55,17 +56,17 @@ func onBackends(t *testing.T, test func(t *testing.T, newLimiter backend)) {
 }
 
 // mustRules parses rules or ends the test.
-func mustRules(tb testing.TB, s string) []otp.Rule {
+func mustRules(tb testing.TB, s string) []rate.Rule {
 	tb.Helper()
-	rules, err := otp.ParseRules(s)
+	rules, err := rate.ParseRules(s)
 	if err != nil {
-		tb.Fatalf("otp.ParseRules(%q): %v", s, err)
+		tb.Fatalf("rate.ParseRules(%q): %v", s, err)
 	}
 	return rules
 }
 
 // mustAllow calls Allow and ends the test on an error.
-func mustAllow(tb testing.TB, l *Limiter, limits ...otp.Limit) otp.Decision {
+func mustAllow(tb testing.TB, l *Limiter, limits ...rate.Limit) rate.Decision {
 	tb.Helper()
 	d, err := l.Allow(context.Background(), limits)
 	if err != nil {
@@ -75,7 +76,7 @@ func mustAllow(tb testing.TB, l *Limiter, limits ...otp.Limit) otp.Decision {
 }
 
 // count returns how many entries a limit's key holds.
-func count(tb testing.TB, l *Limiter, rdb redis.Cmdable, lim otp.Limit) int64 {
+func count(tb testing.TB, l *Limiter, rdb redis.Cmdable, lim rate.Limit) int64 {
 	tb.Helper()
 	n, err := rdb.ZCard(context.Background(), l.Key(lim.Scope, lim.Key)).Result()
 	if err != nil {
@@ -91,7 +92,7 @@ func testAllow(t *testing.T, newLimiter backend) {
 
 	t.Run("AdmitsUpToTheLimitThenDenies", func(t *testing.T) {
 		l, rdb := newLimiter(t)
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
 		for i := range 3 {
 			d := mustAllow(t, l, phone)
 			if !d.Allowed {
@@ -123,7 +124,7 @@ func testAllow(t *testing.T, newLimiter backend) {
 		l, rdb := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
 		mustAllow(t, l, phone)
 		for range 5 {
 			c.Add(10 * time.Second)
@@ -142,8 +143,8 @@ func testAllow(t *testing.T, newLimiter backend) {
 
 	t.Run("AllOrNothing", func(t *testing.T) {
 		l, rdb := newLimiter(t)
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,10/1h")}
-		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,10/1h")}
+		ip := rate.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
 		mustAllow(t, l, ip)
 		d := mustAllow(t, l, phone, ip)
 		if d.Allowed {
@@ -168,8 +169,8 @@ func testAllow(t *testing.T, newLimiter backend) {
 		l, _ := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,2/1h")}
-		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m,2/1h")}
+		ip := rate.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1m")}
 		mustAllow(t, l, phone, ip)
 		c.Add(2 * time.Minute)
 		mustAllow(t, l, phone, ip)
@@ -192,8 +193,8 @@ func testAllow(t *testing.T, newLimiter backend) {
 	t.Run("RetryIsReplayedNotCounted", func(t *testing.T) {
 		l, rdb := newLimiter(t)
 		l.NewID = func() string { return "fixed-id-01" }
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
-		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		ip := rate.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
 		first := mustAllow(t, l, phone, ip)
 		if !first.Allowed || first.Replayed {
 			t.Fatalf("first call: got allowed %v replayed %v, want true false", first.Allowed, first.Replayed)
@@ -208,7 +209,7 @@ func testAllow(t *testing.T, newLimiter backend) {
 		if got, want := reservationOf(again), reservationOf(first); got.id != want.id || len(got.keys) != len(want.keys) {
 			t.Errorf("got reservation %+v, want %+v", got, want)
 		}
-		for _, lim := range []otp.Limit{phone, ip} {
+		for _, lim := range []rate.Limit{phone, ip} {
 			if got, want := count(t, l, rdb, lim), int64(1); got != want {
 				t.Errorf("%s: got %d entries, want %d", lim.Scope, got, want)
 			}
@@ -217,7 +218,7 @@ func testAllow(t *testing.T, newLimiter backend) {
 
 	t.Run("EmptyPolicyIsAllowed", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		d := mustAllow(t, l, otp.Limit{Scope: "global", Key: "all"})
+		d := mustAllow(t, l, rate.Limit{Scope: "global", Key: "all"})
 		if !d.Allowed || len(d.Rules) != 0 || reservationOf(d).id != "" {
 			t.Errorf("got %+v, want allowed with nothing recorded", d)
 		}
@@ -225,10 +226,10 @@ func testAllow(t *testing.T, newLimiter backend) {
 
 	t.Run("BadPolicyIsAnError", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
-		for name, limits := range map[string][]otp.Limit{
-			"ZeroLimit":    {{Scope: "phone", Key: "+1", Rules: []otp.Rule{{Limit: 0, Window: time.Minute}}}},
-			"ZeroWindow":   {{Scope: "phone", Key: "+1", Rules: []otp.Rule{{Limit: 1}}}},
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		for name, limits := range map[string][]rate.Limit{
+			"ZeroLimit":    {{Scope: "phone", Key: "+1", Rules: []rate.Rule{{Limit: 0, Window: time.Minute}}}},
+			"ZeroWindow":   {{Scope: "phone", Key: "+1", Rules: []rate.Rule{{Limit: 1}}}},
 			"DuplicateKey": {phone, phone},
 		} {
 			if _, err := l.Allow(ctx, limits); err == nil || errors.Is(err, otp.ErrUnavailable) {
@@ -242,7 +243,7 @@ func TestNoScriptFallsBackToEval(t *testing.T) {
 	srv := testenv.StartRedis(t)
 	rdb := srv.Client()
 	l := New(rdb, testenv.KeyPrefix(t))
-	lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m")}
+	lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m")}
 	mustAllow(t, l, lim)
 	if err := rdb.ScriptFlush(context.Background()).Err(); err != nil {
 		t.Fatalf("SCRIPT FLUSH: %v", err)
@@ -258,7 +259,7 @@ func TestNoScriptFallsBackToEval(t *testing.T) {
 
 // reservationOf is what the limiter recorded an allowed decision under; the zero
 // reservation for a decision that recorded nothing.
-func reservationOf(d otp.Decision) reservation {
+func reservationOf(d rate.Decision) reservation {
 	if r, ok := d.Reservation.Value().(*reservation); ok {
 		return *r
 	}

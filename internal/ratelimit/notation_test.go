@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestGuardSettingsAtTheEndsOfTheirRanges(t *testing.T) { onBackends(t, testGuardSettingsNotation) }
@@ -15,11 +15,11 @@ func TestGuardSettingsAtTheEndsOfTheirRanges(t *testing.T) { onBackends(t, testG
 // numbers they are on either Redis, and so does it read the counts it wrote from them.
 func testGuardSettingsNotation(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
-	for name, set := range map[string]func(g *otp.Guard){
-		"PriorWeightOfAMillion":   func(g *otp.Guard) { g.Params.PriorWeight = 1e6 },
-		"PriorWeightOfAMillionth": func(g *otp.Guard) { g.Params.PriorWeight = 1e-6 },
-		"RatioOfAMillionth":       func(g *otp.Guard) { g.Params.Ratio = 1e-6 },
-		"SurgeOfAThousand":        func(g *otp.Guard) { g.Params.Surge = 1e3; g.VolumeFloor = 1_000_000; g.VolumeRatio = 1e-6 },
+	for name, set := range map[string]func(g *rate.Guard){
+		"PriorWeightOfAMillion":   func(g *rate.Guard) { g.Params.PriorWeight = 1e6 },
+		"PriorWeightOfAMillionth": func(g *rate.Guard) { g.Params.PriorWeight = 1e-6 },
+		"RatioOfAMillionth":       func(g *rate.Guard) { g.Params.Ratio = 1e-6 },
+		"SurgeOfAThousand":        func(g *rate.Guard) { g.Params.Surge = 1e3; g.VolumeFloor = 1_000_000; g.VolumeRatio = 1e-6 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			l, rdb := newLimiter(t)
@@ -29,18 +29,18 @@ func testGuardSettingsNotation(t *testing.T, newLimiter backend) {
 			set(g)
 			lim := guarded(g)
 			for i := range 3 {
-				if _, err := l.Allow(ctx, []otp.Limit{lim}); err != nil {
+				if _, err := l.Allow(ctx, []rate.Limit{lim}); err != nil {
 					t.Fatalf("send %d: got %v, want a decision", i+1, err)
 				}
 				c.Add(time.Second)
 			}
-			if err := l.Approve(ctx, []otp.Limit{lim}, 1e-6); err != nil {
+			if err := l.Approve(ctx, []rate.Limit{lim}, 1e-6); err != nil {
 				t.Fatalf("Approve: %v", err)
 			}
 			if _, approvals := counts(t, l, rdb, lim); !(approvals > 0 && approvals < 2e-6) {
 				t.Errorf("got %v recent approvals stored, want the one approval of weight 1e-06", approvals)
 			}
-			d, err := l.Allow(ctx, []otp.Limit{lim})
+			d, err := l.Allow(ctx, []rate.Limit{lim})
 			if err != nil {
 				t.Fatalf("after an approval of weight 1e-06: got %v, want a decision", err)
 			}

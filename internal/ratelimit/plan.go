@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // entry is one key of a plan: a limit's sliding log, its guard's hash, or a budget window.
@@ -23,23 +23,23 @@ type entry struct {
 
 // plan is a policy checked and laid out for the script: one entry per key, in policy order.
 type plan struct {
-	limits  []otp.Limit
+	limits  []rate.Limit
 	entries []entry
 	keys    []string
 	// nrules counts the rules of every key, nguards the guards, nbudgets the budgets.
 	nrules, nguards, nbudgets int
 	// params are the settings every guard of the plan shares; nil without guards.
-	params *otp.GuardParams
+	params *rate.GuardParams
 	// solved is the highest challenge level any guard says the request solved.
 	solved int
 }
 
 // plan checks a policy and lays it out; limits without rules or guard are left out.
-func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
+func (l *Limiter) plan(limits []rate.Limit) (*plan, error) {
 	// A limit has at most two keys (its log and its guard's hash): sized once, the slices
 	// never grow on the way.
 	p := &plan{
-		limits:  make([]otp.Limit, 0, len(limits)),
+		limits:  make([]rate.Limit, 0, len(limits)),
 		entries: make([]entry, 0, 2*len(limits)),
 		keys:    make([]string, 0, 2*len(limits)),
 	}
@@ -102,12 +102,12 @@ func (l *Limiter) plan(limits []otp.Limit) (*plan, error) {
 
 // pooled leaves out the young countries' pool where a policy's keys may be decided in
 // several calls (Cluster, Ring): the pool's decision needs the country's guard in its call.
-func (l *Limiter) pooled(limits []otp.Limit) []otp.Limit {
+func (l *Limiter) pooled(limits []rate.Limit) []rate.Limit {
 	if l.single {
 		return limits
 	}
 	for i, lim := range limits {
-		if lim.Guard != nil && lim.Guard.Role == otp.RolePool {
+		if lim.Guard != nil && lim.Guard.Role == rate.RolePool {
 			return append(limits[:i:i], limits[i+1:]...)
 		}
 	}
@@ -115,7 +115,7 @@ func (l *Limiter) pooled(limits []otp.Limit) []otp.Limit {
 }
 
 // checkGuard refuses settings the script cannot work with.
-func checkGuard(g *otp.Guard) error {
+func checkGuard(g *rate.Guard) error {
 	ps := g.Params
 	switch {
 	case g.Floor < 1:
@@ -135,15 +135,15 @@ func checkGuard(g *otp.Guard) error {
 }
 
 // checkBudget refuses a budget the script cannot work with.
-func checkBudget(b *otp.Budget) error {
+func checkBudget(b *rate.Budget) error {
 	switch {
-	case b.Mode != otp.BudgetEnforce && b.Mode != otp.BudgetShadow && b.Mode != otp.BudgetAlert:
+	case b.Mode != rate.BudgetEnforce && b.Mode != rate.BudgetShadow && b.Mode != rate.BudgetAlert:
 		return fmt.Errorf("mode %q: must be enforce, shadow or alert", b.Mode)
 	case b.Cap < 0 || b.Cost < 0:
 		return errors.New("cap and cost must not be negative")
 	case b.TTL < time.Second:
 		return errors.New("its key must live at least 1s")
-	case b.Fence != "" && b.Fence != otp.BudgetEnforce && b.Fence != otp.BudgetShadow:
+	case b.Fence != "" && b.Fence != rate.BudgetEnforce && b.Fence != rate.BudgetShadow:
 		return fmt.Errorf("fence %q: must be enforce, shadow or empty", b.Fence)
 	case b.Fence != "" && (!(b.Headroom > 0) || b.YoungFloor < 0 || b.Window < time.Second ||
 		strings.ContainsAny(b.Country, " \x00") || len(b.Country) > 8):
@@ -157,46 +157,46 @@ func checkBudget(b *otp.Budget) error {
 func (l *Limiter) guardKey(key string) string { return key + ":g" }
 
 // states returns the plan's rules with nothing counted yet, in policy order.
-func (p *plan) states() []otp.RuleState {
-	out := make([]otp.RuleState, 0, p.nrules)
+func (p *plan) states() []rate.RuleState {
+	out := make([]rate.RuleState, 0, p.nrules)
 	for _, e := range p.entries {
 		if e.guard || e.budget {
 			continue
 		}
 		lim := p.limits[e.limit]
 		for _, r := range lim.Rules {
-			out = append(out, otp.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Remaining: r.Limit})
+			out = append(out, rate.RuleState{Scope: lim.Scope, Key: lim.Key, Rule: r, Remaining: r.Limit})
 		}
 	}
 	return out
 }
 
 // guardStates returns the plan's guards, clear, in policy order; nil without guards.
-func (p *plan) guardStates() []otp.GuardState {
+func (p *plan) guardStates() []rate.GuardState {
 	if p.nguards == 0 {
 		return nil
 	}
-	out := make([]otp.GuardState, 0, p.nguards)
+	out := make([]rate.GuardState, 0, p.nguards)
 	for _, e := range p.entries {
 		if e.guard {
 			lim := p.limits[e.limit]
-			out = append(out, otp.GuardState{Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow})
+			out = append(out, rate.GuardState{Scope: lim.Scope, Key: lim.Key, Shadow: lim.Guard.Shadow})
 		}
 	}
 	return out
 }
 
 // budgetStates returns the plan's budgets, nothing spent yet, in policy order; nil without.
-func (p *plan) budgetStates() []otp.BudgetState {
+func (p *plan) budgetStates() []rate.BudgetState {
 	if p.nbudgets == 0 {
 		return nil
 	}
-	out := make([]otp.BudgetState, 0, p.nbudgets)
+	out := make([]rate.BudgetState, 0, p.nbudgets)
 	for _, e := range p.entries {
 		if e.budget {
 			lim := p.limits[e.limit]
 			b := lim.Budget
-			out = append(out, otp.BudgetState{Scope: lim.Scope, Key: lim.Key, Mode: b.Mode, Cap: b.Cap, Cost: b.Cost})
+			out = append(out, rate.BudgetState{Scope: lim.Scope, Key: lim.Key, Mode: b.Mode, Cap: b.Cap, Cost: b.Cost})
 		}
 	}
 	return out
@@ -204,11 +204,11 @@ func (p *plan) budgetStates() []otp.BudgetState {
 
 // split returns the plan's sorted set keys, the keys of the guards that counted the
 // decision (the young countries' pool only when a young country used it) and its budgets.
-func (p *plan) split(dec otp.Decision) (logs, guards []string, budgets []reservedBudget) {
+func (p *plan) split(dec rate.Decision) (logs, guards []string, budgets []reservedBudget) {
 	for i, e := range p.entries {
 		switch {
 		case e.guard:
-			if p.limits[e.limit].Guard.Role == otp.RolePool && dec.Guards[e.first].Counts.RecentSends == 0 {
+			if p.limits[e.limit].Guard.Role == rate.RolePool && dec.Guards[e.first].Counts.RecentSends == 0 {
 				continue
 			}
 			guards = append(guards, p.keys[i])

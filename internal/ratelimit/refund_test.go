@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestRefund(t *testing.T) { onBackends(t, testRefund) }
@@ -15,8 +15,8 @@ func testRefund(t *testing.T, newLimiter backend) {
 
 	t.Run("RestoresExactlyOneSlot", func(t *testing.T) {
 		l, rdb := newLimiter(t)
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
-		var last otp.Decision
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/1m")}
+		var last rate.Decision
 		for range 3 {
 			last = mustAllow(t, l, phone)
 		}
@@ -39,14 +39,14 @@ func testRefund(t *testing.T, newLimiter backend) {
 
 	t.Run("RemovesTheReservationFromEveryKey", func(t *testing.T) {
 		l, rdb := newLimiter(t)
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "5/1m")}
-		ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "5/1m")}
+		ip := rate.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "5/1m")}
 		mustAllow(t, l, phone, ip)
 		d := mustAllow(t, l, phone, ip)
 		if err := l.Refund(ctx, d.Reservation); err != nil {
 			t.Fatalf("Refund: %v", err)
 		}
-		for _, lim := range []otp.Limit{phone, ip} {
+		for _, lim := range []rate.Limit{phone, ip} {
 			if got, want := count(t, l, rdb, lim), int64(1); got != want {
 				t.Errorf("%s: got %d entries, want %d", lim.Scope, got, want)
 			}
@@ -55,7 +55,7 @@ func testRefund(t *testing.T, newLimiter backend) {
 
 	t.Run("UnknownOrRepeatedRefundChangesNothing", func(t *testing.T) {
 		l, rdb := newLimiter(t)
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "5/1m")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "5/1m")}
 		mustAllow(t, l, phone)
 		d := mustAllow(t, l, phone)
 		for i := range 2 {
@@ -63,10 +63,10 @@ func testRefund(t *testing.T, newLimiter backend) {
 				t.Fatalf("Refund %d: %v", i+1, err)
 			}
 		}
-		unknown := otp.NewReservation(&reservation{id: "not-an-id00", keys: reservationOf(d).keys})
-		foreign := otp.NewReservation("a reservation of another limiter")
-		idOnly := otp.NewReservation(&reservation{id: reservationOf(d).id})
-		for _, r := range []otp.Reservation{unknown, {}, foreign, idOnly} {
+		unknown := rate.NewReservation(&reservation{id: "not-an-id00", keys: reservationOf(d).keys})
+		foreign := rate.NewReservation("a reservation of another limiter")
+		idOnly := rate.NewReservation(&reservation{id: reservationOf(d).id})
+		for _, r := range []rate.Reservation{unknown, {}, foreign, idOnly} {
 			if err := l.Refund(ctx, r); err != nil {
 				t.Fatalf("Refund(%+v): %v", r, err)
 			}
@@ -86,7 +86,7 @@ func testInspect(t *testing.T, newLimiter backend) {
 		l, rdb := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,5/1h")}
+		phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,5/1h")}
 		mustAllow(t, l, phone)
 		c.Add(10 * time.Second)
 		mustAllow(t, l, phone)
@@ -96,7 +96,7 @@ func testInspect(t *testing.T, newLimiter backend) {
 			if err != nil {
 				t.Fatalf("Inspect: %v", err)
 			}
-			want := []otp.RuleState{
+			want := []rate.RuleState{
 				{Scope: "phone", Key: phone.Key, Rule: phone.Rules[0], Used: 2, Remaining: 0,
 					ResetAfter: 45 * time.Second, RetryAfter: 45 * time.Second, Violated: true},
 				{Scope: "phone", Key: phone.Key, Rule: phone.Rules[1], Used: 2, Remaining: 3,
@@ -113,11 +113,11 @@ func testInspect(t *testing.T, newLimiter backend) {
 
 	t.Run("UnknownKeyIsEmpty", func(t *testing.T) {
 		l, _ := newLimiter(t)
-		states, err := l.Inspect(ctx, otp.Limit{Scope: "ip", Key: "192.0.2.9", Rules: mustRules(t, "10/1h")})
+		states, err := l.Inspect(ctx, rate.Limit{Scope: "ip", Key: "192.0.2.9", Rules: mustRules(t, "10/1h")})
 		if err != nil {
 			t.Fatalf("Inspect: %v", err)
 		}
-		want := otp.RuleState{Scope: "ip", Key: "192.0.2.9", Rule: otp.Rule{Limit: 10, Window: time.Hour}, Remaining: 10}
+		want := rate.RuleState{Scope: "ip", Key: "192.0.2.9", Rule: rate.Rule{Limit: 10, Window: time.Hour}, Remaining: 10}
 		if len(states) != 1 || states[0] != want {
 			t.Errorf("got %+v, want [%+v]", states, want)
 		}
@@ -129,8 +129,8 @@ func TestReset(t *testing.T) { onBackends(t, testReset) }
 func testReset(t *testing.T, newLimiter backend) {
 	ctx := context.Background()
 	l, rdb := newLimiter(t)
-	phone := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1h")}
-	ip := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1h")}
+	phone := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1h")}
+	ip := rate.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "1/1h")}
 	mustAllow(t, l, phone)
 	mustAllow(t, l, ip)
 	if err := l.Reset(ctx, "phone", phone.Key); err != nil {

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Modes of the script, see lua/sliding_log.lua.
@@ -53,7 +53,7 @@ const (
 // run calls the script in one mode for the keys g of the plan and, when dec is not nil,
 // writes what it reports for their rules and guards there. It returns the status and the
 // script's clock in µs, and checks the reply's shape, returning an error for anything unexpected.
-func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, dec *otp.Decision, u undo) (status int, now int64, err error) {
+func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, dec *rate.Decision, u undo) (status int, now int64, err error) {
 	keys, args, want := l.args(mode, id, p, g, u)
 	ctx, span := l.tracer.Start(ctx, "ratelimit.script", trace.WithSpanKind(trace.SpanKindClient))
 	defer func() { endScript(span, mode, len(keys), status, err) }()
@@ -106,7 +106,7 @@ func (l *Limiter) run(ctx context.Context, mode, id string, p *plan, g []int, de
 			if r.Shadow && recorded {
 				before--
 			}
-			dec.Rules[e.first+j] = otp.RuleState{
+			dec.Rules[e.first+j] = rate.RuleState{
 				Scope:      lim.Scope,
 				Key:        lim.Key,
 				Rule:       r,
@@ -248,9 +248,9 @@ func (l *Limiter) args(mode, id string, p *plan, g []int, u undo) (keys []string
 // roleLetter is a guard's role as the scripts read it.
 func roleLetter(role string) string {
 	switch role {
-	case otp.RoleCountry:
+	case rate.RoleCountry:
 		return "c"
-	case otp.RolePool:
+	case rate.RolePool:
 		return "y"
 	}
 	return ""

@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -21,7 +21,7 @@ func TestTracing(t *testing.T) {
 	rdb, prefix := testenv.Redis(t)
 	l := New(rdb, prefix, Tracing(tp))
 	phone := "+819012345678"
-	lim := []otp.Limit{{Scope: "phone", Key: phone, Rules: mustRules(t, "1/1m")}}
+	lim := []rate.Limit{{Scope: "phone", Key: phone, Rules: mustRules(t, "1/1m")}}
 
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "send")
 	if d, err := l.Allow(ctx, lim); err != nil || !d.Allowed {

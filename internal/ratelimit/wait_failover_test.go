@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -84,7 +84,7 @@ func TestWaitFailureTakesBackOnlyWhatTheMasterHolds(t *testing.T) {
 	srv := testenv.StartRedis(t)
 	rdb := serverClient(t, redis.Options{}, srv.Addr)
 	prefix := testenv.KeyPrefix(t)
-	b := budgetLimit(otp.BudgetEnforce, 1_000_000, 50_000)
+	b := budgetLimit(rate.BudgetEnforce, 1_000_000, 50_000)
 	plain := New(rdb, prefix)
 	for i := range 10 {
 		if d := mustAllow(t, plain, phoneLimit(i), b); !d.Allowed {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/testenv"
 )
 
@@ -21,7 +22,7 @@ const (
 )
 
 // bounded calls Allow as the service does: within a budget.
-func bounded(l *Limiter, budget time.Duration, limits ...otp.Limit) (otp.Decision, error) {
+func bounded(l *Limiter, budget time.Duration, limits ...rate.Limit) (rate.Decision, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	return l.Allow(ctx, limits)
@@ -52,8 +53,8 @@ func TestWaitReplicas(t *testing.T) {
 	replica := testenv.StartReplica(t, master)
 	rdb := serverClient(t, redis.Options{}, master.Addr)
 	onReplica := readReplica(t, replica.Addr, false)
-	phone := func(n int) otp.Limit {
-		return otp.Limit{Scope: "phone", Key: fmt.Sprintf("+8190%08d", n), Rules: mustRules(t, "1/1m")}
+	phone := func(n int) rate.Limit {
+		return rate.Limit{Scope: "phone", Key: fmt.Sprintf("+8190%08d", n), Rules: mustRules(t, "1/1m")}
 	}
 
 	t.Run("AllowedDecisionIsOnTheReplica", func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestWaitReplicas(t *testing.T) {
 	t.Run("CheckPoliciesToo", func(t *testing.T) {
 		// The option belongs to the limiter, so checks wait as sends do.
 		l := New(rdb, testenv.KeyPrefix(t), WaitReplicas(2, waitTimeout))
-		check := otp.Limit{Scope: otp.ScopeCheckPhone, Key: "+819000000006", Rules: mustRules(t, "10/1h")}
+		check := rate.Limit{Scope: otp.ScopeCheckPhone, Key: "+819000000006", Rules: mustRules(t, "10/1h")}
 		d, err := bounded(l, waitTimeout, check)
 		wantUnavailable(t, d, err)
 	})
@@ -156,7 +157,7 @@ func TestWaitReplicasCluster(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = rdb.Close() })
 	// twoSlots puts the phone on the first master and the IP on the third.
-	replicaOf := func(l *Limiter, lim otp.Limit) *testenv.RedisServer {
+	replicaOf := func(l *Limiter, lim rate.Limit) *testenv.RedisServer {
 		s := slot(l.Key(lim.Scope, lim.Key))
 		for i, addr := range cluster.Replicas {
 			if cluster.HasSlot(i, s) {
@@ -173,7 +174,7 @@ func TestWaitReplicasCluster(t *testing.T) {
 		if d, err := bounded(l, ample, phone, ip); err != nil || !d.Allowed {
 			t.Fatalf("got allowed %v (%v), want allowed", d.Allowed, err)
 		}
-		for _, lim := range []otp.Limit{phone, ip} {
+		for _, lim := range []rate.Limit{phone, ip} {
 			r := readReplica(t, replicaOf(l, lim).Addr, true)
 			if got := count(t, l, r, lim); got != 1 {
 				t.Errorf("%s on its replica: got %d entries, want 1", lim.Scope, got)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Time-dependent behaviour, on a test clock to the microsecond and on the server's clock.
@@ -17,7 +17,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l, _ := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		lim := otp.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "3/1m")}
+		lim := rate.Limit{Scope: "ip", Key: "192.0.2.1", Rules: mustRules(t, "3/1m")}
 		// Requests at 0:50, 0:55 and 1:05, then one at 1:45. A window fixed to whole minutes
 		// would admit the fourth (its minute holds one other); the sliding minute holds three.
 		c.Add(50 * time.Second)
@@ -50,7 +50,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l, _ := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1s")}
+		lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1s")}
 		mustAllow(t, l, lim)
 		c.Add(time.Second - time.Microsecond)
 		d := mustAllow(t, l, lim)
@@ -70,7 +70,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l, _ := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/10s")}
+		lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "3/10s")}
 		steps := []time.Duration{0, 1234567 * time.Microsecond, 2 * time.Second}
 		for _, s := range steps {
 			c.Add(s)
@@ -108,7 +108,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l.Clock = c.Now
 		// 2/1m and 3/1h on one key: the hour rule needs its oldest entry gone, the
 		// minute rule its second newest.
-		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,3/1h")}
+		lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,3/1h")}
 		mustAllow(t, l, lim) // 0
 		c.Add(30 * time.Minute)
 		mustAllow(t, l, lim) // 30m
@@ -134,7 +134,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 	t.Run("UsesTheServerClock", func(t *testing.T) {
 		ctx := context.Background()
 		l, rdb := newLimiter(t)
-		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,5/1h")}
+		lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1m,5/1h")}
 		start := time.Now()
 		before, err := rdb.Time(ctx).Result()
 		if err != nil {
@@ -179,7 +179,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l, rdb := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1s,3/2s")}
+		lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "2/1s,3/2s")}
 		for i := range 20 {
 			if i > 0 {
 				c.Add(700 * time.Millisecond)
@@ -199,7 +199,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l, _ := newLimiter(t)
 		c := newClock()
 		l.Clock = c.Now
-		lim := otp.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
+		lim := rate.Limit{Scope: "phone", Key: "+819012345678", Rules: mustRules(t, "1/1m")}
 		mustAllow(t, l, lim)
 		c.Add(-10 * time.Second)
 		d := mustAllow(t, l, lim)
@@ -217,7 +217,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		l.Clock = c.Now
 		ids := 0
 		l.NewID = func() string { ids++; return fmt.Sprintf("id-%08d", ids) }
-		lim := otp.Limit{Scope: "global", Key: "all", Rules: mustRules(t, "20/10s,120/1h")}
+		lim := rate.Limit{Scope: "global", Key: "all", Rules: mustRules(t, "20/10s,120/1h")}
 		for i := range 120 {
 			if i > 0 {
 				c.Add(time.Second)
@@ -228,7 +228,7 @@ func testWindows(t *testing.T, newLimiter backend) {
 		}
 		c.Add(time.Second) // now 120s; entries at 0s, 1s, ... 119s
 		d := mustAllow(t, l, lim)
-		want := []otp.RuleState{
+		want := []rate.RuleState{
 			{Scope: "global", Key: "all", Rule: lim.Rules[0], Used: 9, Remaining: 11, ResetAfter: time.Second},
 			{Scope: "global", Key: "all", Rule: lim.Rules[1], Used: 120, Remaining: 0,
 				ResetAfter: time.Hour - 120*time.Second, RetryAfter: time.Hour - 120*time.Second, Violated: true},

@@ -14,6 +14,7 @@ import (
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -21,7 +22,7 @@ import (
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
 func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, registry *apps.Registry, apps apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, factors admin.TOTP, erasure admin.Erasure, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
-	console := history.NewAdmin(p.store, limiter, []otp.Limit{
+	console := history.NewAdmin(p.store, limiter, []rate.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
 		{Scope: otp.ScopeIP, Rules: cfg.LimitIP},
 		{Scope: otp.ScopeCheckPhone, Rules: cfg.LimitCheckPhone},
@@ -64,7 +65,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 // limiter keys of every partition of the address in every app, the stored responses that
 // name it and this instance's memory of it.
 func newEraser(cfg config, p *parts, limiter otp.Limiter, registry *apps.Registry, idem *idempotency.Store, svc *otp.Service) admin.Erasure {
-	e := history.NewEraser(p.store, limiter, pii.Mask, func(address string) []otp.Limit {
+	e := history.NewEraser(p.store, limiter, pii.Mask, func(address string) []rate.Limit {
 		return otp.AddressLimits(registry.Apps(), address, p.dataKeys.Index(address))
 	})
 	e.LimiterTimeout = cfg.RedisTimeout

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"otpgate/internal/challenge"
-	"otpgate/internal/otp"
+	"otpgate/internal/contact"
+	"otpgate/internal/rate"
 )
 
 // ChallengeSettings are the variables of the fraud guard's challenges (docs/fraud.md): the
@@ -53,7 +54,7 @@ func (s ChallengeSettings) newChallenger(secret []byte, client *http.Client) (*c
 		if err != nil {
 			return nil, err
 		}
-		o.Captcha, o.CaptchaLevel = c, otp.ChallengeTop
+		o.Captcha, o.CaptchaLevel = c, rate.ChallengeTop
 	}
 	return challenge.New(o), nil
 }
@@ -70,7 +71,7 @@ func captchaClient(cfg config) *http.Client {
 // closed (503), as any backing service does.
 const captchaTimeout = 5 * time.Second
 
-// numberTypes is a comma-separated list of number types (otp.PhoneType's names); "none"
+// numberTypes is a comma-separated list of number types (contact.PhoneType's names); "none"
 // or nothing is the empty list.
 type numberTypes []string
 
@@ -82,7 +83,7 @@ func (n *numberTypes) UnmarshalText(text []byte) error {
 		*n = out
 		return nil
 	}
-	known := otp.NumberTypes()
+	known := contact.NumberTypes()
 	for _, part := range strings.Split(s, ",") {
 		t := strings.ToLower(strings.TrimSpace(part))
 		ok := false

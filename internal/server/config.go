@@ -9,9 +9,11 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
 	"otpgate/internal/providers"
+	"otpgate/internal/rate"
 )
 
 // config is every setting of the server, read from the environment once at start.
@@ -30,20 +32,20 @@ type config struct {
 	// credential (any account SID as the user); unset refuses it.
 	AccountToken string `env:"OTP_ACCOUNT_TOKEN"`
 
-	SMSProvider      string        `env:"SMS_PROVIDER"`
-	SMSTimeout       time.Duration `env:"SMS_TIMEOUT" envDefault:"5s"`
-	CodeLength       int           `env:"OTP_CODE_LENGTH" envDefault:"6"`
-	CodeTTL          time.Duration `env:"OTP_CODE_TTL" envDefault:"5m"`
-	MaxSends         int           `env:"OTP_MAX_SENDS" envDefault:"5"`
-	MaxAttempts      int           `env:"OTP_MAX_ATTEMPTS" envDefault:"5"`
-	DefaultRegion    otp.Region    `env:"OTP_DEFAULT_REGION"`
-	AllowedCountries otp.Countries `env:"OTP_ALLOWED_COUNTRIES"`
-	LimitPhone       otp.Rules     `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
-	LimitIP          otp.Rules     `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
-	DuplicateWindow  time.Duration `env:"OTP_DUPLICATE_WINDOW" envDefault:"5s"`
-	LimitGlobal      otp.Rules     `env:"OTP_LIMIT_GLOBAL"`
-	LimitCheckPhone  otp.Rules     `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
-	LimitCheckIP     otp.Rules     `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
+	SMSProvider      string            `env:"SMS_PROVIDER"`
+	SMSTimeout       time.Duration     `env:"SMS_TIMEOUT" envDefault:"5s"`
+	CodeLength       int               `env:"OTP_CODE_LENGTH" envDefault:"6"`
+	CodeTTL          time.Duration     `env:"OTP_CODE_TTL" envDefault:"5m"`
+	MaxSends         int               `env:"OTP_MAX_SENDS" envDefault:"5"`
+	MaxAttempts      int               `env:"OTP_MAX_ATTEMPTS" envDefault:"5"`
+	DefaultRegion    contact.Region    `env:"OTP_DEFAULT_REGION"`
+	AllowedCountries contact.Countries `env:"OTP_ALLOWED_COUNTRIES"`
+	LimitPhone       rate.Rules        `env:"OTP_LIMIT_PHONE" envDefault:"1/1m,10/1h"`
+	LimitIP          rate.Rules        `env:"OTP_LIMIT_IP" envDefault:"1/1m,10/1h"`
+	DuplicateWindow  time.Duration     `env:"OTP_DUPLICATE_WINDOW" envDefault:"5s"`
+	LimitGlobal      rate.Rules        `env:"OTP_LIMIT_GLOBAL"`
+	LimitCheckPhone  rate.Rules        `env:"OTP_LIMIT_CHECK_PHONE" envDefault:"10/1h"`
+	LimitCheckIP     rate.Rules        `env:"OTP_LIMIT_CHECK_IP" envDefault:"100/1h"`
 	// DefaultAppAccess is who may call the default app: anyone (public), callers with one
 	// of its keys (key), or nobody (off).
 	DefaultAppAccess  defaultAccess `env:"OTP_DEFAULT_APP_ACCESS" envDefault:"public"`
@@ -218,7 +220,7 @@ func (c *config) checkValues() error {
 	// Shorter, and a verification could go while it may still be checked, or an hour be
 	// counted into the rollups while its sends still change.
 	if r := time.Duration(c.HistoryRetention); r != 0 && r < 24*time.Hour {
-		return bad("OTP_HISTORY_RETENTION", otp.FormatWindow(r), "must be at least 1d, or off")
+		return bad("OTP_HISTORY_RETENTION", rate.FormatWindow(r), "must be at least 1d, or off")
 	}
 	if c.DrainDelay < 0 {
 		return fmt.Errorf("config: OTP_DRAIN_DELAY=%s: must be 0 or more", c.DrainDelay)

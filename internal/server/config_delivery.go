@@ -12,6 +12,8 @@ import (
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/providers"
+	"otpgate/internal/rate"
+	"otpgate/internal/templates"
 )
 
 // DeliverySettings are the variables of channels, provider instances, routing, failover,
@@ -28,8 +30,8 @@ type DeliverySettings struct {
 	// PublicURL is where providers reach the public listener, for Twilio's status callbacks.
 	PublicURL string `env:"OTP_PUBLIC_URL"`
 	// The email channel's per-address rules, as OTP_LIMIT_PHONE and OTP_LIMIT_CHECK_PHONE.
-	LimitEmail      otp.Rules `env:"OTP_LIMIT_EMAIL" envDefault:"1/1m,10/1h"`
-	LimitCheckEmail otp.Rules `env:"OTP_LIMIT_CHECK_EMAIL" envDefault:"10/1h"`
+	LimitEmail      rate.Rules `env:"OTP_LIMIT_EMAIL" envDefault:"1/1m,10/1h"`
+	LimitCheckEmail rate.Rules `env:"OTP_LIMIT_CHECK_EMAIL" envDefault:"10/1h"`
 	// The default app's SMS options.
 	WebOTPDomain   string `env:"OTP_WEBOTP_DOMAIN"`
 	AndroidAppHash string `env:"OTP_ANDROID_APP_HASH"`
@@ -77,12 +79,12 @@ func (c *config) parseDelivery(getenv func(string) string) error {
 		}
 	}
 	if c.WebOTPDomain != "" {
-		if err := otp.CheckWebOTPDomain(c.WebOTPDomain); err != nil {
+		if err := templates.CheckWebOTPDomain(c.WebOTPDomain); err != nil {
 			return fmt.Errorf("config: OTP_WEBOTP_DOMAIN=%q: %w", c.WebOTPDomain, err)
 		}
 	}
 	if c.AndroidAppHash != "" {
-		if err := otp.CheckAppHash(c.AndroidAppHash); err != nil {
+		if err := templates.CheckAppHash(c.AndroidAppHash); err != nil {
 			return fmt.Errorf("config: OTP_ANDROID_APP_HASH=%q: %w", c.AndroidAppHash, err)
 		}
 	}

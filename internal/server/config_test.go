@@ -13,6 +13,7 @@ import (
 
 	"otpgate/internal/fraud"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 func TestConfigDuplicateWindow(t *testing.T) {
@@ -71,8 +72,8 @@ func TestConfigSMSProvider(t *testing.T) {
 }
 
 func TestConfigTypedValues(t *testing.T) {
-	rules := func(s string) otp.Rules {
-		r, err := otp.ParseRules(s)
+	rules := func(s string) rate.Rules {
+		r, err := rate.ParseRules(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestConfigTypedValues(t *testing.T) {
 		}
 		for _, c := range []struct {
 			name      string
-			got, want otp.Rules
+			got, want rate.Rules
 		}{
 			{"OTP_LIMIT_PHONE", cfg.LimitPhone, rules("1/1m,10/1h")},
 			{"OTP_LIMIT_IP", cfg.LimitIP, rules("1/1m,10/1h")},
@@ -148,7 +149,7 @@ func TestConfigTypedValues(t *testing.T) {
 		if sc.DefaultRegion != "JP" || !slices.Equal(sc.AllowedCountries, []string{"JP", "US"}) {
 			t.Errorf("got region %q, countries %v, want JP and [JP US]", sc.DefaultRegion, sc.AllowedCountries)
 		}
-		if sc.PhoneRules != nil || !slices.Equal(sc.GlobalRules, []otp.Rule(rules("1000/1h"))) {
+		if sc.PhoneRules != nil || !slices.Equal(sc.GlobalRules, []rate.Rule(rules("1000/1h"))) {
 			t.Errorf("got phone rules %v, global rules %v, want none and 1000/1h", sc.PhoneRules, sc.GlobalRules)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/providers"
+	"otpgate/internal/receipt"
 )
 
 // deliveryParts carry messages: the router over every provider instance, the renderer
@@ -22,7 +23,7 @@ type deliveryParts struct {
 	renderer otp.Renderer
 	// catalog is the renderer's templates, which the Twilio API's Templates resource lists.
 	catalog *message.Catalog
-	readers map[string]otp.ReceiptReader
+	readers map[string]receipt.Reader
 	// receiptKinds are the kinds that take delivery callbacks, whose refusals are counted.
 	receiptKinds []string
 }
@@ -36,7 +37,7 @@ func newDelivery(cfg config, log *slog.Logger, mx *metrics.Metrics, tp oteltrace
 	if err != nil {
 		return nil, err
 	}
-	d := &deliveryParts{renderer: mx.Renderer(catalog), catalog: catalog, readers: map[string]otp.ReceiptReader{}}
+	d := &deliveryParts{renderer: mx.Renderer(catalog), catalog: catalog, readers: map[string]receipt.Reader{}}
 	for _, k := range providers.Kinds() {
 		if k.Receipts {
 			d.receiptKinds = append(d.receiptKinds, k.Name)

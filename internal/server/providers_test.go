@@ -15,12 +15,13 @@ import (
 	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/providers"
+	"otpgate/internal/receipt"
 )
 
 // sources records the sources of the callbacks it receives.
 type sources struct{ got []string }
 
-func (s *sources) Receive(_ context.Context, source string, _ otp.Callback) error {
+func (s *sources) Receive(_ context.Context, source string, _ receipt.Callback) error {
 	s.got = append(s.got, source)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"otpgate/internal/metrics"
 	"otpgate/internal/otp"
 	"otpgate/internal/ratelimit"
+	"otpgate/internal/receipt"
 	"otpgate/internal/retention"
 	"otpgate/internal/tokens"
 	"otpgate/internal/totp"
@@ -87,7 +88,7 @@ func newServices(ctx context.Context, cfg config, p *parts, log *slog.Logger) (*
 	// receipt and its verification's checks join its trace (tracing.Joined).
 	store := tracing.Joined(tracing.Store(mx.Store(p.store), origins), p.store, p.tracer)
 	svc := otp.NewService(svcCfg, store, limiter, dp.router, dp.renderer, p.denied, log)
-	receipts := otp.NewReceipts(mx.Receipts(tracing.Receipts(p.store, p.store, p.tracer)), dp.readers)
+	receipts := receipt.New(mx.Receipts(tracing.Receipts(p.store, p.store, p.tracer)), dp.readers)
 	receipts.Timeout = cfg.DBTimeout
 	receipts.Log = log
 	s.registry = apps.NewRegistry(p.store, svcCfg.DefaultApp(), log)

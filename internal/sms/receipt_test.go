@@ -13,33 +13,34 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/sms"
 	"otpgate/internal/sms/smstest"
 )
 
-// receipts is an otp.ReceiptStore that settles each send once, as the real stores do.
+// receipts is an receipt.Store that settles each send once, as the real stores do.
 type receipts struct {
 	mu      sync.Mutex
-	settled map[string]otp.Receipt
+	settled map[string]receipt.Receipt
 	calls   int
 }
 
-func (s *receipts) MarkDelivery(_ context.Context, r otp.Receipt) (otp.Marked, error) {
+func (s *receipts) MarkDelivery(_ context.Context, r receipt.Receipt) (receipt.Marked, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
 	key := r.Provider + "/" + r.ProviderID + "/" + r.SendID
 	if _, done := s.settled[key]; done {
-		return otp.Marked{}, nil
+		return receipt.Marked{}, nil
 	}
 	if s.settled == nil {
-		s.settled = map[string]otp.Receipt{}
+		s.settled = map[string]receipt.Receipt{}
 	}
 	s.settled[key] = r
-	return otp.Marked{Settled: true}, nil
+	return receipt.Marked{Settled: true}, nil
 }
 
-func (s *receipts) get(key string) (otp.Receipt, bool) {
+func (s *receipts) get(key string) (receipt.Receipt, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.settled[key]
@@ -48,15 +49,15 @@ func (s *receipts) get(key string) (otp.Receipt, bool) {
 
 // receiptHandler serves /v1/receipts/<source> as the public API does, through the
 // domain's receipt service: 204, or the status of the error's code.
-func receiptHandler(store otp.ReceiptStore, readers map[string]otp.ReceiptReader, now func() time.Time) http.Handler {
-	rs := otp.NewReceipts(store, readers)
+func receiptHandler(store receipt.Store, readers map[string]receipt.Reader, now func() time.Time) http.Handler {
+	rs := receipt.New(store, readers)
 	if now != nil {
 		rs.Now = now
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		err := rs.Receive(r.Context(), strings.TrimPrefix(r.URL.Path, "/v1/receipts/"),
-			otp.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
+			receipt.Callback{URI: r.URL.RequestURI(), Header: textproto.MIMEHeader(r.Header), Body: body})
 		status := map[otp.Code]int{"": http.StatusNoContent, otp.CodeInvalidSignature: http.StatusForbidden,
 			otp.CodeInvalidRequest: http.StatusBadRequest, otp.CodeNotFound: http.StatusNotFound}[otp.ErrorCode(err)]
 		if status == 0 {
@@ -96,7 +97,7 @@ func TestTwilioStatusCallback(t *testing.T) {
 	var s *sms.Twilio
 	f := smstest.NewTwilio(t, twilioSID, twilioToken)
 	cb = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		receiptHandler(store, map[string]otp.ReceiptReader{"twilio/twilio": s}, nil).ServeHTTP(w, r)
+		receiptHandler(store, map[string]receipt.Reader{"twilio/twilio": s}, nil).ServeHTTP(w, r)
 	}))
 	t.Cleanup(cb.Close)
 	s = newTwilio(t, f.URL, func(c *sms.TwilioConfig) { c.StatusCallback = cb.URL + "/v1/receipts/twilio/twilio?x=1" })
@@ -115,7 +116,7 @@ func TestTwilioStatusCallback(t *testing.T) {
 	t.Run("UndeliveredIsRecordedWithTheErrorCode", func(t *testing.T) {
 		st, err := f.Callback(ctx, sid, "undelivered", "30003")
 		r, ok := store.get("twilio/" + sid + "/")
-		if err != nil || st != http.StatusNoContent || !ok || r.Status != otp.DeliveryUndelivered || r.Error != "30003" || r.Time.IsZero() {
+		if err != nil || st != http.StatusNoContent || !ok || r.Status != receipt.DeliveryUndelivered || r.Error != "30003" || r.Time.IsZero() {
 			t.Errorf("got %d, %v, %+v, want 204 and undelivered with 30003", st, err, r)
 		}
 	})
@@ -176,20 +177,20 @@ func TestTwilioStatusCallback(t *testing.T) {
 	t.Run("PriceIsReadIgnoredWhenInvalid", func(t *testing.T) {
 		for _, c := range []struct {
 			name, price, unit string
-			want              otp.Price
+			want              receipt.Price
 			ignored           bool
 		}{
-			{"TwilioNegative", "-0.00750", "USD", otp.Price{Micros: 7500, Currency: "USD"}, false},
-			{"Positive", "0.0415", "EUR", otp.Price{Micros: 41_500, Currency: "EUR"}, false},
-			{"Zero", "0.00000", "USD", otp.Price{Currency: "USD"}, false},
-			{"NotYetKnown", "", "USD", otp.Price{}, false},
-			{"NonNumeric", "abc", "USD", otp.Price{}, true},
-			{"Exponent", "-7.5e-3", "USD", otp.Price{}, true},
-			{"TooPrecise", "-0.0000001", "USD", otp.Price{}, true},
-			{"NUL", "-0.0075\x00", "USD", otp.Price{}, true},
-			{"InvalidUTF8", "\xff", "USD", otp.Price{}, true},
-			{"NULInUnit", "-0.0075", "US\x00", otp.Price{}, true},
-			{"LowerCaseUnit", "-0.0075", "usd", otp.Price{}, true},
+			{"TwilioNegative", "-0.00750", "USD", receipt.Price{Micros: 7500, Currency: "USD"}, false},
+			{"Positive", "0.0415", "EUR", receipt.Price{Micros: 41_500, Currency: "EUR"}, false},
+			{"Zero", "0.00000", "USD", receipt.Price{Currency: "USD"}, false},
+			{"NotYetKnown", "", "USD", receipt.Price{}, false},
+			{"NonNumeric", "abc", "USD", receipt.Price{}, true},
+			{"Exponent", "-7.5e-3", "USD", receipt.Price{}, true},
+			{"TooPrecise", "-0.0000001", "USD", receipt.Price{}, true},
+			{"NUL", "-0.0075\x00", "USD", receipt.Price{}, true},
+			{"InvalidUTF8", "\xff", "USD", receipt.Price{}, true},
+			{"NULInUnit", "-0.0075", "US\x00", receipt.Price{}, true},
+			{"LowerCaseUnit", "-0.0075", "usd", receipt.Price{}, true},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				form := url.Values{"AccountSid": {twilioSID}, "MessageSid": {"SM" + c.name}, "MessageStatus": {"delivered"},
@@ -198,8 +199,8 @@ func TestTwilioStatusCallback(t *testing.T) {
 				body := form.Encode()
 				h := textproto.MIMEHeader{}
 				h.Set(sms.TwilioSignatureHeader, sms.TwilioSignature(twilioToken, u, form))
-				r, ok, err := s.ReadReceipt(otp.Callback{URI: "/v1/receipts/twilio/twilio?x=1", Header: h, Body: []byte(body)}, time.Now())
-				if err != nil || !ok || r.Status != otp.DeliveryDelivered || r.ProviderID != "SM"+c.name {
+				r, ok, err := s.ReadReceipt(receipt.Callback{URI: "/v1/receipts/twilio/twilio?x=1", Header: h, Body: []byte(body)}, time.Now())
+				if err != nil || !ok || r.Status != receipt.DeliveryDelivered || r.ProviderID != "SM"+c.name {
 					t.Fatalf("got %+v, %v, %v, want the delivered receipt whatever its price", r, ok, err)
 				}
 				if r.Price != c.want || (r.PriceIgnored != "") != c.ignored {
@@ -236,7 +237,7 @@ func TestWebhookReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Unix(1773468566, 0)
-	h := receiptHandler(store, map[string]otp.ReceiptReader{"webhook/backup": w}, func() time.Time { return now })
+	h := receiptHandler(store, map[string]receipt.Reader{"webhook/backup": w}, func() time.Time { return now })
 	post := func(body string, signedAt time.Time, secret string) int {
 		req := httptest.NewRequest(http.MethodPost, "/v1/receipts/webhook/backup", strings.NewReader(body))
 		req.Header.Set(sms.SignatureHeader, sms.Sign(secret, signedAt, []byte(body)))
@@ -249,7 +250,7 @@ func TestWebhookReceipt(t *testing.T) {
 	t.Run("SignedReceiptIsRecorded", func(t *testing.T) {
 		st := post(good, now, webhookSecret)
 		r, ok := store.get("backup//0190f3a2-7c1e-7b4a-9d2e-5f6a7b8c9d0e")
-		if st != http.StatusNoContent || !ok || r.Status != otp.DeliveryUndelivered || r.Error != "handset off" {
+		if st != http.StatusNoContent || !ok || r.Status != receipt.DeliveryUndelivered || r.Error != "handset off" {
 			t.Errorf("got %d, %+v, want 204 and the receipt of backup's send", st, r)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // TwilioSignatureHeader carries Twilio's signature of a callback.
@@ -82,18 +83,18 @@ var (
 	twilioUndelivered = map[string]bool{"undelivered": true, "failed": true, "busy": true, "no-answer": true, "canceled": true}
 )
 
-// ReadReceipt implements otp.ReceiptReader for this account's status callbacks, for
+// ReadReceipt implements receipt.Reader for this account's status callbacks, for
 // messages (MessageSid, MessageStatus) and calls (CallSid, CallStatus); a genuine callback
 // with a NUL or invalid UTF-8 in a parameter is *otp.ErrInvalidText. The signature
 // must be the account's over the status callback URL the message was created with (so
 // a proxy in front of otpgate that rewrites the path changes nothing), and AccountSid
 // must be the account's. A sender without a status callback accepts no callback.
-func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, error) {
+func (t *Twilio) ReadReceipt(c receipt.Callback, now time.Time) (receipt.Receipt, bool, error) {
 	form, err := url.ParseQuery(string(c.Body))
 	if t.callback == "" || err != nil ||
 		!VerifyTwilioSignature(t.token, t.callback, form, c.Header.Get(TwilioSignatureHeader)) ||
 		subtle.ConstantTimeCompare([]byte(form.Get("AccountSid")), []byte(t.sid)) != 1 {
-		return otp.Receipt{}, false, otp.ErrBadSignature
+		return receipt.Receipt{}, false, receipt.ErrBadSignature
 	}
 	// Signed by Twilio or not, a NUL or invalid UTF-8 in a parameter is no SID or status
 	// otpgate sent or can keep: refused, naming it, before anything is looked up. The
@@ -101,20 +102,20 @@ func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, 
 	// be read must not cost the delivery its receipt (twilioPrice).
 	for name, vs := range form {
 		if p := otp.TextProblem(name); p != "" {
-			return otp.Receipt{}, false, &otp.ErrInvalidText{Field: "name", Problem: "parameter names " + p}
+			return receipt.Receipt{}, false, &otp.ErrInvalidText{Field: "name", Problem: "parameter names " + p}
 		}
 		if name == "Price" || name == "PriceUnit" {
 			continue
 		}
 		for _, v := range vs {
 			if err := otp.CheckText(name, v); err != nil {
-				return otp.Receipt{}, false, err
+				return receipt.Receipt{}, false, err
 			}
 		}
 	}
 	rc, ok := twilioReceipt(form)
 	if !ok {
-		return otp.Receipt{}, false, nil
+		return receipt.Receipt{}, false, nil
 	}
 	rc.Provider, rc.Time = t.name, now.UTC()
 	rc.Price, rc.PriceIgnored = twilioPrice(form)
@@ -125,19 +126,19 @@ func (t *Twilio) ReadReceipt(c otp.Callback, now time.Time) (otp.Receipt, bool, 
 // such as "-0.00750" (Twilio writes charges as negative numbers) in an ISO 4217 currency
 // such as "USD". No Price, or an empty one (not yet known), is no price; one that cannot
 // be read is no price either, with the reason.
-func twilioPrice(form url.Values) (otp.Price, string) {
+func twilioPrice(form url.Values) (receipt.Price, string) {
 	amount, unit := form.Get("Price"), form.Get("PriceUnit")
 	if amount == "" {
-		return otp.Price{}, ""
+		return receipt.Price{}, ""
 	}
 	micros, ok := micros(strings.TrimPrefix(amount, "-"))
 	switch {
 	case !ok || len(form["Price"]) > 1:
-		return otp.Price{}, "Price is not one decimal amount"
+		return receipt.Price{}, "Price is not one decimal amount"
 	case !currencyCode(unit) || len(form["PriceUnit"]) > 1:
-		return otp.Price{}, "PriceUnit is not a currency code"
+		return receipt.Price{}, "PriceUnit is not a currency code"
 	}
-	return otp.Price{Micros: micros, Currency: unit}, ""
+	return receipt.Price{Micros: micros, Currency: unit}, ""
 }
 
 // micros reads an unsigned decimal amount with at most six decimals and seven whole
@@ -176,19 +177,19 @@ func currencyCode(s string) bool {
 }
 
 // twilioReceipt reads a final state from a callback's form.
-func twilioReceipt(form url.Values) (otp.Receipt, bool) {
+func twilioReceipt(form url.Values) (receipt.Receipt, bool) {
 	sid, status := form.Get("MessageSid"), form.Get("MessageStatus")
 	if sid == "" {
 		sid, status = form.Get("CallSid"), form.Get("CallStatus")
 	}
-	var rc otp.Receipt
+	var rc receipt.Receipt
 	switch {
 	case sid == "":
 		return rc, false
 	case twilioDelivered[status]:
-		rc.Status = otp.DeliveryDelivered
+		rc.Status = receipt.DeliveryDelivered
 	case twilioUndelivered[status]:
-		rc.Status = otp.DeliveryUndelivered
+		rc.Status = receipt.DeliveryUndelivered
 		rc.Error = status
 		if code := form.Get("ErrorCode"); code != "" {
 			rc.Error = snippet(code, "")

@@ -11,6 +11,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -51,7 +52,7 @@ func TestEditConfig(t *testing.T) {
 		a, store := newAdmin(t)
 		c, v, err := a.EditConfig(t.Context(), func(c spend.Config) (spend.Config, error) {
 			c.Currency = "EUR"
-			c.Budgets = append(c.Budgets, spend.Budget{Name: "all", Daily: "1", Mode: otp.BudgetEnforce})
+			c.Budgets = append(c.Budgets, spend.Budget{Name: "all", Daily: "1", Mode: rate.BudgetEnforce})
 			return c, nil
 		}, "operator ana")
 		if err != nil || v != 1 || a.Running().Version != 1 || c.Currency != "EUR" {
@@ -74,7 +75,7 @@ func TestEditConfig(t *testing.T) {
 		for i := range 20 {
 			wg.Go(func() {
 				_, _, err := a.EditConfig(t.Context(), func(c spend.Config) (spend.Config, error) {
-					c.Budgets = append(c.Budgets, spend.Budget{Name: fmt.Sprintf("b%d", i), Daily: "1", Mode: otp.BudgetAlert})
+					c.Budgets = append(c.Budgets, spend.Budget{Name: fmt.Sprintf("b%d", i), Daily: "1", Mode: rate.BudgetAlert})
 					return c, nil
 				}, "test")
 				if err != nil {

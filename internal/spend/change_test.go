@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -14,7 +15,7 @@ func TestValidateChange(t *testing.T) {
 		return spend.Config{Currency: "USD", Prices: []spend.PriceText{{Channel: "sms", Country: country, Prefix: prefix, Price: amount}}}
 	}
 	budget := func(b spend.Budget) spend.Config {
-		b.Name, b.Mode = "b", otp.BudgetEnforce
+		b.Name, b.Mode = "b", rate.BudgetEnforce
 		return spend.Config{Currency: "USD", Budgets: []spend.Budget{b}}
 	}
 	for _, c := range []struct {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Budget periods.
@@ -170,7 +172,7 @@ func (c Config) Validate() map[string]string {
 			f[n+"app"] = "must be an app id (a UUID) or default"
 		}
 		if b.Country != "" {
-			var r otp.Region
+			var r contact.Region
 			if err := r.UnmarshalText([]byte(b.Country)); err != nil || string(r) != b.Country {
 				f[n+"country"] = "must be an ISO 3166 alpha-2 code in capitals, such as JP"
 			}
@@ -188,7 +190,7 @@ func (c Config) Validate() map[string]string {
 				f[n+field] = "must be more than 0"
 			}
 		}
-		if !slices.Contains([]string{otp.BudgetEnforce, otp.BudgetShadow, otp.BudgetAlert}, b.Mode) {
+		if !slices.Contains([]string{rate.BudgetEnforce, rate.BudgetShadow, rate.BudgetAlert}, b.Mode) {
 			f[n+"mode"] = "must be enforce, shadow or alert"
 		}
 		if _, err := location(b.TimeZone); err != nil {

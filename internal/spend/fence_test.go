@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -13,22 +14,22 @@ func TestFence(t *testing.T) {
 		c := spend.Config{Currency: "USD",
 			Prices: []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}},
 			Budgets: []spend.Budget{
-				{Name: "all", Daily: "20", Mode: otp.BudgetEnforce},
-				{Name: "watch", Monthly: "300", Mode: otp.BudgetEnforce, Fence: spend.FenceShadow, FenceHeadroom: 2, FenceYoung: 10},
-				{Name: "open", Daily: "20", Mode: otp.BudgetEnforce, Fence: spend.FenceOff},
-				{Name: "uz", Country: "UZ", Daily: "5", Mode: otp.BudgetEnforce},
+				{Name: "all", Daily: "20", Mode: rate.BudgetEnforce},
+				{Name: "watch", Monthly: "300", Mode: rate.BudgetEnforce, Fence: spend.FenceShadow, FenceHeadroom: 2, FenceYoung: 10},
+				{Name: "open", Daily: "20", Mode: rate.BudgetEnforce, Fence: spend.FenceOff},
+				{Name: "uz", Country: "UZ", Daily: "5", Mode: rate.BudgetEnforce},
 			}}
 		s, _ := newService(t, c)
 		now := time.Date(2030, 1, 31, 16, 0, 0, 0, time.UTC)
 		q := s.Quote(otp.SpendQuery{AppID: app, Channel: "sms", Region: "UZ", Address: "+998901234567", Segments: 1, Now: now})
-		got := map[string]otp.Budget{}
+		got := map[string]rate.Budget{}
 		for _, l := range q.Limits {
 			got[l.Budget.Name] = *l.Budget
 		}
-		if b := got["all"]; b.Fence != otp.BudgetEnforce || b.Country != "UZ" || b.Headroom != 3 || b.YoungFloor != 1_000_000 || b.Window != 24*time.Hour {
+		if b := got["all"]; b.Fence != rate.BudgetEnforce || b.Country != "UZ" || b.Headroom != 3 || b.YoungFloor != 1_000_000 || b.Window != 24*time.Hour {
 			t.Errorf("all: got %+v, want fenced for UZ with headroom 3, young countries 5 %% (1.00), a day's window", b)
 		}
-		if b := got["watch"]; b.Fence != otp.BudgetShadow || b.Headroom != 2 || b.YoungFloor != 30_000_000 || b.Window != 31*24*time.Hour {
+		if b := got["watch"]; b.Fence != rate.BudgetShadow || b.Headroom != 2 || b.YoungFloor != 30_000_000 || b.Window != 31*24*time.Hour {
 			t.Errorf("watch: got %+v, want a shadow fence, headroom 2, young countries 10 %% (30.00), January's window", b)
 		}
 		if b := got["open"]; b.Fence != "" {
@@ -51,7 +52,7 @@ func TestFence(t *testing.T) {
 		// small cap would refuse its first user, whose approval would have earned a share.
 		c := spend.Config{Currency: "USD",
 			Prices:  []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}},
-			Budgets: []spend.Budget{{Name: "small", Daily: "0.20", Mode: otp.BudgetEnforce}}}
+			Budgets: []spend.Budget{{Name: "small", Daily: "0.20", Mode: rate.BudgetEnforce}}}
 		s, _ := newService(t, c)
 		q := s.Quote(otp.SpendQuery{AppID: app, Channel: "sms", Region: "UZ", Address: "+998901234567", Segments: 1,
 			Now: time.Date(2030, 1, 31, 16, 0, 0, 0, time.UTC)})
@@ -62,7 +63,7 @@ func TestFence(t *testing.T) {
 
 	t.Run("BadSettingsAreNamed", func(t *testing.T) {
 		c := spend.Config{Currency: "USD", Prices: []spend.PriceText{}, Budgets: []spend.Budget{
-			{Name: "a", Daily: "1", Mode: otp.BudgetEnforce, Fence: "maybe", FenceHeadroom: 0.5, FenceYoung: 101},
+			{Name: "a", Daily: "1", Mode: rate.BudgetEnforce, Fence: "maybe", FenceHeadroom: 0.5, FenceYoung: 101},
 		}}
 		f := c.Validate()
 		for _, field := range []string{"budgets[0].fence", "budgets[0].fence_headroom", "budgets[0].fence_young"} {

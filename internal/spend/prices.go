@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/text/currency"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -60,7 +61,7 @@ func (t Table) Validate() map[string]string {
 			f[name+"channel"] = "must be one of " + strings.Join(otp.Channels(), ", ")
 		}
 		if p.Country != AnyCountry {
-			var r otp.Region
+			var r contact.Region
 			if err := r.UnmarshalText([]byte(p.Country)); err != nil || string(r) != p.Country || r == "" {
 				f[name+"country"] = "must be * or an ISO 3166 alpha-2 code in capitals, such as JP"
 			} else if p.Channel == otp.ChannelEmail {

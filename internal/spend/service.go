@@ -8,6 +8,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Service is the spend step of sends (otp.Spend) over the running snapshot: it prices a
@@ -39,13 +40,13 @@ func (s *Service) Quote(q otp.SpendQuery) otp.Quote {
 
 // Decided implements otp.Spend: every threshold a budget crossed becomes one event, and an
 // enforcing budget's exhaustion a warning in the log.
-func (s *Service) Decided(ctx context.Context, q otp.SpendQuery, policy []otp.Limit, dec otp.Decision) {
+func (s *Service) Decided(ctx context.Context, q otp.SpendQuery, policy []rate.Limit, dec rate.Decision) {
 	snap := s.snapshots.Snapshot()
 	for _, st := range dec.Budgets {
 		if len(st.Crossed) == 0 && !st.Fence.Reached {
 			continue
 		}
-		w, ok := otp.BudgetWindow(policy, st)
+		w, ok := rate.BudgetWindow(policy, st)
 		if !ok {
 			continue
 		}

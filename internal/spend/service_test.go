@@ -11,6 +11,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -30,10 +31,10 @@ func TestQuote(t *testing.T) {
 	c := spend.Config{Currency: "USD",
 		Prices: []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}, {Channel: "sms", Country: "JP", Price: "0.08"}},
 		Budgets: []spend.Budget{
-			{Name: "all", Daily: "100", Monthly: "2000", Mode: otp.BudgetEnforce},
-			{Name: "mine", App: app, Daily: "10", Mode: otp.BudgetShadow, TimeZone: "Asia/Tokyo"},
-			{Name: "jp", Country: "JP", Monthly: "50", Mode: otp.BudgetAlert},
-			{Name: "mine-jp", App: app, Country: "JP", Daily: "1", Mode: otp.BudgetEnforce},
+			{Name: "all", Daily: "100", Monthly: "2000", Mode: rate.BudgetEnforce},
+			{Name: "mine", App: app, Daily: "10", Mode: rate.BudgetShadow, TimeZone: "Asia/Tokyo"},
+			{Name: "jp", Country: "JP", Monthly: "50", Mode: rate.BudgetAlert},
+			{Name: "mine-jp", App: app, Country: "JP", Daily: "1", Mode: rate.BudgetEnforce},
 		}}
 	s, _ := newService(t, c)
 	// 16:00 UTC on 31 January is 1 February in Tokyo.
@@ -71,7 +72,7 @@ func TestQuote(t *testing.T) {
 
 func TestDecidedSendsEachThresholdOnce(t *testing.T) {
 	c := spend.Config{Currency: "EUR", Prices: []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}},
-		Budgets: []spend.Budget{{Name: "mine", App: app, Daily: "1", Mode: otp.BudgetEnforce}}}
+		Budgets: []spend.Budget{{Name: "mine", App: app, Daily: "1", Mode: rate.BudgetEnforce}}}
 	s, store := newService(t, c)
 	ctx := context.Background()
 	if err := store.CreateEndpoint(ctx, events.Endpoint{ID: "01900000-0000-7000-8000-0000000000e1", AppID: app, URL: "http://receiver.test/",
@@ -82,9 +83,9 @@ func TestDecidedSendsEachThresholdOnce(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	q := otp.SpendQuery{AppID: app, Channel: "sms", Region: "JP", Address: "+819012345678", Segments: 1, Now: now}
 	quote := s.Quote(q)
-	st := otp.BudgetState{Scope: otp.ScopeBudget, Key: quote.Limits[0].Key, Mode: otp.BudgetEnforce, Cap: 1_000_000, Cost: 50_000, Spent: 500_000, Crossed: []int{50}}
+	st := rate.BudgetState{Scope: otp.ScopeBudget, Key: quote.Limits[0].Key, Mode: rate.BudgetEnforce, Cap: 1_000_000, Cost: 50_000, Spent: 500_000, Crossed: []int{50}}
 	for range 2 { // a second report of the same crossing (a retry) writes nothing more
-		s.Decided(ctx, q, quote.Limits, otp.Decision{Allowed: true, Budgets: []otp.BudgetState{st}})
+		s.Decided(ctx, q, quote.Limits, rate.Decision{Allowed: true, Budgets: []rate.BudgetState{st}})
 	}
 	claimed, err := store.ClaimEvents(ctx, now.Add(time.Minute), 10, time.Minute)
 	if err != nil || len(claimed) != 1 {
@@ -108,7 +109,7 @@ func contains(s string, parts ...string) bool {
 
 func TestTheDefaultAppByItsAlias(t *testing.T) {
 	c := spend.Config{Currency: "USD", Prices: []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.05"}},
-		Budgets: []spend.Budget{{Name: "default-app", App: "default", Daily: "1", Mode: otp.BudgetEnforce}}}
+		Budgets: []spend.Budget{{Name: "default-app", App: "default", Daily: "1", Mode: rate.BudgetEnforce}}}
 	if f := c.Validate(); len(f) != 0 {
 		t.Fatalf("got %v, want the alias accepted", f)
 	}
@@ -121,7 +122,7 @@ func TestTheDefaultAppByItsAlias(t *testing.T) {
 		t.Errorf("a send of another app: got %d budget limits, want none", len(q.Limits))
 	}
 	bad := c
-	bad.Budgets = []spend.Budget{{Name: "x", App: "not-an-app", Daily: "1", Mode: otp.BudgetEnforce}}
+	bad.Budgets = []spend.Budget{{Name: "x", App: "not-an-app", Daily: "1", Mode: rate.BudgetEnforce}}
 	if f := bad.Validate(); f["budgets[0].app"] == "" {
 		t.Errorf("got %v, want budgets[0].app named", f)
 	}

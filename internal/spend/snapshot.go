@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 // Snapshot is one immutable state of the spend configuration, compiled for sends: any
@@ -108,24 +109,24 @@ const windowTTLMargin = time.Hour
 
 // Limits are the budget limits a send to country (empty for email) costing cost reserves in
 // these windows at now; a fenced budget's holds the send to its country's share.
-func Limits(ws []Window, country string, cost Micros, now time.Time) []otp.Limit {
-	out := make([]otp.Limit, 0, len(ws))
+func Limits(ws []Window, country string, cost Micros, now time.Time) []rate.Limit {
+	out := make([]rate.Limit, 0, len(ws))
 	for _, w := range ws {
-		b := &otp.Budget{
+		b := &rate.Budget{
 			Mode: w.Budget.Mode, Cap: w.Cap, Cost: cost, TTL: w.End.Sub(now) + windowTTLMargin,
 			Name: w.Budget.Name, Period: w.Period, Resets: w.End,
 		}
 		if w.Budget.Fenced() && country != "" {
-			b.Fence, b.Country, b.Headroom, b.Window = otp.BudgetEnforce, country, w.Budget.Headroom(), w.End.Sub(w.Start)
+			b.Fence, b.Country, b.Headroom, b.Window = rate.BudgetEnforce, country, w.Budget.Headroom(), w.End.Sub(w.Start)
 			if w.Budget.Fence == FenceShadow {
-				b.Fence = otp.BudgetShadow
+				b.Fence = rate.BudgetShadow
 			}
 			// At least one send: with a small cap the percentage can come to less than one
 			// message, and a new deployment would refuse its first user, whose approval is
 			// what earns a country its share.
 			b.YoungFloor = max(int64(float64(w.Cap)*w.Budget.YoungShare()/100), cost)
 		}
-		out = append(out, otp.Limit{Scope: otp.ScopeBudget, Key: w.Key, Budget: b})
+		out = append(out, rate.Limit{Scope: otp.ScopeBudget, Key: w.Key, Budget: b})
 	}
 	return out
 }

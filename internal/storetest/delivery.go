@@ -7,6 +7,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/storetest/fixture"
 )
 
@@ -102,10 +103,10 @@ func testDelivery(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		finish("+819012345605", "sms", "JP", "twilio", "SM-old", 1, otp.SendSent, fixture.Base().Add(-2*time.Hour))
 		e.Denied.RecordDenied(otp.DeniedSend{ID: fixture.NewID(), Phone: "+819012345606", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: fixture.Base()})
 		e.MustFlush()
-		for _, r := range []otp.Receipt{
-			{Provider: "twilio", ProviderID: "SM1", Status: otp.DeliveryDelivered, Time: fixture.Base()},
-			{Provider: "twilio", ProviderID: "SM2", Status: otp.DeliveryUndelivered, Error: "30003", Time: fixture.Base()},
-			{Provider: "backup", ProviderID: "B1", Status: otp.DeliveryDelivered, Time: fixture.Base()},
+		for _, r := range []receipt.Receipt{
+			{Provider: "twilio", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Time: fixture.Base()},
+			{Provider: "twilio", ProviderID: "SM2", Status: receipt.DeliveryUndelivered, Error: "30003", Time: fixture.Base()},
+			{Provider: "backup", ProviderID: "B1", Status: receipt.DeliveryDelivered, Time: fixture.Base()},
 		} {
 			if _, err := e.Store.MarkDelivery(e.Ctx, r); err != nil {
 				t.Fatalf("MarkDelivery: %v", err)

@@ -6,12 +6,13 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
 	"otpgate/internal/storetest/fixture"
 )
 
 // testPSD2 holds the transaction a PSD2 send names, and the apps' PSD2 flag.
 func testPSD2(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	payment := otp.Transaction{Amount: "€39.99", Payee: "Acme Öl GmbH"}
+	payment := psd2.Transaction{Amount: "€39.99", Payee: "Acme Öl GmbH"}
 
 	t.Run("TheVerificationKeepsItsSendsTransaction", func(t *testing.T) {
 		e := fixture.New(t, newStore)
@@ -25,7 +26,7 @@ func testPSD2(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			t.Errorf("Verification: got %+v, want %+v", got, payment)
 		}
 
-		other := otp.Transaction{Amount: "EUR 10", Payee: "Other Ltd"}
+		other := psd2.Transaction{Amount: "EUR 10", Payee: "Other Ltd"}
 		p = fixture.Params("+819012345678", "222222", fixture.Base().Add(time.Minute))
 		p.Transaction = other
 		re := e.Send(p)

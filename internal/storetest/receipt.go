@@ -6,6 +6,7 @@ import (
 
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/storetest/fixture"
 )
 
@@ -21,7 +22,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 		return p.SendID
 	}
-	markPriced := func(e *fixture.Env, r otp.Receipt) otp.Marked {
+	markPriced := func(e *fixture.Env, r receipt.Receipt) receipt.Marked {
 		e.T.Helper()
 		if r.Time.IsZero() {
 			r.Time = fixture.Base().Add(10 * time.Second)
@@ -32,7 +33,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}
 		return m
 	}
-	mark := func(e *fixture.Env, r otp.Receipt) bool {
+	mark := func(e *fixture.Env, r receipt.Receipt) bool {
 		e.T.Helper()
 		return markPriced(e, r).Settled
 	}
@@ -40,11 +41,11 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("FirstReceiptSettlesTheSendByProviderID", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		id := sent(e, "+819012345678", "SM1")
-		if !mark(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered}) {
+		if !mark(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}) {
 			t.Fatal("first receipt: got unchanged, want changed")
 		}
 		r := e.SendRow(id)
-		if r.Delivery != otp.DeliveryDelivered || r.DeliveryError != "" || r.SendStatus != otp.SendSent {
+		if r.Delivery != receipt.DeliveryDelivered || r.DeliveryError != "" || r.SendStatus != otp.SendSent {
 			t.Errorf("got %+v, want sent and delivered", r)
 		}
 	})
@@ -52,17 +53,17 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("ReplaysAndLaterReportsChangeNothing", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		id := sent(e, "+819012345678", "SM1")
-		mark(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003"})
-		for _, r := range []otp.Receipt{
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003"},
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered},
-			{Provider: "test", SendID: id, Status: otp.DeliveryDelivered},
+		mark(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003"})
+		for _, r := range []receipt.Receipt{
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003"},
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered},
+			{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered},
 		} {
 			if mark(e, r) {
 				t.Errorf("%+v: got changed, want the first receipt to stand", r)
 			}
 		}
-		if r := e.SendRow(id); r.Delivery != otp.DeliveryUndelivered || r.DeliveryError != "30003" {
+		if r := e.SendRow(id); r.Delivery != receipt.DeliveryUndelivered || r.DeliveryError != "30003" {
 			t.Errorf("got %+v, want undelivered with 30003", r)
 		}
 	})
@@ -70,10 +71,10 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("BySendID", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		id := sent(e, "+819012345678", "")
-		if !mark(e, otp.Receipt{Provider: "test", SendID: id, Status: otp.DeliveryDelivered}) {
+		if !mark(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered}) {
 			t.Fatal("got unchanged, want changed")
 		}
-		if r := e.SendRow(id); r.Delivery != otp.DeliveryDelivered {
+		if r := e.SendRow(id); r.Delivery != receipt.DeliveryDelivered {
 			t.Errorf("got %+v, want delivered", r)
 		}
 	})
@@ -87,13 +88,13 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if err != nil || len(blocked) != 1 {
 			t.Fatalf("ListSends: got %d rows, %v, want the blocked one", len(blocked), err)
 		}
-		for _, r := range []otp.Receipt{
-			{Provider: "test", ProviderID: "SM-unknown", Status: otp.DeliveryDelivered},
-			{Provider: "other", ProviderID: "SM1", Status: otp.DeliveryDelivered},
-			{Provider: "other", SendID: id, Status: otp.DeliveryDelivered},
-			{Provider: "test", SendID: fixture.NewID(), Status: otp.DeliveryDelivered},
-			{Provider: "test", SendID: "not-a-uuid", Status: otp.DeliveryDelivered},
-			{Provider: "", SendID: blocked[0].ID, Status: otp.DeliveryDelivered},
+		for _, r := range []receipt.Receipt{
+			{Provider: "test", ProviderID: "SM-unknown", Status: receipt.DeliveryDelivered},
+			{Provider: "other", ProviderID: "SM1", Status: receipt.DeliveryDelivered},
+			{Provider: "other", SendID: id, Status: receipt.DeliveryDelivered},
+			{Provider: "test", SendID: fixture.NewID(), Status: receipt.DeliveryDelivered},
+			{Provider: "test", SendID: "not-a-uuid", Status: receipt.DeliveryDelivered},
+			{Provider: "", SendID: blocked[0].ID, Status: receipt.DeliveryDelivered},
 		} {
 			if mark(e, r) {
 				t.Errorf("%+v: got changed, want nothing matched", r)
@@ -119,7 +120,7 @@ func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject
 		}
 		return p.SendID
 	}
-	markPriced := func(e *fixture.Env, r otp.Receipt) otp.Marked {
+	markPriced := func(e *fixture.Env, r receipt.Receipt) receipt.Marked {
 		e.T.Helper()
 		if r.Time.IsZero() {
 			r.Time = fixture.Base().Add(10 * time.Second)
@@ -135,29 +136,29 @@ func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject
 		e := fixture.New(t, newStore)
 		id := sent(e, "+819012345678", "SM1")
 		before := e.SendRow(id)
-		usd := otp.Price{Micros: 7500, Currency: "USD"}
+		usd := receipt.Price{Micros: 7500, Currency: "USD"}
 		// The delivery first, without a price: nothing priced.
-		if m := markPriced(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered}); !m.Settled || m.Priced {
+		if m := markPriced(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}); !m.Settled || m.Priced {
 			t.Fatalf("receipt without a price: got %+v, want settled and not priced", m)
 		}
 		// A later report with the price records it, though the send is settled.
-		m := markPriced(e, otp.Receipt{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: "30003", Price: usd})
-		if want := (otp.Marked{Priced: true, App: otp.DefaultAppID, Country: before.Country, Channel: before.Channel}); m != want {
+		m := markPriced(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003", Price: usd})
+		if want := (receipt.Marked{Priced: true, App: otp.DefaultAppID, Country: before.Country, Channel: before.Channel}); m != want {
 			t.Errorf("receipt with the price: got %+v, want %+v", m, want)
 		}
 		// Replays and other prices change nothing.
-		for _, r := range []otp.Receipt{
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: usd},
-			{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 9000, Currency: "EUR"}},
-			{Provider: "test", SendID: id, Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 1, Currency: "USD"}},
-			{Provider: "other", ProviderID: "SM1", Status: otp.DeliveryDelivered, Price: usd},
+		for _, r := range []receipt.Receipt{
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: usd},
+			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 9000, Currency: "EUR"}},
+			{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 1, Currency: "USD"}},
+			{Provider: "other", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: usd},
 		} {
-			if m := markPriced(e, r); m != (otp.Marked{}) {
+			if m := markPriced(e, r); m != (receipt.Marked{}) {
 				t.Errorf("%+v: got %+v, want nothing changed", r, m)
 			}
 		}
 		r := e.SendRow(id)
-		if r.ActualCost != 7500 || r.ActualCurrency != "USD" || r.Delivery != otp.DeliveryDelivered || r.DeliveryError != "" ||
+		if r.ActualCost != 7500 || r.ActualCurrency != "USD" || r.Delivery != receipt.DeliveryDelivered || r.DeliveryError != "" ||
 			r.Cost != before.Cost || r.Currency != before.Currency {
 			t.Errorf("got %+v, want delivered, the estimate as it was and an actual price of 7500 USD", r)
 		}
@@ -166,11 +167,11 @@ func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject
 	t.Run("FirstReceiptWithAPriceSettlesAndPrices", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		id := sent(e, "+819012345678", "")
-		m := markPriced(e, otp.Receipt{Provider: "test", SendID: id, Status: otp.DeliveryDelivered, Price: otp.Price{Micros: 41_500, Currency: "EUR"}})
+		m := markPriced(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 41_500, Currency: "EUR"}})
 		if !m.Settled || !m.Priced {
 			t.Errorf("got %+v, want settled and priced", m)
 		}
-		if r := e.SendRow(id); r.ActualCost != 41_500 || r.ActualCurrency != "EUR" || r.Delivery != otp.DeliveryDelivered {
+		if r := e.SendRow(id); r.ActualCost != 41_500 || r.ActualCurrency != "EUR" || r.Delivery != receipt.DeliveryDelivered {
 			t.Errorf("got %+v, want delivered at 41500 EUR", r)
 		}
 	})

@@ -10,7 +10,9 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/storetest/fixture"
+	"otpgate/internal/templates"
 )
 
 // testText holds both stores to one answer for text PostgreSQL cannot keep: a NUL
@@ -24,7 +26,7 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			a.Name = text
 			fixture.WantInvalidText(t, "CreateApp with the name", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
 			a = fixture.NewApp(fixture.AppA)
-			a.Templates = map[string]otp.MessageTemplates{"en": {SMS: "Your code " + text + " {{.Code}}"}}
+			a.Templates = map[string]templates.Message{"en": {SMS: "Your code " + text + " {{.Code}}"}}
 			fixture.WantInvalidText(t, "CreateApp with a template", e.Store.CreateApp(e.Ctx, a, fixture.Audit(apps.ActionAppCreate)))
 			if _, err := e.Store.AppByID(e.Ctx, fixture.AppA); !errors.Is(err, otp.ErrNotFound) {
 				t.Errorf("after the refusals: got %v, want no app", err)
@@ -33,7 +35,7 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 				t.Fatal(err)
 			}
 			up := fixture.NewApp(fixture.AppA)
-			up.Templates = map[string]otp.MessageTemplates{"en": {SMS: text + " {{.Code}}"}}
+			up.Templates = map[string]templates.Message{"en": {SMS: text + " {{.Code}}"}}
 			fixture.WantInvalidText(t, "UpdateApp with a template", e.Store.UpdateApp(e.Ctx, up, fixture.Audit(apps.ActionAppUpdate)))
 			if got, _ := e.Store.AppByID(e.Ctx, fixture.AppA); len(got.Templates) != 0 {
 				t.Errorf("after a refused update: got templates %+v, want none", got.Templates)
@@ -117,15 +119,15 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 				Status: otp.SendSent, ProviderID: "SM1", Now: fixture.Base()}); err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range []otp.Receipt{
-				{Provider: "test", ProviderID: "SM1" + text, Status: otp.DeliveryDelivered},
-				{Provider: "test", SendID: p.SendID + text, Status: otp.DeliveryDelivered},
-				{Provider: "test", ProviderID: "SM1", Status: otp.DeliveryUndelivered, Error: text},
+			for _, r := range []receipt.Receipt{
+				{Provider: "test", ProviderID: "SM1" + text, Status: receipt.DeliveryDelivered},
+				{Provider: "test", SendID: p.SendID + text, Status: receipt.DeliveryDelivered},
+				{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: text},
 			} {
 				r.Time = fixture.Base().Add(time.Second)
 				m, err := e.Store.MarkDelivery(e.Ctx, r)
 				fixture.WantInvalidText(t, "MarkDelivery", err)
-				if m != (otp.Marked{}) {
+				if m != (receipt.Marked{}) {
 					t.Errorf("MarkDelivery(%+v): got changed, want nothing", r)
 				}
 			}

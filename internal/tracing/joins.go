@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // TraceStore keeps the trace context (the W3C traceparent) of the sends whose trace is
@@ -23,7 +24,7 @@ type TraceStore interface {
 	VerificationTrace(ctx context.Context, id string) (string, error)
 	// ReceiptTrace is the traceparent of the send a receipt names, found as MarkDelivery
 	// finds it; "" for none.
-	ReceiptTrace(ctx context.Context, r otp.Receipt) (string, error)
+	ReceiptTrace(ctx context.Context, r receipt.Receipt) (string, error)
 }
 
 // Names of the spans that join a send's trace.
@@ -81,23 +82,23 @@ func (s *joinedStore) Check(ctx context.Context, ref otp.CheckRef, decide func(o
 
 // Receipts wraps a receipt store so that a receipt that settles a send records a
 // SpanReceipt span in the send's trace. With tracing off or without traces it returns s.
-func Receipts(s otp.ReceiptStore, traces TraceStore, tp trace.TracerProvider) otp.ReceiptStore {
+func Receipts(s receipt.Store, traces TraceStore, tp trace.TracerProvider) receipt.Store {
 	if Off(tp) || traces == nil {
 		return s
 	}
-	return &joinedReceipts{ReceiptStore: s, traces: traces, tr: Tracer(tp)}
+	return &joinedReceipts{Store: s, traces: traces, tr: Tracer(tp)}
 }
 
 type joinedReceipts struct {
-	otp.ReceiptStore
+	receipt.Store
 	traces TraceStore
 	tr     trace.Tracer
 }
 
 // MarkDelivery is the store's, then records a receipt that changed its send in the send's trace.
-func (s *joinedReceipts) MarkDelivery(ctx context.Context, r otp.Receipt) (otp.Marked, error) {
+func (s *joinedReceipts) MarkDelivery(ctx context.Context, r receipt.Receipt) (receipt.Marked, error) {
 	began := time.Now()
-	changed, err := s.ReceiptStore.MarkDelivery(ctx, r)
+	changed, err := s.Store.MarkDelivery(ctx, r)
 	if err != nil || !changed.Settled {
 		return changed, err
 	}

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 )
 
 // fakeStore answers BeginSend and Check; the rest of otp.Store is not called.
@@ -26,8 +27,8 @@ func (s *fakeStore) Check(context.Context, otp.CheckRef, func(otp.Verification) 
 
 type fakeReceipts struct{ changed bool }
 
-func (r fakeReceipts) MarkDelivery(context.Context, otp.Receipt) (otp.Marked, error) {
-	return otp.Marked{Settled: r.changed}, nil
+func (r fakeReceipts) MarkDelivery(context.Context, receipt.Receipt) (receipt.Marked, error) {
+	return receipt.Marked{Settled: r.changed}, nil
 }
 
 // fakeTraces keeps traceparents by send id and answers every lookup with stored.
@@ -41,7 +42,9 @@ func (f *fakeTraces) SetSendTrace(_ context.Context, sendID, tp string) error {
 	return nil
 }
 func (f *fakeTraces) VerificationTrace(context.Context, string) (string, error) { return f.stored, nil }
-func (f *fakeTraces) ReceiptTrace(context.Context, otp.Receipt) (string, error) { return f.stored, nil }
+func (f *fakeTraces) ReceiptTrace(context.Context, receipt.Receipt) (string, error) {
+	return f.stored, nil
+}
 
 // endedNamed returns the ended span named name.
 func endedNamed(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
@@ -108,13 +111,13 @@ func TestJoined(t *testing.T) {
 		tp, rec := recorder(t)
 		traces := &fakeTraces{stored: parent}
 		ctx := context.Background()
-		if _, err := Receipts(fakeReceipts{changed: false}, traces, tp).MarkDelivery(ctx, otp.Receipt{}); err != nil {
+		if _, err := Receipts(fakeReceipts{changed: false}, traces, tp).MarkDelivery(ctx, receipt.Receipt{}); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(rec.Ended()); n != 0 {
 			t.Fatalf("a receipt that changed nothing: got %d spans, want none", n)
 		}
-		if _, err := Receipts(fakeReceipts{changed: true}, traces, tp).MarkDelivery(ctx, otp.Receipt{Provider: "p", Status: otp.DeliveryDelivered}); err != nil {
+		if _, err := Receipts(fakeReceipts{changed: true}, traces, tp).MarkDelivery(ctx, receipt.Receipt{Provider: "p", Status: receipt.DeliveryDelivered}); err != nil {
 			t.Fatal(err)
 		}
 		r := endedNamed(t, rec.Ended(), SpanReceipt)
@@ -140,7 +143,7 @@ func TestJoined(t *testing.T) {
 		if Joined(st, traces, noop.NewTracerProvider()) != otp.Store(st) || Joined(st, traces, nil) != otp.Store(st) {
 			t.Error("Joined with tracing off wraps the store")
 		}
-		if Receipts(rs, traces, noop.NewTracerProvider()) != otp.ReceiptStore(rs) {
+		if Receipts(rs, traces, noop.NewTracerProvider()) != receipt.Store(rs) {
 			t.Error("Receipts with tracing off wraps the store")
 		}
 		tp, _ := recorder(t)

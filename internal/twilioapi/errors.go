@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 )
 
@@ -58,8 +59,8 @@ var twilioParams = map[string]string{
 func errorFor(err error) restError {
 	var (
 		invalid *otp.ErrInvalidRequest
-		phone   *otp.ErrInvalidPhone
-		email   *otp.ErrInvalidEmail
+		phone   *contact.ErrInvalidPhone
+		email   *contact.ErrInvalidEmail
 		limited *otp.ErrRateLimited
 		coded   *otp.Error
 	)

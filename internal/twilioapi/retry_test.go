@@ -13,6 +13,7 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 )
 
 const retryApp = "01900000-0000-7000-8000-0000000000ff"
@@ -28,8 +29,8 @@ func (f refusing) Send(context.Context, otp.SendInput) (otp.SendResult, error) {
 func (f refusing) Check(context.Context, otp.CheckInput) (otp.CheckResult, error) {
 	return f.check, f.err
 }
-func (f refusing) SendLimitState(context.Context, string) (otp.Decision, error) {
-	return otp.Decision{}, nil
+func (f refusing) SendLimitState(context.Context, string) (rate.Decision, error) {
+	return rate.Decision{}, nil
 }
 func (f refusing) Verification(context.Context, *otp.App, string) (otp.Verification, error) {
 	return otp.Verification{}, otp.ErrNotFound
@@ -45,8 +46,8 @@ func (f refusing) Authenticate(context.Context, string, string) (apps.Key, error
 }
 
 func TestRetryAfterOnEveryRateLimitAnswer(t *testing.T) {
-	violated := func(scope string, after time.Duration) otp.Decision {
-		return otp.Decision{Rules: []otp.RuleState{{Scope: scope, Rule: otp.Rule{Limit: 1, Window: time.Hour}, RetryAfter: after, Violated: true}}}
+	violated := func(scope string, after time.Duration) rate.Decision {
+		return rate.Decision{Rules: []rate.RuleState{{Scope: scope, Rule: rate.Rule{Limit: 1, Window: time.Hour}, RetryAfter: after, Violated: true}}}
 	}
 	for _, tc := range []struct {
 		name, path string

@@ -27,7 +27,7 @@ type Deps struct {
 	// Verifier sends and checks codes; required.
 	Verifier otp.Verifier
 	// Manager fetches and closes verifications by id; required.
-	Manager otp.VerificationManager
+	Manager VerificationManager
 	// Apps finds the app a ServiceSid names and authenticates keys; required.
 	Apps apps.Directory
 	// ClientIP is the client IP the call is limited by, given the key it came with

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"otpgate/internal/apps"
-	"otpgate/internal/otp"
+	"otpgate/internal/templates"
 )
 
 func TestTemplates(t *testing.T) {
@@ -15,7 +15,7 @@ func TestTemplates(t *testing.T) {
 	shop := a.account(t, http.MethodPost, "/Services", url.Values{"FriendlyName": {"Shop"}}).body["sid"].(string)
 	shopID, _ := apps.IDFromSID(shop, "VA")
 	sms := "{{.App}} code {{.Code}}"
-	if _, err := a.admin.UpdateApp(t.Context(), shopID, apps.Patch{Templates: &map[string]otp.MessageTemplates{"en": {SMS: sms}}}, "test"); err != nil {
+	if _, err := a.admin.UpdateApp(t.Context(), shopID, apps.Patch{Templates: &map[string]templates.Message{"en": {SMS: sms}}}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	list := a.account(t, http.MethodGet, "/Templates", nil)

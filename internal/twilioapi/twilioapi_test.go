@@ -12,6 +12,8 @@ import (
 
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 	"otpgate/internal/twilioapi"
 )
 
@@ -37,8 +39,8 @@ func (s *stub) Check(_ context.Context, in otp.CheckInput) (otp.CheckResult, err
 	return otp.CheckResult{Verification: pending(1)}, nil
 }
 
-func (s *stub) SendLimitState(context.Context, string) (otp.Decision, error) {
-	return otp.Decision{}, nil
+func (s *stub) SendLimitState(context.Context, string) (rate.Decision, error) {
+	return rate.Decision{}, nil
 }
 
 func (s *stub) Verification(context.Context, *otp.App, string) (otp.Verification, error) {
@@ -113,7 +115,7 @@ func TestURLsNeverComeFromTheHostHeader(t *testing.T) {
 }
 
 func TestPSD2ParametersReachTheDomain(t *testing.T) {
-	payment := otp.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
+	payment := psd2.Transaction{Amount: "€39.99", Payee: "Acme Inc."}
 	s := &stub{send: func(in otp.SendInput) (otp.SendResult, error) {
 		v := pending(1)
 		v.Transaction = in.Transaction

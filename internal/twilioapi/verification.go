@@ -8,7 +8,10 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"otpgate/internal/apps"
+	"otpgate/internal/contact"
 	"otpgate/internal/otp"
+	"otpgate/internal/psd2"
+	"otpgate/internal/rate"
 )
 
 // unsupported are Twilio parameters that would change what is sent or how it is
@@ -113,8 +116,8 @@ func newVerification(base string, app otp.App, v otp.Verification) verification 
 
 // transaction reads PSD2's Amount and Payee; the domain requires them of an app with
 // PSD2 enabled and refuses them of any other.
-func transaction(r *http.Request) otp.Transaction {
-	return otp.Transaction{Amount: r.PostForm.Get("Amount"), Payee: r.PostForm.Get("Payee")}
+func transaction(r *http.Request) psd2.Transaction {
+	return psd2.Transaction{Amount: r.PostForm.Get("Amount"), Payee: r.PostForm.Get("Payee")}
 }
 
 // textOrNil is s, or null when it is empty, as Twilio writes absent fields.
@@ -186,7 +189,7 @@ func handleCreate(d Deps) http.Handler {
 
 // rateLimitsOf reads RateLimits of a create into the app's keyed limits. Errors:
 // *otp.ErrInvalidRequest for a malformed value or a name the service has no rate limit of.
-func rateLimitsOf(r *http.Request, d Deps, app otp.App) ([]otp.KeyedLimit, error) {
+func rateLimitsOf(r *http.Request, d Deps, app otp.App) ([]rate.KeyedLimit, error) {
 	values, err := sendRateLimits(r)
 	if err != nil || len(values) == 0 {
 		return nil, err
@@ -218,7 +221,7 @@ func twilioChannel(ch string) string {
 // address reads To: an email address (it holds an @) for the email channel, else a
 // phone number.
 func address(to string) (phone, email string) {
-	if otp.IsEmailAddress(to) {
+	if contact.IsEmailAddress(to) {
 		return "", to
 	}
 	return to, ""

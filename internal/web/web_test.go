@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"otpgate/internal/otp"
+	"otpgate/internal/contact"
 	"otpgate/internal/web"
 )
 
@@ -64,7 +64,7 @@ func TestComponentSpeaksEveryMessageLocale(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^  "?([A-Za-z-]+)"?[:,]`).FindAllSubmatch(src[start:], -1) {
 		have[string(m[1])] = true
 	}
-	for _, l := range otp.KnownLocales() {
+	for _, l := range contact.KnownLocales() {
 		if !have[l] {
 			t.Errorf("messages.ts has no texts for %s", l)
 		}

@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/apps"
 	"otpgate/internal/otp"
 	"otpgate/internal/storetest/fixture"
+	"otpgate/internal/templates"
 )
 
 func testApps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
@@ -47,7 +48,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("MessageSettingsAreKept", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		a := fixture.NewApp(fixture.AppA)
-		a.Templates = map[string]otp.MessageTemplates{
+		a.Templates = map[string]templates.Message{
 			"ja": {SMS: "{{.App}}のコード {{.Code}}"},
 			"en": {EmailSubject: "Your {{.App}} code", EmailHTML: "<p>{{.Code}}</p>"},
 		}
@@ -64,7 +65,7 @@ func testApps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 				a.Templates, a.WebOTPDomain, a.AndroidAppHash)
 		}
 		bad := got
-		bad.Templates = map[string]otp.MessageTemplates{"en": {SMS: "{{.Nope}}"}}
+		bad.Templates = map[string]templates.Message{"en": {SMS: "{{.Nope}}"}}
 		err = e.Store.UpdateApp(e.Ctx, bad, fixture.Audit(apps.ActionAppUpdate))
 		fixture.WantInvalid(t, "UpdateApp", err, "templates.en.sms")
 		if again, _ := e.Store.AppByID(e.Ctx, fixture.AppA); !reflect.DeepEqual(again.Templates, a.Templates) {

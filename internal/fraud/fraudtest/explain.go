@@ -10,14 +10,15 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/storetest/fixture"
 )
 
 // explanation is a fraud explanation with fractional figures, as decayed counts are.
-func explanation(action string) *otp.FraudExplanation {
-	return &otp.FraudExplanation{
-		Signal: otp.SignalRecent, Scope: otp.ScopePrefix, Key: "+8190123", Action: action, Level: 3,
-		Figures: otp.FraudFigures{
+func explanation(action string) *rate.FraudExplanation {
+	return &rate.FraudExplanation{
+		Signal: rate.SignalRecent, Scope: rate.ScopePrefix, Key: "+8190123", Action: action, Level: 3,
+		Figures: rate.FraudFigures{
 			RecentSends: 12.37, RecentApprovals: 0.25, RecentUnapproved: 12.12, RecentConversion: 0.02,
 			BaselineConversion: 0.6, LongSends: 40.5, LongApprovals: 20.25, LongUnapproved: 20.25,
 			LongConversion: 0.5, LongBaseline: 0.52, Ratio: 0.3, Threshold: 0.18, Floor: 10,
@@ -30,7 +31,7 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) fixture.Subjec
 	t.Run("RefusedSendsKeepWhyAndSendBlockedCarriesIt", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		e.Subscribe(otp.DefaultAppID, events.SendBlocked)
-		why := explanation(otp.FraudTripped)
+		why := explanation(rate.FraudTripped)
 		explained, plain := fixture.NewID(), fixture.NewID()
 		e.Denied.RecordDenied(otp.DeniedSend{ID: explained, Phone: "+819012345678", ClientIP: "192.0.2.9", Status: otp.SendBlocked,
 			Reason: "fraud_guard prefix +8190123", Fraud: why, Time: fixture.Base()})
@@ -64,7 +65,7 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) fixture.Subjec
 	t.Run("AdmittedSendsKeepWhyAndTheTestMark", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		passed := fixture.Params("+819012345678", "111111", fixture.Base())
-		passed.Fraud = explanation(otp.FraudPassed)
+		passed.Fraud = explanation(rate.FraudPassed)
 		test := fixture.Params("+15005550006", "123456", fixture.Base().Add(time.Second))
 		test.Test = true
 		plain := fixture.Params("+819012345679", "222222", fixture.Base().Add(2*time.Second))
@@ -95,22 +96,22 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) fixture.Subjec
 	t.Run("ChallengedSendsAreListedNewestFirst", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		passed := fixture.Params("+819012345678", "111111", fixture.Base())
-		passed.Fraud = explanation(otp.FraudPassed)
+		passed.Fraud = explanation(rate.FraudPassed)
 		e.Send(passed)
 		challenged := fixture.NewID()
 		e.Denied.RecordDenied(otp.DeniedSend{ID: challenged, Phone: "+819012345670", Status: otp.SendBlocked,
-			Reason: "challenge prefix +8190123", Fraud: explanation(otp.FraudChallenged), Time: fixture.Base().Add(time.Second)})
+			Reason: "challenge prefix +8190123", Fraud: explanation(rate.FraudChallenged), Time: fixture.Base().Add(time.Second)})
 		e.Denied.RecordDenied(otp.DeniedSend{ID: fixture.NewID(), Phone: "+819012345671", Status: otp.SendBlocked,
-			Reason: "fraud_guard prefix +8190123", Fraud: explanation(otp.FraudBlocked), Time: fixture.Base().Add(2 * time.Second)})
+			Reason: "fraud_guard prefix +8190123", Fraud: explanation(rate.FraudBlocked), Time: fixture.Base().Add(2 * time.Second)})
 		shadow := fixture.Params("+819012345672", "222222", fixture.Base().Add(3*time.Second))
-		shadow.Fraud = explanation(otp.FraudShadow)
+		shadow.Fraud = explanation(rate.FraudShadow)
 		e.Send(shadow)
 		e.MustFlush()
 		got, err := e.Store.ChallengedSends(e.Ctx, 10)
 		if err != nil || len(got) != 2 || got[0].ID != challenged || got[1].ID != passed.SendID {
 			t.Fatalf("got %+v, %v; want the challenged and the passed send, newest first", got, err)
 		}
-		if got[0].Fraud == nil || got[0].Fraud.Action != otp.FraudChallenged {
+		if got[0].Fraud == nil || got[0].Fraud.Action != rate.FraudChallenged {
 			t.Errorf("challenged: got %+v, want its explanation", got[0].Fraud)
 		}
 		if got, err := e.Store.ChallengedSends(e.Ctx, 1); err != nil || len(got) != 1 || got[0].ID != challenged {
@@ -120,10 +121,10 @@ func testFraudExplained(t *testing.T, newStore func(t *testing.T) fixture.Subjec
 
 	t.Run("BlocksKeepWhyTheyStarted", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		why := explanation(otp.FraudTripped)
-		b := fraud.Block{ID: fixture.NewID(), Scope: otp.ScopePrefix, Target: "+8190123", Mode: fraud.ModeEnforce, Reason: why.Summary(),
+		why := explanation(rate.FraudTripped)
+		b := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopePrefix, Target: "+8190123", Mode: fraud.ModeEnforce, Reason: why.Summary(),
 			Why: why, StartedAt: fixture.Base(), EndsAt: fixture.Base().Add(time.Hour)}
-		old := fraud.Block{ID: fixture.NewID(), Scope: otp.ScopeCountry, Target: "JP", Mode: fraud.ModeShadow, Reason: "tripped",
+		old := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopeCountry, Target: "JP", Mode: fraud.ModeShadow, Reason: "tripped",
 			StartedAt: fixture.Base().Add(-time.Minute), EndsAt: fixture.Base().Add(time.Hour)}
 		for _, x := range []fraud.Block{b, old} {
 			if err := e.Store.RecordFraudBlock(e.Ctx, x, history.AdminAction{Action: fraud.ActionBlockStarted}); err != nil {

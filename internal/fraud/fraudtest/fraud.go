@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/storetest/fixture"
 )
 
@@ -125,9 +126,9 @@ func testFraudBlocks(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 
 	t.Run("BlocksAreListedAndLiftedOnce", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		old := fraud.Block{ID: fixture.NewID(), Scope: otp.ScopeIPNet, Target: "192.0.2.0/24", Mode: fraud.ModeEnforce,
+		old := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopeIPNet, Target: "192.0.2.0/24", Mode: fraud.ModeEnforce,
 			StartedAt: fixture.Base().Add(-13 * time.Hour), EndsAt: fixture.Base().Add(-time.Hour)}
-		active := fraud.Block{ID: fixture.NewID(), Scope: otp.ScopePrefix, Target: "+8190123", Mode: fraud.ModeShadow,
+		active := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopePrefix, Target: "+8190123", Mode: fraud.ModeShadow,
 			Reason: "10 unapproved sends", StartedAt: fixture.Base(), EndsAt: fixture.Base().Add(12 * time.Hour)}
 		for _, b := range []fraud.Block{old, active} {
 			if err := e.Store.RecordFraudBlock(e.Ctx, b, action(fraud.ActionBlockStarted)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"otpgate/internal/fraud"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/storetest/fixture"
 )
 
@@ -30,7 +31,7 @@ func testErase(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	// Blocks tripped by a send to each number, as versions before masking wrote them.
 	blocks := map[string]string{}
 	for _, phone := range []string{gone, kept} {
-		b := fraud.Block{ID: fixture.NewID(), Scope: otp.ScopePrefix, Target: phone[:8], Mode: fraud.ModeEnforce,
+		b := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopePrefix, Target: phone[:8], Mode: fraud.ModeEnforce,
 			Reason: "12 unapproved sends; " + fraud.TrippedBy(phone) + "192.0.2.1", StartedAt: fixture.Base(), EndsAt: fixture.Base().Add(time.Hour)}
 		a := history.AdminAction{Action: fraud.ActionBlockStarted, Target: b.Scope + ":" + b.Target, Detail: "enforce block: " + b.Reason}
 		if err := e.Store.RecordFraudBlock(e.Ctx, b, a); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"otpgate/internal/challenge"
 	"otpgate/internal/otp"
+	"otpgate/internal/rate"
 	"otpgate/internal/spend"
 )
 
@@ -66,7 +67,7 @@ func (s *sim) setCap(ctx context.Context, span time.Duration) (int64, error) {
 	}
 	units := math.Ceil(capHeadroom * perSend * s.plan.legitRate * span.Seconds() / 1e6)
 	doc, err := json.Marshal(map[string]any{"currency": spend.DefaultCurrency, "prices": spend.DefaultConfig().Prices,
-		"budgets": []map[string]string{{"name": "cap", "daily": fmt.Sprintf("%.0f", units), "mode": otp.BudgetEnforce}}})
+		"budgets": []map[string]string{{"name": "cap", "daily": fmt.Sprintf("%.0f", units), "mode": rate.BudgetEnforce}}})
 	if err != nil {
 		return 0, err
 	}

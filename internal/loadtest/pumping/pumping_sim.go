@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"otpgate/internal/challenge"
+	"otpgate/internal/contact"
 	"otpgate/internal/loadtest"
 	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 	"otpgate/internal/spend"
 )
 
@@ -229,7 +231,7 @@ func (s *sim) attacker(ctx context.Context, atk attackShape, n int) {
 		return
 	}
 	s.attackDelivered.Add(1)
-	if _, region, err := otp.NormalizePhone(phone, ""); err == nil {
+	if _, region, err := contact.NormalizePhone(phone, ""); err == nil {
 		s.attackCost.Add(s.prices.Cost(otp.ChannelSMS, region, phone, "", 1))
 	}
 	since := int64(time.Since(s.attackStart))
@@ -271,7 +273,7 @@ func (s *sim) fail(err error) {
 // answer is what the simulation reads of an answer: a problem's code and challenge.
 type answer struct {
 	Code      string
-	Challenge *otp.Challenge
+	Challenge *proof.Challenge
 }
 
 // post sends a JSON body from the client ip and returns the status and the problem.
@@ -306,7 +308,7 @@ func (s *sim) post(ctx context.Context, path string, body map[string]string, ip 
 		}
 		a.Code = p.Code
 		if c := p.Challenge; c != nil {
-			a.Challenge = &otp.Challenge{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
+			a.Challenge = &proof.Challenge{Algorithm: c.Algorithm, Challenge: c.Challenge, MaxNumber: c.MaxNumber, Salt: c.Salt, Signature: c.Signature}
 		}
 	}
 	return resp.StatusCode, a, nil

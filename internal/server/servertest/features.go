@@ -13,7 +13,7 @@ import (
 	"otpgate/internal/challenge"
 	"otpgate/internal/events"
 	"otpgate/internal/events/eventstest"
-	"otpgate/internal/otp"
+	"otpgate/internal/proof"
 	"otpgate/internal/sms"
 	"otpgate/internal/sms/smstest"
 )
@@ -79,7 +79,7 @@ func SettledSends(t *testing.T, in *Instance, address string) Reply {
 }
 
 // ChallengeOf reads the challenge a refusal carries.
-func ChallengeOf(t *testing.T, r Reply) otp.Challenge {
+func ChallengeOf(t *testing.T, r Reply) proof.Challenge {
 	t.Helper()
 	c, ok := r.Body["challenge"].(map[string]any)
 	if !ok {
@@ -87,11 +87,11 @@ func ChallengeOf(t *testing.T, r Reply) otp.Challenge {
 	}
 	s := func(k string) string { v, _ := c[k].(string); return v }
 	n, _ := c["maxnumber"].(float64)
-	return otp.Challenge{Algorithm: s("algorithm"), Challenge: s("challenge"), MaxNumber: int(n), Salt: s("salt"), Signature: s("signature")}
+	return proof.Challenge{Algorithm: s("algorithm"), Challenge: s("challenge"), MaxNumber: int(n), Salt: s("salt"), Signature: s("signature")}
 }
 
 // SendSolved sends again with the solution of ch.
-func SendSolved(t *testing.T, in *Instance, phone string, ch otp.Challenge, headers ...string) Reply {
+func SendSolved(t *testing.T, in *Instance, phone string, ch proof.Challenge, headers ...string) Reply {
 	t.Helper()
 	solution, ok := challenge.Solve(ch)
 	if !ok {

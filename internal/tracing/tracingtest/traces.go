@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"otpgate/internal/otp"
+	"otpgate/internal/receipt"
 	"otpgate/internal/storetest/fixture"
 	"otpgate/internal/tracing"
 )
@@ -61,17 +62,19 @@ func testTraces(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		}{
 			{"verification (its first send's)", func() (string, error) { return ts.VerificationTrace(e.Ctx, v.ID) }, traceA},
 			{"receipt by provider id", func() (string, error) {
-				return ts.ReceiptTrace(e.Ctx, otp.Receipt{Provider: "test", ProviderID: "SM1"})
+				return ts.ReceiptTrace(e.Ctx, receipt.Receipt{Provider: "test", ProviderID: "SM1"})
 			}, traceA},
-			{"receipt by send id", func() (string, error) { return ts.ReceiptTrace(e.Ctx, otp.Receipt{Provider: "test", SendID: p.SendID}) }, traceA},
+			{"receipt by send id", func() (string, error) {
+				return ts.ReceiptTrace(e.Ctx, receipt.Receipt{Provider: "test", SendID: p.SendID})
+			}, traceA},
 			{"the resend's receipt", func() (string, error) {
-				return ts.ReceiptTrace(e.Ctx, otp.Receipt{Provider: "test", ProviderID: "SM2"})
+				return ts.ReceiptTrace(e.Ctx, receipt.Receipt{Provider: "test", ProviderID: "SM2"})
 			}, traceB},
 			{"another provider's receipt", func() (string, error) {
-				return ts.ReceiptTrace(e.Ctx, otp.Receipt{Provider: "other", ProviderID: "SM1"})
+				return ts.ReceiptTrace(e.Ctx, receipt.Receipt{Provider: "other", ProviderID: "SM1"})
 			}, ""},
 			{"an unknown receipt", func() (string, error) {
-				return ts.ReceiptTrace(e.Ctx, otp.Receipt{Provider: "test", ProviderID: "SM9"})
+				return ts.ReceiptTrace(e.Ctx, receipt.Receipt{Provider: "test", ProviderID: "SM9"})
 			}, ""},
 			{"an unknown verification", func() (string, error) { return ts.VerificationTrace(e.Ctx, fixture.NewID()) }, ""},
 			{"a verification id that is no uuid", func() (string, error) { return ts.VerificationTrace(e.Ctx, "x") }, ""},
@@ -91,7 +94,7 @@ func testTraces(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if got, err := ts.VerificationTrace(e.Ctx, v.ID); err != nil || got != "" {
 			t.Errorf("verification: got %q, %v; want none", got, err)
 		}
-		if got, err := ts.ReceiptTrace(e.Ctx, otp.Receipt{Provider: "test", ProviderID: "SM1"}); err != nil || got != "" {
+		if got, err := ts.ReceiptTrace(e.Ctx, receipt.Receipt{Provider: "test", ProviderID: "SM1"}); err != nil || got != "" {
 			t.Errorf("receipt: got %q, %v; want none", got, err)
 		}
 		if err := ts.SetSendTrace(e.Ctx, fixture.NewID(), traceA); !errors.Is(err, otp.ErrNotFound) {
