@@ -21,6 +21,7 @@ var kernelLeaves = []string{
 	"otpgate/internal/psd2",
 	"otpgate/internal/rate",
 	"otpgate/internal/templates",
+	"otpgate/internal/text",
 }
 
 // forbidden lists, per package, the import paths (prefixes) that may not appear anywhere in

@@ -197,13 +197,4 @@ func TestDefaultAppOff(t *testing.T) {
 		t.Errorf("check: got %v, want ErrAppOff", err)
 	}
 	e.wantUntouched(t)
-	t.Run("OnlyTheDefaultAppCanBeOff", func(t *testing.T) {
-		if _, err := e.cfg.DefaultApp().Validate(); err != nil {
-			t.Errorf("default app: got %v, want valid", err)
-		}
-		var invalid *otp.ErrInvalidRequest
-		if _, err := tenant(publicAppID, otp.AccessOff).Validate(); !errors.As(err, &invalid) || invalid.Fields["access"] == "" {
-			t.Errorf("another app: got %v, want access refused", err)
-		}
-	})
 }
