@@ -20,6 +20,7 @@ var kernelLeaves = []string{
 	"otpgate/internal/proof",
 	"otpgate/internal/psd2",
 	"otpgate/internal/rate",
+	"otpgate/internal/recent",
 	"otpgate/internal/templates",
 	"otpgate/internal/text",
 }

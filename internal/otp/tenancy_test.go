@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -45,13 +44,6 @@ func TestAddressKey(t *testing.T) {
 			}
 		})
 	}
-	t.Run("AddressKeysListEachPartitionOnce", func(t *testing.T) {
-		got := otp.AddressKeys([]otp.App{def, tenant(keyAppID, otp.AccessKey), tenant(publicAppID, otp.AccessPublic), tenant(keyApp2ID, otp.AccessKey)}, testPhone)
-		want := []string{testPhone, "key|" + testPhone, publicAppID + "|" + testPhone}
-		if !slices.Equal(got, want) {
-			t.Errorf("got %q, want %q", got, want)
-		}
-	})
 }
 
 // scopeKey is the key of scope in a policy; "" when the policy has none.

@@ -95,3 +95,15 @@ func joinPath(path, name string) string {
 	}
 	return path + "." + name
 }
+
+// QuoteOr lists values for an error message, such as `"en" or "ja"`.
+func QuoteOr(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = `"` + v + `"`
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
