@@ -40,7 +40,7 @@ type Patch struct {
 	TokenAddress   *otp.TokenAddress
 }
 
-// Apply returns a with the patch's fields set and validated by otp.App.Validate. Errors:
+// Apply returns a with the patch's fields set and validated by Validate. Errors:
 // *otp.ErrInvalidRequest naming every bad field, send_rules and check_rules included.
 func (p Patch) Apply(a otp.App) (otp.App, error) {
 	fields := map[string]string{}
@@ -77,7 +77,7 @@ func (p Patch) Apply(a otp.App) (otp.App, error) {
 		types := append([]string{}, *p.DeniedNumberTypes...)
 		a.DeniedNumberTypes = &types
 	}
-	a, err := a.Validate()
+	a, err := Validate(a)
 	var invalid *otp.ErrInvalidRequest
 	if errors.As(err, &invalid) {
 		maps.Copy(fields, invalid.Fields)

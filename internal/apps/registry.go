@@ -72,9 +72,11 @@ type touch struct {
 
 var _ Directory = (*Registry)(nil)
 
-// NewRegistry returns a registry serving defaultApp (from the environment) and the
-// apps of store; call Reload before serving and Run to keep it current.
+// NewRegistry returns a registry serving defaultApp (from the environment, its browser
+// settings normalised as Validate does) and the apps of store; call Reload before serving
+// and Run to keep it current.
 func NewRegistry(store Store, defaultApp otp.App, log *slog.Logger) *Registry {
+	defaultApp = normalBrowser(defaultApp)
 	r := &Registry{
 		store: store, defaultApp: defaultApp, log: log, touches: make(chan touch, touchQueue),
 		PollInterval: DefaultPollInterval, Timeout: 2 * time.Second,

@@ -90,7 +90,7 @@ func (s *Store) sortedKeys(appID string) []apps.Key {
 // CreateApp implements apps.Store.
 func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	return s.changeApps(ctx, "create app", audit, func() error {
-		a, err := a.Validate()
+		a, err := apps.Validate(a)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAct
 // UpdateApp implements apps.Store.
 func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
 	return s.changeApps(ctx, "update app", audit, func() error {
-		a, err := a.Validate()
+		a, err := apps.Validate(a)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,9 @@ var kernelLeaves = []string{
 	"otpgate/internal/proof",
 	"otpgate/internal/psd2",
 	"otpgate/internal/rate",
+	"otpgate/internal/recent",
 	"otpgate/internal/templates",
+	"otpgate/internal/text",
 }
 
 // forbidden lists, per package, the import paths (prefixes) that may not appear anywhere in

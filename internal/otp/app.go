@@ -1,12 +1,8 @@
 package otp
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -46,20 +42,17 @@ var ErrAppOff = Errorf(CodeNotFound, "the default app is off on this server (OTP
 // Bounds of an app's settings; the code bounds are the ones OTP_CODE_LENGTH and
 // OTP_CODE_TTL have.
 const (
-	MinCodeLength  = 4
-	MaxCodeLength  = 10
-	MaxCodeTTL     = 10 * time.Minute
-	maxAppBudget   = 1_000_000
-	maxAppNameLen  = templates.SampleNameLen
-	maxAppListSize = 300
+	MinCodeLength = 4
+	MaxCodeLength = 10
+	MaxCodeTTL    = 10 * time.Minute
 )
 
 // locales are the built-in message locales, read once.
 var locales = contact.KnownLocales()
 
 // App is one configuration of the service, what Twilio calls a Verify service. The
-// running service reads apps from an immutable snapshot; Validate is the one check of
-// an app's settings, used by the configuration loader, the admin API and the stores.
+// running service reads apps from an immutable snapshot; apps.Validate is the one check
+// of an app's settings, used by the configuration loader, the admin API and the stores.
 type App struct {
 	ID string
 	// Name is shown in the messages of every app but the default one.
@@ -89,7 +82,7 @@ type App struct {
 	// DeniedNumberTypes, when not nil, replaces the server's list of number types codes
 	// are not sent to by SMS or voice (an empty list sends to every type).
 	DeniedNumberTypes *[]string
-	// AllowedOrigins are the browser origins (as CanonOrigin writes them) whose pages may
+	// AllowedOrigins are the browser origins (as contact.CanonOrigin writes them) whose pages may
 	// call the app: CORS answers these and no other.
 	AllowedOrigins []string
 	// TokenTTL is how long the verification token of an approved check lasts.
@@ -100,7 +93,7 @@ type App struct {
 	// must name its amount and payee, and a check naming others fails (Twilio's Psd2Enabled).
 	PSD2 bool
 	// TestNumbers are the app's test numbers by address, expired ones included (see
-	// App.TestNumber); the apps registry fills them in, Validate ignores them.
+	// App.TestNumber); the apps registry fills them in, apps.Validate ignores them.
 	TestNumbers map[string]TestNumber
 	Access      Access
 	// Default marks the default app, whose settings come from the environment.
@@ -109,126 +102,15 @@ type App struct {
 	UpdatedAt time.Time
 }
 
-// Validate checks every setting and returns the app normalised: names trimmed, lists
-// sorted without repeats, country codes upper-cased. Errors: *ErrInvalidRequest naming
-// each bad field by its API name (name, code_length, code_ttl_seconds, max_sends,
-// max_attempts, locales, allowed_countries, channels, access, id, templates,
-// webotp_domain, android_app_hash, denied_number_types, allowed_origins,
-// token_ttl_seconds, token_address).
-func (a App) Validate() (App, error) {
-	if err := CheckTextIn("app", a); err != nil {
-		return a, err
-	}
-	f := map[string]string{}
-	if a.ID != "" {
-		if id, ok := CanonAppID(a.ID); ok && a.ID != DefaultAppAlias {
-			a.ID = id
-		} else {
-			f["id"] = "must be a UUID"
-		}
-	}
-	a.Name = strings.TrimSpace(a.Name)
-	switch {
-	case a.Name == "":
-		f["name"] = "is required"
-	case utf8.RuneCountInString(a.Name) > maxAppNameLen:
-		f["name"] = fmt.Sprintf("must be at most %d characters", maxAppNameLen)
-	case strings.IndexFunc(a.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		f["name"] = "must be printable text on one line"
-	}
-	if a.CodeLength < MinCodeLength || a.CodeLength > MaxCodeLength {
-		f["code_length"] = fmt.Sprintf("must be between %d and %d", MinCodeLength, MaxCodeLength)
-	}
-	if a.CodeTTL <= 0 || a.CodeTTL > MaxCodeTTL {
-		f["code_ttl_seconds"] = "must be more than 0 and at most 10m"
-	}
-	for name, n := range map[string]int{"max_sends": a.MaxSends, "max_attempts": a.MaxAttempts} {
-		switch {
-		case n < 1:
-			f[name] = "must be at least 1"
-		case n > maxAppBudget:
-			f[name] = fmt.Sprintf("must be at most %d", maxAppBudget)
-		}
-	}
-	var err string
-	if a.Locales, err = knownSubset(a.Locales, locales, canonLocaleOrSelf); err != "" {
-		f["locales"] = err
-	}
-	if a.Channels, err = knownSubset(a.Channels, channels[:], strings.ToLower); err != "" {
-		f["channels"] = err
-	}
-	a.validateMessages(f)
-	if a.AllowedCountries, err = regions(a.AllowedCountries); err != "" {
-		f["allowed_countries"] = err
-	}
-	if a.DeniedNumberTypes != nil {
-		types, problem := knownSubset(*a.DeniedNumberTypes, contact.NumberTypes(), strings.ToLower)
-		if problem != "" {
-			f["denied_number_types"] = problem
-		}
-		if types == nil {
-			types = []string{}
-		}
-		a.DeniedNumberTypes = &types
-	}
-	switch a.Access {
-	case AccessPublic, AccessKey:
-	case AccessOff:
-		if !a.Default {
-			f["access"] = `must be "public" or "key"`
-		}
-	case "":
-		a.Access = AccessPublic
-	default:
-		f["access"] = `must be "public" or "key"`
-	}
-	a.validateBrowser(f)
-	if len(f) > 0 {
-		return a, &ErrInvalidRequest{Fields: f}
-	}
-	return a, nil
-}
-
-// knownSubset normalises a list that must only hold values of known; it returns the
-// list sorted and without repeats, or a problem.
-func knownSubset(list, known []string, norm func(string) string) ([]string, string) {
-	var out []string
-	for _, v := range list {
-		v = norm(strings.TrimSpace(v))
-		if !slices.Contains(known, v) {
-			return nil, fmt.Sprintf("%q is not one of %s", v, strings.Join(known, ", "))
-		}
-		out = append(out, v)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), ""
-}
-
-// regions normalises a list of ISO 3166 codes as contact.Countries does.
-func regions(list []string) ([]string, string) {
-	if len(list) > maxAppListSize {
-		return nil, fmt.Sprintf("must have at most %d entries", maxAppListSize)
-	}
-	var c contact.Countries
-	if err := c.UnmarshalText([]byte(strings.Join(list, ","))); err != nil {
-		return nil, err.Error()
-	}
-	out := []string(c)
-	slices.Sort(out)
-	return slices.Compact(out), ""
-}
-
-// DefaultApp is the default app as the configuration describes it, its browser settings
-// normalised (the configuration's check reports what is wrong with them).
+// DefaultApp is the default app as the configuration describes it. apps.Validate
+// checks and normalises it, as every app; the apps registry serves it normalised.
 func (c Config) DefaultApp() App {
-	a := App{
+	return App{
 		ID: DefaultAppID, Name: DefaultAppAlias, Default: true, Access: c.defaultAccess(),
 		CodeLength: c.CodeLength, CodeTTL: c.CodeTTL, MaxSends: c.MaxSends, MaxAttempts: c.MaxAttempts,
 		AllowedCountries: c.AllowedCountries, WebOTPDomain: c.WebOTPDomain, AndroidAppHash: c.AndroidAppHash,
 		AllowedOrigins: c.AllowedOrigins, TokenTTL: c.TokenTTL, TokenAddress: c.TokenAddress,
 	}
-	a.validateBrowser(map[string]string{})
-	return a
 }
 
 // defaultAccess is the default app's access mode: public unless the configuration says.
@@ -292,4 +174,36 @@ func StoredAppID(id string) string {
 		return DefaultAppID
 	}
 	return id
+}
+
+// TemplatesFor is the app's templates for a locale; zero when it has none.
+func (a App) TemplatesFor(locale string) templates.Message { return a.Templates[locale] }
+
+// TokenAddress says how a verification token names the address it proves.
+type TokenAddress string
+
+// The ways a token names its address.
+const (
+	// TokenAddressPlain puts the address itself (E.164 or the normalised email) in the
+	// token's "address" claim: the browser that typed it can read it anyway.
+	TokenAddressPlain TokenAddress = "address"
+	// TokenAddressIndex puts the address's keyed index (the HMAC the stores and the
+	// limiter key it by) in "address_index" instead, for backends that must not learn it.
+	TokenAddressIndex TokenAddress = "index"
+)
+
+// Bounds of an app's browser settings.
+const (
+	// DefaultTokenTTL is how long a verification token lasts unless the app says.
+	DefaultTokenTTL = 10 * time.Minute
+	// MinTokenTTL and MaxTokenTTL bound it: signing keys are published for MaxTokenTTL
+	// after they stop signing, so every token outlives none of its keys.
+	MinTokenTTL = 10 * time.Second
+	MaxTokenTTL = time.Hour
+)
+
+// AllowsOrigin reports whether a browser page of origin (the Origin header) may call
+// the app: only the origins it lists.
+func (a App) AllowsOrigin(origin string) bool {
+	return origin != "" && slices.Contains(a.AllowedOrigins, origin)
 }

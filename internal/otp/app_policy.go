@@ -1,10 +1,6 @@
 package otp
 
 import (
-	"slices"
-	"strings"
-
-	"otpgate/internal/contact"
 	"otpgate/internal/rate"
 )
 
@@ -38,37 +34,6 @@ func AddressKey(app App, address string) string {
 	return app.ID + "|" + address
 }
 
-// AddressKeys are every partition of address for apps, in the order of apps with the
-// key apps' partition once: what an operator inspects and resets for one address. The
-// service keys every partition by the address's index (Config.Index): callers pass that.
-func AddressKeys(apps []App, address string) []string {
-	var out []string
-	for _, a := range apps {
-		if k := AddressKey(a, address); !slices.Contains(out, k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// AddressLimits are the limiter keys an address can have in apps: its send and check
-// scopes in every partition (AddressKeys) and every app's own scopes, keyed by index, the
-// address's Config.Index. Only Scope and Key are set: what an erasure deletes.
-func AddressLimits(apps []App, address, index string) []rate.Limit {
-	send, check := ScopePhone, ScopeCheckPhone
-	if contact.IsEmailAddress(address) {
-		send, check = ScopeEmail, ScopeCheckEmail
-	}
-	var out []rate.Limit
-	for _, k := range AddressKeys(apps, index) {
-		out = append(out, rate.Limit{Scope: send, Key: k}, rate.Limit{Scope: check, Key: k})
-	}
-	for _, a := range apps {
-		out = append(out, rate.Limit{Scope: ScopeApp, Key: a.ID + "|" + index}, rate.Limit{Scope: ScopeAppCheck, Key: a.ID + "|" + index})
-	}
-	return out
-}
-
 // appSendPolicy adds the app's own send rules to the shared policy and keys the
 // per-address scope in the app's partition (AddressKey). The duplicate window is the
 // app's own, too: the same phone asked for by two apps is no double submit. The default
@@ -98,16 +63,4 @@ func appCheckLimits(app App, index string) []rate.Limit {
 		return nil
 	}
 	return []rate.Limit{{Scope: ScopeAppCheck, Key: app.ID + "|" + index, Rules: app.CheckRules}}
-}
-
-// quoteOr lists values for an error message, such as `"en" or "ja"`.
-func quoteOr(values []string) string {
-	q := make([]string, len(values))
-	for i, v := range values {
-		q[i] = `"` + v + `"`
-	}
-	if len(q) <= 1 {
-		return strings.Join(q, "")
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }

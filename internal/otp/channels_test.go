@@ -14,7 +14,6 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
-	"otpgate/internal/templates"
 )
 
 // fakeDeliverer is a router: it reports the attempts it is told to, and their outcome.
@@ -126,40 +125,6 @@ func TestSendByEmail(t *testing.T) {
 	if n := len(e.limiter.Allows()); n != 2 {
 		t.Errorf("the limiter was asked %d times, want 2: invalid addresses spend nothing", n)
 	}
-}
-
-func TestAppMessageSettings(t *testing.T) {
-	base := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp()
-	base.Name, base.Default, base.ID = "Shop", false, ""
-	t.Run("NormalisesLocalesAndDropsEmptyTemplates", func(t *testing.T) {
-		a := base
-		a.Locales = []string{"PT-br", "ja"}
-		a.Templates = map[string]templates.Message{"pt-br": {SMS: "{{.Code}}"}, "en": {}}
-		a.WebOTPDomain = " shop.example.com "
-		got, err := a.Validate()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Locales, []string{"ja", "pt-BR"}) || !reflect.DeepEqual(got.Templates, map[string]templates.Message{"pt-BR": {SMS: "{{.Code}}"}}) ||
-			got.WebOTPDomain != "shop.example.com" {
-			t.Errorf("got locales %v templates %v domain %q", got.Locales, got.Templates, got.WebOTPDomain)
-		}
-	})
-	t.Run("NamesEveryBadSetting", func(t *testing.T) {
-		a := base
-		a.Templates = map[string]templates.Message{"de": {SMS: "{{.Code}", EmailHTML: "<p>{{.Nope}}</p>"}, "tlh": {SMS: "{{.Code}}"}}
-		a.WebOTPDomain, a.AndroidAppHash, a.Channels = "Shop.Example.com:443", "not-a-hash!", []string{"fax"}
-		_, err := a.Validate()
-		var inv *otp.ErrInvalidRequest
-		if !errors.As(err, &inv) {
-			t.Fatalf("got %v, want *ErrInvalidRequest", err)
-		}
-		for _, f := range []string{"templates.de.sms", "templates.de.email_html", "templates", "webotp_domain", "android_app_hash", "channels"} {
-			if inv.Fields[f] == "" {
-				t.Errorf("%s not named: %v", f, inv.Fields)
-			}
-		}
-	})
 }
 
 func TestChannelsCannotBeChangedByACaller(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"otpgate/internal/contact"
 	"otpgate/internal/psd2"
+	"otpgate/internal/text"
 )
 
 func TestDecide(t *testing.T) {
@@ -82,7 +83,7 @@ func TestCheckInput(t *testing.T) {
 
 func TestSendTarget(t *testing.T) {
 	const phone = "+819012345678"
-	allLocales := "must be " + quoteOr(contact.KnownLocales())
+	allLocales := "must be " + text.QuoteOr(contact.KnownLocales())
 	tests := []struct {
 		name                    string
 		in                      SendInput

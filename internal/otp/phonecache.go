@@ -1,6 +1,9 @@
 package otp
 
-import "otpgate/internal/contact"
+import (
+	"otpgate/internal/contact"
+	"otpgate/internal/recent"
+)
 
 // phoneCacheSize bounds the numbers a phoneCache holds in each of its two generations.
 const phoneCacheSize = 4096
@@ -10,7 +13,7 @@ const phoneCacheSize = 4096
 // sends for a few numbers, as abuse looks, is then answered from memory. Answers never
 // change, so they are always right; the cache only bounds what it keeps.
 type phoneCache struct {
-	*recent[phoneKey, phoneAnswer]
+	*recent.Map[phoneKey, phoneAnswer]
 }
 
 type phoneKey struct{ raw, defaultRegion string }
@@ -23,17 +26,17 @@ type phoneAnswer struct {
 }
 
 func newPhoneCache() *phoneCache {
-	return &phoneCache{newRecent[phoneKey, phoneAnswer](phoneCacheSize)}
+	return &phoneCache{recent.New[phoneKey, phoneAnswer](phoneCacheSize)}
 }
 
 // normalize is contact.NormalizePhone(raw, defaultRegion), remembered.
 func (c *phoneCache) normalize(raw, defaultRegion string) (e164, region string, err error) {
 	k := phoneKey{raw, defaultRegion}
-	if a, ok := c.get(k); ok {
+	if a, ok := c.Get(k); ok {
 		return a.e164, a.region, a.err
 	}
 	e164, region, err = contact.NormalizePhone(raw, defaultRegion)
-	c.put(k, phoneAnswer{e164: e164, region: region, err: err})
+	c.Put(k, phoneAnswer{e164: e164, region: region, err: err})
 	return e164, region, err
 }
 
@@ -43,11 +46,11 @@ const typeKey = "\x00type"
 // kind is contact.PhoneType(e164), remembered apart from the normalised answers.
 func (c *phoneCache) kind(e164 string) string {
 	k := phoneKey{raw: e164, defaultRegion: typeKey}
-	if a, ok := c.get(k); ok && a.kind != "" {
+	if a, ok := c.Get(k); ok && a.kind != "" {
 		return a.kind
 	}
 	kind := contact.PhoneType(e164)
-	c.put(k, phoneAnswer{e164: e164, kind: kind})
+	c.Put(k, phoneAnswer{e164: e164, kind: kind})
 	return kind
 }
 

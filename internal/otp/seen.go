@@ -3,7 +3,6 @@ package otp
 import (
 	"context"
 	"strings"
-	"sync"
 )
 
 // seenSize bounds the verifications an instance remembers in each of two generations.
@@ -29,11 +28,11 @@ type addressKey struct{ app, address string }
 
 // seenPending is the pending verification of the address this instance last saw, if any.
 func (s *Service) seenPending(appID, address string) (Verification, bool) {
-	id, ok := s.pending.get(addressKey{appID, address})
+	id, ok := s.pending.Get(addressKey{appID, address})
 	if !ok {
 		return Verification{}, false
 	}
-	v, ok := s.seen.get(id)
+	v, ok := s.seen.Get(id)
 	if !ok || v.Status != StatusPending || v.Address != address || v.AppID != appID {
 		return Verification{}, false
 	}
@@ -42,7 +41,7 @@ func (s *Service) seenPending(appID, address string) (Verification, bool) {
 
 // lastSeen is the verification with id as this instance last saw it, else as stored.
 func (s *Service) lastSeen(ctx context.Context, id string) (Verification, error) {
-	if v, ok := s.seen.get(id); ok {
+	if v, ok := s.seen.Get(id); ok {
 		return v, nil
 	}
 	ctx, cancel := Bounded(ctx, s.cfg.StoreTimeout)
@@ -60,15 +59,15 @@ func (s *Service) remember(v Verification) {
 		return
 	}
 	id := strings.ToLower(v.ID)
-	s.seen.put(id, v)
+	s.seen.Put(id, v)
 	if v.Status == StatusPending {
-		s.pending.put(addressKey{v.AppID, v.Address}, id)
+		s.pending.Put(addressKey{v.AppID, v.Address}, id)
 	}
 }
 
 // forget drops what this instance remembers of id, after a failure left it unknown.
 func (s *Service) forget(id string) {
-	s.seen.drop(strings.ToLower(id))
+	s.seen.Drop(strings.ToLower(id))
 }
 
 // Forget drops what this instance remembers of address's verifications in apps, after an
@@ -76,62 +75,9 @@ func (s *Service) forget(id string) {
 func (s *Service) Forget(apps []App, address string) {
 	for _, a := range apps {
 		k := addressKey{a.ID, address}
-		if id, ok := s.pending.get(k); ok {
-			s.seen.drop(id)
-			s.pending.drop(k)
+		if id, ok := s.pending.Get(k); ok {
+			s.seen.Drop(id)
+			s.pending.Drop(k)
 		}
 	}
-}
-
-// recent is a bounded map of recent answers, safe for concurrent use. It holds two
-// generations of at most size entries: when the newer fills up, the older is dropped, and
-// a hit in the older moves the entry up, so what is used stays and memory stays bounded
-// without bookkeeping per entry.
-type recent[K comparable, V any] struct {
-	size     int
-	mu       sync.Mutex
-	cur, old map[K]V
-}
-
-func newRecent[K comparable, V any](size int) *recent[K, V] {
-	return &recent[K, V]{size: size, cur: make(map[K]V, size)}
-}
-
-// get returns the entry of k, if there is one.
-func (c *recent[K, V]) get(k K) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.cur[k]
-	if !ok {
-		if v, ok = c.old[k]; ok {
-			c.putLocked(k, v)
-		}
-	}
-	return v, ok
-}
-
-// put stores v as the entry of k.
-func (c *recent[K, V]) put(k K, v V) {
-	c.mu.Lock()
-	c.putLocked(k, v)
-	c.mu.Unlock()
-}
-
-// drop forgets the entry of k.
-func (c *recent[K, V]) drop(k K) {
-	c.mu.Lock()
-	delete(c.cur, k)
-	delete(c.old, k)
-	c.mu.Unlock()
-}
-
-// putLocked stores v in the newer generation, starting a new one when it is full; c.mu
-// is held.
-func (c *recent[K, V]) putLocked(k K, v V) {
-	if _, ok := c.cur[k]; !ok && len(c.cur) >= c.size {
-		c.old, c.cur = c.cur, make(map[K]V, c.size)
-	}
-	c.cur[k] = v
-	// An entry lives in one generation only, so that an older value never comes back.
-	delete(c.old, k)
 }

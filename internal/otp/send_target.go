@@ -7,6 +7,7 @@ import (
 	"otpgate/internal/contact"
 	"otpgate/internal/psd2"
 	"otpgate/internal/templates"
+	"otpgate/internal/text"
 )
 
 // target is where a send goes, as checked before anything is spent.
@@ -38,13 +39,13 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	}
 	fields := map[string]string{}
 	if accepted := s.acceptedChannels(app); !slices.Contains(accepted, t.channel) {
-		fields["channel"] = "must be " + quoteOr(accepted)
+		fields["channel"] = "must be " + text.QuoteOr(accepted)
 	}
 	auto := strings.TrimSpace(t.locale) == ""
 	if l, ok := contact.CanonLocale(t.locale); ok && s.offersLocale(app, l) {
 		t.locale = l
 	} else if !auto {
-		fields["locale"] = "must be " + quoteOr(app.acceptedLocales())
+		fields["locale"] = "must be " + text.QuoteOr(app.acceptedLocales())
 	}
 	switch {
 	case t.channel == ChannelEmail && strings.TrimSpace(in.Email) == "":
@@ -52,7 +53,7 @@ func (s *Service) sendTarget(in SendInput, app App) (target, error) {
 	case t.channel == ChannelEmail && in.Phone != "":
 		fields["phone"] = `give "email" instead for the email channel`
 	case t.channel != ChannelEmail && in.Email != "":
-		fields["email"] = `is only for the email channel; give "phone" for ` + quoteOr([]string{t.channel})
+		fields["email"] = `is only for the email channel; give "phone" for ` + text.QuoteOr([]string{t.channel})
 	case t.channel != ChannelEmail && strings.TrimSpace(in.Phone) == "":
 		fields["phone"] = "is required"
 	}

@@ -27,6 +27,7 @@ import (
 	"otpgate/internal/proof"
 	"otpgate/internal/psd2"
 	"otpgate/internal/rate"
+	"otpgate/internal/recent"
 )
 
 // Config holds the service's typed settings; cmd/server fills it from the environment.
@@ -101,9 +102,9 @@ type Service struct {
 	log      *slog.Logger
 	phones   *phoneCache
 	// seen holds the verifications this instance last wrote or read, by id (see seen.go).
-	seen *recent[string, Verification]
+	seen *recent.Map[string, Verification]
 	// pending holds the id of each address's pending verification among those in seen.
-	pending *recent[addressKey, string]
+	pending *recent.Map[addressKey, string]
 	fraud   Fraud // nil: no fraud step (see UseFraud)
 	// challenger issues and checks the guard's challenges; nil: none (see UseChallenger).
 	challenger Challenger
@@ -124,7 +125,7 @@ func NewService(cfg Config, store Store, limiter Limiter, sender Sender, rendere
 	return &Service{
 		cfg: cfg, defaultApp: cfg.DefaultApp(), store: store, limiter: limiter, sender: sender, renderer: renderer,
 		channels: carriedChannels(sender), history: denied, log: log, phones: newPhoneCache(),
-		seen: newRecent[string, Verification](seenSize), pending: newRecent[addressKey, string](seenSize),
+		seen: recent.New[string, Verification](seenSize), pending: recent.New[addressKey, string](seenSize),
 		Now:   func() time.Time { return time.Now().UTC() },
 		NewID: func() string { return uuid.Must(uuid.NewV7()).String() },
 		Rand:  rand.Reader,

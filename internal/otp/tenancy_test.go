@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -45,13 +44,6 @@ func TestAddressKey(t *testing.T) {
 			}
 		})
 	}
-	t.Run("AddressKeysListEachPartitionOnce", func(t *testing.T) {
-		got := otp.AddressKeys([]otp.App{def, tenant(keyAppID, otp.AccessKey), tenant(publicAppID, otp.AccessPublic), tenant(keyApp2ID, otp.AccessKey)}, testPhone)
-		want := []string{testPhone, "key|" + testPhone, publicAppID + "|" + testPhone}
-		if !slices.Equal(got, want) {
-			t.Errorf("got %q, want %q", got, want)
-		}
-	})
 }
 
 // scopeKey is the key of scope in a policy; "" when the policy has none.
@@ -197,13 +189,4 @@ func TestDefaultAppOff(t *testing.T) {
 		t.Errorf("check: got %v, want ErrAppOff", err)
 	}
 	e.wantUntouched(t)
-	t.Run("OnlyTheDefaultAppCanBeOff", func(t *testing.T) {
-		if _, err := e.cfg.DefaultApp().Validate(); err != nil {
-			t.Errorf("default app: got %v, want valid", err)
-		}
-		var invalid *otp.ErrInvalidRequest
-		if _, err := tenant(publicAppID, otp.AccessOff).Validate(); !errors.As(err, &invalid) || invalid.Fields["access"] == "" {
-			t.Errorf("another app: got %v, want access refused", err)
-		}
-	})
 }

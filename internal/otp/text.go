@@ -2,9 +2,8 @@ package otp
 
 import (
 	"fmt"
-	"reflect"
-	"strings"
-	"unicode/utf8"
+
+	"otpgate/internal/text"
 )
 
 // Text that otpgate takes from a client is valid UTF-8 without NUL characters. PostgreSQL
@@ -33,21 +32,13 @@ func (e *ErrInvalidText) Unwrap() error {
 }
 
 // textProblemNUL is how ErrInvalidText says a NUL character.
-const textProblemNUL = "must not contain NUL characters"
+const textProblemNUL = text.ProblemNUL
 
 // TextProblemUTF8 is how ErrInvalidText says invalid UTF-8.
-const TextProblemUTF8 = "must be valid UTF-8"
+const TextProblemUTF8 = text.ProblemUTF8
 
 // TextProblem says what is wrong with s as text, "" when nothing is.
-func TextProblem(s string) string {
-	if strings.IndexByte(s, 0) >= 0 {
-		return textProblemNUL
-	}
-	if !utf8.ValidString(s) {
-		return TextProblemUTF8
-	}
-	return ""
-}
+func TextProblem(s string) string { return text.Problem(s) }
 
 // CheckText refuses s when it is not valid UTF-8 or holds a NUL character.
 // Errors: *ErrInvalidText naming field.
@@ -64,64 +55,8 @@ func CheckText(field, s string) error {
 // not looked into. The stores call it on what they are given to keep. Errors:
 // *ErrInvalidText naming the first field found by its path, such as "Name" or "Values[note]".
 func CheckTextIn(name string, v any) error {
-	return checkTextValue(name, reflect.ValueOf(v), 0)
-}
-
-// maxTextDepth bounds the walk, so a cyclic value cannot make it loop.
-const maxTextDepth = 16
-
-func checkTextValue(path string, v reflect.Value, depth int) error {
-	if !v.IsValid() || depth > maxTextDepth {
-		return nil
-	}
-	switch v.Kind() {
-	case reflect.String:
-		return CheckText(path, v.String())
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return checkTextValue(path, v.Elem(), depth+1)
-	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			if err := checkTextValue(joinPath(path, f.Name), v.Field(i), depth+1); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return nil
-		}
-		for i := range v.Len() {
-			if err := checkTextValue(fmt.Sprintf("%s[%d]", path, i), v.Index(i), depth+1); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		it := v.MapRange()
-		for it.Next() {
-			k := it.Key()
-			if k.Kind() == reflect.String {
-				if err := CheckText(path+" key", k.String()); err != nil {
-					return err
-				}
-			}
-			if err := checkTextValue(fmt.Sprintf("%s[%v]", path, k), it.Value(), depth+1); err != nil {
-				return err
-			}
-		}
+	if path, p := text.Find(name, v); p != "" {
+		return &ErrInvalidText{Field: path, Problem: p}
 	}
 	return nil
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }

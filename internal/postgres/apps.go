@@ -139,7 +139,7 @@ func (s *Store) AppKeys(ctx context.Context, appID string) ([]apps.Key, error) {
 
 // CreateApp implements apps.Store.
 func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
-	a, err := a.Validate()
+	a, err := apps.Validate(a)
 	if err != nil || a.ID == "" {
 		return fmt.Errorf("postgres: create app: %w", errors.Join(err, errIf(a.ID == "", "app without id")))
 	}
@@ -152,7 +152,7 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAct
 
 // UpdateApp implements apps.Store.
 func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAction) error {
-	a, err := a.Validate()
+	a, err := apps.Validate(a)
 	if err != nil {
 		return fmt.Errorf("postgres: update app: %w", err)
 	}

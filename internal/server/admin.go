@@ -20,7 +20,7 @@ import (
 
 // newAdminHandler serves the admin listener: the console and its API over the
 // history store, the limiter, the apps and the fraud guard, plus /metrics, /healthz and /readyz.
-func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, registry *apps.Registry, apps apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, factors admin.TOTP, erasure admin.Erasure, ready func(context.Context) error, metrics http.Handler) http.Handler {
+func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter, registry *apps.Registry, appAdmin apps.AdminService, fraud fraud.AdminService, spendAdmin spend.AdminService, webhooks events.AdminService, factors admin.TOTP, erasure admin.Erasure, ready func(context.Context) error, metrics http.Handler) http.Handler {
 	// The rules the limits page shows for a phone or an IP.
 	console := history.NewAdmin(p.store, limiter, []rate.Limit{
 		{Scope: otp.ScopePhone, Rules: cfg.LimitPhone},
@@ -31,7 +31,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 	console.LimiterTimeout = cfg.RedisTimeout
 	// A phone's budget has a partition per public app and one for the key apps, each keyed
 	// by the number's index, as the service keys them.
-	console.AddressKeys = func(phone string) []string { return otp.AddressKeys(registry.Apps(), p.dataKeys.Index(phone)) }
+	console.AddressKeys = func(phone string) []string { return apps.AddressKeys(registry.Apps(), p.dataKeys.Index(phone)) }
 	ops := operators.NewAdmin(p.store)
 	ops.ClaimsRecheck = cfg.OIDCRecheck
 	var signOn admin.SignOn
@@ -43,7 +43,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 		Logger:          log,
 		Admin:           console,
 		Erasure:         erasure,
-		Apps:            apps,
+		Apps:            appAdmin,
 		Fraud:           fraud,
 		Webhooks:        webhooks,
 		TOTP:            factors,
@@ -66,7 +66,7 @@ func newAdminHandler(cfg config, p *parts, log *slog.Logger, limiter otp.Limiter
 // name it and this instance's memory of it.
 func newEraser(cfg config, p *parts, limiter otp.Limiter, registry *apps.Registry, idem *idempotency.Store, svc *otp.Service) admin.Erasure {
 	e := history.NewEraser(p.store, limiter, pii.Mask, func(address string) []rate.Limit {
-		return otp.AddressLimits(registry.Apps(), address, p.dataKeys.Index(address))
+		return apps.AddressLimits(registry.Apps(), address, p.dataKeys.Index(address))
 	})
 	e.LimiterTimeout = cfg.RedisTimeout
 	e.Replays = idem.Forget

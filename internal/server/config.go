@@ -9,6 +9,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"otpgate/internal/apps"
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
@@ -188,7 +189,7 @@ func (c *config) checkValues() error {
 		return fmt.Errorf("config: %s=%v: %s", name, v, problem)
 	}
 	// The default app's settings pass the validator every app passes.
-	if _, err := c.serviceConfig(nil).DefaultApp().Validate(); err != nil {
+	if _, err := apps.Validate(c.serviceConfig(nil).DefaultApp()); err != nil {
 		var invalid *otp.ErrInvalidRequest
 		if errors.As(err, &invalid) {
 			for _, v := range []struct {

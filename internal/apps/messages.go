@@ -1,4 +1,4 @@
-package otp
+package apps
 
 import (
 	"maps"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"otpgate/internal/contact"
+	"otpgate/internal/otp"
 	"otpgate/internal/templates"
 )
 
@@ -21,14 +22,14 @@ func canonLocaleOrSelf(tag string) string {
 // validateMessages checks and normalises the app's message settings: templates per
 // built-in locale (keys written as contact.CanonLocale returns them; locales without a template
 // dropped), the WebOTP domain and the Android app hash. Problems go into f by API name.
-func (a *App) validateMessages(f map[string]string) {
+func validateMessages(a *otp.App, f map[string]string) {
 	if len(a.Templates) > 0 {
 		out := make(map[string]templates.Message, len(a.Templates))
 		for _, tag := range slices.Sorted(maps.Keys(a.Templates)) {
 			t := a.Templates[tag]
 			l, ok := contact.CanonLocale(tag)
 			if !ok {
-				f["templates"] = "locale " + quoteOr([]string{tag}) + " is not one of " + strings.Join(locales, ", ")
+				f["templates"] = `locale "` + tag + `" is not one of ` + strings.Join(locales, ", ")
 				continue
 			}
 			if _, dup := out[l]; dup {
@@ -60,6 +61,3 @@ func (a *App) validateMessages(f map[string]string) {
 		}
 	}
 }
-
-// TemplatesFor is the app's templates for a locale; zero when it has none.
-func (a App) TemplatesFor(locale string) templates.Message { return a.Templates[locale] }
