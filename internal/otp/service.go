@@ -30,7 +30,7 @@ import (
 	"otpgate/internal/recent"
 )
 
-// Config holds the service's typed settings; cmd/server fills it from the environment.
+// Config holds the service's typed settings; internal/server fills it from the environment.
 type Config struct {
 	// Secret keys the code HMACs.
 	Secret      []byte

@@ -1,6 +1,6 @@
 // Package persistence names the one store a server runs on: the composite of the small
 // store interfaces that each feature declares in its own store.go. internal/postgres and
-// internal/inmem implement it, cmd/server wires it once and hands each feature its part,
+// internal/inmem implement it, internal/server wires it once and hands each feature its part,
 // and internal/storetest runs every feature's contract over it. A persisted feature adds
 // its interface here and nothing else; what only some stores can do (retention, settling
 // sends a stopped server left open) stays outside, behind storetest's capabilities.

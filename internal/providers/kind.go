@@ -4,7 +4,7 @@
 // them. The config checks, the building of instances and the router's table of providers
 // are all read from that one table.
 //
-// The registry sits between the wiring (cmd/server) and the packages it draws on: it
+// The registry sits between the wiring (internal/server) and the packages it draws on: it
 // imports the senders (internal/sms, internal/email) and hands the router
 // (internal/delivery) plain delivery.Provider values, so the router knows providers by
 // name and channels only, never by kind.

@@ -27,7 +27,7 @@ type Log struct {
 
 // NewLog returns a sender that logs every message instead of sending it. It is for
 // dev mode and for trying otpgate out; no SMS ever leaves. Codes appear in the log
-// only when ShowCodes is set, which cmd/server does in dev mode alone.
+// only when ShowCodes is set, which the wiring (internal/server) does in dev mode alone.
 func NewLog(log *slog.Logger) *Log {
 	return &Log{log: log}
 }
