@@ -7,7 +7,7 @@ import (
 
 func TestClientIPIsWhatTheServicesSee(t *testing.T) {
 	v := &stubVerifier{}
-	h, _ := newTestServer(t, v, func(d *Deps) { d.TrustedProxies = mustPrefixes(t, "192.0.2.0/24") })
+	h, _ := newTestServer(t, v, func(d *Deps) { d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")} })
 	// httptest requests come from 192.0.2.1, here a trusted proxy.
 	w := post(t, h, "/v1/verifications", `{"phone":"+819012345678"}`, map[string]string{
 		"X-Forwarded-For": "6.6.6.6, 198.51.100.1", "User-Agent": "app/1.0",
@@ -25,17 +25,4 @@ func TestClientIPIsWhatTheServicesSee(t *testing.T) {
 	if calls[0].Fingerprint != "app/1.0" {
 		t.Errorf("fingerprint: got %v, want %v", calls[0].Fingerprint, "app/1.0")
 	}
-}
-
-func mustPrefixes(t testing.TB, ss ...string) []netip.Prefix {
-	t.Helper()
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = p
-	}
-	return out
 }

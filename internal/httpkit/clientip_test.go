@@ -6,21 +6,8 @@ import (
 	"testing"
 )
 
-func mustPrefixes(t testing.TB, ss ...string) []netip.Prefix {
-	t.Helper()
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = p
-	}
-	return out
-}
-
 func TestClientIP(t *testing.T) {
-	trusted := mustPrefixes(t, "10.0.0.0/8", "2001:db8:ffff::/48")
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	tests := []struct {
 		name     string
 		peer     string
@@ -73,7 +60,7 @@ func FuzzClientIP(f *testing.F) {
 	f.Add("[2001:db8::1]:443", "::ffff:1.2.3.4", 56)
 	f.Add("[::ffff:10.1.1.1]:1", "garbage,,10.0.0.5", 0)
 	f.Add("10.0.0.1:80", "[fe80::1%25eth0]:1, 10.0.0.3", 128)
-	trusted := mustPrefixes(f, "10.0.0.0/8", "2001:db8::/32")
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}
 	f.Fuzz(func(t *testing.T, peer, xff string, v6prefix int) {
 		got := ClientIP(peer, []string{xff}, trusted, v6prefix)
 		bare := ClientIP(peer, nil, trusted, v6prefix)
