@@ -82,7 +82,7 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 				t.Fatal(err)
 			}
 			entry.Note, entry.CreatedAt = text, fixture.Base()
-			_, err = e.Store.AddFraudListEntry(e.Ctx, entry, action(fraud.ActionListAdded))
+			_, err = e.Store.AddFraudListEntry(e.Ctx, entry, fixture.Action(fraud.ActionListAdded))
 			fixture.WantInvalidText(t, "AddFraudListEntry", err)
 			if st, _ := e.Store.FraudState(e.Ctx); len(st.Entries) != 0 || st.Version != 0 {
 				t.Errorf("after the refusal: got %+v, want no entry at version 0", st)
@@ -90,7 +90,7 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			_, err = fraud.SeedConfig(e.Ctx, e.Store, map[string]string{"mode": text})
 			fixture.WantInvalidText(t, "SeedFraudConfig", err)
 			_, err = fraud.UpdateConfig(e.Ctx, e.Store, func(map[string]string) (map[string]string, history.AdminAction, error) {
-				return map[string]string{"mode": text}, action(fraud.ActionConfigChanged), nil
+				return map[string]string{"mode": text}, fixture.Action(fraud.ActionConfigChanged), nil
 			})
 			fixture.WantInvalidText(t, "UpdateFraudConfig", err)
 			if st, _ := e.Store.FraudState(e.Ctx); len(st.Values) != 0 {
@@ -136,9 +136,4 @@ func testText(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			}
 		})
 	}
-}
-
-// action is an audit entry of name by the suite.
-func action(name string) history.AdminAction {
-	return history.AdminAction{Action: name, Detail: "by test"}
 }

@@ -14,16 +14,6 @@ import (
 )
 
 func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	action := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
-	lastAction := func(e *fixture.Env) history.AdminAction {
-		e.T.Helper()
-		got, err := e.Store.AdminActions(e.Ctx, 1)
-		if err != nil || len(got) != 1 {
-			e.T.Fatalf("AdminActions: %v, %v", got, err)
-		}
-		return got[0]
-	}
-
 	t.Run("SettingsAreSeededOnceWithoutANewVersion", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		st, err := e.Store.FraudState(e.Ctx)
@@ -52,7 +42,7 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			if stored["fraud_guard"] != "enforce" {
 				t.Errorf("update saw %v, want the stored settings", stored)
 			}
-			return map[string]string{"fraud_guard": "shadow"}, action(fraud.ActionConfigChanged), nil
+			return map[string]string{"fraud_guard": "shadow"}, fixture.Action(fraud.ActionConfigChanged), nil
 		})
 		if err != nil || v != 1 {
 			t.Fatalf("got version %d, %v; want 1", v, err)
@@ -60,7 +50,7 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if got, _ := e.Store.SettingVersion(e.Ctx, fraud.SettingName); got != 1 {
 			t.Errorf("FraudVersion: got %d, want 1", got)
 		}
-		if a := lastAction(e); a.Action != fraud.ActionConfigChanged || !a.Time.Equal(fixture.Base()) {
+		if a := e.LastAction(); a.Action != fraud.ActionConfigChanged || !a.Time.Equal(fixture.Base()) {
 			t.Errorf("audit: got %+v, want the change at %v", a, fixture.Base())
 		}
 		refusal := &otp.ErrInvalidRequest{Fields: map[string]string{"fraud_ratio": "bad"}}
@@ -82,28 +72,28 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.Store.AddFraudListEntry(e.Ctx, entry, action(fraud.ActionListAdded))
+		got, err := e.Store.AddFraudListEntry(e.Ctx, entry, fixture.Action(fraud.ActionListAdded))
 		if err != nil || got.ID == 0 || got.Kind != fraud.KindPrefix || !got.CreatedAt.Equal(fixture.Base()) {
 			t.Fatalf("add: got %+v, %v; want an id, kind prefix, created now", got, err)
 		}
-		_, err = e.Store.AddFraudListEntry(e.Ctx, entry, action(fraud.ActionListAdded))
+		_, err = e.Store.AddFraudListEntry(e.Ctx, entry, fixture.Action(fraud.ActionListAdded))
 		fixture.WantInvalid(t, "second add", err, "value")
 		safe, _ := fraud.NewListEntry("safe", "", "+8190123", "")
-		if _, err := e.Store.AddFraudListEntry(e.Ctx, safe, action(fraud.ActionListAdded)); err != nil {
+		if _, err := e.Store.AddFraudListEntry(e.Ctx, safe, fixture.Action(fraud.ActionListAdded)); err != nil {
 			t.Errorf("the same value on the other list: %v", err)
 		}
 		st, _ := e.Store.FraudState(e.Ctx)
 		if st.Version != 2 || len(st.Entries) != 2 || st.Entries[0].ID != got.ID || st.Entries[0].Note != "premium range" {
 			t.Errorf("got %+v, want both entries, oldest first, at version 2", st)
 		}
-		removed, err := e.Store.DeleteFraudListEntry(e.Ctx, got.ID, action(fraud.ActionListRemoved))
+		removed, err := e.Store.DeleteFraudListEntry(e.Ctx, got.ID, fixture.Action(fraud.ActionListRemoved))
 		if err != nil || removed.Value != "+8190123" || removed.List != fraud.BlockList {
 			t.Errorf("delete: got %+v, %v; want the entry", removed, err)
 		}
-		if a := lastAction(e); a.Action != fraud.ActionListRemoved || a.Target != "block:prefix +8190123" {
+		if a := e.LastAction(); a.Action != fraud.ActionListRemoved || a.Target != "block:prefix +8190123" {
 			t.Errorf("audit: got %+v, want the removal naming the entry", a)
 		}
-		_, err = e.Store.DeleteFraudListEntry(e.Ctx, got.ID, action(fraud.ActionListRemoved))
+		_, err = e.Store.DeleteFraudListEntry(e.Ctx, got.ID, fixture.Action(fraud.ActionListRemoved))
 		fixture.WantNotFound(t, "second delete", err)
 		if v, _ := e.Store.SettingVersion(e.Ctx, fraud.SettingName); v != 3 {
 			t.Errorf("got version %d, want 3", v)
@@ -114,16 +104,6 @@ func testFraud(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 // testFraudBlocks holds the cases of testFraud about blocks, conversion and shadow findings.
 func testFraudBlocks(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	action := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
-	lastAction := func(e *fixture.Env) history.AdminAction {
-		e.T.Helper()
-		got, err := e.Store.AdminActions(e.Ctx, 1)
-		if err != nil || len(got) != 1 {
-			e.T.Fatalf("AdminActions: %v, %v", got, err)
-		}
-		return got[0]
-	}
-
 	t.Run("BlocksAreListedAndLiftedOnce", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		old := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopeIPNet, Target: "192.0.2.0/24", Mode: fraud.ModeEnforce,
@@ -131,7 +111,7 @@ func testFraudBlocks(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 		active := fraud.Block{ID: fixture.NewID(), Scope: rate.ScopePrefix, Target: "+8190123", Mode: fraud.ModeShadow,
 			Reason: "10 unapproved sends", StartedAt: fixture.Base(), EndsAt: fixture.Base().Add(12 * time.Hour)}
 		for _, b := range []fraud.Block{old, active} {
-			if err := e.Store.RecordFraudBlock(e.Ctx, b, action(fraud.ActionBlockStarted)); err != nil {
+			if err := e.Store.RecordFraudBlock(e.Ctx, b, fixture.Action(fraud.ActionBlockStarted)); err != nil {
 				t.Fatalf("RecordFraudBlock: %v", err)
 			}
 		}
@@ -144,23 +124,23 @@ func testFraudBlocks(t *testing.T, newStore func(t *testing.T) fixture.Subject) 
 			t.Errorf("all: got %+v, %v; want both, newest first", all, err)
 		}
 		at := fixture.Base().Add(time.Hour)
-		lifted, err := e.Store.LiftFraudBlock(e.Ctx, active.ID, at, "operator", action(fraud.ActionBlockLifted))
+		lifted, err := e.Store.LiftFraudBlock(e.Ctx, active.ID, at, "operator", fixture.Action(fraud.ActionBlockLifted))
 		if err != nil || !lifted.LiftedAt.Equal(at) || lifted.LiftedBy != "operator" || lifted.Active(at) {
 			t.Fatalf("lift: got %+v, %v; want lifted at %v by operator", lifted, err, at)
 		}
-		if a := lastAction(e); a.Action != fraud.ActionBlockLifted || a.Target != "prefix:+8190123" || !a.Time.Equal(at) {
+		if a := e.LastAction(); a.Action != fraud.ActionBlockLifted || a.Target != "prefix:+8190123" || !a.Time.Equal(at) {
 			t.Errorf("audit: got %+v, want the lift of the prefix at %v", a, at)
 		}
-		again, err := e.Store.LiftFraudBlock(e.Ctx, active.ID, at.Add(time.Hour), "someone else", action(fraud.ActionBlockLifted))
+		again, err := e.Store.LiftFraudBlock(e.Ctx, active.ID, at.Add(time.Hour), "someone else", fixture.Action(fraud.ActionBlockLifted))
 		if err != nil || !again.LiftedAt.Equal(at) || again.LiftedBy != "operator" {
 			t.Errorf("second lift: got %+v, %v; want the first lift kept", again, err)
 		}
 		if got, _ := e.Store.FraudBlocks(e.Ctx, fraud.BlockFilter{Now: at}); len(got) != 0 {
 			t.Errorf("active after the lift: got %+v, want none", got)
 		}
-		_, err = e.Store.LiftFraudBlock(e.Ctx, fixture.NewID(), at, "operator", action(fraud.ActionBlockLifted))
+		_, err = e.Store.LiftFraudBlock(e.Ctx, fixture.NewID(), at, "operator", fixture.Action(fraud.ActionBlockLifted))
 		fixture.WantNotFound(t, "unknown block", err)
-		_, err = e.Store.LiftFraudBlock(e.Ctx, "not-a-uuid", at, "operator", action(fraud.ActionBlockLifted))
+		_, err = e.Store.LiftFraudBlock(e.Ctx, "not-a-uuid", at, "operator", fixture.Action(fraud.ActionBlockLifted))
 		fixture.WantNotFound(t, "malformed id", err)
 	})
 

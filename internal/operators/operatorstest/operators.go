@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"otpgate/internal/history"
 	"otpgate/internal/operators"
 	"otpgate/internal/otp"
 	"otpgate/internal/storetest/fixture"
@@ -23,12 +22,11 @@ func newOperator(email string, role operators.Role) operators.Operator {
 }
 
 func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	act := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
 
 	t.Run("CreateFindUpdate", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		o := newOperator("alice@example.com", operators.RoleViewer)
-		if err := e.Store.CreateOperator(e.Ctx, o, act(operators.ActionOperatorCreate)); err != nil {
+		if err := e.Store.CreateOperator(e.Ctx, o, fixture.Action(operators.ActionOperatorCreate)); err != nil {
 			t.Fatalf("CreateOperator: %v", err)
 		}
 		got, err := e.Store.OperatorByEmail(e.Ctx, "alice@example.com")
@@ -36,7 +34,7 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			t.Fatalf("OperatorByEmail: got %+v, %v; want %+v", got, err, o)
 		}
 		o.Role, o.Subject, o.Disabled, o.RoleFromConsole, o.UpdatedAt = operators.RoleAdmin, "sub-1", true, true, fixture.Base().Add(time.Minute)
-		if err := e.Store.UpdateOperator(e.Ctx, o, false, act(operators.ActionOperatorUpdate)); err != nil {
+		if err := e.Store.UpdateOperator(e.Ctx, o, false, fixture.Action(operators.ActionOperatorUpdate)); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		if got, err := e.Store.OperatorBySubject(e.Ctx, "sub-1"); err != nil || got != o {
@@ -62,8 +60,8 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			"by bad id":  fixture.Second(e.Store.OperatorByID(e.Ctx, "not-a-uuid")),
 			"by email":   fixture.Second(e.Store.OperatorByEmail(e.Ctx, "nobody@example.com")),
 			"by subject": fixture.Second(e.Store.OperatorBySubject(e.Ctx, "nobody")),
-			"update":     e.Store.UpdateOperator(e.Ctx, newOperator("x@example.com", operators.RoleViewer), false, act("x")),
-			"token":      e.Store.CreateToken(e.Ctx, operators.Token{ID: "OT1", OperatorID: uuid.NewString(), Hash: make([]byte, 32), CreatedAt: fixture.Base(), ExpiresAt: fixture.Base().Add(time.Hour)}, act("x")),
+			"update":     e.Store.UpdateOperator(e.Ctx, newOperator("x@example.com", operators.RoleViewer), false, fixture.Action("x")),
+			"token":      e.Store.CreateToken(e.Ctx, operators.Token{ID: "OT1", OperatorID: uuid.NewString(), Hash: make([]byte, 32), CreatedAt: fixture.Base(), ExpiresAt: fixture.Base().Add(time.Hour)}, fixture.Action("x")),
 			"by hash":    fixture.Second(e.Store.TokenByHash(e.Ctx, make([]byte, 32))),
 		} {
 			if !errors.Is(err, otp.ErrNotFound) {
@@ -80,14 +78,14 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		a, b := newOperator("a@example.com", operators.RoleViewer), newOperator("b@example.com", operators.RoleViewer)
 		a.Subject = "sub-a"
 		for _, o := range []operators.Operator{a, b} {
-			if err := e.Store.CreateOperator(e.Ctx, o, act("create")); err != nil {
+			if err := e.Store.CreateOperator(e.Ctx, o, fixture.Action("create")); err != nil {
 				t.Fatalf("CreateOperator: %v", err)
 			}
 		}
 		dup := newOperator("a@example.com", operators.RoleAdmin)
-		fixture.WantInvalid(t, "CreateOperator with a taken email", e.Store.CreateOperator(e.Ctx, dup, act("create")), "email")
+		fixture.WantInvalid(t, "CreateOperator with a taken email", e.Store.CreateOperator(e.Ctx, dup, fixture.Action("create")), "email")
 		b.Subject = "sub-a"
-		fixture.WantInvalid(t, "UpdateOperator to a taken subject", e.Store.UpdateOperator(e.Ctx, b, false, act("update")), "subject")
+		fixture.WantInvalid(t, "UpdateOperator to a taken subject", e.Store.UpdateOperator(e.Ctx, b, false, fixture.Action("update")), "subject")
 		if got, _ := e.Store.OperatorByID(e.Ctx, b.ID); got.Subject != "" {
 			t.Errorf("subject: got %q, want the refused change not kept", got.Subject)
 		}
@@ -99,12 +97,12 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	t.Run("Tokens", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		o := newOperator("ops@example.com", operators.RoleOperator)
-		if err := e.Store.CreateOperator(e.Ctx, o, act("create")); err != nil {
+		if err := e.Store.CreateOperator(e.Ctx, o, fixture.Action("create")); err != nil {
 			t.Fatalf("CreateOperator: %v", err)
 		}
 		tok := operators.Token{ID: "OT0001", OperatorID: o.ID, Name: "laptop", Hash: bytes.Repeat([]byte{7}, 32),
 			CreatedAt: fixture.Base(), ExpiresAt: fixture.Base().Add(24 * time.Hour)}
-		if err := e.Store.CreateToken(e.Ctx, tok, act(operators.ActionTokenCreate)); err != nil {
+		if err := e.Store.CreateToken(e.Ctx, tok, fixture.Action(operators.ActionTokenCreate)); err != nil {
 			t.Fatalf("CreateToken: %v", err)
 		}
 		got, err := e.Store.TokenByHash(e.Ctx, tok.Hash)
@@ -115,10 +113,10 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if err := e.Store.TouchOperator(e.Ctx, o.ID, tok.ID, used); err != nil {
 			t.Fatalf("TouchOperator: %v", err)
 		}
-		if err := e.Store.RevokeToken(e.Ctx, o.ID, tok.ID, used, act(operators.ActionTokenRevoke)); err != nil {
+		if err := e.Store.RevokeToken(e.Ctx, o.ID, tok.ID, used, fixture.Action(operators.ActionTokenRevoke)); err != nil {
 			t.Fatalf("RevokeToken: %v", err)
 		}
-		if err := e.Store.RevokeToken(e.Ctx, o.ID, tok.ID, used, act(operators.ActionTokenRevoke)); !errors.Is(err, otp.ErrNotFound) {
+		if err := e.Store.RevokeToken(e.Ctx, o.ID, tok.ID, used, fixture.Action(operators.ActionTokenRevoke)); !errors.Is(err, otp.ErrNotFound) {
 			t.Errorf("second RevokeToken: got %v, want otp.ErrNotFound", err)
 		}
 		list, err := e.Store.OperatorTokens(e.Ctx, o.ID)
@@ -138,12 +136,11 @@ func testOperators(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 // testOperatorSessions holds the cases of testOperators about sessions and sign-ins.
 func testOperatorSessions(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	act := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
 
 	t.Run("EndSessionsMovesTheEpochOnAndUpdatesKeepIt", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		o := newOperator("ops@example.com", operators.RoleOperator)
-		if err := e.Store.CreateOperator(e.Ctx, o, act("create")); err != nil {
+		if err := e.Store.CreateOperator(e.Ctx, o, fixture.Action("create")); err != nil {
 			t.Fatalf("CreateOperator: %v", err)
 		}
 		for range 2 {
@@ -152,7 +149,7 @@ func testOperatorSessions(t *testing.T, newStore func(t *testing.T) fixture.Subj
 			}
 		}
 		o.Name = "renamed" // an update made with the account as read before the sign-outs
-		if err := e.Store.UpdateOperator(e.Ctx, o, false, act("update")); err != nil {
+		if err := e.Store.UpdateOperator(e.Ctx, o, false, fixture.Action("update")); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		if got, err := e.Store.OperatorByID(e.Ctx, o.ID); err != nil || got.SessionEpoch != 2 || got.Name != "renamed" {
@@ -167,11 +164,11 @@ func testOperatorSessions(t *testing.T, newStore func(t *testing.T) fixture.Subj
 		e := fixture.New(t, newStore)
 		o := newOperator("ops@example.com", operators.RoleOperator)
 		o.Subject = "sub-ops"
-		if err := e.Store.CreateOperator(e.Ctx, o, act("create")); err != nil {
+		if err := e.Store.CreateOperator(e.Ctx, o, fixture.Action("create")); err != nil {
 			t.Fatalf("CreateOperator: %v", err)
 		}
 		tok := operators.Token{ID: "OT0002", OperatorID: o.ID, Hash: bytes.Repeat([]byte{8}, 32), CreatedAt: fixture.Base(), ExpiresAt: fixture.Base().Add(24 * time.Hour)}
-		if err := e.Store.CreateToken(e.Ctx, tok, act("token")); err != nil {
+		if err := e.Store.CreateToken(e.Ctx, tok, fixture.Action("token")); err != nil {
 			t.Fatalf("CreateToken: %v", err)
 		}
 		signedIn, used := fixture.Base().Add(time.Hour), fixture.Base().Add(2*time.Hour)
@@ -182,7 +179,7 @@ func testOperatorSessions(t *testing.T, newStore func(t *testing.T) fixture.Subj
 			t.Fatalf("TouchOperator (token): %v", err)
 		}
 		o.Name = "renamed"
-		if err := e.Store.UpdateOperator(e.Ctx, o, false, act("update")); err != nil {
+		if err := e.Store.UpdateOperator(e.Ctx, o, false, fixture.Action("update")); err != nil {
 			t.Fatalf("UpdateOperator: %v", err)
 		}
 		got, err := e.Store.OperatorByID(e.Ctx, o.ID)
@@ -195,25 +192,24 @@ func testOperatorSessions(t *testing.T, newStore func(t *testing.T) fixture.Subj
 
 // testOperatorAdmins holds the cases of testOperators about the last admin and login states.
 func testOperatorAdmins(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
-	act := func(name string) history.AdminAction { return history.AdminAction{Action: name, Detail: "by test"} }
 
 	t.Run("TheLastActiveAdminStays", func(t *testing.T) {
 		e := fixture.New(t, newStore)
 		a, b := newOperator("a@example.com", operators.RoleAdmin), newOperator("b@example.com", operators.RoleAdmin)
-		if err := e.Store.CreateOperator(e.Ctx, a, act("create")); err != nil {
+		if err := e.Store.CreateOperator(e.Ctx, a, fixture.Action("create")); err != nil {
 			t.Fatalf("CreateOperator: %v", err)
 		}
 		demoted, disabled := a, a
 		demoted.Role, disabled.Disabled = operators.RoleOperator, true
 		for name, o := range map[string]operators.Operator{"demoted": demoted, "disabled": disabled} {
-			if err := e.Store.UpdateOperator(e.Ctx, o, true, act("update")); !errors.Is(err, operators.ErrLastAdmin) {
+			if err := e.Store.UpdateOperator(e.Ctx, o, true, fixture.Action("update")); !errors.Is(err, operators.ErrLastAdmin) {
 				t.Errorf("%s: got %v, want operators.ErrLastAdmin", name, err)
 			}
 		}
 		if got, _ := e.Store.OperatorByID(e.Ctx, a.ID); got != a {
 			t.Errorf("the last admin: got %+v, want it unchanged", got)
 		}
-		if err := e.Store.CreateOperator(e.Ctx, b, act("create")); err != nil {
+		if err := e.Store.CreateOperator(e.Ctx, b, fixture.Action("create")); err != nil {
 			t.Fatalf("CreateOperator: %v", err)
 		}
 		// Both admins demoted at once: one change waits for the other and is refused.
@@ -221,7 +217,7 @@ func testOperatorAdmins(t *testing.T, newStore func(t *testing.T) fixture.Subjec
 		for _, o := range []operators.Operator{a, b} {
 			go func() {
 				o.Role = operators.RoleViewer
-				errs <- e.Store.UpdateOperator(e.Ctx, o, true, act("update"))
+				errs <- e.Store.UpdateOperator(e.Ctx, o, true, fixture.Action("update"))
 			}()
 		}
 		var refused int
@@ -246,7 +242,7 @@ func testOperatorAdmins(t *testing.T, newStore func(t *testing.T) fixture.Subjec
 			left = b
 		}
 		left.Disabled = true
-		if err := e.Store.UpdateOperator(e.Ctx, left, false, act("update")); err != nil {
+		if err := e.Store.UpdateOperator(e.Ctx, left, false, fixture.Action("update")); err != nil {
 			t.Errorf("without keepAnAdmin: got %v, want the change made", err)
 		}
 	})
