@@ -22,6 +22,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
 	"otpgate/internal/sms"
+	"otpgate/internal/testenv/fixture"
 )
 
 const secret = "whsec_test_secret_0123456789"
@@ -133,17 +134,6 @@ func run(t *testing.T, d *events.Dispatcher) {
 	})
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func fastOptions() events.Options {
 	return events.Options{Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Poll: 5 * time.Millisecond, Timeout: time.Second,
 		Outbound: outbound.New(outbound.Loopback())} // the receivers are httptest servers on loopback
@@ -160,7 +150,7 @@ func TestDispatcher(t *testing.T) {
 		b := verify(t, store, "+15550100002")
 		d := events.NewDispatcher(store, sealer, slog.New(slog.DiscardHandler), fastOptions())
 		run(t, d)
-		waitFor(t, "6 events", func() bool { return len(rc.events()) == 6 })
+		fixture.Eventually(t, "6 events", 10*time.Second, func() bool { return len(rc.events()) == 6 })
 		order := map[string][]string{}
 		for _, ev := range rc.events() {
 			var v events.VerificationData
@@ -173,7 +163,7 @@ func TestDispatcher(t *testing.T) {
 		if !slices.Equal(order[a], want) || !slices.Equal(order[b], want) {
 			t.Errorf("got %v, want %v for each verification", order, want)
 		}
-		waitFor(t, "counters", func() bool { return d.Delivered() == 6 })
+		fixture.Eventually(t, "counters", 10*time.Second, func() bool { return d.Delivered() == 6 })
 		if d.Retried() != 4 || d.Parked() != 0 {
 			t.Errorf("retried %d parked %d, want 4 and 0", d.Retried(), d.Parked())
 		}
@@ -190,7 +180,7 @@ func TestDispatcher(t *testing.T) {
 		opts.RetryFor = 50 * time.Millisecond
 		d := events.NewDispatcher(store, sealer, slog.New(slog.DiscardHandler), opts)
 		run(t, d)
-		waitFor(t, "all three parked", func() bool { return d.Parked() == 3 })
+		fixture.Eventually(t, "all three parked", 10*time.Second, func() bool { return d.Parked() == 3 })
 		ds, err := store.Deliveries(t.Context(), otp.DefaultAppID, ep, events.DeliveryFilter{Status: events.Parked})
 		if err != nil || len(ds) != 3 {
 			t.Fatalf("parked: got %d, %v", len(ds), err)
@@ -218,7 +208,7 @@ func TestDispatcher(t *testing.T) {
 		other, _ := events.NewSealer([]byte("another OTP_SECRET of thirty-two characters"))
 		d := events.NewDispatcher(store, other, slog.New(slog.DiscardHandler), fastOptions())
 		run(t, d)
-		waitFor(t, "parked", func() bool { return d.Parked() >= 1 })
+		fixture.Eventually(t, "parked", 10*time.Second, func() bool { return d.Parked() >= 1 })
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		if rc.hits != 0 {

@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"otpgate/internal/apps"
 	"otpgate/internal/events"
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
+	"otpgate/internal/testenv/fixture"
 )
 
 // oneApp finds the default app and nothing else.
@@ -65,7 +67,7 @@ func TestEndpointsReachOnlyAllowedAddresses(t *testing.T) {
 		opts.Outbound = events.Options{}.Outbound
 		d := events.NewDispatcher(store, sealer, slog.New(slog.DiscardHandler), opts)
 		run(t, d)
-		waitFor(t, "retries", func() bool { return d.Retried() >= 3 })
+		fixture.Eventually(t, "retries", 10*time.Second, func() bool { return d.Retried() >= 3 })
 		rc.mu.Lock()
 		hits := rc.hits
 		rc.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -15,6 +16,7 @@ import (
 
 	"otpgate/internal/events"
 	"otpgate/internal/inmem"
+	"otpgate/internal/testenv/fixture"
 )
 
 // origins is a fixed map of verification ids to the spans they began in.
@@ -48,10 +50,10 @@ func TestTracing(t *testing.T) {
 	opts.Tracer, opts.Origins = tp, origins{id: origin.SpanContext()}
 	d := events.NewDispatcher(store, sealer, slog.New(slog.DiscardHandler), opts)
 	run(t, d)
-	waitFor(t, "3 events", func() bool { return len(rc.events()) == 3 })
+	fixture.Eventually(t, "3 events", 10*time.Second, func() bool { return len(rc.events()) == 3 })
 	// A delivery's span ends after the receiver has answered, so it may end after the
 	// receiver counted its event.
-	waitFor(t, "3 delivery spans", func() bool {
+	fixture.Eventually(t, "3 delivery spans", 10*time.Second, func() bool {
 		n := 0
 		for _, s := range rec.Ended() {
 			if s.Name() == "events.deliver" {

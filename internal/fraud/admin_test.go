@@ -14,6 +14,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
 	"otpgate/internal/settings"
+	"otpgate/internal/testenv/fixture"
 )
 
 // fakeCounter records what the guard asked of the limiter.
@@ -82,18 +83,6 @@ func newInstance(t *testing.T, store fraud.Store, n settings.Notifier, defaults 
 	return &instance{reloader: r, admin: fraud.NewAdmin(store, r, c), guard: fraud.NewGuard(r, c, store, slog.New(slog.DiscardHandler)), counter: c}
 }
 
-// waitFor polls cond for up to two seconds, the bound every instance must apply a change in.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 2s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestReloadAndAdmin(t *testing.T) {
 	ctx := context.Background()
 
@@ -127,7 +116,7 @@ func TestReloadAndAdmin(t *testing.T) {
 			t.Errorf("the changing instance: got %s, want off at once", got)
 		}
 		for name, in := range map[string]*instance{"polled": polled, "pushed": pushed} {
-			waitFor(t, name, func() bool { return in.reloader.Snapshot().Config.Mode == fraud.ModeOff })
+			fixture.Eventually(t, name, 2*time.Second, func() bool { return in.reloader.Snapshot().Config.Mode == fraud.ModeOff })
 		}
 		actions, _ := store.AdminActions(ctx, 1)
 		if len(actions) != 1 || actions[0].Action != fraud.ActionConfigChanged ||

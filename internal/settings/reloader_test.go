@@ -16,6 +16,7 @@ import (
 	"otpgate/internal/notify"
 	"otpgate/internal/settings"
 	"otpgate/internal/testenv"
+	"otpgate/internal/testenv/fixture"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -64,18 +65,6 @@ func run(t *testing.T, r *settings.Reloader[*limits]) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// waitFor polls cond for up to two seconds, the bound every instance must apply a change in.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 2s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestReloader(t *testing.T) {
 	t.Run("TheFirstLoadReadsTheStore", func(t *testing.T) {
 		store := inmem.New()
@@ -105,7 +94,7 @@ func TestReloader(t *testing.T) {
 		if got := here.Snapshot().Max; got != 7 {
 			t.Errorf("the changing instance: got %d, want 7 at once", got)
 		}
-		waitFor(t, "the notified instance", func() bool { return there.Snapshot().Max == 7 && there.Version() == 1 })
+		fixture.Eventually(t, "the notified instance", 2*time.Second, func() bool { return there.Snapshot().Max == 7 && there.Version() == 1 })
 	})
 
 	t.Run("APollReloadsWithoutNotice", func(t *testing.T) {
@@ -115,8 +104,8 @@ func TestReloader(t *testing.T) {
 		r.Every = func(_ context.Context, n int) { polls.Store(int64(n)) }
 		run(t, r)
 		set(t, store, 9)
-		waitFor(t, "the polling instance", func() bool { return r.Snapshot().Max == 9 })
-		waitFor(t, "Every", func() bool { return polls.Load() >= 2 })
+		fixture.Eventually(t, "the polling instance", 2*time.Second, func() bool { return r.Snapshot().Max == 9 })
+		fixture.Eventually(t, "Every", 2*time.Second, func() bool { return polls.Load() >= 2 })
 	})
 
 	t.Run("AnUnchangedVersionKeepsTheSnapshot", func(t *testing.T) {
@@ -154,8 +143,8 @@ func TestReloader(t *testing.T) {
 			t.Errorf("got %d failure logs, want 1 per outage", n)
 		}
 		src.down.Store(false)
-		waitFor(t, "the reload after the outage", func() bool { return r.Snapshot().Max == 11 })
-		waitFor(t, "the recovery log", func() bool { return logs.count("works again") == 1 })
+		fixture.Eventually(t, "the reload after the outage", 2*time.Second, func() bool { return r.Snapshot().Max == 11 })
+		fixture.Eventually(t, "the recovery log", 2*time.Second, func() bool { return logs.count("works again") == 1 })
 	})
 
 	t.Run("RunStopsWhenItsContextEnds", func(t *testing.T) {
