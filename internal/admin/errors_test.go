@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	testfixture "otpgate/internal/testenv/fixture"
 	"reflect"
 	"slices"
 	"strings"
@@ -46,7 +47,7 @@ func TestAdminProblemFor(t *testing.T) {
 func TestAdminErrorLogsLikeEveryProblem(t *testing.T) {
 	for name, path := range map[string]string{"API": "/admin/api/sends", "Console": "/admin/"} {
 		t.Run(name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &testfixture.SyncBuffer{}
 			log := slog.New(slog.NewJSONHandler(logs, nil))
 			view, err := newAdminView(log, newCSRFGuard("admin token of the test"))
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	testfixture "otpgate/internal/testenv/fixture"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestAdminListQueryPlans(t *testing.T) {
 	store := postgres.New(pool, testenv.DataKeys())
 	store.Now = func() time.Time { return base.Add(60 * 24 * time.Hour) }
 	// The list query needs no limiter.
-	e := &adminEnv{t: t, logs: &syncBuffer{}}
+	e := &adminEnv{t: t, logs: &testfixture.SyncBuffer{}}
 	e.h = NewServer(Deps{Logger: discardLogger(), Admin: history.NewAdmin(store, nil, nil), Token: testAdminToken, DefaultRegion: "JP"})
 	plans.Take("") // the seed's
 

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"otpgate/internal/rate"
 	"otpgate/internal/ratelimit"
 	"otpgate/internal/testenv"
+	testfixture "otpgate/internal/testenv/fixture"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -45,7 +45,7 @@ type adminEnv struct {
 	h       http.Handler
 	store   *inmem.Store
 	limiter *ratelimit.Limiter
-	logs    *syncBuffer
+	logs    *testfixture.SyncBuffer
 	// base is the time of the first seeded send, two hours ago.
 	base time.Time
 }
@@ -67,7 +67,7 @@ func newAdminEnv(t *testing.T, mod func(*Deps)) *adminEnv {
 	t.Cleanup(func() { _ = rdb.Close() })
 	e := &adminEnv{
 		t: t, store: inmem.New(), limiter: ratelimit.New(rdb, testenv.KeyPrefix(t)),
-		logs: &syncBuffer{}, base: time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second),
+		logs: &testfixture.SyncBuffer{}, base: time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second),
 	}
 	d := Deps{
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -244,24 +244,6 @@ func (e *adminEnv) csrfSessionAs(t *testing.T, auth string) (*http.Cookie, strin
 		t.Fatalf("no csrf-token meta in the page")
 	}
 	return cookie, m[1]
-}
-
-// syncBuffer is a log sink that handlers may write to from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // serve runs one prepared request through h.

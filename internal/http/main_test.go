@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"otpgate/internal/testenv/fixture"
 	"strings"
 	"sync"
 	"testing"
@@ -110,9 +111,9 @@ func ipState() rate.Decision {
 
 // newTestServer builds the public handler around v, logging into the returned buffer.
 // Every exchange it serves is checked against the public OpenAPI document.
-func newTestServer(t *testing.T, v otp.Verifier, mod func(*Deps)) (http.Handler, *syncBuffer) {
+func newTestServer(t *testing.T, v otp.Verifier, mod func(*Deps)) (http.Handler, *fixture.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &fixture.SyncBuffer{}
 	d := Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil)), Verifier: v}
 	if mod != nil {
 		mod(&d)
@@ -149,24 +150,6 @@ func do(t *testing.T, h http.Handler, req request) *httptest.ResponseRecorder {
 func post(t *testing.T, h http.Handler, path, body string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
 	return do(t, h, request{method: http.MethodPost, path: path, body: body, header: header})
-}
-
-// syncBuffer is a log sink that handlers may write to from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // serve runs one prepared request through h.
