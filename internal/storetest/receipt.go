@@ -12,35 +12,14 @@ import (
 
 func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	// sent begins and finishes a send with the provider message id, as the service does.
-	sent := func(e *fixture.Env, phone, providerID string) string {
-		e.T.Helper()
-		p := fixture.Params(phone, "111111", fixture.Base())
-		st := e.Send(p)
-		if err := e.Store.FinishSend(e.Ctx, otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID,
-			Status: otp.SendSent, ProviderID: providerID, Now: fixture.Base()}); err != nil {
-			e.T.Fatalf("FinishSend: %v", err)
-		}
-		return p.SendID
-	}
-	markPriced := func(e *fixture.Env, r receipt.Receipt) receipt.Marked {
-		e.T.Helper()
-		if r.Time.IsZero() {
-			r.Time = fixture.Base().Add(10 * time.Second)
-		}
-		m, err := e.Store.MarkDelivery(e.Ctx, r)
-		if err != nil {
-			e.T.Fatalf("MarkDelivery(%+v): %v", r, err)
-		}
-		return m
-	}
 	mark := func(e *fixture.Env, r receipt.Receipt) bool {
 		e.T.Helper()
-		return markPriced(e, r).Settled
+		return markDelivery(e, r).Settled
 	}
 
 	t.Run("FirstReceiptSettlesTheSendByProviderID", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		id := sent(e, "+819012345678", "SM1")
+		id := sentBy(e, "+819012345678", "SM1")
 		if !mark(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}) {
 			t.Fatal("first receipt: got unchanged, want changed")
 		}
@@ -52,7 +31,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 	t.Run("ReplaysAndLaterReportsChangeNothing", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		id := sent(e, "+819012345678", "SM1")
+		id := sentBy(e, "+819012345678", "SM1")
 		mark(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003"})
 		for _, r := range []receipt.Receipt{
 			{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003"},
@@ -70,7 +49,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 	t.Run("BySendID", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		id := sent(e, "+819012345678", "")
+		id := sentBy(e, "+819012345678", "")
 		if !mark(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered}) {
 			t.Fatal("got unchanged, want changed")
 		}
@@ -81,7 +60,7 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 	t.Run("UnknownOrForeignSendsAreIgnored", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		id := sent(e, "+819012345678", "SM1")
+		id := sentBy(e, "+819012345678", "SM1")
 		e.Denied.RecordDenied(otp.DeniedSend{ID: fixture.NewID(), Phone: "+819012345678", Status: otp.SendBlocked, Reason: "phone 1/1m", Time: fixture.Base()})
 		e.MustFlush()
 		blocked, _, err := e.Store.ListSends(e.Ctx, history.SendFilter{Status: history.StatusBlocked, Limit: 10})
@@ -110,39 +89,18 @@ func testReceipts(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 // testReceiptPrices holds the cases of testReceipts about the actual price.
 func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	// sent begins and finishes a send with the provider message id, as the service does.
-	sent := func(e *fixture.Env, phone, providerID string) string {
-		e.T.Helper()
-		p := fixture.Params(phone, "111111", fixture.Base())
-		st := e.Send(p)
-		if err := e.Store.FinishSend(e.Ctx, otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID,
-			Status: otp.SendSent, ProviderID: providerID, Now: fixture.Base()}); err != nil {
-			e.T.Fatalf("FinishSend: %v", err)
-		}
-		return p.SendID
-	}
-	markPriced := func(e *fixture.Env, r receipt.Receipt) receipt.Marked {
-		e.T.Helper()
-		if r.Time.IsZero() {
-			r.Time = fixture.Base().Add(10 * time.Second)
-		}
-		m, err := e.Store.MarkDelivery(e.Ctx, r)
-		if err != nil {
-			e.T.Fatalf("MarkDelivery(%+v): %v", r, err)
-		}
-		return m
-	}
 
 	t.Run("ActualPriceIsRecordedOnceBesideTheEstimate", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		id := sent(e, "+819012345678", "SM1")
+		id := sentBy(e, "+819012345678", "SM1")
 		before := e.SendRow(id)
 		usd := receipt.Price{Micros: 7500, Currency: "USD"}
 		// The delivery first, without a price: nothing priced.
-		if m := markPriced(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}); !m.Settled || m.Priced {
+		if m := markDelivery(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryDelivered}); !m.Settled || m.Priced {
 			t.Fatalf("receipt without a price: got %+v, want settled and not priced", m)
 		}
 		// A later report with the price records it, though the send is settled.
-		m := markPriced(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003", Price: usd})
+		m := markDelivery(e, receipt.Receipt{Provider: "test", ProviderID: "SM1", Status: receipt.DeliveryUndelivered, Error: "30003", Price: usd})
 		if want := (receipt.Marked{Priced: true, App: otp.DefaultAppID, Country: before.Country, Channel: before.Channel}); m != want {
 			t.Errorf("receipt with the price: got %+v, want %+v", m, want)
 		}
@@ -153,7 +111,7 @@ func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject
 			{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 1, Currency: "USD"}},
 			{Provider: "other", ProviderID: "SM1", Status: receipt.DeliveryDelivered, Price: usd},
 		} {
-			if m := markPriced(e, r); m != (receipt.Marked{}) {
+			if m := markDelivery(e, r); m != (receipt.Marked{}) {
 				t.Errorf("%+v: got %+v, want nothing changed", r, m)
 			}
 		}
@@ -166,8 +124,8 @@ func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject
 
 	t.Run("FirstReceiptWithAPriceSettlesAndPrices", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		id := sent(e, "+819012345678", "")
-		m := markPriced(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 41_500, Currency: "EUR"}})
+		id := sentBy(e, "+819012345678", "")
+		m := markDelivery(e, receipt.Receipt{Provider: "test", SendID: id, Status: receipt.DeliveryDelivered, Price: receipt.Price{Micros: 41_500, Currency: "EUR"}})
 		if !m.Settled || !m.Priced {
 			t.Errorf("got %+v, want settled and priced", m)
 		}
@@ -175,4 +133,30 @@ func testReceiptPrices(t *testing.T, newStore func(t *testing.T) fixture.Subject
 			t.Errorf("got %+v, want delivered at 41500 EUR", r)
 		}
 	})
+}
+
+// sentBy is a send of phone that its provider accepted as providerID.
+func sentBy(e *fixture.Env, phone, providerID string) string {
+	e.T.Helper()
+	p := fixture.Params(phone, "111111", fixture.Base())
+	st := e.Send(p)
+	if err := e.Store.FinishSend(e.Ctx, otp.FinishSend{SendID: p.SendID, VerificationID: st.Verification.ID,
+		Status: otp.SendSent, ProviderID: providerID, Now: fixture.Base()}); err != nil {
+		e.T.Fatalf("FinishSend: %v", err)
+	}
+	return p.SendID
+}
+
+// markDelivery records r (ten seconds after the send when it has no time), failing the test
+// on error.
+func markDelivery(e *fixture.Env, r receipt.Receipt) receipt.Marked {
+	e.T.Helper()
+	if r.Time.IsZero() {
+		r.Time = fixture.Base().Add(10 * time.Second)
+	}
+	m, err := e.Store.MarkDelivery(e.Ctx, r)
+	if err != nil {
+		e.T.Fatalf("MarkDelivery(%+v): %v", r, err)
+	}
+	return m
 }

@@ -23,34 +23,19 @@ func totpFactor(e totp.Entity, name string, at time.Time) totp.Factor {
 
 func testTOTP(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	app, other := fixture.NewID(), fixture.NewID()
-	ensure := func(e *fixture.Env, appID, identity string, at time.Time) (totp.Entity, bool) {
-		e.T.Helper()
-		got, created, err := e.Store.EnsureEntity(e.Ctx, totp.Entity{ID: fixture.NewID(), AppID: appID, Identity: identity, CreatedAt: at})
-		if err != nil {
-			e.T.Fatalf("EnsureEntity: %v", err)
-		}
-		return got, created
-	}
-	create := func(e *fixture.Env, f totp.Factor) totp.Factor {
-		e.T.Helper()
-		if err := e.Store.CreateFactor(e.Ctx, f); err != nil {
-			e.T.Fatalf("CreateFactor: %v", err)
-		}
-		return f
-	}
 
 	t.Run("AnIdentityIsOneEntityPerApp", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		first, created := ensure(e, app, "user-0001", fixture.Base())
-		again, createdAgain := ensure(e, app, "user-0001", fixture.Base().Add(time.Minute))
+		first, created := ensureEntity(e, app, "user-0001", fixture.Base())
+		again, createdAgain := ensureEntity(e, app, "user-0001", fixture.Base().Add(time.Minute))
 		if !created || createdAgain || again != first {
 			t.Errorf("got %+v (created %v) then %+v (created %v), want one entity created once", first, created, again, createdAgain)
 		}
-		theirs, created := ensure(e, other, "user-0001", fixture.Base())
+		theirs, created := ensureEntity(e, other, "user-0001", fixture.Base())
 		if !created || theirs.ID == first.ID {
 			t.Errorf("another app's identity: got %+v created %v, want its own entity", theirs, created)
 		}
-		ensure(e, app, "user-0002", fixture.Base().Add(time.Second))
+		ensureEntity(e, app, "user-0002", fixture.Base().Add(time.Second))
 		list, err := e.Store.Entities(e.Ctx, app)
 		if err != nil || len(list) != 2 || list[0].Identity != "user-0001" || list[1].Identity != "user-0002" {
 			t.Errorf("Entities: got %+v %v, want user-0001 then user-0002", list, err)
@@ -62,9 +47,9 @@ func testTOTP(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 	t.Run("AFactorReadsBackAsWritten", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		ent, _ := ensure(e, app, "user-0001", fixture.Base())
-		f := create(e, totpFactor(ent, "phone", fixture.Base()))
-		second := create(e, totpFactor(ent, "tablet", fixture.Base().Add(time.Second)))
+		ent, _ := ensureEntity(e, app, "user-0001", fixture.Base())
+		f := createFactor(e, totpFactor(ent, "phone", fixture.Base()))
+		second := createFactor(e, totpFactor(ent, "tablet", fixture.Base().Add(time.Second)))
 		got, err := e.Store.Factor(e.Ctx, app, ent.Identity, f.ID)
 		if err != nil || got.FriendlyName != f.FriendlyName || got.Config != f.Config || !bytes.Equal(got.Sealed, f.Sealed) ||
 			got.Status != totp.FactorUnverified || got.EntityID != ent.ID || got.Identity != ent.Identity || got.LastStep != 0 ||
@@ -98,26 +83,11 @@ func testTOTP(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 // testTOTPSteps holds the cases of testTOTP about accepted steps and challenges.
 func testTOTPSteps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 	app, other := fixture.NewID(), fixture.NewID()
-	ensure := func(e *fixture.Env, appID, identity string, at time.Time) (totp.Entity, bool) {
-		e.T.Helper()
-		got, created, err := e.Store.EnsureEntity(e.Ctx, totp.Entity{ID: fixture.NewID(), AppID: appID, Identity: identity, CreatedAt: at})
-		if err != nil {
-			e.T.Fatalf("EnsureEntity: %v", err)
-		}
-		return got, created
-	}
-	create := func(e *fixture.Env, f totp.Factor) totp.Factor {
-		e.T.Helper()
-		if err := e.Store.CreateFactor(e.Ctx, f); err != nil {
-			e.T.Fatalf("CreateFactor: %v", err)
-		}
-		return f
-	}
 
 	t.Run("AStepIsAcceptedOnceAndOnlyForward", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		ent, _ := ensure(e, app, "user-0001", fixture.Base())
-		f := create(e, totpFactor(ent, "phone", fixture.Base()))
+		ent, _ := ensureEntity(e, app, "user-0001", fixture.Base())
+		f := createFactor(e, totpFactor(ent, "phone", fixture.Base()))
 		got, ok, err := e.Store.AcceptStep(e.Ctx, app, f.ID, 100, fixture.Base().Add(time.Minute))
 		if err != nil || !ok || got.LastStep != 100 || got.Status != totp.FactorVerified || !got.UpdatedAt.Equal(fixture.Base().Add(time.Minute)) {
 			t.Fatalf("first: got %+v %v %v, want accepted and verified", got, ok, err)
@@ -149,9 +119,9 @@ func testTOTPSteps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 
 	t.Run("ChallengesAreListedNewestFirstAndFiltered", func(t *testing.T) {
 		e := fixture.New(t, newStore)
-		ent, _ := ensure(e, app, "user-0001", fixture.Base())
-		f1 := create(e, totpFactor(ent, "phone", fixture.Base()))
-		f2 := create(e, totpFactor(ent, "tablet", fixture.Base()))
+		ent, _ := ensureEntity(e, app, "user-0001", fixture.Base())
+		f1 := createFactor(e, totpFactor(ent, "phone", fixture.Base()))
+		f2 := createFactor(e, totpFactor(ent, "tablet", fixture.Base()))
 		var made []totp.Challenge
 		for i, c := range []struct {
 			f      totp.Factor
@@ -199,7 +169,7 @@ func testTOTPSteps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 		if _, _, err := e.Store.AcceptStep(e.Ctx, app, f1.ID, 5, fixture.Base()); !errors.Is(err, otp.ErrNotFound) {
 			t.Errorf("accepting for a deleted factor: got %v, want otp.ErrNotFound", err)
 		}
-		again, created := ensure(e, app, ent.Identity, fixture.Base())
+		again, created := ensureEntity(e, app, ent.Identity, fixture.Base())
 		if !created || again.ID == ent.ID {
 			t.Errorf("after deletion: got %+v created %v, want a new entity", again, created)
 		}
@@ -207,4 +177,23 @@ func testTOTPSteps(t *testing.T, newStore func(t *testing.T) fixture.Subject) {
 			t.Errorf("challenges of the new entity: got %v %v, want none", ids(list), err)
 		}
 	})
+}
+
+// ensureEntity stores the entity of identity in appID, failing the test on error.
+func ensureEntity(e *fixture.Env, appID, identity string, at time.Time) (totp.Entity, bool) {
+	e.T.Helper()
+	got, created, err := e.Store.EnsureEntity(e.Ctx, totp.Entity{ID: fixture.NewID(), AppID: appID, Identity: identity, CreatedAt: at})
+	if err != nil {
+		e.T.Fatalf("EnsureEntity: %v", err)
+	}
+	return got, created
+}
+
+// createFactor stores f, failing the test on error.
+func createFactor(e *fixture.Env, f totp.Factor) totp.Factor {
+	e.T.Helper()
+	if err := e.Store.CreateFactor(e.Ctx, f); err != nil {
+		e.T.Fatalf("CreateFactor: %v", err)
+	}
+	return f
 }
