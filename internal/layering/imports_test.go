@@ -63,7 +63,7 @@ func imports() map[string][]string {
 		"internal/persistence": {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/operators", "internal/otp", "internal/receipt", "internal/spend", "internal/tokens", "internal/totp", "internal/tracing"},
 		"internal/postgres":    {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/operators", "internal/otp", "internal/persistence", "internal/pii", "internal/psd2", "internal/rate", "internal/receipt", "internal/retention", "internal/settings", "internal/spend", "internal/templates", "internal/tokens", "internal/totp", "internal/tracing", "migrations"},
 		"internal/inmem":       {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/operators", "internal/otp", "internal/persistence", "internal/rate", "internal/receipt", "internal/settings", "internal/spend", "internal/tokens", "internal/totp"},
-		"internal/metrics":     {"internal/delivery", "internal/otp", "internal/rate", "internal/receipt"},
+		"internal/metrics":     {"internal/contact", "internal/delivery", "internal/otp", "internal/rate", "internal/receipt"},
 		// Listeners: the kit they share, the public API, the admin listener, Twilio's API.
 		"internal/httpkit":   {"internal/apps", "internal/contact", "internal/otp", "internal/proof", "internal/tracing"},
 		"internal/http":      {"api", "internal/apps", "internal/contact", "internal/httpkit", "internal/idempotent", "internal/otp", "internal/proof", "internal/psd2", "internal/rate", "internal/receipt", "internal/tokens", "internal/totp"},
