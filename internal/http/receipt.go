@@ -67,7 +67,7 @@ func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 // internal/server holds it equal to the kinds with Receipts.
 func receiptKind(kind string) bool {
 	switch kind {
-	case "twilio", "webhook", "vonage", "plivo":
+	case "twilio", "webhook", "vonage", "plivo", "sinch":
 		return true
 	}
 	return false

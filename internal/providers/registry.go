@@ -15,6 +15,7 @@ func Kinds() []Kind {
 		twilioKind(),
 		vonageKind(),
 		plivoKind(),
+		sinchKind(),
 		smtpKind(),
 	}
 }
