@@ -17,8 +17,8 @@ import (
 )
 
 // handleReceipt serves POST /v1/receipts/{kind}/{instance}: a provider's delivery
-// callback, Twilio's status callbacks (kind twilio) or the webhook receiver's receipts
-// (kind webhook), each checked against its instance's signature. 204 for a genuine
+// callback (Twilio's status callbacks, the webhook receiver's receipts, Telnyx's
+// delivery webhooks…), each checked against its instance's signature. 204 for a genuine
 // callback, whether or not it changed a send; 403 invalid_signature for a forged or
 // stale one, which changes nothing and is logged at most once a minute (the metrics
 // count each); 404 for an instance that takes none.
@@ -26,7 +26,7 @@ func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 	forged := newLogLimiter(time.Minute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, instance := chi.URLParam(r, "kind"), chi.URLParam(r, "instance")
-		if kind != "twilio" && kind != "webhook" {
+		if !takesReceipts(kind) {
 			httpkit.WriteProblem(w, r, log, httpkit.ErrRouteNotFound)
 			return
 		}
@@ -60,6 +60,16 @@ func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// takesReceipts reports whether kind is a provider kind that takes delivery callbacks;
+// the API document lists the same ones, and a test holds both equal to the registry's.
+func takesReceipts(kind string) bool {
+	switch kind {
+	case "twilio", "webhook", "telnyx":
+		return true
+	}
+	return false
 }
 
 // instanceName is the shape of a provider instance's name (SMS_PROVIDERS); any other

@@ -1,5 +1,5 @@
 // Package providers is the registry of provider kinds. Each kind (log, webhook, twilio,
-// smtp) is one file that declares the channels it can carry, the variables an instance of
+// telnyx…, smtp) is one file that declares the channels it can carry, the variables an instance of
 // it reads, how an instance is built and whether it takes delivery callbacks; Kinds lists
 // them. The config checks, the building of instances and the router's table of providers
 // are all read from that one table.

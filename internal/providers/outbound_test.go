@@ -22,11 +22,13 @@ func TestProvidersConnectOnlyWhereTheOutboundPolicyAllows(t *testing.T) {
 	const sid, token = "AC00000000000000000000000000000abc", "auth-token"
 	hook := smstest.New(t, "webhook-secret")
 	tw := smstest.NewTwilio(t, sid, token)
+	tx := smstest.NewTelnyx(t, "telnyx-key")
 	env := map[string]string{
 		"SMS_WEBHOOK_URL": hook.URL, "SMS_WEBHOOK_SECRET": hook.Secret,
 		"TWILIO_ACCOUNT_SID": sid, "TWILIO_AUTH_TOKEN": token, "TWILIO_FROM": "+15005550006", "TWILIO_BASE_URL": tw.URL,
+		"TELNYX_API_KEY": tx.APIKey, "TELNYX_FROM": "+15005550006", "TELNYX_BASE_URL": tx.URL,
 	}
-	for _, kind := range []string{"webhook", "twilio"} {
+	for _, kind := range []string{"webhook", "twilio", "telnyx"} {
 		t.Run(kind, func(t *testing.T) {
 			s, err := providers.Read(providers.Instance{Name: kind, Kind: kind}, func(k string) string { return env[k] })
 			if err != nil {
@@ -40,7 +42,7 @@ func TestProvidersConnectOnlyWhereTheOutboundPolicyAllows(t *testing.T) {
 			if err == nil || !errors.Is(err, otp.ErrNotDelivered) || !strings.Contains(err.Error(), "loopback") {
 				t.Errorf("got %v, want a definite failure naming the loopback address", err)
 			}
-			if n := hook.Calls() + len(tw.Received()); n != 0 {
+			if n := hook.Calls() + len(tw.Received()) + len(tx.Received()) + len(tx.Refused()); n != 0 {
 				t.Errorf("the fake providers got %d requests, want none", n)
 			}
 		})
@@ -51,10 +53,12 @@ func TestCheckOutbound(t *testing.T) {
 	env := map[string]string{
 		"SMS_WEBHOOK_URL_ALT": "http://127.0.0.1:8081/send?token=secret", "SMS_WEBHOOK_SECRET_ALT": "s",
 		"TWILIO_ACCOUNT_SID_ALT": "AC1", "TWILIO_AUTH_TOKEN_ALT": "t", "TWILIO_FROM_ALT": "+15005550006", "TWILIO_BASE_URL_ALT": "http://[::ffff:169.254.169.254]/",
+		"TELNYX_API_KEY_ALT": "k", "TELNYX_FROM_ALT": "+15005550006", "TELNYX_BASE_URL_ALT": "http://10.1.2.3/",
 	}
 	for kind, want := range map[string]string{
 		"webhook": "SMS_WEBHOOK_URL_ALT: 127.0.0.1 is a loopback address",
 		"twilio":  "TWILIO_BASE_URL_ALT: 169.254.169.254 is a link-local address",
+		"telnyx":  "TELNYX_BASE_URL_ALT: 10.1.2.3 is a private address",
 	} {
 		s, err := providers.Read(providers.Instance{Name: "alt", Kind: kind}, func(k string) string { return env[k] })
 		if err != nil {
@@ -64,7 +68,7 @@ func TestCheckOutbound(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: got %v, want %q… without the URL's query", kind, err, want)
 		}
-		allowed := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.169.254/32")})
+		allowed := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.169.254/32"), netip.MustParsePrefix("10.1.2.3/32")})
 		if err := s.CheckOutbound(t.Context(), allowed); err != nil {
 			t.Errorf("%s allow-listed: got %v, want nil", kind, err)
 		}

@@ -13,6 +13,7 @@ func Kinds() []Kind {
 		logKind(),
 		webhookKind(),
 		twilioKind(),
+		telnyxKind(),
 		smtpKind(),
 	}
 }
