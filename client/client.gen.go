@@ -1814,6 +1814,7 @@ func (e WebhookReceiptStatus) Valid() bool {
 
 // Defines values for DeliveryReceiptParamsKind.
 const (
+	DeliveryReceiptParamsKindInfobip DeliveryReceiptParamsKind = "infobip"
 	DeliveryReceiptParamsKindTelnyx  DeliveryReceiptParamsKind = "telnyx"
 	DeliveryReceiptParamsKindTwilio  DeliveryReceiptParamsKind = "twilio"
 	DeliveryReceiptParamsKindWebhook DeliveryReceiptParamsKind = "webhook"
@@ -1822,6 +1823,8 @@ const (
 // Valid indicates whether the value is a known member of the DeliveryReceiptParamsKind enum.
 func (e DeliveryReceiptParamsKind) Valid() bool {
 	switch e {
+	case DeliveryReceiptParamsKindInfobip:
+		return true
 	case DeliveryReceiptParamsKindTelnyx:
 		return true
 	case DeliveryReceiptParamsKindTwilio:
@@ -5313,7 +5316,10 @@ type ClientInterface interface {
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-	// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5332,7 +5338,10 @@ type ClientInterface interface {
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-	// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5351,7 +5360,10 @@ type ClientInterface interface {
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-	// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5919,7 +5931,10 @@ func (c *Client) CheckAppVerification(ctx context.Context, appId AppID, params *
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 // webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 // `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -5948,7 +5963,10 @@ func (c *Client) DeliveryReceiptWithBody(ctx context.Context, kind DeliveryRecei
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 // webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 // `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -5977,7 +5995,10 @@ func (c *Client) DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParams
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 // webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 // `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -7539,7 +7560,10 @@ type ClientWithResponsesInterface interface {
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-	// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -7558,7 +7582,10 @@ type ClientWithResponsesInterface interface {
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-	// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -7577,7 +7604,10 @@ type ClientWithResponsesInterface interface {
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-	// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -10105,7 +10135,10 @@ func (c *ClientWithResponses) CheckAppVerificationWithResponse(ctx context.Conte
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 // webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 // `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -10130,7 +10163,10 @@ func (c *ClientWithResponses) DeliveryReceiptWithBodyWithResponse(ctx context.Co
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 // webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 // `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -10155,7 +10191,10 @@ func (c *ClientWithResponses) DeliveryReceiptWithResponse(ctx context.Context, k
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
 // webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
 // `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-// Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.

@@ -18,7 +18,7 @@ import (
 
 // handleReceipt serves POST /v1/receipts/{kind}/{instance}: a provider's delivery
 // callback (Twilio's status callbacks, the webhook receiver's receipts, Telnyx's
-// delivery webhooks…), each checked against its instance's signature. 204 for a genuine
+// delivery webhooks, Infobip's delivery reports), each checked against its instance's signature. 204 for a genuine
 // callback, whether or not it changed a send; 403 invalid_signature for a forged or
 // stale one, which changes nothing and is logged at most once a minute (the metrics
 // count each); 404 for an instance that takes none.
@@ -66,7 +66,7 @@ func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 // the API document lists the same ones, and a test holds both equal to the registry's.
 func takesReceipts(kind string) bool {
 	switch kind {
-	case "twilio", "webhook", "telnyx":
+	case "twilio", "webhook", "telnyx", "infobip":
 		return true
 	}
 	return false

@@ -14,6 +14,7 @@ func Kinds() []Kind {
 		webhookKind(),
 		twilioKind(),
 		telnyxKind(),
+		infobipKind(),
 		smtpKind(),
 	}
 }

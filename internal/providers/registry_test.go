@@ -120,8 +120,8 @@ func TestKinds(t *testing.T) {
 
 func TestChoices(t *testing.T) {
 	for _, c := range []struct{ channel, want string }{
-		{"", "log, webhook, twilio, telnyx or smtp"},
-		{otp.ChannelSMS, "log, webhook, twilio or telnyx"},
+		{"", "log, webhook, twilio, telnyx, infobip or smtp"},
+		{otp.ChannelSMS, "log, webhook, twilio, telnyx or infobip"},
 		{otp.ChannelVoice, "log or twilio"},
 		{otp.ChannelEmail, "log or smtp"},
 		{"fax", ""},

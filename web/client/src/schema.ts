@@ -359,7 +359,10 @@ export interface paths {
          *     (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
          *     webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
          *     `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
-         *     Ed25519 key, at most 5 minutes from otpgate's clock). The first receipt that settles a send marks it `delivered` or
+         *     Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+         *     reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+         *     be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+         *     the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
          *     `undelivered`; replays and later reports change nothing. Callbacks that report
          *     a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
          *     A callback for an instance that does not exist or takes none is `404`.
@@ -2044,7 +2047,7 @@ export interface operations {
                 "telnyx-timestamp"?: string;
             };
             path: {
-                kind: "twilio" | "webhook" | "telnyx";
+                kind: "twilio" | "webhook" | "telnyx" | "infobip";
                 /** @description The provider instance's name, as `SMS_PROVIDERS` gives it. */
                 instance: string;
             };
