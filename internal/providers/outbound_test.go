@@ -24,13 +24,15 @@ func TestProvidersConnectOnlyWhereTheOutboundPolicyAllows(t *testing.T) {
 	tw := smstest.NewTwilio(t, sid, token)
 	tx := smstest.NewTelnyx(t, "telnyx-key")
 	ib := smstest.NewInfobip(t, "infobip-key")
+	sn := smstest.NewSNS(t, "us-east-1", "AKIDEXAMPLE", "secret")
 	env := map[string]string{
 		"SMS_WEBHOOK_URL": hook.URL, "SMS_WEBHOOK_SECRET": hook.Secret,
 		"TWILIO_ACCOUNT_SID": sid, "TWILIO_AUTH_TOKEN": token, "TWILIO_FROM": "+15005550006", "TWILIO_BASE_URL": tw.URL,
 		"TELNYX_API_KEY": tx.APIKey, "TELNYX_FROM": "+15005550006", "TELNYX_BASE_URL": tx.URL,
 		"INFOBIP_API_KEY": ib.APIKey, "INFOBIP_BASE_URL": ib.URL,
+		"SNS_REGION": sn.Region, "SNS_ACCESS_KEY_ID": sn.AccessKeyID, "SNS_SECRET_ACCESS_KEY": sn.SecretAccessKey, "SNS_ENDPOINT": sn.URL,
 	}
-	for _, kind := range []string{"webhook", "twilio", "telnyx", "infobip"} {
+	for _, kind := range []string{"webhook", "twilio", "telnyx", "infobip", "sns"} {
 		t.Run(kind, func(t *testing.T) {
 			s, err := providers.Read(providers.Instance{Name: kind, Kind: kind}, func(k string) string { return env[k] })
 			if err != nil {
@@ -44,7 +46,7 @@ func TestProvidersConnectOnlyWhereTheOutboundPolicyAllows(t *testing.T) {
 			if err == nil || !errors.Is(err, otp.ErrNotDelivered) || !strings.Contains(err.Error(), "loopback") {
 				t.Errorf("got %v, want a definite failure naming the loopback address", err)
 			}
-			if n := hook.Calls() + len(tw.Received()) + len(tx.Received()) + len(tx.Refused()) + len(ib.Received()) + len(ib.Refused()); n != 0 {
+			if n := hook.Calls() + len(tw.Received()) + len(tx.Received()) + len(tx.Refused()) + len(ib.Received()) + len(ib.Refused()) + sn.Calls() + len(sn.Refused()); n != 0 {
 				t.Errorf("the fake providers got %d requests, want none", n)
 			}
 		})
@@ -57,12 +59,14 @@ func TestCheckOutbound(t *testing.T) {
 		"TWILIO_ACCOUNT_SID_ALT": "AC1", "TWILIO_AUTH_TOKEN_ALT": "t", "TWILIO_FROM_ALT": "+15005550006", "TWILIO_BASE_URL_ALT": "http://[::ffff:169.254.169.254]/",
 		"TELNYX_API_KEY_ALT": "k", "TELNYX_FROM_ALT": "+15005550006", "TELNYX_BASE_URL_ALT": "http://10.1.2.3/",
 		"INFOBIP_API_KEY_ALT": "k", "INFOBIP_BASE_URL_ALT": "http://[fd00::1]/",
+		"SNS_REGION_ALT": "us-east-1", "SNS_ENDPOINT_ALT": "http://100.64.0.9/",
 	}
 	for kind, want := range map[string]string{
 		"webhook": "SMS_WEBHOOK_URL_ALT: 127.0.0.1 is a loopback address",
 		"twilio":  "TWILIO_BASE_URL_ALT: 169.254.169.254 is a link-local address",
 		"telnyx":  "TELNYX_BASE_URL_ALT: 10.1.2.3 is a private address",
 		"infobip": "INFOBIP_BASE_URL_ALT: fd00::1 is a private address",
+		"sns":     "SNS_ENDPOINT_ALT: 100.64.0.9 is a",
 	} {
 		s, err := providers.Read(providers.Instance{Name: "alt", Kind: kind}, func(k string) string { return env[k] })
 		if err != nil {
@@ -72,7 +76,7 @@ func TestCheckOutbound(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: got %v, want %q… without the URL's query", kind, err, want)
 		}
-		allowed := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.169.254/32"), netip.MustParsePrefix("10.1.2.3/32"), netip.MustParsePrefix("fd00::/8")})
+		allowed := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("169.254.169.254/32"), netip.MustParsePrefix("10.1.2.3/32"), netip.MustParsePrefix("fd00::/8"), netip.MustParsePrefix("100.64.0.0/10")})
 		if err := s.CheckOutbound(t.Context(), allowed); err != nil {
 			t.Errorf("%s allow-listed: got %v, want nil", kind, err)
 		}

@@ -15,6 +15,7 @@ func Kinds() []Kind {
 		twilioKind(),
 		telnyxKind(),
 		infobipKind(),
+		snsKind(),
 		smtpKind(),
 	}
 }

@@ -120,8 +120,8 @@ func TestKinds(t *testing.T) {
 
 func TestChoices(t *testing.T) {
 	for _, c := range []struct{ channel, want string }{
-		{"", "log, webhook, twilio, telnyx, infobip or smtp"},
-		{otp.ChannelSMS, "log, webhook, twilio, telnyx or infobip"},
+		{"", "log, webhook, twilio, telnyx, infobip, sns or smtp"},
+		{otp.ChannelSMS, "log, webhook, twilio, telnyx, infobip or sns"},
 		{otp.ChannelVoice, "log or twilio"},
 		{otp.ChannelEmail, "log or smtp"},
 		{"fax", ""},
