@@ -21,10 +21,10 @@ import (
 
 // TestVerifyInBrowser drives the demo page of a dev-mode server: a number verified end to
 // end with the code read from the log, a wrong code, a 429, the resend countdown, an email
-// address, the keyboard alone, a call, and the code filled in by WebOTP. The server's
-// limits are the defaults but for the phone's minute rule, shortened to 8 seconds so that
-// the countdown can be waited out, and the IP's, raised because every send comes from
-// loopback.
+// address, the keyboard alone, the page's theme, a call, and the code filled in by WebOTP.
+// The server's limits are the defaults but for the phone's minute rule, shortened to 8
+// seconds so that the countdown can be waited out, and the IP's, raised because every send
+// comes from loopback.
 func TestVerifyInBrowser(t *testing.T) {
 	chromium := browser.Chromium(t)
 	srv := startDev(t, map[string]string{
@@ -175,6 +175,23 @@ func TestVerifyInBrowser(t *testing.T) {
 		waitMessage(t, ctx, "Verified.")
 		if got := browser.Read(t, ctx, chromedp.Evaluate[string](focused)); got != "message" {
 			t.Errorf("after the check, focus is on %q, want the message", got)
+		}
+	})
+
+	t.Run("ThemedThroughCSSPartsAndProperties", func(t *testing.T) {
+		browser.Do(t, ctx, chromedp.Navigate(page), chromedp.Evaluate[chromedp.Void](`const style = document.createElement("style");
+			style.textContent = "otpgate-verify { --otpgate-accent: rgb(1, 2, 3); } otpgate-verify::part(input phone) { color: rgb(4, 5, 6); }";
+			document.head.append(style)`))
+		type look struct{ SendBackground, SendWeight, ChangeWeight, PhoneColor string }
+		got := browser.Read(t, ctx, chromedp.Evaluate[look](`({
+			SendBackground: getComputedStyle(`+string(shadow("button.send"))+`).backgroundColor,
+			SendWeight: getComputedStyle(`+string(shadow("button.send"))+`).fontWeight,
+			ChangeWeight: getComputedStyle(`+string(shadow("button.change"))+`).fontWeight,
+			PhoneColor: getComputedStyle(`+string(shadow("#phone"))+`).color})`))
+		// The demo page's own rule, ::part(button send), makes the send button bold and not
+		// the change button.
+		if want := (look{"rgb(1, 2, 3)", "600", "400", "rgb(4, 5, 6)"}); got != want {
+			t.Errorf("got %+v, want %+v: the accent property and the parts styled from the page", got, want)
 		}
 	})
 
