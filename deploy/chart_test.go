@@ -88,6 +88,29 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 			}
 		})
 	}
+	// The autoscaler owns the replica count when it is on, replicaCount when it is off.
+	t.Run("AutoscalerOrReplicas", func(t *testing.T) {
+		objs, err := decodeAll(render(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hpa := only[*autoscalingv2.HorizontalPodAutoscaler](t, objs)
+		pdb := only[*policyv1.PodDisruptionBudget](t, objs)
+		if hpa.Spec.MinReplicas == nil || pdb.Spec.MaxUnavailable == nil || int(*hpa.Spec.MinReplicas) <= pdb.Spec.MaxUnavailable.IntValue() {
+			t.Errorf("minReplicas %v, maxUnavailable %v: want more replicas than may be unavailable, so that a node drain leaves one serving",
+				hpa.Spec.MinReplicas, pdb.Spec.MaxUnavailable)
+		}
+		objs, err = decodeAll(render(t, "--set", "autoscaling.enabled=false,replicaCount=3"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(all[*autoscalingv2.HorizontalPodAutoscaler](objs)); n != 0 {
+			t.Errorf("got %d autoscalers with autoscaling.enabled=false, want 0", n)
+		}
+		if d := only[*appsv1.Deployment](t, objs); d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
+			t.Errorf("deployment replicas %v, want replicaCount 3", d.Spec.Replicas)
+		}
+	})
 	t.Run("ProductionHasIngressAndServiceMonitor", func(t *testing.T) {
 		objs, err := decodeAll(render(t, valueSets["Production"]...))
 		if err != nil {

@@ -27,9 +27,9 @@ var notInDevMode = map[string]struct {
 
 // TestQueriesReadExposedMetrics runs the server in dev mode through a short scenario
 // (sends created after a provider refused them, duplicated, rate limited, over a shadow
-// budget; a wrong code; refused receipts), scrapes its /metrics, and checks that
-// every query of the rules and the dashboard names only metrics and labels found there,
-// or in notInDevMode.
+// budget; a wrong code and a right one; refused receipts), scrapes its /metrics, and
+// checks that every query of the rules and the dashboard names only metrics and labels
+// found there, or in notInDevMode.
 func TestQueriesReadExposedMetrics(t *testing.T) {
 	provider := failingProvider(t)
 	s := startDevServer(t, map[string]string{
@@ -80,9 +80,11 @@ func scenario(t *testing.T, s *devServer) {
 	if got, b := s.do(t, http.MethodPost, send+"/check", map[string]any{"phone": "+819012345678", "code": "000000"}, nil); got != http.StatusUnprocessableEntity && got != http.StatusOK {
 		t.Fatalf("check: got %d, want 422\n%s", got, b)
 	}
-	// Another client, so the IP rule that refused the second number above does not.
-	s.expect(t, http.StatusCreated, http.MethodPost, send, map[string]any{"phone": "+447911123456"},
-		map[string]string{"X-Forwarded-For": "192.0.2.10"})
+	// Another client, so the IP rule that refused the second number above does not; the
+	// code the log sender printed approves its verification.
+	other := map[string]string{"X-Forwarded-For": "192.0.2.10"}
+	s.expect(t, http.StatusCreated, http.MethodPost, send, map[string]any{"phone": "+447911123456"}, other)
+	s.expect(t, http.StatusOK, http.MethodPost, send+"/check", map[string]any{"phone": "+447911123456", "code": s.code(t, "+447911123456")}, other)
 	// Receipts: for an instance that takes none, and forged.
 	s.expect(t, http.StatusNotFound, http.MethodPost, s.api+"/v1/receipts/webhook/nope", map[string]any{"id": "x", "status": "delivered"}, nil)
 	s.expect(t, http.StatusForbidden, http.MethodPost, s.api+"/v1/receipts/webhook/hook", map[string]any{"id": "x", "status": "delivered"},

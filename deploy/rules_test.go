@@ -88,7 +88,8 @@ type ruleTests struct {
 }
 
 // TestEveryAlertIsTestedAndHasARunbook: each alert has a severity the runbooks explain, a
-// unit test in which it fires and one in which it stays quiet, and a runbook section.
+// unit test in which it fires and one in which it stays quiet, and a runbook section that
+// says what it means, what to look at and what to do.
 func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 	fires, quiet := map[string]bool{}, map[string]bool{}
 	for _, f := range ruleTestFiles(t) {
@@ -114,10 +115,7 @@ func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	headings := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^#{2,4} (Otpgate\w+)\s*$`).FindAllStringSubmatch(string(docs), -1) {
-		headings[m[1]] = true
-	}
+	headings := runbooks(string(docs))
 	alerts := 0
 	for _, r := range readRules(t) {
 		if r.Alert == "" {
@@ -135,8 +133,14 @@ func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 		if !quiet[r.Alert] {
 			t.Errorf("%s: no unit test in which it stays quiet", r.Alert)
 		}
-		if !headings[r.Alert] {
+		section, ok := headings[r.Alert]
+		if !ok {
 			t.Errorf("%s: no runbook section (### %s) in docs/operations.md", r.Alert, r.Alert)
+		}
+		for _, part := range runbookParts {
+			if ok && !strings.Contains(section, part) {
+				t.Errorf("%s: its runbook has no %s paragraph", r.Alert, part)
+			}
 		}
 		delete(headings, r.Alert)
 	}
@@ -148,5 +152,36 @@ func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 	}
 	if !strings.Contains(string(docs), "otpgate.rules.yml") {
 		t.Errorf("docs/operations.md does not name the rules file")
+	}
+}
+
+// runbookParts begin the paragraphs every runbook has: what the alert means, what to look
+// at in the console, what to do.
+var runbookParts = []string{"**Means:**", "**Look at:**", "**Do:**"}
+
+var (
+	runbookHeading = regexp.MustCompile(`(?m)^#{2,4} (Otpgate\w+)\s*$`)
+	anyHeading     = regexp.MustCompile(`(?m)^#`)
+)
+
+// runbooks maps each alert's runbook heading in docs to the text of its section, up to
+// the next heading.
+func runbooks(docs string) map[string]string {
+	out := map[string]string{}
+	for _, loc := range runbookHeading.FindAllStringSubmatchIndex(docs, -1) {
+		section := docs[loc[1]:]
+		if end := anyHeading.FindStringIndex(section); end != nil {
+			section = section[:end[0]]
+		}
+		out[docs[loc[2]:loc[3]]] = section
+	}
+	return out
+}
+
+func TestRunbooksSplitsSections(t *testing.T) {
+	got := runbooks("## Runbooks\n\n### OtpgateA\n\n**Means:** a\n\n### OtpgateB\n\n**Do:** b\n\n## Tests\n\nc\n")
+	if len(got) != 2 || !strings.Contains(got["OtpgateA"], "**Means:** a") || strings.Contains(got["OtpgateA"], "**Do:**") ||
+		!strings.Contains(got["OtpgateB"], "**Do:** b") || strings.Contains(got["OtpgateB"], "c") {
+		t.Errorf("got %q, want the two sections, each up to the next heading", got)
 	}
 }

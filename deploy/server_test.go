@@ -27,7 +27,7 @@ import (
 type devServer struct {
 	api, admin, token string
 	cmd               *exec.Cmd
-	log               *bytes.Buffer
+	log               *lockedWriter
 }
 
 // serverBinary is the binary OTPGATE_E2E_SERVER names (make test builds it once), else
@@ -56,8 +56,8 @@ func startDevServer(t *testing.T, env map[string]string) *devServer {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	s := &devServer{cmd: cmd, log: &bytes.Buffer{}}
-	cmd.Stderr = &lockedWriter{w: s.log}
+	s := &devServer{cmd: cmd, log: &lockedWriter{}}
+	cmd.Stderr = s.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -106,15 +106,45 @@ func startDevServer(t *testing.T, env map[string]string) *devServer {
 	return s
 }
 
+// lockedWriter holds the server's log, which the test reads while the server writes it.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.buf.Write(p)
+}
+
+// String is what the server logged so far.
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// codeLine finds the address and the code of a message the dev mode's log sender printed
+// instead of sending it: the first run of digits of its body.
+var codeLine = regexp.MustCompile(`msg="(?:sms|email) not sent: log sender".* to=(\S+) .*body="\D*(\d{4,10})`)
+
+// code is the latest code the log sender printed for to, waiting a little for its line.
+func (s *devServer) code(t *testing.T, to string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		code := ""
+		for _, line := range strings.Split(s.log.String(), "\n") {
+			if m := codeLine.FindStringSubmatch(line); m != nil && m[1] == to {
+				code = m[2]
+			}
+		}
+		if code != "" {
+			return code
+		}
+	}
+	t.Fatalf("no code for %s in the server's log\n%s", to, s.log)
+	return ""
 }
 
 // do sends a request and returns the status and body.

@@ -21,7 +21,16 @@ type appState struct {
 	keys    map[string]apps.Key
 	// tests are the test numbers by id.
 	tests map[string]apps.TestNumber
+	// rateLimits are the apps' rate limits, oldest first.
+	rateLimits []apps.RateLimit
 }
+
+func (a *appState) init() {
+	a.apps, a.deleted, a.keys, a.tests = map[string]otp.App{}, map[string]bool{}, map[string]apps.Key{}, map[string]apps.TestNumber{}
+}
+
+// appTables is the store's apps, keys and test numbers; call with s.mu held.
+func (s *Store) appTables() *appState { return part[appState](s) }
 
 var _ apps.Store = (*Store)(nil)
 
@@ -33,9 +42,9 @@ func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := apps.Set{Version: s.settingOf(apps.SettingName).version}
-	for _, id := range slices.Sorted(maps.Keys(s.apps.apps)) {
-		if !s.apps.deleted[id] {
-			set.Apps = append(set.Apps, cloneApp(s.apps.apps[id]))
+	for _, id := range slices.Sorted(maps.Keys(s.appTables().apps)) {
+		if !s.appTables().deleted[id] {
+			set.Apps = append(set.Apps, cloneApp(s.appTables().apps[id]))
 		}
 	}
 	for _, k := range s.sortedKeys("") {
@@ -60,8 +69,8 @@ func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id = strings.ToLower(id)
-	a, ok := s.apps.apps[id]
-	if !ok || s.apps.deleted[id] {
+	a, ok := s.appTables().apps[id]
+	if !ok || s.appTables().deleted[id] {
 		return otp.App{}, fmt.Errorf("inmem: app: %w", otp.ErrNotFound)
 	}
 	return cloneApp(a), nil
@@ -79,7 +88,7 @@ func (s *Store) AppKeys(ctx context.Context, appID string) ([]apps.Key, error) {
 
 // sortedKeys lists the keys of one app (or of all, for ""), oldest first.
 func (s *Store) sortedKeys(appID string) []apps.Key {
-	out := collect(s.apps.keys, func(k apps.Key) bool { return appID == "" || k.AppID == appID },
+	out := collect(s.appTables().keys, func(k apps.Key) bool { return appID == "" || k.AppID == appID },
 		oldestFirst(func(k apps.Key) (time.Time, string) { return k.CreatedAt, k.ID }))
 	for i := range out {
 		out[i].Hash = slices.Clone(out[i].Hash)
@@ -94,10 +103,10 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		if err != nil {
 			return err
 		}
-		if _, taken := s.apps.apps[a.ID]; taken || a.ID == "" || a.ID == otp.DefaultAppID {
+		if _, taken := s.appTables().apps[a.ID]; taken || a.ID == "" || a.ID == otp.DefaultAppID {
 			return fmt.Errorf("app %q exists", a.ID)
 		}
-		s.apps.apps[a.ID] = cloneApp(stamp(a))
+		s.appTables().apps[a.ID] = cloneApp(stamp(a))
 		return nil
 	})
 }
@@ -109,12 +118,12 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		if err != nil {
 			return err
 		}
-		old, ok := s.apps.apps[a.ID]
-		if !ok || s.apps.deleted[a.ID] {
+		old, ok := s.appTables().apps[a.ID]
+		if !ok || s.appTables().deleted[a.ID] {
 			return otp.ErrNotFound
 		}
 		a.CreatedAt = old.CreatedAt
-		s.apps.apps[a.ID] = cloneApp(stamp(a))
+		s.appTables().apps[a.ID] = cloneApp(stamp(a))
 		return nil
 	})
 }
@@ -123,14 +132,14 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAct
 func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "delete app", audit, func() error {
 		id = strings.ToLower(id)
-		if _, ok := s.apps.apps[id]; !ok || s.apps.deleted[id] {
+		if _, ok := s.appTables().apps[id]; !ok || s.appTables().deleted[id] {
 			return otp.ErrNotFound
 		}
-		s.apps.deleted[id] = true
-		for kid, k := range s.apps.keys {
+		s.appTables().deleted[id] = true
+		for kid, k := range s.appTables().keys {
 			if k.AppID == id && !k.Revoked() {
 				k.RevokedAt = ts(at)
-				s.apps.keys[kid] = k
+				s.appTables().keys[kid] = k
 			}
 		}
 		s.dropEndpoints(func(e events.Endpoint) bool { return e.AppID == id })
@@ -144,11 +153,11 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAc
 		return fmt.Errorf("inmem: create key: %w", err)
 	}
 	return s.changeApps(ctx, "create key", audit, func() error {
-		if _, taken := s.apps.keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
+		if _, taken := s.appTables().keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
 			return fmt.Errorf("key %q exists or is incomplete", k.ID)
 		}
 		k.Hash, k.CreatedAt = slices.Clone(k.Hash), ts(k.CreatedAt)
-		s.apps.keys[k.ID] = k
+		s.appTables().keys[k.ID] = k
 		return nil
 	})
 }
@@ -156,12 +165,12 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAc
 // RevokeKey implements apps.Store.
 func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "revoke key", audit, func() error {
-		k, ok := s.apps.keys[keyID]
+		k, ok := s.appTables().keys[keyID]
 		if !ok || k.AppID != strings.ToLower(appID) || k.Revoked() {
 			return otp.ErrNotFound
 		}
 		k.RevokedAt = ts(at)
-		s.apps.keys[keyID] = k
+		s.appTables().keys[keyID] = k
 		return nil
 	})
 }
@@ -174,9 +183,9 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, at := range used {
-		if k, ok := s.apps.keys[id]; ok && at.After(k.LastUsedAt) {
+		if k, ok := s.appTables().keys[id]; ok && at.After(k.LastUsedAt) {
 			k.LastUsedAt = ts(at)
-			s.apps.keys[id] = k
+			s.appTables().keys[id] = k
 		}
 	}
 	return nil
@@ -196,9 +205,6 @@ func (s *Store) changeApps(ctx context.Context, op string, audit history.AdminAc
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.apps.apps == nil {
-		s.apps = appState{apps: map[string]otp.App{}, deleted: map[string]bool{}, keys: map[string]apps.Key{}, tests: map[string]apps.TestNumber{}}
-	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)
 	}

@@ -29,6 +29,9 @@ type eventState struct {
 	written map[[2]string]bool
 }
 
+// eventTables is the store's webhook endpoints and the outbox; call with s.mu held.
+func (s *Store) eventTables() *eventState { return part[eventState](s) }
+
 // outboxRow is one event to one endpoint, as postgres keeps it in event_outbox.
 type outboxRow struct {
 	id          int64
@@ -50,23 +53,23 @@ type outboxRow struct {
 func (s *Store) emit(appID, typ, key, subject string, data any, at time.Time) {
 	var raw json.RawMessage
 	id := events.EventID(typ, key)
-	for _, e := range s.ev.endpoints {
+	for _, e := range s.eventTables().endpoints {
 		if (appID != "" && e.AppID != otp.StoredAppID(appID)) || !slices.Contains(e.Types, typ) {
 			continue
 		}
-		if s.ev.written[[2]string{id, e.ID}] {
+		if s.eventTables().written[[2]string{id, e.ID}] {
 			continue
 		}
-		if s.ev.written == nil {
-			s.ev.written = map[[2]string]bool{}
+		if s.eventTables().written == nil {
+			s.eventTables().written = map[[2]string]bool{}
 		}
-		s.ev.written[[2]string{id, e.ID}] = true
+		s.eventTables().written[[2]string{id, e.ID}] = true
 		if raw == nil {
 			raw, _ = json.Marshal(data) // plain structs of strings and ints
 		}
-		s.ev.seq++
-		s.ev.outbox = append(s.ev.outbox, &outboxRow{
-			id: s.ev.seq, event: events.Event{ID: id, Type: typ, CreatedAt: ts(at), Data: raw},
+		s.eventTables().seq++
+		s.eventTables().outbox = append(s.eventTables().outbox, &outboxRow{
+			id: s.eventTables().seq, event: events.Event{ID: id, Type: typ, CreatedAt: ts(at), Data: raw},
 			endpointID: e.ID, subject: subject, status: events.Pending, next: ts(at),
 		})
 	}
@@ -101,7 +104,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history
 	defer s.mu.Unlock()
 	e.ID, e.AppID, e.CreatedAt = id, otp.StoredAppID(e.AppID), ts(e.CreatedAt)
 	e.Types, e.SecretSealed = slices.Clone(e.Types), slices.Clone(e.SecretSealed)
-	s.ev.endpoints = append(s.ev.endpoints, e)
+	s.eventTables().endpoints = append(s.eventTables().endpoints, e)
 	s.audit(ctx, a)
 	return nil
 }
@@ -114,7 +117,7 @@ func (s *Store) Endpoints(ctx context.Context, appID string) ([]events.Endpoint,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []events.Endpoint{}
-	for _, e := range s.ev.endpoints {
+	for _, e := range s.eventTables().endpoints {
 		if e.AppID == otp.StoredAppID(appID) {
 			out = append(out, e)
 		}
@@ -125,7 +128,7 @@ func (s *Store) Endpoints(ctx context.Context, appID string) ([]events.Endpoint,
 // endpoint finds an endpoint of an app; the caller holds the lock.
 func (s *Store) endpoint(appID, id string) (int, bool) {
 	id, _ = canonID(id)
-	i := slices.IndexFunc(s.ev.endpoints, func(e events.Endpoint) bool { return e.ID == id && e.AppID == otp.StoredAppID(appID) })
+	i := slices.IndexFunc(s.eventTables().endpoints, func(e events.Endpoint) bool { return e.ID == id && e.AppID == otp.StoredAppID(appID) })
 	return i, i >= 0
 }
 
@@ -140,7 +143,7 @@ func (s *Store) Endpoint(ctx context.Context, appID, id string) (events.Endpoint
 	if !ok {
 		return events.Endpoint{}, fmt.Errorf("inmem: endpoint: %w", otp.ErrNotFound)
 	}
-	return s.ev.endpoints[i], nil
+	return s.eventTables().endpoints[i], nil
 }
 
 // DeleteEndpoint implements events.Store.
@@ -154,7 +157,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.
 	if !ok {
 		return fmt.Errorf("inmem: delete endpoint: %w", otp.ErrNotFound)
 	}
-	gone := s.ev.endpoints[i].ID
+	gone := s.eventTables().endpoints[i].ID
 	s.dropEndpoints(func(e events.Endpoint) bool { return e.ID == gone })
 	s.audit(ctx, a)
 	return nil
@@ -163,13 +166,13 @@ func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.
 // dropEndpoints deletes the endpoints that match and their deliveries; s.mu is held.
 func (s *Store) dropEndpoints(match func(events.Endpoint) bool) {
 	gone := map[string]bool{}
-	s.ev.endpoints = slices.DeleteFunc(s.ev.endpoints, func(e events.Endpoint) bool {
+	s.eventTables().endpoints = slices.DeleteFunc(s.eventTables().endpoints, func(e events.Endpoint) bool {
 		if match(e) {
 			gone[e.ID] = true
 		}
 		return gone[e.ID]
 	})
-	s.ev.outbox = slices.DeleteFunc(s.ev.outbox, func(r *outboxRow) bool { return gone[r.endpointID] })
+	s.eventTables().outbox = slices.DeleteFunc(s.eventTables().outbox, func(r *outboxRow) bool { return gone[r.endpointID] })
 }
 
 // ExpireVerifications implements events.Store.
@@ -209,9 +212,9 @@ func (s *Store) EndFraudBlocks(ctx context.Context, now time.Time, limit int) (i
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for i := range s.fraud.blocks {
-		b := &s.fraud.blocks[i]
-		if n >= limit || s.ev.blocksEnded[b.ID] || !b.LiftedAt.IsZero() || b.EndsAt.After(now) {
+	for i := range s.fraudTables().blocks {
+		b := &s.fraudTables().blocks[i]
+		if n >= limit || s.eventTables().blocksEnded[b.ID] || !b.LiftedAt.IsZero() || b.EndsAt.After(now) {
 			continue
 		}
 		s.endBlock(b, b.EndsAt, now)
@@ -230,10 +233,10 @@ func blockData(b *fraud.Block) events.FraudBlockData {
 
 // endBlock reports that b ended at end; the caller holds the lock.
 func (s *Store) endBlock(b *fraud.Block, end, now time.Time) {
-	if s.ev.blocksEnded == nil {
-		s.ev.blocksEnded = map[string]bool{}
+	if s.eventTables().blocksEnded == nil {
+		s.eventTables().blocksEnded = map[string]bool{}
 	}
-	s.ev.blocksEnded[b.ID] = true
+	s.eventTables().blocksEnded[b.ID] = true
 	d := blockData(b)
 	d.EndedAt, d.LiftedBy = events.Time(end), b.LiftedBy
 	s.emit("", events.FraudBlockEnded, b.ID, b.ID, d, now)

@@ -20,7 +20,7 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 	defer s.mu.Unlock()
 	// Only the first pending event (by rank, then id) of an endpoint and subject may go.
 	head := map[[2]string]*outboxRow{}
-	for _, r := range s.ev.outbox { // in id order
+	for _, r := range s.eventTables().outbox { // in id order
 		k := [2]string{r.endpointID, r.subject}
 		if r.status != events.Pending || r.subject == "" {
 			continue
@@ -36,7 +36,7 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 		}
 	}
 	var due []*outboxRow
-	for _, r := range s.ev.outbox {
+	for _, r := range s.eventTables().outbox {
 		switch {
 		case r.status != events.Pending || r.next.After(now):
 		case r.subject != "" && head[[2]string{r.endpointID, r.subject}] != r:
@@ -54,7 +54,7 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 		r.attempts++
 		r.next, r.last = ts(now.Add(lease)), ts(now)
 		i, _ := s.endpointByID(r.endpointID)
-		e := s.ev.endpoints[i]
+		e := s.eventTables().endpoints[i]
 		window := r.event.CreatedAt
 		if !r.redelivered.IsZero() {
 			window = r.redelivered
@@ -69,7 +69,7 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 
 // endpointByID finds an endpoint of any app; the caller holds the lock.
 func (s *Store) endpointByID(id string) (int, bool) {
-	i := slices.IndexFunc(s.ev.endpoints, func(e events.Endpoint) bool { return e.ID == id })
+	i := slices.IndexFunc(s.eventTables().endpoints, func(e events.Endpoint) bool { return e.ID == id })
 	return i, i >= 0
 }
 
@@ -81,11 +81,11 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, res := range results {
-		i := slices.IndexFunc(s.ev.outbox, func(r *outboxRow) bool { return r.id == res.DeliveryID })
+		i := slices.IndexFunc(s.eventTables().outbox, func(r *outboxRow) bool { return r.id == res.DeliveryID })
 		if i < 0 {
 			continue
 		}
-		r := s.ev.outbox[i]
+		r := s.eventTables().outbox[i]
 		if r.status != events.Pending || (r.attempts != res.Attempt && res.Outcome != events.Delivered) {
 			continue
 		}
@@ -96,7 +96,7 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 		case events.Pending:
 			r.next = ts(res.Next)
 			// What waits behind it waits as long, as in postgres.
-			for _, l := range s.ev.outbox {
+			for _, l := range s.eventTables().outbox {
 				if l != r && r.subject != "" && l.status == events.Pending && l.endpointID == r.endpointID &&
 					l.subject == r.subject && l.next.Before(r.next) {
 					l.next = r.next
@@ -115,7 +115,7 @@ func (s *Store) OldestPending(ctx context.Context) (time.Time, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var oldest time.Time
-	for _, r := range s.ev.outbox {
+	for _, r := range s.eventTables().outbox {
 		if r.status == events.Pending && (oldest.IsZero() || r.event.CreatedAt.Before(oldest)) {
 			oldest = r.event.CreatedAt
 		}
@@ -145,10 +145,10 @@ func (s *Store) Deliveries(ctx context.Context, appID, endpointID string, f even
 	if limit <= 0 || limit > events.MaxDeliveries {
 		limit = events.DefaultDeliveries
 	}
-	id := s.ev.endpoints[i].ID
+	id := s.eventTables().endpoints[i].ID
 	out := []events.Delivery{}
-	for j := len(s.ev.outbox) - 1; j >= 0 && len(out) < limit; j-- {
-		r := s.ev.outbox[j]
+	for j := len(s.eventTables().outbox) - 1; j >= 0 && len(out) < limit; j-- {
+		r := s.eventTables().outbox[j]
 		if r.endpointID == id && (f.Status == "" || r.status == f.Status) {
 			out = append(out, r.delivery())
 		}
@@ -167,9 +167,9 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 	eventID, _ = canonID(eventID)
 	var r *outboxRow
 	if ok {
-		id := s.ev.endpoints[i].ID
-		if j := slices.IndexFunc(s.ev.outbox, func(r *outboxRow) bool { return r.endpointID == id && r.event.ID == eventID }); j >= 0 {
-			r = s.ev.outbox[j]
+		id := s.eventTables().endpoints[i].ID
+		if j := slices.IndexFunc(s.eventTables().outbox, func(r *outboxRow) bool { return r.endpointID == id && r.event.ID == eventID }); j >= 0 {
+			r = s.eventTables().outbox[j]
 		}
 	}
 	if r == nil {

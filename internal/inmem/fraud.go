@@ -26,6 +26,9 @@ type fraudState struct {
 	blocks  []fraud.Block
 }
 
+// fraudTables is the store's the fraud guard's lists and blocks; call with s.mu held.
+func (s *Store) fraudTables() *fraudState { return part[fraudState](s) }
+
 // audit appends an admin action with the actor ctx carries; the caller holds the lock.
 func (s *Store) audit(ctx context.Context, a history.AdminAction) {
 	a = a.Stamp(ctx)
@@ -48,7 +51,7 @@ func (s *Store) FraudState(ctx context.Context) (fraud.State, error) {
 	if err != nil {
 		return fraud.State{}, fmt.Errorf("inmem: %w", err)
 	}
-	return fraud.State{Values: values, Entries: slices.Clone(s.fraud.entries), Version: st.version}, nil
+	return fraud.State{Values: values, Entries: slices.Clone(s.fraudTables().entries), Version: st.version}, nil
 }
 
 // AddFraudListEntry implements fraud.Store.
@@ -61,18 +64,18 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.fraud.entries {
+	for _, old := range s.fraudTables().entries {
 		if old.List == e.List && old.Kind == e.Kind && old.Value == e.Value {
 			return fraud.ListEntry{}, &otp.ErrInvalidRequest{Fields: map[string]string{"value": "already on the " + string(e.List) + " list"}}
 		}
 	}
-	s.fraud.nextID++
-	e.ID = s.fraud.nextID
+	s.fraudTables().nextID++
+	e.ID = s.fraudTables().nextID
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.Now()
 	}
 	e.CreatedAt = ts(e.CreatedAt)
-	s.fraud.entries = append(s.fraud.entries, e)
+	s.fraudTables().entries = append(s.fraudTables().entries, e)
 	s.bumpSetting(fraud.SettingName)
 	s.audit(ctx, fraud.AuditListAdd(a, e))
 	return e, nil
@@ -85,12 +88,12 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.fraud.entries, func(e fraud.ListEntry) bool { return e.ID == id })
+	i := slices.IndexFunc(s.fraudTables().entries, func(e fraud.ListEntry) bool { return e.ID == id })
 	if i < 0 {
 		return fraud.ListEntry{}, fmt.Errorf("inmem: delete fraud list entry: %w", otp.ErrNotFound)
 	}
-	e := s.fraud.entries[i]
-	s.fraud.entries = slices.Delete(s.fraud.entries, i, i+1)
+	e := s.fraudTables().entries[i]
+	s.fraudTables().entries = slices.Delete(s.fraudTables().entries, i, i+1)
 	s.bumpSetting(fraud.SettingName)
 	a = fraud.AuditListRemove(a, e)
 	s.audit(ctx, a)
@@ -112,7 +115,7 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.A
 	defer s.mu.Unlock()
 	b.StartedAt, b.EndsAt = ts(b.StartedAt), ts(b.EndsAt)
 	b.Why = copyExplanation(b.Why)
-	s.fraud.blocks = append(s.fraud.blocks, b)
+	s.fraudTables().blocks = append(s.fraudTables().blocks, b)
 	s.emit("", events.FraudBlockStarted, b.ID, b.ID, blockData(&b), b.StartedAt)
 	s.audit(ctx, a)
 	return nil
@@ -126,7 +129,7 @@ func (s *Store) FraudBlocks(ctx context.Context, f fraud.BlockFilter) ([]fraud.B
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []fraud.Block
-	for _, b := range s.fraud.blocks {
+	for _, b := range s.fraudTables().blocks {
 		if f.All || b.Active(f.Now) {
 			out = append(out, b)
 		}
@@ -151,15 +154,15 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	id, _ = canonID(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.fraud.blocks, func(b fraud.Block) bool { return b.ID == id })
+	i := slices.IndexFunc(s.fraudTables().blocks, func(b fraud.Block) bool { return b.ID == id })
 	if i < 0 {
 		return fraud.Block{}, fmt.Errorf("inmem: lift fraud block: %w", otp.ErrNotFound)
 	}
-	b := &s.fraud.blocks[i]
+	b := &s.fraudTables().blocks[i]
 	if b.LiftedAt.IsZero() {
 		b.LiftedAt, b.LiftedBy = ts(at), by
 	}
-	if !s.ev.blocksEnded[b.ID] {
+	if !s.eventTables().blocksEnded[b.ID] {
 		s.endBlock(b, minTime(b.LiftedAt, b.EndsAt), at)
 	}
 	a = fraud.AuditLift(a, *b, at)

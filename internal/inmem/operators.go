@@ -22,6 +22,9 @@ type operatorState struct {
 	logins map[string]time.Time
 }
 
+// operatorTables is the store's operator accounts, tokens and logins; call with s.mu held.
+func (s *Store) operatorTables() *operatorState { return part[operatorState](s) }
+
 var _ operators.Store = (*Store)(nil)
 
 // ListOperators implements operators.Store.
@@ -31,7 +34,7 @@ func (s *Store) ListOperators(ctx context.Context) ([]operators.Operator, error)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := slices.Collect(maps.Values(s.ops.byID))
+	out := slices.Collect(maps.Values(s.operatorTables().byID))
 	slices.SortFunc(out, func(a, b operators.Operator) int { return strings.Compare(a.Email, b.Email) })
 	return out, nil
 }
@@ -57,7 +60,7 @@ func (s *Store) operatorWhere(ctx context.Context, op string, match func(operato
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range s.ops.byID {
+	for _, o := range s.operatorTables().byID {
 		if match(o) {
 			return o, nil
 		}
@@ -72,7 +75,7 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 			return err
 		}
 		o.SessionEpoch, o.LastSeenAt, o.SignedInAt = 0, time.Time{}, time.Time{} // as Postgres's insert
-		s.ops.byID[o.ID] = stampOperator(o)
+		s.operatorTables().byID[o.ID] = stampOperator(o)
 		return nil
 	})
 }
@@ -80,7 +83,7 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 // UpdateOperator implements operators.Store.
 func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAnAdmin bool, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "update operator", audit, func() error {
-		old, ok := s.ops.byID[o.ID]
+		old, ok := s.operatorTables().byID[o.ID]
 		if !ok {
 			return otp.ErrNotFound
 		}
@@ -91,7 +94,7 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAn
 			return err
 		}
 		o.CreatedAt, o.LastSeenAt, o.SignedInAt, o.SessionEpoch = old.CreatedAt, old.LastSeenAt, old.SignedInAt, old.SessionEpoch
-		s.ops.byID[o.ID] = stampOperator(o)
+		s.operatorTables().byID[o.ID] = stampOperator(o)
 		return nil
 	})
 }
@@ -99,7 +102,7 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAn
 // otherActiveAdmin reports whether an account other than id is an active admin; the
 // caller holds the lock.
 func (s *Store) otherActiveAdmin(id string) bool {
-	for _, other := range s.ops.byID {
+	for _, other := range s.operatorTables().byID {
 		if other.ID != id && other.ActiveAdmin() {
 			return true
 		}
@@ -110,7 +113,7 @@ func (s *Store) otherActiveAdmin(id string) bool {
 // operatorTaken refuses an email or subject another account has, as the unique
 // constraints of Postgres do; the caller holds the lock.
 func (s *Store) operatorTaken(o operators.Operator) error {
-	for _, other := range s.ops.byID {
+	for _, other := range s.operatorTables().byID {
 		if other.ID == o.ID {
 			continue
 		}
@@ -137,19 +140,19 @@ func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]operat
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return collect(s.ops.tokens, func(t operators.Token) bool { return t.OperatorID == operatorID },
+	return collect(s.operatorTables().tokens, func(t operators.Token) bool { return t.OperatorID == operatorID },
 		oldestFirst(func(t operators.Token) (time.Time, string) { return t.CreatedAt, t.ID })), nil
 }
 
 // CreateToken implements operators.Store.
 func (s *Store) CreateToken(ctx context.Context, t operators.Token, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "create operator token", audit, func() error {
-		if _, ok := s.ops.byID[t.OperatorID]; !ok {
+		if _, ok := s.operatorTables().byID[t.OperatorID]; !ok {
 			return otp.ErrNotFound
 		}
 		t.CreatedAt, t.ExpiresAt, t.RevokedAt, t.LastUsedAt = ts(t.CreatedAt), ts(t.ExpiresAt), ts(t.RevokedAt), ts(t.LastUsedAt)
 		t.Hash = bytes.Clone(t.Hash)
-		s.ops.tokens[t.ID] = t
+		s.operatorTables().tokens[t.ID] = t
 		return nil
 	})
 }
@@ -157,12 +160,12 @@ func (s *Store) CreateToken(ctx context.Context, t operators.Token, audit histor
 // RevokeToken implements operators.Store.
 func (s *Store) RevokeToken(ctx context.Context, operatorID, tokenID string, at time.Time, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "revoke operator token", audit, func() error {
-		t, ok := s.ops.tokens[tokenID]
+		t, ok := s.operatorTables().tokens[tokenID]
 		if !ok || t.OperatorID != operatorID || t.Revoked() {
 			return otp.ErrNotFound
 		}
 		t.RevokedAt = ts(at)
-		s.ops.tokens[tokenID] = t
+		s.operatorTables().tokens[tokenID] = t
 		return nil
 	})
 }
@@ -174,7 +177,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (operators.Token, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, t := range s.ops.tokens {
+	for _, t := range s.operatorTables().tokens {
 		if bytes.Equal(t.Hash, hash) {
 			return t, nil
 		}
@@ -189,9 +192,9 @@ func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if o, ok := s.ops.byID[operatorID]; ok {
+	if o, ok := s.operatorTables().byID[operatorID]; ok {
 		o.SessionEpoch++
-		s.ops.byID[operatorID] = o
+		s.operatorTables().byID[operatorID] = o
 	}
 	return nil
 }
@@ -203,14 +206,14 @@ func (s *Store) UseLoginState(ctx context.Context, stateHash []byte, expires, no
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ops.logins == nil {
-		s.ops.logins = map[string]time.Time{}
+	if s.operatorTables().logins == nil {
+		s.operatorTables().logins = map[string]time.Time{}
 	}
-	maps.DeleteFunc(s.ops.logins, func(_ string, until time.Time) bool { return until.Before(now) })
-	if _, used := s.ops.logins[string(stateHash)]; used {
+	maps.DeleteFunc(s.operatorTables().logins, func(_ string, until time.Time) bool { return until.Before(now) })
+	if _, used := s.operatorTables().logins[string(stateHash)]; used {
 		return operators.ErrLoginUsed
 	}
-	s.ops.logins[string(stateHash)] = expires
+	s.operatorTables().logins[string(stateHash)] = expires
 	return nil
 }
 
@@ -221,16 +224,16 @@ func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, a
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if o, ok := s.ops.byID[operatorID]; ok {
+	if o, ok := s.operatorTables().byID[operatorID]; ok {
 		o.LastSeenAt = ts(at)
 		if tokenID == "" {
 			o.SignedInAt = ts(at)
 		}
-		s.ops.byID[operatorID] = o
+		s.operatorTables().byID[operatorID] = o
 	}
-	if t, ok := s.ops.tokens[tokenID]; ok && t.OperatorID == operatorID {
+	if t, ok := s.operatorTables().tokens[tokenID]; ok && t.OperatorID == operatorID {
 		t.LastUsedAt = ts(at)
-		s.ops.tokens[tokenID] = t
+		s.operatorTables().tokens[tokenID] = t
 	}
 	return nil
 }
@@ -246,8 +249,8 @@ func (s *Store) changeOperators(ctx context.Context, op string, audit history.Ad
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ops.byID == nil {
-		s.ops.byID, s.ops.tokens = map[string]operators.Operator{}, map[string]operators.Token{}
+	if s.operatorTables().byID == nil {
+		s.operatorTables().byID, s.operatorTables().tokens = map[string]operators.Operator{}, map[string]operators.Token{}
 	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)

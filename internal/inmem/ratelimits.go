@@ -21,7 +21,7 @@ func (s *Store) RateLimits(ctx context.Context, appID string) ([]apps.RateLimit,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []apps.RateLimit
-	for _, r := range s.rateLimits {
+	for _, r := range s.appTables().rateLimits {
 		if r.AppID == appID {
 			r.Buckets = slices.Clone(r.Buckets)
 			out = append(out, r)
@@ -39,19 +39,19 @@ func (s *Store) CreateRateLimit(ctx context.Context, r apps.RateLimit) error {
 	r.CreatedAt, r.UpdatedAt, r.Buckets = ts(r.CreatedAt), ts(r.UpdatedAt), nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range s.rateLimits {
+	for _, o := range s.appTables().rateLimits {
 		if o.AppID == r.AppID && o.UniqueName == r.UniqueName {
 			return &otp.ErrInvalidRequest{Fields: map[string]string{"unique_name": "is the name of another rate limit of this service"}}
 		}
 	}
-	s.rateLimits = append(s.rateLimits, r)
+	s.appTables().rateLimits = append(s.appTables().rateLimits, r)
 	return nil
 }
 
 // findRateLimit is the index of an app's rate limit, or -1.
 func (s *Store) findRateLimit(appID, id string) int {
 	appID = otp.StoredAppID(appID)
-	return slices.IndexFunc(s.rateLimits, func(r apps.RateLimit) bool { return r.AppID == appID && r.ID == id })
+	return slices.IndexFunc(s.appTables().rateLimits, func(r apps.RateLimit) bool { return r.AppID == appID && r.ID == id })
 }
 
 // UpdateRateLimit implements apps.RateLimitStore.
@@ -65,7 +65,7 @@ func (s *Store) UpdateRateLimit(ctx context.Context, appID, id, description stri
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	s.rateLimits[i].Description, s.rateLimits[i].UpdatedAt = description, ts(now)
+	s.appTables().rateLimits[i].Description, s.appTables().rateLimits[i].UpdatedAt = description, ts(now)
 	return nil
 }
 
@@ -80,7 +80,7 @@ func (s *Store) DeleteRateLimit(ctx context.Context, appID, id string) error {
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	s.rateLimits = slices.Delete(s.rateLimits, i, i+1)
+	s.appTables().rateLimits = slices.Delete(s.appTables().rateLimits, i, i+1)
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (s *Store) CreateBucket(ctx context.Context, appID string, b apps.Bucket) e
 		return otp.ErrNotFound
 	}
 	b.CreatedAt, b.UpdatedAt = ts(b.CreatedAt), ts(b.UpdatedAt)
-	s.rateLimits[i].Buckets = append(s.rateLimits[i].Buckets, b)
+	s.appTables().rateLimits[i].Buckets = append(s.appTables().rateLimits[i].Buckets, b)
 	return nil
 }
 
@@ -111,7 +111,7 @@ func (s *Store) UpdateBucket(ctx context.Context, appID string, b apps.Bucket) e
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	buckets := s.rateLimits[i].Buckets
+	buckets := s.appTables().rateLimits[i].Buckets
 	j := slices.IndexFunc(buckets, func(o apps.Bucket) bool { return o.ID == b.ID })
 	if j < 0 {
 		return otp.ErrNotFound
@@ -131,11 +131,11 @@ func (s *Store) DeleteBucket(ctx context.Context, appID, rateLimitID, id string)
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	buckets := s.rateLimits[i].Buckets
+	buckets := s.appTables().rateLimits[i].Buckets
 	j := slices.IndexFunc(buckets, func(o apps.Bucket) bool { return o.ID == id })
 	if j < 0 {
 		return otp.ErrNotFound
 	}
-	s.rateLimits[i].Buckets = slices.Delete(slices.Clone(buckets), j, j+1)
+	s.appTables().rateLimits[i].Buckets = slices.Delete(slices.Clone(buckets), j, j+1)
 	return nil
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"otpgate/internal/apps"
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/persistence"
@@ -32,19 +31,11 @@ type Store struct {
 	attempts      []history.Attempt
 	attemptSeq    int64
 	admin         []history.AdminAction
-	apps          appState
-	fraud         fraudState
 	settings      map[string]*setting // live settings by name
-	ev            eventState
-	totp          totpState
-	tokens        tokenState
-	rateLimits    []apps.RateLimit // oldest first
-	ops           operatorState
-	dropped       atomic.Uint64
-	written       atomic.Uint64
-
-	// traces are the traceparents of traced sends and verifications, by id (SetSendTrace).
-	traces map[string]string
+	// parts are each feature's tables by their type (part), made on first use.
+	parts   map[any]any
+	dropped atomic.Uint64
+	written atomic.Uint64
 
 	// Now is the clock for history labels, stats ranges and undated records; tests replace it.
 	Now func() time.Time
@@ -64,6 +55,7 @@ func New() *Store {
 		byPhone:       map[string][]string{},
 		pending:       map[string]string{},
 		sends:         map[string]*history.SendRow{},
+		parts:         map[any]any{},
 		Now:           func() time.Time { return time.Now().UTC() },
 	}
 }

@@ -39,3 +39,20 @@ func newestFirst[V any](key func(V) (time.Time, string)) func(a, b V) int {
 	older := oldestFirst(key)
 	return func(a, b V) int { return older(b, a) }
 }
+
+// part returns the store's tables of type T, made on first use (then T's init, if it has
+// one, makes its maps); call with s.mu held. Each feature's file declares its tables and
+// reaches them through part, so that a new feature adds no field to Store. The key is the
+// type itself, so two features cannot share tables by accident.
+func part[T any](s *Store) *T {
+	key := any((*T)(nil))
+	if p, ok := s.parts[key]; ok {
+		return p.(*T)
+	}
+	p := new(T)
+	if i, ok := any(p).(interface{ init() }); ok {
+		i.init()
+	}
+	s.parts[key] = p
+	return p
+}

@@ -24,7 +24,7 @@ func (s *Store) TestNumbers(ctx context.Context, appID string) ([]apps.TestNumbe
 // sortedTestNumbers lists the test numbers of one app (or of all, for ""), newest first.
 func (s *Store) sortedTestNumbers(appID string) []apps.TestNumber {
 	var out []apps.TestNumber
-	for _, t := range s.apps.tests {
+	for _, t := range s.appTables().tests {
 		if appID == "" || t.AppID == appID {
 			t.Sealed = slices.Clone(t.Sealed)
 			out = append(out, t)
@@ -46,17 +46,17 @@ func (s *Store) CreateTestNumber(ctx context.Context, t apps.TestNumber, audit h
 	}
 	return s.changeApps(ctx, "create test number", audit, func() error {
 		t.AppID = strings.ToLower(t.AppID)
-		for id, old := range s.apps.tests {
+		for id, old := range s.appTables().tests {
 			if old.AppID != t.AppID || old.Address != t.Address {
 				continue
 			}
 			if t.CreatedAt.Before(old.ExpiresAt) {
 				return &otp.ErrInvalidRequest{Fields: map[string]string{"address": "is a working test number of this app already"}}
 			}
-			delete(s.apps.tests, id)
+			delete(s.appTables().tests, id)
 		}
 		t.Sealed, t.CreatedAt, t.ExpiresAt = slices.Clone(t.Sealed), ts(t.CreatedAt), ts(t.ExpiresAt)
-		s.apps.tests[t.ID] = t
+		s.appTables().tests[t.ID] = t
 		return nil
 	})
 }
@@ -66,11 +66,11 @@ func (s *Store) DeleteTestNumber(ctx context.Context, appID, id string, audit hi
 	var t apps.TestNumber
 	err := s.changeApps(ctx, "delete test number", audit, func() error {
 		var ok bool
-		t, ok = s.apps.tests[strings.ToLower(id)]
+		t, ok = s.appTables().tests[strings.ToLower(id)]
 		if !ok || t.AppID != strings.ToLower(appID) {
 			return otp.ErrNotFound
 		}
-		delete(s.apps.tests, t.ID)
+		delete(s.appTables().tests, t.ID)
 		return nil
 	})
 	return t, err

@@ -15,6 +15,9 @@ type tokenState struct {
 	redeemed map[string]time.Time
 }
 
+// tokenTables is the store's signing keys and redemptions; call with s.mu held.
+func (s *Store) tokenTables() *tokenState { return part[tokenState](s) }
+
 var _ tokens.Store = (*Store)(nil)
 
 // SigningKeys implements tokens.Store.
@@ -24,7 +27,7 @@ func (s *Store) SigningKeys(ctx context.Context) ([]tokens.StoredKey, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.tokens.keys), nil
+	return slices.Clone(s.tokenTables().keys), nil
 }
 
 // AddSigningKey implements tokens.Store.
@@ -34,13 +37,13 @@ func (s *Store) AddSigningKey(ctx context.Context, k tokens.StoredKey, staleBefo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.tokens.keys {
+	for _, old := range s.tokenTables().keys {
 		if old.CreatedAt.After(staleBefore) {
 			return false, nil
 		}
 	}
 	k.Sealed, k.CreatedAt, k.ActiveAt = slices.Clone(k.Sealed), ts(k.CreatedAt), ts(k.ActiveAt)
-	s.tokens.keys = append(s.tokens.keys, k)
+	s.tokenTables().keys = append(s.tokenTables().keys, k)
 	return true, nil
 }
 
@@ -51,7 +54,7 @@ func (s *Store) DeleteSigningKeys(ctx context.Context, ids []string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens.keys = slices.DeleteFunc(s.tokens.keys, func(k tokens.StoredKey) bool { return slices.Contains(ids, k.ID) })
+	s.tokenTables().keys = slices.DeleteFunc(s.tokenTables().keys, func(k tokens.StoredKey) bool { return slices.Contains(ids, k.ID) })
 	return nil
 }
 
@@ -63,17 +66,17 @@ func (s *Store) Redeem(ctx context.Context, r tokens.Redemption) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tokens.redeemed == nil {
-		s.tokens.redeemed = map[string]time.Time{}
+	if s.tokenTables().redeemed == nil {
+		s.tokenTables().redeemed = map[string]time.Time{}
 	}
-	if _, ok := s.tokens.redeemed[r.JTI]; ok {
+	if _, ok := s.tokenTables().redeemed[r.JTI]; ok {
 		return tokens.ErrRedeemed
 	}
-	for jti, exp := range s.tokens.redeemed {
+	for jti, exp := range s.tokenTables().redeemed {
 		if exp.Before(r.RedeemedAt.Add(-time.Minute)) {
-			delete(s.tokens.redeemed, jti)
+			delete(s.tokenTables().redeemed, jti)
 		}
 	}
-	s.tokens.redeemed[r.JTI] = r.ExpiresAt
+	s.tokenTables().redeemed[r.JTI] = r.ExpiresAt
 	return nil
 }

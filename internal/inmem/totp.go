@@ -19,6 +19,9 @@ type totpState struct {
 	challenges map[string]totp.Challenge
 }
 
+// totpTables is the store's TOTP entities, factors and challenges; call with s.mu held.
+func (s *Store) totpTables() *totpState { return part[totpState](s) }
+
 func (t *totpState) init() {
 	if t.entities == nil {
 		t.entities, t.factors, t.challenges = map[string]totp.Entity{}, map[string]totp.Factor{}, map[string]totp.Challenge{}
@@ -27,8 +30,7 @@ func (t *totpState) init() {
 
 // entity finds an app's entity by identity; call with s.mu held.
 func (s *Store) entity(appID, identity string) (totp.Entity, bool) {
-	s.totp.init()
-	for _, e := range s.totp.entities {
+	for _, e := range s.totpTables().entities {
 		if e.AppID == strings.ToLower(appID) && e.Identity == identity {
 			return e, true
 		}
@@ -47,7 +49,7 @@ func (s *Store) EnsureEntity(ctx context.Context, e totp.Entity) (totp.Entity, b
 		return old, false, nil
 	}
 	e.AppID, e.CreatedAt = strings.ToLower(e.AppID), ts(e.CreatedAt)
-	s.totp.entities[e.ID] = e
+	s.totpTables().entities[e.ID] = e
 	return e, true, nil
 }
 
@@ -71,9 +73,8 @@ func (s *Store) Entities(ctx context.Context, appID string) ([]totp.Entity, erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.totp.init()
 	mine := func(e totp.Entity) bool { return e.AppID == strings.ToLower(appID) }
-	return collect(s.totp.entities, mine, oldestFirst(func(e totp.Entity) (time.Time, string) { return e.CreatedAt, e.ID })), nil
+	return collect(s.totpTables().entities, mine, oldestFirst(func(e totp.Entity) (time.Time, string) { return e.CreatedAt, e.ID })), nil
 }
 
 // DeleteEntity implements totp.Store.
@@ -87,23 +88,23 @@ func (s *Store) DeleteEntity(ctx context.Context, appID, identity string) error 
 	if !ok {
 		return otp.ErrNotFound
 	}
-	for id, f := range s.totp.factors {
+	for id, f := range s.totpTables().factors {
 		if f.EntityID == e.ID {
 			s.dropFactor(id)
 		}
 	}
-	delete(s.totp.entities, e.ID)
+	delete(s.totpTables().entities, e.ID)
 	return nil
 }
 
 // dropFactor deletes a factor with its challenges; call with s.mu held.
 func (s *Store) dropFactor(id string) {
-	for cid, c := range s.totp.challenges {
+	for cid, c := range s.totpTables().challenges {
 		if c.FactorID == id {
-			delete(s.totp.challenges, cid)
+			delete(s.totpTables().challenges, cid)
 		}
 	}
-	delete(s.totp.factors, id)
+	delete(s.totpTables().factors, id)
 }
 
 // CreateFactor implements totp.Store.
@@ -113,12 +114,11 @@ func (s *Store) CreateFactor(ctx context.Context, f totp.Factor) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.totp.init()
-	if _, ok := s.totp.entities[f.EntityID]; !ok {
+	if _, ok := s.totpTables().entities[f.EntityID]; !ok {
 		return otp.ErrNotFound
 	}
 	f.AppID, f.Sealed, f.CreatedAt, f.UpdatedAt = strings.ToLower(f.AppID), slices.Clone(f.Sealed), ts(f.CreatedAt), ts(f.UpdatedAt)
-	s.totp.factors[f.ID] = f
+	s.totpTables().factors[f.ID] = f
 	return nil
 }
 
@@ -128,7 +128,7 @@ func (s *Store) factor(appID, identity, id string) (totp.Factor, bool) {
 	if !ok {
 		return totp.Factor{}, false
 	}
-	f, ok := s.totp.factors[strings.ToLower(id)]
+	f, ok := s.totpTables().factors[strings.ToLower(id)]
 	if !ok || f.EntityID != e.ID {
 		return totp.Factor{}, false
 	}
@@ -160,7 +160,7 @@ func (s *Store) Factors(ctx context.Context, appID, identity string) ([]totp.Fac
 	if !ok {
 		return nil, nil
 	}
-	out := collect(s.totp.factors, func(f totp.Factor) bool { return f.EntityID == e.ID },
+	out := collect(s.totpTables().factors, func(f totp.Factor) bool { return f.EntityID == e.ID },
 		oldestFirst(func(f totp.Factor) (time.Time, string) { return f.CreatedAt, f.ID }))
 	for i := range out {
 		out[i].Sealed = slices.Clone(out[i].Sealed)
@@ -180,7 +180,7 @@ func (s *Store) RenameFactor(ctx context.Context, appID, identity, id, name stri
 		return totp.Factor{}, otp.ErrNotFound
 	}
 	f.FriendlyName, f.UpdatedAt = name, ts(now)
-	s.totp.factors[f.ID] = f
+	s.totpTables().factors[f.ID] = f
 	f.Sealed = slices.Clone(f.Sealed)
 	return f, nil
 }
@@ -207,15 +207,14 @@ func (s *Store) AcceptStep(ctx context.Context, appID, id string, step int64, no
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.totp.init()
-	f, ok := s.totp.factors[strings.ToLower(id)]
+	f, ok := s.totpTables().factors[strings.ToLower(id)]
 	if !ok || f.AppID != strings.ToLower(appID) {
 		return totp.Factor{}, false, otp.ErrNotFound
 	}
 	accepted := step > f.LastStep
 	if accepted {
 		f.LastStep, f.Status, f.UpdatedAt = step, totp.FactorVerified, ts(now)
-		s.totp.factors[f.ID] = f
+		s.totpTables().factors[f.ID] = f
 	}
 	f.Sealed = slices.Clone(f.Sealed)
 	return f, accepted, nil
@@ -228,12 +227,11 @@ func (s *Store) CreateChallenge(ctx context.Context, c totp.Challenge) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.totp.init()
-	if _, ok := s.totp.factors[c.FactorID]; !ok {
+	if _, ok := s.totpTables().factors[c.FactorID]; !ok {
 		return otp.ErrNotFound
 	}
 	c.AppID, c.CreatedAt = strings.ToLower(c.AppID), ts(c.CreatedAt)
-	s.totp.challenges[c.ID] = c
+	s.totpTables().challenges[c.ID] = c
 	return nil
 }
 
@@ -245,7 +243,7 @@ func (s *Store) Challenge(ctx context.Context, appID, identity, id string) (totp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entity(appID, identity)
-	c, found := s.totp.challenges[strings.ToLower(id)]
+	c, found := s.totpTables().challenges[strings.ToLower(id)]
 	if !ok || !found || c.EntityID != e.ID {
 		return totp.Challenge{}, otp.ErrNotFound
 	}
@@ -266,5 +264,5 @@ func (s *Store) Challenges(ctx context.Context, appID, identity, factorID string
 	keep := func(c totp.Challenge) bool {
 		return c.EntityID == e.ID && (factorID == "" || c.FactorID == strings.ToLower(factorID)) && (status == "" || c.Status == status)
 	}
-	return collect(s.totp.challenges, keep, newestFirst(func(c totp.Challenge) (time.Time, string) { return c.CreatedAt, c.ID })), nil
+	return collect(s.totpTables().challenges, keep, newestFirst(func(c totp.Challenge) (time.Time, string) { return c.CreatedAt, c.ID })), nil
 }

@@ -8,6 +8,14 @@ import (
 	"otpgate/internal/receipt"
 )
 
+// traceState holds the traceparents of traced sends and verifications, by id.
+type traceState struct{ byID map[string]string }
+
+func (t *traceState) init() { t.byID = map[string]string{} }
+
+// traceTables is the store's traceparents; call with s.mu held.
+func (s *Store) traceTables() *traceState { return part[traceState](s) }
+
 // SetSendTrace implements tracing.TraceStore: the send's traceparent, and its
 // verification's when it has none yet.
 func (s *Store) SetSendTrace(ctx context.Context, sendID, traceparent string) error {
@@ -21,12 +29,9 @@ func (s *Store) SetSendTrace(ctx context.Context, sendID, traceparent string) er
 	if !ok || row == nil {
 		return fmt.Errorf("inmem: set send trace: %w", otp.ErrNotFound)
 	}
-	if s.traces == nil {
-		s.traces = map[string]string{}
-	}
-	s.traces[id] = traceparent
-	if _, ok := s.traces[row.VerificationID]; !ok && row.VerificationID != "" {
-		s.traces[row.VerificationID] = traceparent
+	s.traceTables().byID[id] = traceparent
+	if _, ok := s.traceTables().byID[row.VerificationID]; !ok && row.VerificationID != "" {
+		s.traceTables().byID[row.VerificationID] = traceparent
 	}
 	return nil
 }
@@ -39,7 +44,7 @@ func (s *Store) VerificationTrace(ctx context.Context, id string) (string, error
 	id, _ = canonID(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.traces[id], nil
+	return s.traceTables().byID[id], nil
 }
 
 // ReceiptTrace implements tracing.TraceStore: the traceparent of the send a receipt names.
@@ -50,7 +55,7 @@ func (s *Store) ReceiptTrace(ctx context.Context, r receipt.Receipt) (string, er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, row := range s.matching(r) {
-		if tp := s.traces[row.ID]; row.Provider == r.Provider && tp != "" {
+		if tp := s.traceTables().byID[row.ID]; row.Provider == r.Provider && tp != "" {
 			return tp, nil
 		}
 	}

@@ -63,7 +63,7 @@ func imports() map[string][]string {
 		"internal/persistence": {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/operators", "internal/otp", "internal/receipt", "internal/spend", "internal/tokens", "internal/totp", "internal/tracing"},
 		"internal/postgres":    {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/operators", "internal/otp", "internal/persistence", "internal/pii", "internal/psd2", "internal/rate", "internal/receipt", "internal/retention", "internal/settings", "internal/spend", "internal/templates", "internal/tokens", "internal/totp", "internal/tracing", "migrations"},
 		"internal/inmem":       {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/operators", "internal/otp", "internal/persistence", "internal/rate", "internal/receipt", "internal/settings", "internal/spend", "internal/tokens", "internal/totp"},
-		"internal/metrics":     {"internal/delivery", "internal/otp", "internal/rate", "internal/receipt"},
+		"internal/metrics":     {"internal/contact", "internal/delivery", "internal/otp", "internal/rate", "internal/receipt"},
 		// Listeners: the kit they share, the public API, the admin listener, Twilio's API.
 		"internal/httpkit":   {"internal/apps", "internal/contact", "internal/otp", "internal/proof", "internal/tracing"},
 		"internal/http":      {"api", "internal/apps", "internal/contact", "internal/httpkit", "internal/idempotent", "internal/otp", "internal/proof", "internal/psd2", "internal/rate", "internal/receipt", "internal/tokens", "internal/totp"},
@@ -75,7 +75,8 @@ func imports() map[string][]string {
 		"cmd/altcha":      {"internal/challenge", "internal/proof"},
 		"cmd/loadgen":     {"internal/loadtest", "internal/loadtest/pumping", "internal/loadtest/reference"},
 		// Test support, which the binary never links (TestBinaryLinksNoTestSupport): the feature contracts, the real services, the harness, the load tools.
-		"internal/storetest":               {"internal/apps", "internal/apps/appstest", "internal/events", "internal/events/eventstest", "internal/fraud", "internal/fraud/fraudtest", "internal/history", "internal/history/historytest", "internal/operators/operatorstest", "internal/otp", "internal/psd2", "internal/receipt", "internal/retention/retentiontest", "internal/settings/settingstest", "internal/spend/spendtest", "internal/storetest/fixture", "internal/templates", "internal/tokens", "internal/tokens/tokenstest", "internal/totp/totptest", "internal/tracing/tracingtest"},
+		"internal/storetest":               {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/otp", "internal/psd2", "internal/receipt", "internal/storetest/fixture", "internal/templates"},
+		"internal/storetest/stores":        {"internal/inmem", "internal/postgres", "internal/storetest/fixture", "internal/testenv"},
 		"internal/storetest/fixture":       {"internal/events", "internal/fraud", "internal/history", "internal/otp", "internal/persistence", "internal/rate", "internal/retention"},
 		"internal/apps/appstest":           {"internal/apps", "internal/otp", "internal/storetest/fixture", "internal/templates"},
 		"internal/events/eventstest":       {"internal/apps", "internal/events", "internal/fraud", "internal/history", "internal/otp", "internal/signature", "internal/storetest/fixture"},
@@ -86,7 +87,6 @@ func imports() map[string][]string {
 		"internal/settings/settingstest":   {"internal/history", "internal/otp", "internal/settings", "internal/storetest/fixture"},
 		"internal/spend/spendtest":         {"internal/events", "internal/history", "internal/otp", "internal/retention", "internal/spend", "internal/storetest/fixture"},
 		"internal/tokens/tokenstest":       {"internal/tokens"},
-		"internal/totp/totptest":           {"internal/otp", "internal/storetest/fixture", "internal/totp"},
 		"internal/tracing/tracingtest":     {"internal/otp", "internal/receipt", "internal/storetest/fixture", "internal/tracing"},
 		"internal/email/emailtest":         {"internal/testenv"},
 		"internal/sms/smstest":             {"internal/sms"},

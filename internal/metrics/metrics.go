@@ -10,6 +10,8 @@
 //	|---|---|---|---|
 //	| `otpgate_sends_total` | counter | `outcome`: created, resent, rate_limited, fraud_blocked, blocked, budget_exceeded, duplicate, invalid (invalid_email too), provider_error, unavailable, error | send calls that reached the service |
 //	| `otpgate_checks_total` | counter | `outcome`: approved, invalid_code, too_many_attempts, expired, not_found, rate_limited, invalid, unavailable, error | check calls that reached the service |
+//	| `otpgate_country_sends_total` | counter | `country` (ISO region, empty for email) | codes handed to a provider (sends created or resent) |
+//	| `otpgate_country_approvals_total` | counter | `country` (ISO region, empty for email) | approved checks: with the line above, each country's conversion |
 //	| `otpgate_limiter_decisions_total` | counter | `result`: allowed, denied, error | limiter decisions |
 //	| `otpgate_limiter_rule_decisions_total` | counter | `scope`, `rule` (as configured, e.g. 10/1h), `result`: allowed, denied | each rule of each decision; denied when that rule refused |
 //	| `otpgate_limiter_duration_seconds` | histogram | `op`: allow, refund, inspect, reset | limiter call latency |
@@ -95,6 +97,7 @@ type Metrics struct {
 	outcomes   sync.Map
 	fraud      fraudMetrics
 	spend      spendMetrics
+	conversion conversionMetrics
 	// rejected counts refused delivery callbacks, registered by the first ReceiptReceiver.
 	rejected     *prometheus.CounterVec
 	rejectedOnce sync.Once
@@ -146,6 +149,7 @@ func New() *Metrics {
 	m.delivery = newDeliveryMetrics(m.reg)
 	m.fraud = registerFraud(m.reg)
 	m.spend = registerSpend(m.reg)
+	m.conversion = registerConversion(m.reg)
 	// Known label values start at zero, so rates and alerts work before the first event.
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)

@@ -33,6 +33,9 @@ type verifier struct {
 func (v *verifier) Send(ctx context.Context, in otp.SendInput) (otp.SendResult, error) {
 	res, err := v.next.Send(ctx, in)
 	v.m.outcome(v.m.sends, "send", sendOutcome(res, err)).Inc()
+	if err == nil {
+		v.m.conversion.sent.WithLabelValues(res.Country).Inc()
+	}
 	if err == nil && res.Cost > 0 {
 		v.m.spend.total.WithLabelValues(otp.StoredAppID(res.Verification.AppID), res.Country, res.Channel).Add(float64(res.Cost) / 1e6)
 	}
@@ -42,6 +45,9 @@ func (v *verifier) Send(ctx context.Context, in otp.SendInput) (otp.SendResult, 
 func (v *verifier) Check(ctx context.Context, in otp.CheckInput) (otp.CheckResult, error) {
 	res, err := v.next.Check(ctx, in)
 	v.m.outcome(v.m.checks, "check", checkOutcome(err)).Inc()
+	if err == nil {
+		v.m.conversion.approved.WithLabelValues(addressCountry(res.Verification.Address)).Inc()
+	}
 	return res, err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -38,8 +39,8 @@ func count(t *testing.T, pool *pgxpool.Pool, q string) int {
 func TestBatchWriter(t *testing.T) {
 	t.Run("TenThousandDeniedSendsTakeAFewStatements", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
-		w := startWriter(t, pool, discard(), postgres.BatchOptions{QueueSize: 10_000, BatchSize: 1_000})
+		pool := stores.OpenPostgres(t)
+		w := stores.StartWriter(t, pool, discard(), postgres.BatchOptions{QueueSize: 10_000, BatchSize: 1_000})
 		var wg sync.WaitGroup
 		for g := range 10 { // ten request handlers at once
 			wg.Go(func() {
@@ -68,7 +69,7 @@ func TestBatchWriter(t *testing.T) {
 
 	t.Run("FullQueueDropsAndCounts", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), discard(), postgres.BatchOptions{QueueSize: 100})
 		for i := range 150 {
 			w.RecordDenied(denied(i)) // nothing drains the queue: Run is not running
@@ -86,7 +87,7 @@ func TestBatchWriter(t *testing.T) {
 
 	t.Run("CloseWritesWhatIsQueued", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), discard(), postgres.BatchOptions{FlushInterval: time.Hour})
 		done := make(chan error, 1)
 		go func() { done <- w.Run(context.Background()) }()
@@ -106,7 +107,7 @@ func TestBatchWriter(t *testing.T) {
 
 	t.Run("CanceledRunWritesWhatIsQueued", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		w := postgres.NewBatchWriter(pool, testenv.DataKeys(), discard(), postgres.BatchOptions{FlushInterval: time.Hour})
 		for i := range 10 {
 			w.RecordDenied(denied(i))
@@ -123,9 +124,9 @@ func TestBatchWriter(t *testing.T) {
 
 	t.Run("FailedBatchIsDroppedAndLoggedOnce", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		var logs bytes.Buffer
-		w := startWriter(t, pool, slog.New(slog.NewTextHandler(&logs, nil)), postgres.BatchOptions{})
+		w := stores.StartWriter(t, pool, slog.New(slog.NewTextHandler(&logs, nil)), postgres.BatchOptions{})
 		rows := []otp.DeniedSend{denied(1), denied(2), denied(3), denied(4)}
 		// The primary key (id and time: sends is partitioned by time) refuses the whole COPY.
 		rows[3].ID, rows[3].Time = rows[0].ID, rows[0].Time

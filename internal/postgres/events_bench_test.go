@@ -10,6 +10,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkSendWrites(b *testing.B) {
 	}{{"NoEndpoint", ""}, {"OtherAppsEndpoint", other}, {"Subscribed", otp.DefaultAppID}} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
-			pool := mustOpen(b)
+			pool := stores.OpenPostgres(b)
 			s := postgres.New(pool, testenv.DataKeys())
 			if c.app != "" {
 				id := events.NewID()

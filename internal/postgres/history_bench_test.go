@@ -18,6 +18,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/rate"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -133,8 +134,8 @@ type sendSide struct {
 
 func newSendSide(b *testing.B, name string, pool *pgxpool.Pool) *sendSide {
 	s := postgres.New(pool, testenv.DataKeys())
-	s.Outcomes = startOutcomes(b, pool, postgres.BatchOptions{})
-	denied := startWriter(b, pool, discard(), postgres.BatchOptions{})
+	s.Outcomes = stores.StartOutcomes(b, pool, postgres.BatchOptions{})
+	denied := stores.StartWriter(b, pool, discard(), postgres.BatchOptions{})
 	catalog, err := message.New(nil)
 	if err != nil {
 		b.Fatal(err)
@@ -194,7 +195,7 @@ func BenchmarkAllowedSendWithHistory(b *testing.B) {
 		rounds = 6
 		slice  = 2 * time.Second
 	)
-	emptyPool, historyPool := mustOpen(b), mustOpen(b)
+	emptyPool, historyPool := stores.OpenPostgres(b), stores.OpenPostgres(b)
 	seedHistory(b, historyPool, postgres.New(historyPool, testenv.DataKeys()), *historyRows)
 	sides := []*sendSide{newSendSide(b, "empty", emptyPool), newSendSide(b, "history", historyPool)}
 	for b.Loop() {

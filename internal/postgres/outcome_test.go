@@ -11,6 +11,7 @@ import (
 
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -40,9 +41,9 @@ func sent(p otp.BeginSend) otp.FinishSend {
 func TestOutcomeWriter(t *testing.T) {
 	t.Run("OutcomesOfManySendsTakeAFewStatements", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
-		s.Outcomes = startOutcomes(t, pool, postgres.BatchOptions{})
+		s.Outcomes = stores.StartOutcomes(t, pool, postgres.BatchOptions{})
 		sends := begin(t, s, 500, time.Now().UTC())
 		var wg sync.WaitGroup
 		for g := range 10 { // ten request handlers at once
@@ -71,7 +72,7 @@ func TestOutcomeWriter(t *testing.T) {
 
 	t.Run("FullQueueWritesAtOnce", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = postgres.NewOutcomeWriter(pool, discard(), postgres.BatchOptions{QueueSize: 1})
 		sends := begin(t, s, 2, time.Now().UTC())
@@ -93,7 +94,7 @@ func TestOutcomeWriter(t *testing.T) {
 
 	t.Run("UndoIsWrittenAtOnce", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = postgres.NewOutcomeWriter(pool, discard(), postgres.BatchOptions{})
 		p := begin(t, s, 1, time.Now().UTC())[0]
@@ -109,7 +110,7 @@ func TestOutcomeWriter(t *testing.T) {
 
 	t.Run("CloseWritesWhatIsQueued", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		s.Outcomes = postgres.NewOutcomeWriter(pool, discard(), postgres.BatchOptions{FlushInterval: time.Hour})
 		done := make(chan error, 1)

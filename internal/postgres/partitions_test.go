@@ -8,6 +8,7 @@ import (
 
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -46,7 +47,7 @@ func partitionOf(t *testing.T, pool *pgxpool.Pool, table string, day time.Time) 
 // horizon and a later one keep every row as it was, down to its row version.
 func TestPurgeDropsWholeDays(t *testing.T) {
 	t.Parallel()
-	db := mustOpen(t)
+	db := stores.OpenPostgres(t)
 	s := postgres.New(db, testenv.DataKeys())
 	now := time.Now().UTC()
 	today := now.Truncate(24 * time.Hour)
@@ -114,7 +115,7 @@ func TestPurgeDropsWholeDays(t *testing.T) {
 // partitions, and rows written then go to them.
 func TestPrepareDays(t *testing.T) {
 	t.Parallel()
-	db := mustOpen(t)
+	db := stores.OpenPostgres(t)
 	s := postgres.New(db, testenv.DataKeys())
 	d := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -20)
 	seedOld(t, db, d.Add(time.Hour), time.Minute, 10)

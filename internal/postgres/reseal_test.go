@@ -12,6 +12,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/pii"
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -36,7 +37,7 @@ func rawKey(b byte) string {
 // all under k2 after one pass with OTP_DATA_KEYS="k2:…,k1:…", and read back in plain with
 // k2 alone; a second pass finds nothing to do.
 func TestResealer(t *testing.T) {
-	pool := mustOpen(t)
+	pool := stores.OpenPostgres(t)
 	ctx := context.Background()
 	at := time.Date(2030, 3, 4, 5, 0, 0, 0, time.UTC)
 	old := postgres.New(pool, dataKeys(t, "k1:"+rawKey(1)))

@@ -20,6 +20,7 @@ import (
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -80,7 +81,7 @@ func lockTimedOut(err error) bool {
 func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 	t.Parallel()
 	dsn := testenv.PostgresDSN(t)
-	db := mustOpenDSN(t, dsn)
+	db := stores.OpenPostgresDSN(t, dsn)
 	now := time.Now().UTC()
 	seedOld(t, db, now.Add(-100*24*time.Hour), 15*time.Second, 50000) // 200,000 rows over 9 days
 	seedOld(t, db, now.Add(-48*time.Hour), time.Minute, 500)          // 2,000 rows that stay
@@ -99,7 +100,7 @@ func TestPurgeOf200kRowsKeepsWritesFlowing(t *testing.T) {
 	}
 	t.Cleanup(wpool.Close)
 	writes := postgres.New(wpool, testenv.DataKeys())
-	denials := startWriter(t, wpool, discard(), postgres.BatchOptions{})
+	denials := stores.StartWriter(t, wpool, discard(), postgres.BatchOptions{})
 
 	t.Run("AWriteThatWaitsLongerFails", func(t *testing.T) {
 		tx, err := db.Begin(t.Context())

@@ -15,6 +15,7 @@ import (
 
 	"otpgate/internal/postgres"
 	"otpgate/internal/retention"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -80,7 +81,7 @@ func rows(t *testing.T, pool *pgxpool.Pool, q string, args ...any) []string {
 func TestRollUp(t *testing.T) {
 	t.Run("CountingHoursAgainGivesTheSameRollups", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		seedOld(t, pool, start, 97*time.Second, 2000) // two days and a bit
@@ -146,26 +147,26 @@ func (x *exclusive) RollUp(ctx context.Context, from, before time.Time, drop int
 func TestLifecycleOneInstanceAtATime(t *testing.T) {
 	t.Parallel()
 	dsn := testenv.PostgresDSN(t)
-	db := mustOpenDSN(t, dsn)
+	db := stores.OpenPostgresDSN(t, dsn)
 	now := time.Now().UTC()
 	const n = 3000
 	seedOld(t, db, now.Add(-100*24*time.Hour), 10*time.Second, n)
 	var holders, most atomic.Int32
 	// Two instances: their own pools on one database, each with its own job.
 	jobs := make([]*retention.Job, 2)
-	stores := make([]*exclusive, 2)
+	exclusives := make([]*exclusive, 2)
 	for i := range jobs {
-		pool := mustOpenDSN(t, dsn)
-		stores[i] = &exclusive{Store: postgres.New(pool, testenv.DataKeys()), holders: &holders, most: &most}
-		jobs[i] = retention.New(stores[i], discard(), retention.Options{Retention: 90 * 24 * time.Hour, Batch: 250})
+		pool := stores.OpenPostgresDSN(t, dsn)
+		exclusives[i] = &exclusive{Store: postgres.New(pool, testenv.DataKeys()), holders: &holders, most: &most}
+		jobs[i] = retention.New(exclusives[i], discard(), retention.Options{Retention: 90 * 24 * time.Hour, Batch: 250})
 	}
 
 	// While the first instance is inside its pass, the second one's pass is skipped.
-	stores[0].hold = make(chan chan struct{})
+	exclusives[0].hold = make(chan chan struct{})
 	first := make(chan error, 1)
 	go func() { _, err := jobs[0].Pass(t.Context()); first <- err }()
-	wait := <-stores[0].hold
-	stores[0].hold = nil
+	wait := <-exclusives[0].hold
+	exclusives[0].hold = nil
 	if r, err := jobs[1].Pass(t.Context()); err != nil || !r.Skipped {
 		t.Errorf("second instance while the first passes: got %+v, %v; want it skipped", r, err)
 	}
@@ -222,7 +223,7 @@ func TestLifecycleOneInstanceAtATime(t *testing.T) {
 // still count them.
 func TestPurgeStatementsUseIndexes(t *testing.T) {
 	t.Parallel()
-	db := mustOpen(t)
+	db := stores.OpenPostgres(t)
 	s := postgres.New(db, testenv.DataKeys())
 	now := time.Now().UTC()
 	seedOld(t, db, now.Add(-100*24*time.Hour), 15*time.Second, 20000)

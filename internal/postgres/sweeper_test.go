@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -15,7 +16,7 @@ const sweepLock int64 = 0x6f7470_7377
 func TestSweeper(t *testing.T) {
 	t.Run("SettlesSendsLeftSendingAndReportsTheLag", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		now := time.Now().UTC()
 		s.Now = func() time.Time { return now }
@@ -36,7 +37,7 @@ func TestSweeper(t *testing.T) {
 
 	t.Run("OneInstanceAtATime", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		now := time.Now().UTC()
 		begin(t, s, 1, now.Add(-time.Hour))
@@ -69,7 +70,7 @@ func TestSweeper(t *testing.T) {
 
 	t.Run("RunStopsWithItsContext", func(t *testing.T) {
 		t.Parallel()
-		pool := mustOpen(t)
+		pool := stores.OpenPostgres(t)
 		s := postgres.New(pool, testenv.DataKeys())
 		begin(t, s, 1, time.Now().UTC().Add(-time.Hour))
 		w := postgres.NewSweeper(s, discard(), postgres.SweeperOptions{After: time.Minute, Interval: 50 * time.Millisecond})

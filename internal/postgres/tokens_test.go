@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 	"otpgate/internal/tokens"
 )
@@ -14,7 +15,7 @@ import (
 // TestTokenRingsShareOneKey starts instances' key rings at once over one database: they
 // make one key between them, and all publish it.
 func TestTokenRingsShareOneKey(t *testing.T) {
-	store := postgres.New(mustOpen(t), testenv.DataKeys())
+	store := postgres.New(stores.OpenPostgres(t), testenv.DataKeys())
 	sealer, err := tokens.NewSealer([]byte("test secret"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"otpgate/internal/history"
 	"otpgate/internal/otp"
 	"otpgate/internal/postgres"
+	"otpgate/internal/storetest/stores"
 	"otpgate/internal/testenv"
 )
 
@@ -22,9 +23,9 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 		t.Fatalf("parse dsn: %v", err)
 	}
 	proxy := testenv.NewProxy(t, u.Host)
-	pool := mustOpenDSN(t, proxy.Via(dsn))
+	pool := stores.OpenPostgresDSN(t, proxy.Via(dsn))
 	s := postgres.New(pool, testenv.DataKeys())
-	w := startWriter(t, pool, discard(), postgres.BatchOptions{})
+	w := stores.StartWriter(t, pool, discard(), postgres.BatchOptions{})
 	ctx := t.Context()
 	now := time.Now().UTC()
 	id := func() string { return uuid.Must(uuid.NewV7()).String() }
@@ -91,7 +92,7 @@ func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 }
 
 func TestSlowDatabaseIsUnavailable(t *testing.T) {
-	pool := mustOpen(t)
+	pool := stores.OpenPostgres(t)
 	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	st, err := s.BeginSend(t.Context(), otp.BeginSend{
@@ -137,7 +138,7 @@ func TestSlowDatabaseIsUnavailable(t *testing.T) {
 // that transaction rolls back, has written nothing — its statement was cancelled in the
 // server, not left to go on and commit.
 func TestTimedOutSendWritesNothing(t *testing.T) {
-	pool := mustOpen(t)
+	pool := stores.OpenPostgres(t)
 	s := postgres.New(pool, testenv.DataKeys())
 	now := time.Now().UTC()
 	tx, err := pool.Begin(t.Context())

@@ -41,8 +41,8 @@ func (e *env) clock() time.Time {
 	return e.now
 }
 
-// stores runs f once over the dev store and once over PostgreSQL.
-func stores(t *testing.T, f func(t *testing.T, e *env, sql func(query string, args ...any) string)) {
+// eachStore runs f once over the dev store and once over PostgreSQL.
+func eachStore(t *testing.T, f func(t *testing.T, e *env, sql func(query string, args ...any) string)) {
 	storesOf(t, []string{"inmem", "postgres"}, f)
 }
 
@@ -104,7 +104,7 @@ func independentCode(t *testing.T, uri string, now time.Time) string {
 }
 
 func TestAFactorEnrolsAndAnswersChallengesOnceACode(t *testing.T) {
-	stores(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
+	eachStore(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
 		ctx := t.Context()
 		for _, cfg := range []totp.Config{totp.DefaultConfig(), {Alg: totp.SHA512, Digits: 8, Period: 60, Skew: 0}} {
 			identity := "user-" + uuid.NewString()[:8]
@@ -147,7 +147,7 @@ func TestAFactorEnrolsAndAnswersChallengesOnceACode(t *testing.T) {
 }
 
 func TestConcurrentUsesOfOneCodeApproveOnce(t *testing.T) {
-	stores(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
+	eachStore(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
 		ctx := t.Context()
 		en, err := e.svc.CreateFactor(ctx, app, totp.NewFactor{Identity: "user-0001", FriendlyName: "phone", Config: totp.DefaultConfig()})
 		if err != nil {
@@ -182,7 +182,7 @@ func TestConcurrentUsesOfOneCodeApproveOnce(t *testing.T) {
 }
 
 func TestWrongGuessesAreLimitedPerFactor(t *testing.T) {
-	stores(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
+	eachStore(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
 		ctx := t.Context()
 		en, err := e.svc.CreateFactor(ctx, app, totp.NewFactor{Identity: "user-0001", FriendlyName: "phone", Config: totp.DefaultConfig()})
 		if err != nil {
@@ -221,7 +221,7 @@ func TestWrongGuessesAreLimitedPerFactor(t *testing.T) {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
-	stores(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
+	eachStore(t, func(t *testing.T, e *env, _ func(string, ...any) string) {
 		ctx := t.Context()
 		for _, c := range []struct {
 			n     totp.NewFactor

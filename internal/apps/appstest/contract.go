@@ -1,6 +1,6 @@
 // Package appstest is the contract of apps.Store and apps.RateLimitStore: apps, keys,
-// test numbers and rate limits, every change audited. internal/storetest runs it over both
-// stores.
+// test numbers and rate limits, every change audited. The apps package's TestContract runs
+// it over both stores.
 package appstest
 
 import (

@@ -8,7 +8,7 @@ import (
 
 // Run runs the contract of events.Store (endpoints, the outbox, claims and settlements,
 // and the payloads the stores write); open is called once per case for a fresh, empty
-// store. internal/storetest runs it over both stores.
+// store. The events package's TestContract runs it over both stores.
 func Run(t *testing.T, open func(t *testing.T) fixture.Subject) {
 	t.Run("Events", func(t *testing.T) {
 		testEvents(t, open)

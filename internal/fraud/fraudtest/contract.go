@@ -1,5 +1,5 @@
 // Package fraudtest is the contract of fraud.Store: settings, lists and blocks, each
-// change audited, the conversion counts and the explained sends. internal/storetest runs it
+// change audited, the conversion counts and the explained sends. The feature's TestContract runs it
 // over both stores.
 package fraudtest
 

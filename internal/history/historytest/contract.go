@@ -1,6 +1,6 @@
 // Package historytest is the contract of history.Store and history.EraseStore: the record
 // of sends and checks as the console reads it (lists, pages, stats, attempts), the audit
-// log, and erasure. internal/storetest runs it over both stores.
+// log, and erasure. The feature's TestContract runs it over both stores.
 package historytest
 
 import (

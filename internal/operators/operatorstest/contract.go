@@ -1,5 +1,5 @@
 // Package operatorstest is the contract of operators.Store: accounts, their tokens and
-// sign-ins, every change audited. internal/storetest runs it over both stores.
+// sign-ins, every change audited. The feature's TestContract runs it over both stores.
 package operatorstest
 
 import (

@@ -1,5 +1,5 @@
 // Package retentiontest is the contract of retention.Store, a capability: rollups, charts
-// and conversion read across them, and purges. internal/storetest runs it over every store
+// and conversion read across them, and purges. The feature's TestContract runs it over every store
 // that has it.
 package retentiontest
 

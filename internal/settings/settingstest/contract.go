@@ -1,5 +1,5 @@
 // Package settingstest is the contract of settings.Store: versioned documents by name,
-// seeded once and changed under a lock with their audit entry. internal/storetest runs it
+// seeded once and changed under a lock with their audit entry. The feature's TestContract runs it
 // over both stores.
 package settingstest
 

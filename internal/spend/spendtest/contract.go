@@ -1,5 +1,5 @@
 // Package spendtest is the contract of spend.Store: the configuration, budget events and
-// the figures summed over sends. internal/storetest runs it over both stores.
+// the figures summed over sends. The feature's TestContract runs it over both stores.
 package spendtest
 
 import (

@@ -1,5 +1,5 @@
-// Package tokenstest is the behaviour every tokens.Store shares; internal/postgres and
-// internal/inmem run it.
+// Package tokenstest is the behaviour every tokens.Store shares; the tokens package's
+// TestContract runs it over both stores.
 package tokenstest
 
 import (

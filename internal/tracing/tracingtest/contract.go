@@ -1,6 +1,6 @@
 // Package tracingtest is the contract of tracing.TraceStore: the trace context of traced
-// sends, found again by their checks and receipts. internal/storetest runs it over both
-// stores.
+// sends, found again by their checks and receipts. The tracing package's TestContract runs
+// it over both stores.
 package tracingtest
 
 import (

@@ -1,4 +1,4 @@
-package totptest
+package totp_test
 
 import (
 	"bytes"
