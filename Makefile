@@ -14,7 +14,7 @@ TEST_FLAGS  ?= -race -count=1 -timeout 30m
 ALONE_PKGS   = %/e2e %/internal/loadtest/pumping
 UNIT_PKGS    = $(filter-out $(ALONE_PKGS),$(shell $(GO) list $(PKGS)))
 
-.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck quick bench loadreport soak fuzz clean deploy-test deploy-tools deploy-manifests
+.PHONY: all run build generate setup test twilio-node tokens-node web-node web tidy-check lint vet fmt-check staticcheck quick bench loadreport soak fuzz clean deploy-test deploy-tools deploy-schemas deploy-manifests
 
 all: lint test
 
@@ -102,20 +102,25 @@ staticcheck: $(STATICCHECK)
 ## deploy-test: the Helm chart, the manifests rendered from it and the monitoring mixin
 ## (deploy/, a module of its own, so the server's go.mod takes no Kubernetes or Prometheus
 ## dependencies): helm lint and template, strict decoding into the Kubernetes API types,
-## promtool check and test rules, and every query checked against the /metrics of
-## bin/otpgate (docs/operations.md#tests).
-HELM_VERSION     := v3.22.1
-PROMTOOL_VERSION := v0.316.0
-TOOLS            := $(CURDIR)/bin/tools
-HELM             := $(TOOLS)/helm-$(HELM_VERSION)/helm
-PROMTOOL         := $(TOOLS)/promtool-$(PROMTOOL_VERSION)/promtool
-deploy-test: deploy-tools build $(STATICCHECK)
+## validation against the Kubernetes and ServiceMonitor OpenAPI schemas, promtool check
+## and test rules, and every query checked against the /metrics of bin/otpgate
+## (docs/operations.md#tests).
+HELM_VERSION           := v3.22.1
+PROMTOOL_VERSION       := v0.316.0
+CONTROLLER_GEN_VERSION := v0.23.0
+TOOLS                  := $(CURDIR)/bin/tools
+HELM                   := $(TOOLS)/helm-$(HELM_VERSION)/helm
+PROMTOOL               := $(TOOLS)/promtool-$(PROMTOOL_VERSION)/promtool
+CONTROLLER_GEN         := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
+KUBE_SCHEMAS           := $(TOOLS)/kube-schemas.json
+deploy-test: deploy-tools deploy-schemas build $(STATICCHECK)
 	cd deploy && $(GO) mod tidy -diff && $(GO) vet ./... && $(STATICCHECK) ./...
-	cd deploy && CI=$(CI) HELM=$(HELM) PROMTOOL=$(PROMTOOL) OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate \
-		$(GO) test -count=1 ./...
+	cd deploy && CI=$(CI) HELM=$(HELM) PROMTOOL=$(PROMTOOL) KUBE_SCHEMAS=$(KUBE_SCHEMAS) \
+		OTPGATE_E2E_SERVER=$(CURDIR)/bin/otpgate $(GO) test -count=1 ./...
 
-## deploy-tools: helm and promtool at the pinned versions, built with go install into bin/tools.
-deploy-tools: $(HELM) $(PROMTOOL)
+## deploy-tools: helm, promtool and controller-gen at the pinned versions, built with go
+## install into bin/tools.
+deploy-tools: $(HELM) $(PROMTOOL) $(CONTROLLER_GEN)
 $(HELM):
 	GOBIN=$(dir $@) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 # remove_all_sd (Prometheus's own build tag) leaves out the cloud service discoveries,
@@ -123,9 +128,20 @@ $(HELM):
 $(PROMTOOL):
 	GOBIN=$(dir $@) $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
+$(CONTROLLER_GEN):
+	GOBIN=$(dir $@) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+## deploy-schemas: the OpenAPI schemas of the kinds the chart renders, for the Kubernetes
+## release of k8s.io/api and the Prometheus Operator that deploy/go.mod pins, written by
+## deploy/schemagen into bin/tools from the Go modules (not kept in the repository); made
+## again when go.mod or the generator changes (docs/operations.md#tests).
+deploy-schemas: $(KUBE_SCHEMAS)
+$(KUBE_SCHEMAS): deploy/go.mod $(wildcard deploy/schemagen/*.go) $(CONTROLLER_GEN)
+	cd deploy && $(GO) run ./schemagen -go $(GO) -controller-gen $(CONTROLLER_GEN) -out $@
+
 ## deploy-manifests: render deploy/kubernetes/otpgate.yaml again from the chart's defaults.
-deploy-manifests: $(HELM)
-	cd deploy && HELM=$(HELM) $(GO) test -count=1 -run '^TestKubernetesManifestIsCurrent$$' . -args -update
+deploy-manifests: $(HELM) deploy-schemas
+	cd deploy && HELM=$(HELM) KUBE_SCHEMAS=$(KUBE_SCHEMAS) $(GO) test -count=1 -run '^TestKubernetesManifestIsCurrent$$' . -args -update
 
 ## bench: limiter, store and HTTP benchmarks against the local Redis/Postgres, then the load report.
 bench:

@@ -1814,6 +1814,8 @@ func (e WebhookReceiptStatus) Valid() bool {
 
 // Defines values for DeliveryReceiptParamsKind.
 const (
+	DeliveryReceiptParamsKindInfobip DeliveryReceiptParamsKind = "infobip"
+	DeliveryReceiptParamsKindTelnyx  DeliveryReceiptParamsKind = "telnyx"
 	DeliveryReceiptParamsKindTwilio  DeliveryReceiptParamsKind = "twilio"
 	DeliveryReceiptParamsKindWebhook DeliveryReceiptParamsKind = "webhook"
 )
@@ -1821,6 +1823,10 @@ const (
 // Valid indicates whether the value is a known member of the DeliveryReceiptParamsKind enum.
 func (e DeliveryReceiptParamsKind) Valid() bool {
 	switch e {
+	case DeliveryReceiptParamsKindInfobip:
+		return true
+	case DeliveryReceiptParamsKindTelnyx:
+		return true
 	case DeliveryReceiptParamsKindTwilio:
 		return true
 	case DeliveryReceiptParamsKindWebhook:
@@ -4020,6 +4026,11 @@ type CheckAppVerificationParams struct {
 	OtpgateClientIp *ClientIP `json:"Otpgate-Client-Ip,omitempty"`
 }
 
+// DeliveryReceiptJSONBody defines parameters for DeliveryReceipt.
+type DeliveryReceiptJSONBody struct {
+	union json.RawMessage
+}
+
 // DeliveryReceiptFormdataBody defines parameters for DeliveryReceipt.
 type DeliveryReceiptFormdataBody = struct {
 }
@@ -4031,10 +4042,19 @@ type DeliveryReceiptParams struct {
 
 	// OtpgateSignature `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` (kind `webhook`); at most 5 minutes old.
 	OtpgateSignature *string `json:"Otpgate-Signature,omitempty"`
+
+	// TelnyxSignatureEd25519 Base64 Ed25519 signature of `<telnyx-timestamp>|<raw body>` by the Telnyx account's key (kind `telnyx`).
+	TelnyxSignatureEd25519 *string `json:"telnyx-signature-ed25519,omitempty"`
+
+	// TelnyxTimestamp Unix seconds the Telnyx webhook was signed at (kind `telnyx`); at most 5 minutes from otpgate's clock.
+	TelnyxTimestamp *string `json:"telnyx-timestamp,omitempty"`
 }
 
 // DeliveryReceiptParamsKind defines parameters for DeliveryReceipt.
 type DeliveryReceiptParamsKind string
+
+// DeliveryReceiptJSONBody1 defines parameters for DeliveryReceipt.
+type DeliveryReceiptJSONBody1 = map[string]interface{}
 
 // SendPreflightParams defines parameters for SendPreflight.
 type SendPreflightParams struct {
@@ -4093,7 +4113,7 @@ type SendAppVerificationJSONRequestBody = SendRequest
 type CheckAppVerificationJSONRequestBody = CheckRequest
 
 // DeliveryReceiptJSONRequestBody defines body for DeliveryReceipt for application/json ContentType.
-type DeliveryReceiptJSONRequestBody = WebhookReceipt
+type DeliveryReceiptJSONRequestBody DeliveryReceiptJSONBody
 
 // DeliveryReceiptFormdataRequestBody defines body for DeliveryReceipt for application/x-www-form-urlencoded ContentType.
 type DeliveryReceiptFormdataRequestBody = DeliveryReceiptFormdataBody
@@ -4925,6 +4945,68 @@ func (t *SendRateLimited) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsWebhookReceipt returns the union data inside the DeliveryReceiptJSONBody as a WebhookReceipt
+func (t DeliveryReceiptJSONBody) AsWebhookReceipt() (WebhookReceipt, error) {
+	var body WebhookReceipt
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookReceipt overwrites any union data inside the DeliveryReceiptJSONBody as the provided WebhookReceipt
+func (t *DeliveryReceiptJSONBody) FromWebhookReceipt(v WebhookReceipt) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookReceipt performs a merge with any union data inside the DeliveryReceiptJSONBody, using the provided WebhookReceipt
+func (t *DeliveryReceiptJSONBody) MergeWebhookReceipt(v WebhookReceipt) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeliveryReceiptJSONBody1 returns the union data inside the DeliveryReceiptJSONBody as a DeliveryReceiptJSONBody1
+func (t DeliveryReceiptJSONBody) AsDeliveryReceiptJSONBody1() (DeliveryReceiptJSONBody1, error) {
+	var body DeliveryReceiptJSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeliveryReceiptJSONBody1 overwrites any union data inside the DeliveryReceiptJSONBody as the provided DeliveryReceiptJSONBody1
+func (t *DeliveryReceiptJSONBody) FromDeliveryReceiptJSONBody1(v DeliveryReceiptJSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeliveryReceiptJSONBody1 performs a merge with any union data inside the DeliveryReceiptJSONBody, using the provided DeliveryReceiptJSONBody1
+func (t *DeliveryReceiptJSONBody) MergeDeliveryReceiptJSONBody1(v DeliveryReceiptJSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliveryReceiptJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliveryReceiptJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -5232,7 +5314,12 @@ type ClientInterface interface {
 	// instance's auth token over the status callback URL the message was created with,
 	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5249,7 +5336,12 @@ type ClientInterface interface {
 	// instance's auth token over the status callback URL the message was created with,
 	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5266,7 +5358,12 @@ type ClientInterface interface {
 	// instance's auth token over the status callback URL the message was created with,
 	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5832,7 +5929,12 @@ func (c *Client) CheckAppVerification(ctx context.Context, appId AppID, params *
 // instance's auth token over the status callback URL the message was created with,
 // `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-// webhook secret). The first receipt that settles a send marks it `delivered` or
+// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -5859,7 +5961,12 @@ func (c *Client) DeliveryReceiptWithBody(ctx context.Context, kind DeliveryRecei
 // instance's auth token over the status callback URL the message was created with,
 // `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-// webhook secret). The first receipt that settles a send marks it `delivered` or
+// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -5886,7 +5993,12 @@ func (c *Client) DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParams
 // instance's auth token over the status callback URL the message was created with,
 // `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-// webhook secret). The first receipt that settles a send marks it `delivered` or
+// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -6903,6 +7015,28 @@ func NewDeliveryReceiptRequestWithBody(server string, kind DeliveryReceiptParams
 			req.Header.Set("Otpgate-Signature", headerParam1)
 		}
 
+		if params.TelnyxSignatureEd25519 != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "telnyx-signature-ed25519", *params.TelnyxSignatureEd25519, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("telnyx-signature-ed25519", headerParam2)
+		}
+
+		if params.TelnyxTimestamp != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "telnyx-timestamp", *params.TelnyxTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("telnyx-timestamp", headerParam3)
+		}
+
 	}
 
 	return req, nil
@@ -7424,7 +7558,12 @@ type ClientWithResponsesInterface interface {
 	// instance's auth token over the status callback URL the message was created with,
 	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -7441,7 +7580,12 @@ type ClientWithResponsesInterface interface {
 	// instance's auth token over the status callback URL the message was created with,
 	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -7458,7 +7602,12 @@ type ClientWithResponsesInterface interface {
 	// instance's auth token over the status callback URL the message was created with,
 	// `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 	// (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-	// webhook secret). The first receipt that settles a send marks it `delivered` or
+	// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+	// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -9984,7 +10133,12 @@ func (c *ClientWithResponses) CheckAppVerificationWithResponse(ctx context.Conte
 // instance's auth token over the status callback URL the message was created with,
 // `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-// webhook secret). The first receipt that settles a send marks it `delivered` or
+// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -10007,7 +10161,12 @@ func (c *ClientWithResponses) DeliveryReceiptWithBodyWithResponse(ctx context.Co
 // instance's auth token over the status callback URL the message was created with,
 // `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-// webhook secret). The first receipt that settles a send marks it `delivered` or
+// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -10030,7 +10189,12 @@ func (c *ClientWithResponses) DeliveryReceiptWithResponse(ctx context.Context, k
 // instance's auth token over the status callback URL the message was created with,
 // `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
 // (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-// webhook secret). The first receipt that settles a send marks it `delivered` or
+// webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+// `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.

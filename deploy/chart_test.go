@@ -65,12 +65,23 @@ func TestChartLints(t *testing.T) {
 	}
 }
 
-// TestRenderedObjectsAreValid renders the chart and decodes every object strictly into
-// the pinned Kubernetes API types, then checks what the chart promises.
+// TestRenderedObjectsAreValid renders the chart, decodes every object strictly into the
+// pinned Kubernetes API types and validates it against the pinned OpenAPI schemas, then
+// checks what the chart promises.
 func TestRenderedObjectsAreValid(t *testing.T) {
+	kube, kubeErr := openSchemas()
+	validate := func(t *testing.T, stream []byte) {
+		t.Run("Schemas", func(t *testing.T) {
+			if err := requireSchemas(t, kube, kubeErr).validate(stream); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 	for name, values := range valueSets {
 		t.Run(name, func(t *testing.T) {
-			objs, err := decodeAll(render(t, values...))
+			stream := render(t, values...)
+			validate(t, stream)
+			objs, err := decodeAll(stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +111,9 @@ func TestRenderedObjectsAreValid(t *testing.T) {
 			t.Errorf("minReplicas %v, maxUnavailable %v: want more replicas than may be unavailable, so that a node drain leaves one serving",
 				hpa.Spec.MinReplicas, pdb.Spec.MaxUnavailable)
 		}
-		objs, err = decodeAll(render(t, "--set", "autoscaling.enabled=false,replicaCount=3"))
+		stream := render(t, "--set", "autoscaling.enabled=false,replicaCount=3")
+		validate(t, stream)
+		objs, err = decodeAll(stream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,6 +436,11 @@ func TestKubernetesManifestIsCurrent(t *testing.T) {
 	if _, err := decodeAll(got); err != nil {
 		t.Error(err)
 	}
+	t.Run("Schemas", func(t *testing.T) {
+		if err := loadSchemas(t).validate(got); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 func metaSelector(s *metav1.LabelSelector) (labels.Selector, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,9 +81,33 @@ func decodeAll(stream []byte) ([]object, error) {
 				return nil, fmt.Errorf("%s %q: label %s=%s: %s", kind, meta.GetName(), k, v, strings.Join(errs, "; "))
 			}
 		}
+		if err := imagesGiven(obj); err != nil {
+			return nil, fmt.Errorf("%s %q: %w", kind, meta.GetName(), err)
+		}
 		out = append(out, object{kind: kind, name: meta.GetName(), obj: obj})
 	}
 	return out, nil
+}
+
+// imagesGiven: every container of a pod template names its image. The API server requires
+// one, but its OpenAPI schema does not (the field is optional for templates that a
+// controller fills in), so neither the types nor the schemas refuse a missing image.
+func imagesGiven(obj any) error {
+	var spec *corev1.PodSpec
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		spec = &o.Spec.Template.Spec
+	case *batchv1.Job:
+		spec = &o.Spec.Template.Spec
+	default:
+		return nil
+	}
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		if strings.TrimSpace(c.Image) == "" {
+			return fmt.Errorf("container %s: no image", c.Name)
+		}
+	}
+	return nil
 }
 
 func stripComments(doc string) string {
@@ -123,13 +148,15 @@ func all[T any](objs []object) []T {
 }
 
 func TestDecodeRefusesWhatKubernetesWould(t *testing.T) {
+	const deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {template: {spec: {initContainers: [{name: i, image: x}], containers: [{name: c, image: x, ports: [{containerPort: 80}]}]}}}\n"
 	for name, doc := range map[string]string{
 		"UnknownField":  "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {portz: []}\n",
 		"WrongType":     "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: eighty}]}\n",
-		"BadQuantity":   "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec: {template: {spec: {containers: [{name: c, resources: {limits: {memory: lots}}}]}}}\n",
+		"BadQuantity":   "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec: {template: {spec: {containers: [{name: c, image: x, resources: {limits: {memory: lots}}}]}}}\n",
 		"UnknownKind":   "apiVersion: v1\nkind: Secret\nmetadata: {name: a}\n",
 		"InvalidName":   "apiVersion: v1\nkind: Service\nmetadata: {name: Not_A_Name}\n",
-		"MisspeltProbe": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {template: {spec: {containers: [{name: c, readinesProbe: {}}]}}}\n",
+		"MissingImage":  strings.Replace(deployment, "image: x, ", "", 1),
+		"MisspeltProbe": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {template: {spec: {containers: [{name: c, image: x, readinesProbe: {}}]}}}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := decodeAll([]byte(doc)); err == nil {
@@ -137,6 +164,16 @@ func TestDecodeRefusesWhatKubernetesWould(t *testing.T) {
 			}
 		})
 	}
+	t.Run("MissingInitContainerImage", func(t *testing.T) {
+		if _, err := decodeAll([]byte(strings.Replace(deployment, "name: i, image: x", "name: i", 1))); err == nil {
+			t.Error("decoded an init container without an image without an error")
+		}
+	})
+	t.Run("ValidDeploymentDecodes", func(t *testing.T) {
+		if objs, err := decodeAll([]byte(deployment)); err != nil || len(objs) != 1 {
+			t.Fatalf("got %d objects, %v; want 1, nil", len(objs), err)
+		}
+	})
 	t.Run("ValidServiceDecodes", func(t *testing.T) {
 		objs, err := decodeAll([]byte("---\n# Source: x\napiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: 80}]}\n"))
 		if err != nil || len(objs) != 1 {

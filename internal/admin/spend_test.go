@@ -137,7 +137,7 @@ func TestAdminSpendAPI(t *testing.T) {
 func TestAdminSpendPage(t *testing.T) {
 	e := newSpendEnv(t)
 	if w := e.api(t, http.MethodPut, `{"currency":"USD","prices":[{"channel":"sms","country":"*","price":"0.05"}],
-		"budgets":[{"name":"all","daily":"1.00","mode":"enforce"}]}`); w.Code != http.StatusOK {
+		"budgets":[{"name":"all","daily":"1.00","mode":"enforce"},{"name":"watch","daily":"2.00","mode":"enforce","fence":"shadow","fence_young":10}]}`); w.Code != http.StatusOK {
 		t.Fatalf("PUT: got %d %s", w.Code, w.Body)
 	}
 	if _, err := e.store.BeginSend(t.Context(), otp.BeginSend{
@@ -151,7 +151,10 @@ func TestAdminSpendPage(t *testing.T) {
 	w := e.call(t, http.MethodGet, "/admin/spend", basic("admin", testAdminToken), nil)
 	body := w.Body.String()
 	for _, want := range []string{`class="budget-all"`, `<td data-label="Spent" class="spent">0.05</td>`, `<td data-label="Cap" class="cap">1.00</td>`,
-		`&#43;81901234 (JP)`, `href="/admin/spend" aria-current="page"`} {
+		`&#43;81901234 (JP)`, `href="/admin/spend" aria-current="page"`,
+		// How each budget is shared out by country (docs/spend.md, fenced budgets).
+		`class="fence">by country: 3× approved spend; countries without approved history 5 % (0.05) together</td>`,
+		`class="fence">by country: 3× approved spend; countries without approved history 10 % (0.20) together (shadow: reported, not refused)</td>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -52,6 +52,11 @@ func Validate(a otp.App) (otp.App, error) {
 		f["name"] = fmt.Sprintf("must be at most %d characters", maxAppNameLen)
 	case strings.IndexFunc(a.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
 		f["name"] = "must be printable text on one line"
+	case templates.HiddenText(a.Name):
+		// Printable letters such as U+3164 HANGUL FILLER render as nothing; the name is
+		// shown in every message (and is a Twilio Service's FriendlyName), so it is held
+		// to the friendly names' rule.
+		f["name"] = "must not hold invisible characters"
 	}
 	if a.CodeLength < otp.MinCodeLength || a.CodeLength > otp.MaxCodeLength {
 		f["code_length"] = fmt.Sprintf("must be between %d and %d", otp.MinCodeLength, otp.MaxCodeLength)

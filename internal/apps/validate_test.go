@@ -59,3 +59,30 @@ func TestOnlyTheDefaultAppCanBeOff(t *testing.T) {
 		t.Errorf("another app: got %v, want access refused", err)
 	}
 }
+
+// TestAppNameIsSeenWhole: the name goes into every message, so it refuses what renders as
+// nothing or reorders the text around it, as every friendly name does.
+func TestAppNameIsSeenWhole(t *testing.T) {
+	a := otp.Config{CodeLength: 6, CodeTTL: 5 * time.Minute, MaxSends: 5, MaxAttempts: 5}.DefaultApp()
+	a.Default, a.ID = false, ""
+	for name, c := range map[string]struct{ name, problem string }{
+		"HangulFiller":        {"Acme\u3164Bank", "must not hold invisible characters"},
+		"HalfWidthFiller":     {"Acme\uffa0Bank", "must not hold invisible characters"},
+		"GraphemeJoiner":      {"Ac\u034fme", "must not hold invisible characters"},
+		"ZeroWidthSpace":      {"Ac\u200bme", "must be printable text on one line"},
+		"RightToLeftOverride": {"Acme\u202eknaB", "must be printable text on one line"},
+		"PlainName":           {"Acme Bank ✓", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a.Name = c.name
+			_, err := apps.Validate(a)
+			var inv *otp.ErrInvalidRequest
+			switch {
+			case c.problem == "" && err != nil:
+				t.Errorf("%q: got %v, want it valid", c.name, err)
+			case c.problem != "" && (!errors.As(err, &inv) || inv.Fields["name"] != c.problem):
+				t.Errorf("%q: got %v, want name refused: %s", c.name, err, c.problem)
+			}
+		})
+	}
+}

@@ -17,8 +17,8 @@ import (
 )
 
 // handleReceipt serves POST /v1/receipts/{kind}/{instance}: a provider's delivery
-// callback, such as Twilio's status callbacks (kind twilio) or the webhook receiver's
-// receipts (kind webhook), each checked against its instance's signature. 204 for a genuine
+// callback (Twilio's status callbacks, the webhook receiver's receipts, Telnyx's
+// delivery webhooks, Infobip's delivery reports), each checked against its instance's signature. 204 for a genuine
 // callback, whether or not it changed a send; 403 invalid_signature for a forged or
 // stale one, which changes nothing and is logged at most once a minute (the metrics
 // count each); 404 for an instance that takes none.
@@ -26,7 +26,7 @@ func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 	forged := newLogLimiter(time.Minute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, instance := chi.URLParam(r, "kind"), chi.URLParam(r, "instance")
-		if !receiptKind(kind) {
+		if !takesReceipts(kind) {
 			httpkit.WriteProblem(w, r, log, httpkit.ErrRouteNotFound)
 			return
 		}
@@ -62,12 +62,11 @@ func handleReceipt(log *slog.Logger, receipts receipt.Receiver) http.Handler {
 	})
 }
 
-// receiptKind reports whether kind names a provider kind that takes delivery callbacks.
-// The list cannot come from the registry, which this package may not import; a test in
-// internal/server holds it equal to the kinds with Receipts.
-func receiptKind(kind string) bool {
+// takesReceipts reports whether kind is a provider kind that takes delivery callbacks;
+// the API document lists the same ones, and a test holds both equal to the registry's.
+func takesReceipts(kind string) bool {
 	switch kind {
-	case "twilio", "webhook", "vonage", "plivo", "sinch":
+	case "twilio", "webhook", "telnyx", "infobip", "vonage", "plivo", "sinch":
 		return true
 	}
 	return false

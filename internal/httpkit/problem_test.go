@@ -12,6 +12,7 @@ import (
 	"otpgate/internal/contact"
 	"otpgate/internal/otp"
 	"otpgate/internal/rate"
+	"otpgate/internal/tokens"
 )
 
 func TestProblemFor(t *testing.T) {
@@ -50,6 +51,9 @@ func TestProblemFor(t *testing.T) {
 		{"NotFound", otp.ErrNotFound, 404, "not_found"},
 		{"Expired", otp.ErrExpired, 410, "expired"},
 		{"WrappedDomainError", fmt.Errorf("otp: check: %w", otp.ErrExpired), 410, "expired"},
+		{"InvalidToken", tokens.ErrInvalid, 422, "invalid_token"},
+		{"TokenExpired", tokens.ErrExpired, 410, "token_expired"},
+		{"TokenRedeemed", fmt.Errorf("redeem: %w", tokens.ErrRedeemed), 409, "token_redeemed"},
 		{"Unknown", errors.New("boom: secret detail"), 500, "internal"},
 		{"UnknownThatMentionsANotFound", errors.New("no pending verification"), 500, "internal"},
 	}

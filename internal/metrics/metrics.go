@@ -23,7 +23,7 @@
 //	| `otpgate_delivery_attempts_total` | counter | `provider` (instance name), `channel`, `outcome`: sent, failed, unknown, skipped | every provider attempt of a send, failover and breaker skips included |
 //	| `otpgate_provider_breaker_state` | gauge | `provider` | the provider's circuit breaker: 0 closed, 1 half-open, 2 open |
 //	| `otpgate_deliveries_total` | counter | `provider`, `status`: delivered, undelivered | delivery receipts that settled a send (replays are not counted) |
-//	| `otpgate_receipts_rejected_total` | counter | `kind`: twilio, webhook, vonage, plivo, sinch; `reason`: invalid_signature, unknown_instance, invalid_request | delivery callbacks refused: forged or stale, for an instance that takes none, or malformed |
+//	| `otpgate_receipts_rejected_total` | counter | `kind`: each kind that takes callbacks (twilio, webhook, telnyx, infobip, vonage, plivo, sinch); `reason`: invalid_signature, unknown_instance, invalid_request | delivery callbacks refused: forged or stale, for an instance that takes none, or malformed |
 //	| `otpgate_sms_total` | counter | `encoding`: GSM-7, UCS-2 | SMS rendered for sending |
 //	| `otpgate_sms_segments_total` | counter | `encoding` | the segments those SMS take (what a provider bills) |
 //	| `otpgate_history_queue_depth` | gauge | | refused sends waiting for the history writer (always 0 in dev mode) |

@@ -28,7 +28,7 @@ func TestInstancesSyntax(t *testing.T) {
 	t.Run("AnUnknownKindListsTheRegisteredOnes", func(t *testing.T) {
 		var l providers.Instances
 		err := l.UnmarshalText([]byte("a:fax"))
-		want := `"a:fax": kind "fax": must be log, webhook, twilio, vonage, plivo, sinch or smtp`
+		want := `"a:fax": kind "fax": must be log, webhook, twilio, telnyx, infobip, sns, vonage, plivo, sinch or smtp`
 		if err == nil || err.Error() != want {
 			t.Errorf("got %v, want %s", err, want)
 		}

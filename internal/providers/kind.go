@@ -1,7 +1,7 @@
 // Package providers is the registry of provider kinds. Each kind (log, webhook, twilio,
-// vonage, plivo, sinch, smtp) is one file that declares the channels it can carry, the variables an instance of
-// it reads, how an instance is built and whether it takes delivery callbacks; Kinds lists
-// them. The config checks, the building of instances and the router's table of providers
+// the other SMS vendors, smtp) is one file that declares the channels it can carry, the
+// variables an instance of it reads, how an instance is built and whether it takes
+// delivery callbacks; Kinds lists them. The config checks, the building of instances and the router's table of providers
 // are all read from that one table.
 //
 // The registry sits between the wiring (internal/server) and the packages it draws on: it

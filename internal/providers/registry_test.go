@@ -120,8 +120,8 @@ func TestKinds(t *testing.T) {
 
 func TestChoices(t *testing.T) {
 	for _, c := range []struct{ channel, want string }{
-		{"", "log, webhook, twilio, vonage, plivo, sinch or smtp"},
-		{otp.ChannelSMS, "log, webhook, twilio, vonage, plivo or sinch"},
+		{"", "log, webhook, twilio, telnyx, infobip, sns, vonage, plivo, sinch or smtp"},
+		{otp.ChannelSMS, "log, webhook, twilio, telnyx, infobip, sns, vonage, plivo or sinch"},
 		{otp.ChannelVoice, "log or twilio"},
 		{otp.ChannelEmail, "log or smtp"},
 		{"fax", ""},

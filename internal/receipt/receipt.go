@@ -92,6 +92,16 @@ type Reader interface {
 	ReadReceipt(c Callback, now time.Time) (r Receipt, ok bool, err error)
 }
 
+// BatchReader is a Reader whose callbacks may report several messages at once, as
+// Infobip's delivery reports do (a "results" array); Receive records each of them.
+type BatchReader interface {
+	Reader
+	// ReadReceipts checks the callback's signature and reads every final state it
+	// reports, each with Provider and Time set; steps are left out, so none is no error.
+	// Errors are ReadReceipt's, for the callback as a whole.
+	ReadReceipts(c Callback, now time.Time) ([]Receipt, error)
+}
+
 // Receiver takes providers' delivery callbacks; *Receipts implements it.
 type Receiver interface {
 	// Receive authenticates the callback of the named source ("twilio/<instance>" or
@@ -123,20 +133,43 @@ func New(store Store, readers map[string]Reader) *Receipts {
 	return &Receipts{readers: readers, store: store, Now: func() time.Time { return time.Now().UTC() }}
 }
 
-// Receive implements Receiver.
+// Receive implements Receiver. A BatchReader's receipts are checked before any is
+// recorded, then recorded one by one; the first store error stops the rest, and the
+// provider's retry of the whole callback finds the recorded ones settled.
 func (s *Receipts) Receive(ctx context.Context, source string, c Callback) error {
 	reader, found := s.readers[source]
 	if !found {
 		return fmt.Errorf("otp: receipt: source %q: %w", source, otp.ErrNotFound)
 	}
-	r, ok, err := reader.ReadReceipt(c, s.Now())
-	if err != nil || !ok {
-		return err
+	var rs []Receipt
+	if batch, ok := reader.(BatchReader); ok {
+		var err error
+		if rs, err = batch.ReadReceipts(c, s.Now()); err != nil {
+			return err
+		}
+	} else {
+		r, ok, err := reader.ReadReceipt(c, s.Now())
+		if err != nil || !ok {
+			return err
+		}
+		rs = []Receipt{r}
 	}
-	if err := otp.CheckTextIn("receipt", r); err != nil {
-		// Whatever a reader let through, no store is asked to find or keep such text.
-		return err
+	for _, r := range rs {
+		if err := otp.CheckTextIn("receipt", r); err != nil {
+			// Whatever a reader let through, no store is asked to find or keep such text.
+			return err
+		}
 	}
+	for _, r := range rs {
+		if err := s.record(ctx, source, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record stores one checked receipt.
+func (s *Receipts) record(ctx context.Context, source string, r Receipt) error {
 	if r.PriceIgnored != "" && s.Log != nil {
 		// A signed callback with a price that cannot be read is the provider's bug or a
 		// change of its format: the delivery still counts, and an operator should know.

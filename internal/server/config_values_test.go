@@ -93,7 +93,7 @@ func TestConfigBadValues(t *testing.T) {
 		{"OTP_TOKEN_KEY_ROTATION", "1h", "config: OTP_TOKEN_KEY_ROTATION=1h0m0s: must be at least 1h10m0s"},
 		{"OTP_TOKEN_KEYS", "k1", `config: OTP_TOKEN_KEYS: "k1": want id:base64-key with an id of 1 to 64 letters, digits, '.', '_' or '-'`},
 		{"OTP_TOKEN_KEYS", "k1:bm90IGEga2V5", `config: OTP_TOKEN_KEYS: key "k1" is not a PKCS #8 private key`},
-		{"SMS_PROVIDER", "pigeon", `config: SMS_PROVIDER="pigeon": must be log, webhook, twilio, vonage, plivo or sinch`},
+		{"SMS_PROVIDER", "pigeon", `config: SMS_PROVIDER="pigeon": must be log, webhook, twilio, telnyx, infobip, sns, vonage, plivo or sinch`},
 		{"OTP_LIMIT_COUNTRY", "*:500/1h,XX:10/1h", `config: OTP_LIMIT_COUNTRY="*:500/1h,XX:10/1h": entry 2 "XX:10/1h": "XX" is not an ISO 3166 country code or *`},
 		{"OTP_LIMIT_COUNTRY", "10/1h", `config: OTP_LIMIT_COUNTRY="10/1h": entry 1 "10/1h": want COUNTRY:count/window, such as NG:10/1h or *:500/1h`},
 		{"OTP_LIMIT_PREFIX", "10/1h:loud", `config: OTP_LIMIT_PREFIX="10/1h:loud": rule 1 "10/1h:loud": want count/window, optionally followed by ":shadow"`},

@@ -1,6 +1,6 @@
 // Package sms holds the SMS senders behind otp.Sender: Log for dev mode, Webhook
-// for a receiver of your own, and the vendors' APIs (Twilio, Vonage, Plivo, Sinch), with the readers
-// of their delivery receipts.
+// for a receiver of your own, and the vendors' APIs (Twilio, Telnyx, Infobip, Amazon
+// SNS, Vonage, Plivo, Sinch), with the readers of their delivery receipts.
 //
 // The HTTP senders sort failures by what the caller may conclude from them:
 //   - 2xx: delivered to the provider.

@@ -18,6 +18,8 @@ func TestFence(t *testing.T) {
 				{Name: "watch", Monthly: "300", Mode: rate.BudgetEnforce, Fence: spend.FenceShadow, FenceHeadroom: 2, FenceYoung: 10},
 				{Name: "open", Daily: "20", Mode: rate.BudgetEnforce, Fence: spend.FenceOff},
 				{Name: "uz", Country: "UZ", Daily: "5", Mode: rate.BudgetEnforce},
+				{Name: "mine", App: app, Daily: "10", Mode: rate.BudgetEnforce},
+				{Name: "mine-uz", App: app, Country: "UZ", Daily: "2", Mode: rate.BudgetEnforce},
 			}}
 		s, _ := newService(t, c)
 		now := time.Date(2030, 1, 31, 16, 0, 0, 0, time.UTC)
@@ -35,8 +37,13 @@ func TestFence(t *testing.T) {
 		if b := got["open"]; b.Fence != "" {
 			t.Errorf("open: got fence %q, want none (off)", b.Fence)
 		}
-		if b := got["uz"]; b.Fence != "" {
-			t.Errorf("uz: got fence %q, want none: a country's budget is not shared out", b.Fence)
+		if b := got["mine"]; b.Fence != rate.BudgetEnforce || b.Country != "UZ" || b.Headroom != 3 || b.YoungFloor != 500_000 {
+			t.Errorf("mine: got %+v, want an app's budget fenced as a global one, young countries 5 %% (0.50)", b)
+		}
+		for _, name := range []string{"uz", "mine-uz"} {
+			if b := got[name]; b.Fence != "" {
+				t.Errorf("%s: got fence %q, want none: a country's budget is not shared out", name, b.Fence)
+			}
 		}
 		// Email has no country: nothing to fence by.
 		q = s.Quote(otp.SpendQuery{AppID: app, Channel: "email", Address: "a@example.com", Segments: 1, Now: now})

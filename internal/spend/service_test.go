@@ -98,6 +98,46 @@ func TestDecidedSendsEachThresholdOnce(t *testing.T) {
 	}
 }
 
+// TestDecidedNamesACountryThatReachedItsShare: the first send of a window past a country's
+// share of a fenced budget writes one budget.threshold event (threshold 100) naming the
+// country and its share, once per country and window, apart from the cap's own thresholds.
+func TestDecidedNamesACountryThatReachedItsShare(t *testing.T) {
+	c := spend.Config{Currency: "USD", Prices: []spend.PriceText{{Channel: "sms", Country: "*", Price: "0.30"}},
+		Budgets: []spend.Budget{{Name: "cap", Daily: "20", Mode: rate.BudgetEnforce}}}
+	s, store := newService(t, c)
+	ctx := context.Background()
+	if err := store.CreateEndpoint(ctx, events.Endpoint{ID: "01900000-0000-7000-8000-0000000000e2", AppID: app, URL: "http://receiver.test/",
+		SecretSealed: []byte("sealed"), Types: []string{events.BudgetThreshold}, CreatedAt: time.Now()},
+		history.AdminAction{Action: "webhook_added"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	reached := func(cc string) {
+		q := otp.SpendQuery{AppID: app, Channel: "sms", Region: cc, Address: "+998901234567", Segments: 1, Now: now}
+		quote := s.Quote(q)
+		if len(quote.Limits) != 1 || quote.Limits[0].Budget.Fence != rate.BudgetEnforce {
+			t.Fatalf("got %+v, want the global budget fenced", quote.Limits)
+		}
+		st := rate.BudgetState{Scope: otp.ScopeBudget, Key: quote.Limits[0].Key, Mode: rate.BudgetEnforce, Cap: 20_000_000, Cost: 300_000, Spent: 900_000,
+			Fence: rate.FenceState{Country: cc, Young: true, Share: 1_000_000, Spent: 900_000, Over: true, Refused: true, Reached: true}}
+		s.Decided(ctx, q, quote.Limits, rate.Decision{Budgets: []rate.BudgetState{st}})
+	}
+	reached("UZ")
+	reached("UZ") // a retry of the same report writes nothing more
+	reached("KG")
+	claimed, err := store.ClaimEvents(ctx, now.Add(time.Minute), 10, time.Minute)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("got %d events, %v; want one per country", len(claimed), err)
+	}
+	for i, cc := range []string{"UZ", "KG"} {
+		ev := claimed[i].Event
+		if ev.Type != events.BudgetThreshold || !contains(string(ev.Data), `"threshold":100`, `"budget":"cap"`, `"kind":"global"`, `"cap":"20.00"`,
+			`"fence":{"country":"`+cc+`","young":true,"share":"1.00","spent":"0.90"}`) {
+			t.Errorf("%s: got %s %s, want threshold 100 naming the country, its share and spend", cc, ev.Type, ev.Data)
+		}
+	}
+}
+
 func contains(s string, parts ...string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {

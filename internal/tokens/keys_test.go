@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -8,8 +9,12 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"otpgate/internal/inmem"
 	"otpgate/internal/otp"
@@ -85,4 +90,59 @@ func TestStaticKeys(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGeneratedKeysAreSealed reads what the store keeps of a generated key: nothing of
+// the key in the clear, and, under another OTP_SECRET, nothing the ring can use, so it
+// makes a new key, whose JWKS no longer verifies the old key's tokens.
+func TestGeneratedKeysAreSealed(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, tokens.AlgES256)
+	stored, err := e.store.SigningKeys(ctx)
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("got %d stored keys (%v), want one", len(stored), err)
+	}
+	body, err := e.ring.JWKS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(body, &set); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := set.Keys[0].Key.(*ecdsa.PublicKey).ECDH()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A P-256 key's PKCS #8 form holds its public point: sealed, not even that shows.
+	if point := pub.Bytes()[1:]; bytes.Contains(stored[0].Sealed, point[:32]) {
+		t.Error("the stored key holds its public point in the clear")
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(stored[0].Sealed); err == nil {
+		t.Error("the stored key is a PKCS #8 key in the clear")
+	}
+
+	old := e.issue(t, app(appA))
+	sealer, err := tokens.NewSealer([]byte("another secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := tokens.NewRing(e.store, sealer, tokens.AlgES256, 24*time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring.Now = e.clock.Now
+	if err := ring.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kids := jwksKids(t, ring); len(kids) != 1 || kids[0] == stored[0].ID {
+		t.Fatalf("under another secret: got keys %v, want a new one in place of %s", kids, stored[0].ID)
+	}
+	if now, _ := e.store.SigningKeys(ctx); len(now) != 1 || now[0].ID == stored[0].ID {
+		t.Errorf("stored keys under another secret: got %v, want the unreadable one replaced", now)
+	}
+	e.ring = ring
+	if _, _, err := e.verifyWithJWKS(t, old, e.clock.now); err == nil {
+		t.Error("a token of the replaced key verified against the new key set")
+	}
 }

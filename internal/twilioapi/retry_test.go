@@ -81,3 +81,39 @@ func TestRetryAfterOnEveryRateLimitAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestAFenceRefusalNamesTheCountryAndItsShare: a 20429 that a budget's fence answered
+// carries the country and its share beside code and message, as the native API's problem
+// does (docs/spend.md); one the cap answered carries neither.
+func TestAFenceRefusalNamesTheCountryAndItsShare(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		err                  *otp.ErrBudgetExceeded
+		wantCountry, wantShr string
+	}{
+		{"Fence", &otp.ErrBudgetExceeded{Budget: "cap", Period: "day", RetryAfter: time.Hour, Country: "UZ", Young: true, Share: 1_000_000}, "UZ", "1.00"},
+		{"Cap", &otp.ErrBudgetExceeded{Budget: "cap", Period: "day", RetryAfter: time.Hour}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := refusing{err: fmt.Errorf("otp: send: %w", tc.err)}
+			h := NewHandler(Deps{Verifier: f, Manager: f, Apps: f,
+				ClientIP: func(*http.Request, apps.Key) (string, error) { return "192.0.2.1", nil }})
+			form := url.Values{"To": {"+998901234567"}, "Channel": {"sms"}}
+			r := httptest.NewRequest(http.MethodPost, "/Services/"+apps.ServiceSID(retryApp)+"/Verifications", strings.NewReader(form.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.SetBasicAuth("SK1", "secret")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			var body restError
+			if err := json.NewDecoder(w.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			if w.Code != http.StatusTooManyRequests || body.Code != 20429 || body.Country != tc.wantCountry || body.Share != tc.wantShr {
+				t.Errorf("got %d %+v, want 429 20429 with country %q share %q", w.Code, body, tc.wantCountry, tc.wantShr)
+			}
+			if tc.wantCountry != "" && !strings.Contains(body.Message, "UZ has spent its share 1.00") {
+				t.Errorf("message: got %q, want the country's share named", body.Message)
+			}
+		})
+	}
+}

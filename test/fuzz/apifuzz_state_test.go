@@ -9,19 +9,21 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"pgregory.net/rapid"
 
 	"otpgate/client/admin"
+	"otpgate/internal/server/servertest"
 )
 
 // state is what the fuzzer reads around a request: the limiter's counts for the client IP
-// and the phone, the newest history row, and how many messages the log sender printed.
+// and the phone, the time of the newest history row, and how many messages went out.
 type state struct {
-	used       map[string]int // "<target> <scope> <rule>" → requests counted
-	newestSend string
-	messages   int
+	used     map[string]int // "<target> <scope> <rule>" → requests counted
+	newestAt time.Time
+	messages int
 }
 
 // snapshot reads the state through the admin API, for the IP and (when known) the phone.
@@ -47,9 +49,9 @@ func (f *fuzzer) snapshot(rt *rapid.T, ip, phone string) state {
 		rt.Fatalf("admin sends: %v", err)
 	}
 	if len(sends.JSON200.Sends) > 0 {
-		s.newestSend = sends.JSON200.Sends[0].Id.String()
+		s.newestAt = sends.JSON200.Sends[0].Time
 	}
-	s.messages = len(f.in.Stderr.Lines(logSenderLine))
+	s.messages = f.out.count()
 	return s
 }
 
@@ -98,15 +100,21 @@ const logSenderLine = " not sent: log sender"
 // codeLine finds the recipient and the code of a log sender line.
 var codeLine = regexp.MustCompile(`to=(\+\d+) .*?body="[^"]*?(\d{6})`)
 
-// code generates the latest code sent to e164 (from the server's log), or a random one.
+// loggedCode is the code of the newest message to e164 that the log sender printed, or "".
+func loggedCode(in *servertest.Instance, e164 string) string {
+	var latest string
+	for _, l := range in.Stderr.Lines(logSenderLine) {
+		if m := codeLine.FindStringSubmatch(l); m != nil && m[1] == e164 {
+			latest = m[2]
+		}
+	}
+	return latest
+}
+
+// code generates the latest code sent to e164, or a random one.
 func (f *fuzzer) code(e164 string) *rapid.Generator[any] {
 	return rapid.Custom(func(t *rapid.T) any {
-		var latest string
-		for _, l := range f.in.Stderr.Lines(logSenderLine) {
-			if m := codeLine.FindStringSubmatch(l); m != nil && m[1] == e164 {
-				latest = m[2]
-			}
-		}
+		latest := f.out.lastCode(e164)
 		if latest != "" && rapid.IntRange(0, 2).Draw(t, "sent code") > 0 {
 			return latest
 		}

@@ -1,4 +1,4 @@
-// Drives backend.mjs against the servers cmd/server's TestTokenLibraries started; the
+// Drives backend.mjs against the servers test/conformance's TestTokenLibraries started; the
 // cases come in OTPGATE_CASES (see that test). Exits non-zero on the first failure.
 import assert from 'node:assert/strict';
 import { otpgateBackend } from './backend.mjs';

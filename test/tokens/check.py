@@ -1,4 +1,4 @@
-# Drives backend.py against the servers cmd/server's TestTokenLibraries started; the
+# Drives backend.py against the servers test/conformance's TestTokenLibraries started; the
 # cases come in OTPGATE_CASES (see that test). Exits non-zero on the first failure.
 import json
 import os

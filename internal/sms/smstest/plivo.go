@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"sync"
 	"time"
@@ -205,10 +204,8 @@ func parsePlivo(raw []byte) (PlivoRequest, error) {
 	case b.Method != "" && b.Method != http.MethodPost && b.Method != http.MethodGet:
 		return req, fmt.Errorf("method %q: GET or POST", b.Method)
 	}
-	if b.URL != "" {
-		if u, err := url.Parse(b.URL); err != nil || !u.IsAbs() {
-			return req, fmt.Errorf("url %q is not an absolute URL", b.URL)
-		}
+	if b.URL != "" && !isAbsoluteURL(b.URL) {
+		return req, fmt.Errorf("url %q is not an absolute URL", b.URL)
 	}
 	req.Code = firstCode(b.Text)
 	return req, nil

@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"otpgate/internal/sms"
@@ -74,16 +73,7 @@ func (f *Plivo) Sign(callback string, form url.Values) http.Header {
 // PostReceipt posts form to callback with the headers h, and returns the status otpgate
 // answered.
 func (f *Plivo) PostReceipt(ctx context.Context, callback string, form url.Values, h http.Header) (int, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, callback, strings.NewReader(form.Encode()))
-	if err != nil {
-		return 0, err
-	}
-	hr.Header = h.Clone()
-	hr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return 0, err
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode, nil
+	h = h.Clone()
+	h.Set("Content-Type", "application/x-www-form-urlencoded")
+	return post(ctx, callback, h, []byte(form.Encode()))
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -117,10 +116,7 @@ func (f *Sinch) Bad() (int, error) {
 	return f.bad, f.firstBad
 }
 
-var (
-	sinchPath = regexp.MustCompile(`^/xms/v1/([^/]+)/batches$`)
-	sinchTo   = regexp.MustCompile(`^\+[1-9]\d{6,14}$`)
-)
+var sinchPath = regexp.MustCompile(`^/xms/v1/([^/]+)/batches$`)
 
 // sinchBody is the part of a text batch's fields the fake knows.
 type sinchBody struct {
@@ -208,7 +204,7 @@ func parseSinch(raw []byte) (SinchRequest, string, error) {
 	switch {
 	case len(b.To) != 1 || b.Body == "":
 		return req, "syntax_constraint_violation", errors.New("one recipient in to and a body are wanted")
-	case !sinchTo.MatchString(req.To):
+	case !e164.MatchString(req.To):
 		return req, "syntax_invalid_parameter_format", fmt.Errorf("to %q is not an E.164 number", req.To)
 	case b.Type != "" && b.Type != "mt_text":
 		return req, "syntax_constraint_violation", fmt.Errorf("type %q: a text batch is mt_text", b.Type)
@@ -219,10 +215,8 @@ func parseSinch(raw []byte) (SinchRequest, string, error) {
 	case len(b.ClientReference) > 2048:
 		return req, "syntax_constraint_violation", errors.New("client_reference is longer than 2048 characters")
 	}
-	if b.CallbackURL != "" {
-		if u, err := url.Parse(b.CallbackURL); err != nil || !u.IsAbs() {
-			return req, "syntax_invalid_parameter_format", fmt.Errorf("callback_url %q is not an absolute URL", b.CallbackURL)
-		}
+	if b.CallbackURL != "" && !isAbsoluteURL(b.CallbackURL) {
+		return req, "syntax_invalid_parameter_format", fmt.Errorf("callback_url %q is not an absolute URL", b.CallbackURL)
 	}
 	req.Code = firstCode(b.Body)
 	return req, "", nil

@@ -1,7 +1,6 @@
 package smstest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -61,16 +60,7 @@ func (f *Sinch) Sign(body []byte, t time.Time) http.Header {
 // PostReport posts body to callback with the headers h, and returns the status otpgate
 // answered.
 func (f *Sinch) PostReport(ctx context.Context, callback string, body []byte, h http.Header) (int, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, callback, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	hr.Header = h.Clone()
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return 0, err
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode, nil
+	h = h.Clone()
+	h.Set("Content-Type", "application/json")
+	return post(ctx, callback, h, body)
 }

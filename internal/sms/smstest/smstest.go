@@ -1,8 +1,9 @@
 // Package smstest is a fake SMS provider for otpgate's webhook sender: a receiver that checks
 // each delivery's signature, keeps what it accepted and answers as told (at once, late, with
-// an error status, or never). Beside it are fakes of the vendors' APIs (Twilio, Vonage, Plivo, Sinch),
-// which check each request against the vendor's API reference and post signed receipts. The tests and cmd/loadgen share it; it does not import testing,
-// so that a command can.
+// an error status, or never). Beside it are fakes of the vendors' APIs (Twilio, Telnyx,
+// Infobip, SNS, Vonage, Plivo, Sinch) that check each request as the vendor documents it
+// and answer as the vendor does. The tests and cmd/loadgen share it; it does not import
+// testing, so that a command can.
 package smstest
 
 import (

@@ -225,10 +225,8 @@ func parseVonage(form url.Values) (VonageRequest, error) {
 	case len(req.ClientRef) > 40:
 		return req, errors.New("client-ref is longer than 40 characters")
 	}
-	if req.Callback != "" {
-		if u, err := url.Parse(req.Callback); err != nil || !u.IsAbs() {
-			return req, fmt.Errorf("callback %q is not an absolute URL", req.Callback)
-		}
+	if req.Callback != "" && !isAbsoluteURL(req.Callback) {
+		return req, fmt.Errorf("callback %q is not an absolute URL", req.Callback)
 	}
 	req.Code = firstCode(req.Text)
 	return req, nil

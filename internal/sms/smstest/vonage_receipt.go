@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"otpgate/internal/sms"
@@ -71,15 +70,5 @@ func (f *Vonage) PostReceipt(ctx context.Context, callback string, params map[st
 		}
 		body, ct = form.Encode(), "application/x-www-form-urlencoded"
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, callback, strings.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	hr.Header.Set("Content-Type", ct)
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return 0, err
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode, nil
+	return post(ctx, callback, http.Header{"Content-Type": {ct}}, []byte(body))
 }

@@ -61,8 +61,12 @@ func (s *devServer) log() string {
 }
 
 // codeLine finds what the dev mode's log sender prints for each SMS or email: its address
-// and the message, whose first run of digits is the code.
-var codeLine = regexp.MustCompile(`msg="(?:sms|email) not sent: log sender".* to=(\S+) .*body="\D*(\d{4,10})`)
+// and the message, whose first run of digits is the code. voiceLine finds a call's, whose
+// digits are read one by one, with the locale's separator between them.
+var (
+	codeLine  = regexp.MustCompile(`msg="(?:sms|email) not sent: log sender".* to=(\S+) .*body="\D*(\d{4,10})`)
+	voiceLine = regexp.MustCompile(`msg="voice not sent: log sender".* to=(\S+) .*body="?\D*(\d(?:(?:、|, | )\d){3,9})`)
+)
 
 // codes are the codes the server's log shows sent to an address, oldest first.
 func (s *devServer) codes(to string) []string {
@@ -70,6 +74,8 @@ func (s *devServer) codes(to string) []string {
 	for _, line := range strings.Split(s.log(), "\n") {
 		if m := codeLine.FindStringSubmatch(line); m != nil && m[1] == to {
 			out = append(out, m[2])
+		} else if m := voiceLine.FindStringSubmatch(line); m != nil && m[1] == to {
+			out = append(out, regexp.MustCompile(`\D`).ReplaceAllString(m[2], ""))
 		}
 	}
 	return out

@@ -357,7 +357,12 @@ export interface paths {
          *     instance's auth token over the status callback URL the message was created with,
          *     `OTP_PUBLIC_URL` + this path), `webhook` the webhook receiver's receipts
          *     (`{"id","status","error"}`, signed with `Otpgate-Signature` and the instance's
-         *     webhook secret). The first receipt that settles a send marks it `delivered` or
+         *     webhook secret), `telnyx` Telnyx's messaging webhooks (JSON, signed with
+         *     `telnyx-signature-ed25519` over `<telnyx-timestamp>|<raw body>` by the account's
+         *     Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
+         *     reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
+         *     be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
+         *     the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
          *     `undelivered`; replays and later reports change nothing. Callbacks that report
          *     a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
          *     A callback for an instance that does not exist or takes none is `404`.
@@ -2036,9 +2041,13 @@ export interface operations {
                 "X-Twilio-Signature"?: string;
                 /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` (kind `webhook`); at most 5 minutes old. */
                 "Otpgate-Signature"?: string;
+                /** @description Base64 Ed25519 signature of `<telnyx-timestamp>|<raw body>` by the Telnyx account's key (kind `telnyx`). */
+                "telnyx-signature-ed25519"?: string;
+                /** @description Unix seconds the Telnyx webhook was signed at (kind `telnyx`); at most 5 minutes from otpgate's clock. */
+                "telnyx-timestamp"?: string;
             };
             path: {
-                kind: "twilio" | "webhook";
+                kind: "twilio" | "webhook" | "telnyx" | "infobip";
                 /** @description The provider instance's name, as `SMS_PROVIDERS` gives it. */
                 instance: string;
             };
@@ -2047,7 +2056,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/x-www-form-urlencoded": Record<string, never>;
-                "application/json": components["schemas"]["WebhookReceipt"];
+                "application/json": components["schemas"]["WebhookReceipt"] | Record<string, never>;
             };
         };
         responses: {
