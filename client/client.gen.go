@@ -1815,8 +1815,11 @@ func (e WebhookReceiptStatus) Valid() bool {
 // Defines values for DeliveryReceiptParamsKind.
 const (
 	DeliveryReceiptParamsKindInfobip DeliveryReceiptParamsKind = "infobip"
+	DeliveryReceiptParamsKindPlivo   DeliveryReceiptParamsKind = "plivo"
+	DeliveryReceiptParamsKindSinch   DeliveryReceiptParamsKind = "sinch"
 	DeliveryReceiptParamsKindTelnyx  DeliveryReceiptParamsKind = "telnyx"
 	DeliveryReceiptParamsKindTwilio  DeliveryReceiptParamsKind = "twilio"
+	DeliveryReceiptParamsKindVonage  DeliveryReceiptParamsKind = "vonage"
 	DeliveryReceiptParamsKindWebhook DeliveryReceiptParamsKind = "webhook"
 )
 
@@ -1825,9 +1828,15 @@ func (e DeliveryReceiptParamsKind) Valid() bool {
 	switch e {
 	case DeliveryReceiptParamsKindInfobip:
 		return true
+	case DeliveryReceiptParamsKindPlivo:
+		return true
+	case DeliveryReceiptParamsKindSinch:
+		return true
 	case DeliveryReceiptParamsKindTelnyx:
 		return true
 	case DeliveryReceiptParamsKindTwilio:
+		return true
+	case DeliveryReceiptParamsKindVonage:
 		return true
 	case DeliveryReceiptParamsKindWebhook:
 		return true
@@ -5319,7 +5328,16 @@ type ClientInterface interface {
 	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+	// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+	// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+	// parameter with the account's signature secret and method, `timestamp` at most 5
+	// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+	// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+	// parameters in `X-Plivo-Signature-V3`, or over the URL and
+	// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+	// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+	// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+	// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5341,7 +5359,16 @@ type ClientInterface interface {
 	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+	// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+	// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+	// parameter with the account's signature secret and method, `timestamp` at most 5
+	// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+	// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+	// parameters in `X-Plivo-Signature-V3`, or over the URL and
+	// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+	// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+	// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+	// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5363,7 +5390,16 @@ type ClientInterface interface {
 	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+	// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+	// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+	// parameter with the account's signature secret and method, `timestamp` at most 5
+	// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+	// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+	// parameters in `X-Plivo-Signature-V3`, or over the URL and
+	// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+	// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+	// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+	// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -5934,7 +5970,16 @@ func (c *Client) CheckAppVerification(ctx context.Context, appId AppID, params *
 // Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 // reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 // be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+// parameter with the account's signature secret and method, `timestamp` at most 5
+// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+// parameters in `X-Plivo-Signature-V3`, or over the URL and
+// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -5966,7 +6011,16 @@ func (c *Client) DeliveryReceiptWithBody(ctx context.Context, kind DeliveryRecei
 // Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 // reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 // be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+// parameter with the account's signature secret and method, `timestamp` at most 5
+// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+// parameters in `X-Plivo-Signature-V3`, or over the URL and
+// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -5998,7 +6052,16 @@ func (c *Client) DeliveryReceipt(ctx context.Context, kind DeliveryReceiptParams
 // Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 // reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 // be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+// parameter with the account's signature secret and method, `timestamp` at most 5
+// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+// parameters in `X-Plivo-Signature-V3`, or over the URL and
+// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -7563,7 +7626,16 @@ type ClientWithResponsesInterface interface {
 	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+	// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+	// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+	// parameter with the account's signature secret and method, `timestamp` at most 5
+	// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+	// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+	// parameters in `X-Plivo-Signature-V3`, or over the URL and
+	// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+	// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+	// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+	// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -7585,7 +7657,16 @@ type ClientWithResponsesInterface interface {
 	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+	// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+	// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+	// parameter with the account's signature secret and method, `timestamp` at most 5
+	// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+	// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+	// parameters in `X-Plivo-Signature-V3`, or over the URL and
+	// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+	// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+	// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+	// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -7607,7 +7688,16 @@ type ClientWithResponsesInterface interface {
 	// Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 	// reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 	// be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-	// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+	// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+	// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+	// parameter with the account's signature secret and method, `timestamp` at most 5
+	// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+	// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+	// parameters in `X-Plivo-Signature-V3`, or over the URL and
+	// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+	// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+	// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+	// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 	// `undelivered`; replays and later reports change nothing. Callbacks that report
 	// a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 	// A callback for an instance that does not exist or takes none is `404`.
@@ -10138,7 +10228,16 @@ func (c *ClientWithResponses) CheckAppVerificationWithResponse(ctx context.Conte
 // Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 // reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 // be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+// parameter with the account's signature secret and method, `timestamp` at most 5
+// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+// parameters in `X-Plivo-Signature-V3`, or over the URL and
+// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -10166,7 +10265,16 @@ func (c *ClientWithResponses) DeliveryReceiptWithBodyWithResponse(ctx context.Co
 // Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 // reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 // be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+// parameter with the account's signature secret and method, `timestamp` at most 5
+// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+// parameters in `X-Plivo-Signature-V3`, or over the URL and
+// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.
@@ -10194,7 +10302,16 @@ func (c *ClientWithResponses) DeliveryReceiptWithResponse(ctx context.Context, k
 // Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
 // reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
 // be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-// the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+// the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+// (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+// parameter with the account's signature secret and method, `timestamp` at most 5
+// minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+// with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+// parameters in `X-Plivo-Signature-V3`, or over the URL and
+// `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+// reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+// over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+// `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
 // `undelivered`; replays and later reports change nothing. Callbacks that report
 // a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
 // A callback for an instance that does not exist or takes none is `404`.

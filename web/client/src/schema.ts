@@ -362,7 +362,16 @@ export interface paths {
          *     Ed25519 key, at most 5 minutes from otpgate's clock), `infobip` Infobip's delivery
          *     reports (`{"results":[…]}`, unsigned by Infobip: each result's `callbackData` must
          *     be the token otpgate sent its message with, hex HMAC-SHA256 of the message id under
-         *     the instance's `INFOBIP_WEBHOOK_SECRET`). The first receipt that settles a send marks it `delivered` or
+         *     the instance's `INFOBIP_WEBHOOK_SECRET`), `vonage` Vonage's SMS API delivery receipts
+         *     (a form, or JSON with the account's webhooks set to POST-JSON, signed in its `sig`
+         *     parameter with the account's signature secret and method, `timestamp` at most 5
+         *     minutes from now), `plivo` Plivo's message status callbacks (form-encoded, signed
+         *     with the auth token over the callback URL and `X-Plivo-Signature-V3-Nonce` with the
+         *     parameters in `X-Plivo-Signature-V3`, or over the URL and
+         *     `X-Plivo-Signature-V2-Nonce` in `X-Plivo-Signature-V2`), `sinch` Sinch's delivery
+         *     reports (JSON, with HMAC turned on for the service plan: `X-Sinch-Webhook-Signature`
+         *     over the raw body, `X-Sinch-Webhook-Signature-Nonce` and
+         *     `X-Sinch-Webhook-Signature-Timestamp`, at most 5 minutes old). The first receipt that settles a send marks it `delivered` or
          *     `undelivered`; replays and later reports change nothing. Callbacks that report
          *     a step (`queued`, `sent`, `ringing`…) are accepted and change nothing.
          *     A callback for an instance that does not exist or takes none is `404`.
@@ -2047,7 +2056,7 @@ export interface operations {
                 "telnyx-timestamp"?: string;
             };
             path: {
-                kind: "twilio" | "webhook" | "telnyx" | "infobip";
+                kind: "twilio" | "webhook" | "telnyx" | "infobip" | "vonage" | "plivo" | "sinch";
                 /** @description The provider instance's name, as `SMS_PROVIDERS` gives it. */
                 instance: string;
             };
