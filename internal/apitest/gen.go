@@ -27,6 +27,11 @@ func draw(t *rapid.T, s *openapi3.Schema, hints Hints, label string) any {
 	if ex := examplesOf(s); len(ex) > 0 && rapid.Bool().Draw(t, label+" from examples") {
 		return rapid.SampledFrom(ex).Draw(t, label)
 	}
+	if alts := append(append(openapi3.SchemaRefs(nil), s.AnyOf...), s.OneOf...); len(alts) > 0 && s.Type == nil && len(s.Properties) == 0 {
+		// A schema of alternatives (a body several kinds of caller post) is one of them.
+		alt := rapid.SampledFrom(alts).Draw(t, label+" alternative")
+		return draw(t, alt.Value, hints, label)
+	}
 	switch {
 	case s.Type.Is(openapi3.TypeObject) || len(s.Properties) > 0:
 		return drawObject(t, s, hints, label)
