@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"sync"
-	"time"
 )
 
 // InfobipRequest is one message the fake Infobip accepted, as POST /sms/3/messages had it.
@@ -37,20 +33,11 @@ type InfobipRequest struct {
 // missing fields, not one message to one destination) is counted as bad, and a test
 // fails on any.
 type Infobip struct {
-	// URL is the account's base URL, to give otpgate as INFOBIP_BASE_URL.
-	URL    string
+	vendorFake[InfobipRequest]
+
 	APIKey string
 
-	srv     *httptest.Server
-	release chan struct{}
-
-	mu       sync.Mutex
-	reply    Reply
-	got      []InfobipRequest
-	refused  []string
-	bad      int
-	firstBad error
-	seq      int
+	seq int
 }
 
 // StartInfobip starts a fake Infobip account on a free loopback port.
@@ -58,14 +45,10 @@ func StartInfobip(apiKey string) (*Infobip, error) {
 	if apiKey == "" {
 		return nil, errors.New("smstest: infobip needs an API key")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &Infobip{APIKey: apiKey}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &Infobip{APIKey: apiKey, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -77,49 +60,8 @@ func NewInfobip(tb TB, apiKey string) *Infobip {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake Infobip got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "Infobip", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *Infobip) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on: a non-2xx status
-// answers with Infobip's error body ({"errorCode":"E<status>",…}) and keeps nothing.
-func (f *Infobip) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
-}
-
-// Received returns the messages accepted so far.
-func (f *Infobip) Received() []InfobipRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]InfobipRequest(nil), f.got...)
-}
-
-// Refused returns what the well-formed requests Infobip refuses were refused with.
-func (f *Infobip) Refused() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refused...)
-}
-
-// Bad returns how many requests were malformed, and what the first one was.
-func (f *Infobip) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 // international is a number as Infobip takes it: country code first, no "+".

@@ -7,12 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"sync"
-	"time"
 )
 
 // PlivoAccount is the fake Plivo account's credentials.
@@ -39,18 +35,9 @@ type PlivoRequest struct {
 // ones it refuses as bad; a test fails on any. It answers as Plivo does: 202 with the
 // message_uuid, or an error status with {"api_id","error"}.
 type Plivo struct {
-	// URL is the API root, to give otpgate as PLIVO_BASE_URL.
-	URL string
+	vendorFake[PlivoRequest]
+
 	PlivoAccount
-
-	srv     *httptest.Server
-	release chan struct{}
-
-	mu       sync.Mutex
-	reply    Reply
-	got      []PlivoRequest
-	bad      int
-	firstBad error
 }
 
 // StartPlivo starts a fake Plivo account on a free loopback port.
@@ -58,14 +45,10 @@ func StartPlivo(a PlivoAccount) (*Plivo, error) {
 	if a.AuthID == "" || a.AuthToken == "" {
 		return nil, errors.New("smstest: plivo needs an auth ID and token")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &Plivo{PlivoAccount: a}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &Plivo{PlivoAccount: a, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -77,42 +60,8 @@ func NewPlivo(tb TB, a PlivoAccount) *Plivo {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake Plivo got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "Plivo", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *Plivo) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on; a non-2xx status
-// answers with Plivo's error body and keeps nothing.
-func (f *Plivo) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
-}
-
-// Received returns the requests accepted so far.
-func (f *Plivo) Received() []PlivoRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]PlivoRequest(nil), f.got...)
-}
-
-// Bad returns how many requests were refused as malformed, and why the first one was.
-func (f *Plivo) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 var (

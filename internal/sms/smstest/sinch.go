@@ -7,12 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -40,18 +37,9 @@ type SinchRequest struct {
 // as bad; a test fails on any. It answers as Sinch does: 201 with the batch, or an error
 // status with {"code","text"}.
 type Sinch struct {
-	// URL is the API root, to give otpgate as SINCH_BASE_URL.
-	URL string
+	vendorFake[SinchRequest]
+
 	SinchPlan
-
-	srv     *httptest.Server
-	release chan struct{}
-
-	mu       sync.Mutex
-	reply    Reply
-	got      []SinchRequest
-	bad      int
-	firstBad error
 }
 
 // StartSinch starts a fake Sinch service plan on a free loopback port.
@@ -59,14 +47,10 @@ func StartSinch(p SinchPlan) (*Sinch, error) {
 	if p.ServicePlanID == "" || p.APIToken == "" {
 		return nil, errors.New("smstest: sinch needs a service plan ID and an API token")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &Sinch{SinchPlan: p}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &Sinch{SinchPlan: p, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -78,42 +62,8 @@ func NewSinch(tb TB, p SinchPlan) *Sinch {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake Sinch got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "Sinch", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *Sinch) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on; a non-2xx status
-// answers with Sinch's error body and keeps nothing.
-func (f *Sinch) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
-}
-
-// Received returns the batches accepted so far.
-func (f *Sinch) Received() []SinchRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]SinchRequest(nil), f.got...)
-}
-
-// Bad returns how many requests were refused as malformed, and why the first one was.
-func (f *Sinch) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 var sinchPath = regexp.MustCompile(`^/xms/v1/([^/]+)/batches$`)

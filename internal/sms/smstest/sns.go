@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -37,22 +34,13 @@ type SNSRequest struct {
 // unknown parameters or malformed message attributes are counted as bad, and a test
 // fails on any.
 type SNS struct {
-	// URL is the endpoint, to give otpgate as SNS_ENDPOINT.
-	URL                          string
+	vendorFake[SNSRequest]
+
 	Region                       string
 	AccessKeyID, SecretAccessKey string
 
-	srv     *httptest.Server
-	release chan struct{}
-
-	mu       sync.Mutex
-	reply    Reply
-	got      []SNSRequest
-	calls    int
-	refused  []string
-	bad      int
-	firstBad error
-	seq      int
+	calls int
+	seq   int
 }
 
 // StartSNS starts a fake SNS on a free loopback port.
@@ -60,14 +48,10 @@ func StartSNS(region, accessKeyID, secretAccessKey string) (*SNS, error) {
 	if region == "" || accessKeyID == "" || secretAccessKey == "" {
 		return nil, errors.New("smstest: sns needs a region and an access key")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &SNS{Region: region, AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &SNS{Region: region, AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -79,36 +63,8 @@ func NewSNS(tb TB, region, accessKeyID, secretAccessKey string) *SNS {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake SNS got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "SNS", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *SNS) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on: a non-2xx status
-// answers with SNS's error for it (400 InvalidParameter, 403 AuthorizationError, 429
-// Throttled, 500 InternalError…) and keeps nothing.
-func (f *SNS) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
-}
-
-// Received returns the messages accepted so far.
-func (f *SNS) Received() []SNSRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]SNSRequest(nil), f.got...)
 }
 
 // Calls counts the well-formed, well-signed Publish requests, also those answered with
@@ -117,20 +73,6 @@ func (f *SNS) Calls() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls
-}
-
-// Refused returns the error codes of the well-formed requests refused as SNS refuses them.
-func (f *SNS) Refused() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refused...)
-}
-
-// Bad returns how many requests were malformed, and what the first one was.
-func (f *SNS) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 // snsErrors are the errors the fake answers a status it is told to with.

@@ -8,11 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -34,23 +31,15 @@ type TelnyxRequest struct {
 // request of another shape (path, content type, unknown or missing fields, neither from
 // nor messaging_profile_id) is counted as bad, and a test fails on any.
 type Telnyx struct {
-	// URL is the API root, to give otpgate as TELNYX_BASE_URL.
-	URL    string
+	vendorFake[TelnyxRequest]
+
 	APIKey string
 	// PublicKey is the account's public key in base64, to give otpgate as TELNYX_PUBLIC_KEY.
 	PublicKey string
 
 	private ed25519.PrivateKey
-	srv     *httptest.Server
-	release chan struct{}
 
-	mu       sync.Mutex
-	reply    Reply
-	got      []TelnyxRequest
-	refused  []string
-	bad      int
-	firstBad error
-	seq      int
+	seq int
 }
 
 // StartTelnyx starts a fake Telnyx account with a fresh key pair on a free loopback port.
@@ -62,14 +51,10 @@ func StartTelnyx(apiKey string) (*Telnyx, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &Telnyx{APIKey: apiKey, PublicKey: base64.StdEncoding.EncodeToString(public), private: private}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &Telnyx{APIKey: apiKey, PublicKey: base64.StdEncoding.EncodeToString(public), private: private, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -81,49 +66,8 @@ func NewTelnyx(tb TB, apiKey string) *Telnyx {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake Telnyx got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "Telnyx", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *Telnyx) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on: a non-2xx status
-// answers with Telnyx's error body for it and keeps nothing.
-func (f *Telnyx) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
-}
-
-// Received returns the messages accepted so far.
-func (f *Telnyx) Received() []TelnyxRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]TelnyxRequest(nil), f.got...)
-}
-
-// Refused returns the codes of the well-formed requests refused as Telnyx refuses them.
-func (f *Telnyx) Refused() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.refused...)
-}
-
-// Bad returns how many requests were malformed, and what the first one was.
-func (f *Telnyx) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 // telnyxErrors are the error bodies the fake answers a status it is told to with, after

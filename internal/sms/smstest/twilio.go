@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"otpgate/internal/sms"
@@ -41,20 +38,12 @@ type TwilioRequest struct {
 // request as Twilio would (basic auth, required parameters, whatsapp: addresses, TwiML
 // that parses) and counts the ones it refuses as bad; a test fails on any.
 type Twilio struct {
-	// URL is the API root, to give otpgate as TWILIO_BASE_URL.
-	URL        string
+	vendorFake[TwilioRequest]
+
 	AccountSID string
 	AuthToken  string
 
-	srv     *httptest.Server
-	release chan struct{}
-
-	mu       sync.Mutex
-	reply    Reply
-	got      []TwilioRequest
-	bad      int
-	firstBad error
-	seq      int
+	seq int
 }
 
 // StartTwilio starts a fake Twilio account on a free loopback port.
@@ -62,14 +51,10 @@ func StartTwilio(accountSID, authToken string) (*Twilio, error) {
 	if accountSID == "" || authToken == "" {
 		return nil, errors.New("smstest: twilio needs an account SID and an auth token")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &Twilio{AccountSID: accountSID, AuthToken: authToken}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &Twilio{AccountSID: accountSID, AuthToken: authToken, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -81,42 +66,8 @@ func NewTwilio(tb TB, accountSID, authToken string) *Twilio {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake Twilio got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "Twilio", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *Twilio) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on; a non-2xx status
-// answers with a Twilio error body and keeps nothing.
-func (f *Twilio) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
-}
-
-// Received returns the requests accepted so far.
-func (f *Twilio) Received() []TwilioRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]TwilioRequest(nil), f.got...)
-}
-
-// Bad returns how many requests were refused as malformed, and why the first one was.
-func (f *Twilio) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 var (

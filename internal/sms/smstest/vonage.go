@@ -4,15 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf16"
 
 	"otpgate/internal/sms"
@@ -43,21 +39,13 @@ type VonageRequest struct {
 // to as 7 to 15 digits, text, type text or unicode) and counts the ones it refuses as
 // bad; a test fails on any. It answers as Vonage does: 200 with a status per part.
 type Vonage struct {
-	// URL is the API root, to give otpgate as VONAGE_BASE_URL.
-	URL string
+	vendorFake[VonageRequest]
+
 	VonageAccount
 
-	srv     *httptest.Server
-	release chan struct{}
-
-	mu       sync.Mutex
-	reply    Reply
-	status   string // a non-zero status to answer with, and its error-text
-	text     string
-	got      []VonageRequest
-	bad      int
-	firstBad error
-	seq      int
+	status string // a non-zero status to answer with, and its error-text
+	text   string
+	seq    int
 }
 
 // StartVonage starts a fake Vonage account on a free loopback port.
@@ -68,14 +56,10 @@ func StartVonage(a VonageAccount) (*Vonage, error) {
 	if a.SignatureMethod == "" {
 		a.SignatureMethod = sms.VonageMD5Hash
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("smstest: listen: %w", err)
+	f := &Vonage{VonageAccount: a}
+	if err := f.start(http.HandlerFunc(f.serve)); err != nil {
+		return nil, err
 	}
-	f := &Vonage{VonageAccount: a, release: make(chan struct{})}
-	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}}
-	f.srv.Start()
-	f.URL = f.srv.URL
 	return f, nil
 }
 
@@ -87,28 +71,8 @@ func NewVonage(tb TB, a VonageAccount) *Vonage {
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	tb.Cleanup(func() {
-		tb.Helper()
-		f.Close()
-		if n, err := f.Bad(); n > 0 {
-			tb.Errorf("smstest: fake Vonage got %d bad requests (the first: %v), want 0", n, err)
-		}
-	})
+	stopAtCleanup(tb, "Vonage", f)
 	return f
-}
-
-// Close ends delayed and hanging requests, then stops the server.
-func (f *Vonage) Close() {
-	close(f.release)
-	f.srv.Close()
-}
-
-// Set changes how the fake answers well-formed requests from now on; a non-2xx status
-// answers with that HTTP status and keeps nothing.
-func (f *Vonage) Set(r Reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reply = r
 }
 
 // Refuse makes the fake answer well-formed requests with 200 and a message of this
@@ -118,20 +82,6 @@ func (f *Vonage) Refuse(status, text string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.status, f.text = status, text
-}
-
-// Received returns the requests accepted so far.
-func (f *Vonage) Received() []VonageRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]VonageRequest(nil), f.got...)
-}
-
-// Bad returns how many requests were refused as malformed, and why the first one was.
-func (f *Vonage) Bad() (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bad, f.firstBad
 }
 
 // vonageParams are the parameters the SMS API reference documents for a message.
