@@ -1,7 +1,6 @@
 package sms
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,22 +173,9 @@ func (b *Infobip) Send(ctx context.Context, m otp.Message) (string, error) {
 		msg.Webhooks = &infobipWebhooks{ContentType: "application/json", CallbackData: b.token(m.ID)}
 		msg.Webhooks.Delivery.URL = b.notify
 	}
-	raw, err := json.Marshal(infobipRequest{Messages: []infobipMessage{msg}})
+	r, err := postJSON(ctx, b.client, b.name, b.endpoint, infobipRequest{Messages: []infobipMessage{msg}}, bearer("App", b.key))
 	if err != nil {
-		return "", fmt.Errorf("%s: encode: %w: %w", b.name, otp.ErrNotDelivered, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.endpoint, bytes.NewReader(raw))
-	if err != nil {
-		return "", fmt.Errorf("%s: build request: %w: %w", b.name, otp.ErrNotDelivered, err)
-	}
-	req.Header.Set("Authorization", "App "+b.key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-
-	r, err := do(b.client, req)
-	if err != nil {
-		return "", transportError(b.name, err)
+		return "", err
 	}
 	var body infobipReply
 	jsonErr := json.Unmarshal(r.body, &body)

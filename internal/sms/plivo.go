@@ -1,7 +1,6 @@
 package sms
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,22 +138,9 @@ func (p *Plivo) Send(ctx context.Context, m otp.Message) (string, error) {
 	if p.callback != "" {
 		msg.URL, msg.Method = p.callback, http.MethodPost
 	}
-	raw, err := json.Marshal(msg)
+	r, err := postJSON(ctx, p.client, p.name, p.endpoint, msg, basicAuth(p.id, p.token))
 	if err != nil {
-		return "", fmt.Errorf("%s: encode: %w: %w", p.name, otp.ErrNotDelivered, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(raw))
-	if err != nil {
-		return "", fmt.Errorf("%s: build request: %w: %w", p.name, otp.ErrNotDelivered, err)
-	}
-	req.SetBasicAuth(p.id, p.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-
-	r, err := do(p.client, req)
-	if err != nil {
-		return "", transportError(p.name, err)
+		return "", err
 	}
 	var body plivoReply
 	jsonErr := json.Unmarshal(r.body, &body)

@@ -1,7 +1,6 @@
 package sms
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,22 +155,9 @@ func (s *Sinch) Send(ctx context.Context, m otp.Message) (string, error) {
 		// The final state alone: the steps before it would each cost a callback.
 		batch.DeliveryReport, batch.CallbackURL = "per_recipient_final", s.callback
 	}
-	raw, err := json.Marshal(batch)
+	r, err := postJSON(ctx, s.client, s.name, s.endpoint, batch, bearer("Bearer", s.token))
 	if err != nil {
-		return "", fmt.Errorf("%s: encode: %w: %w", s.name, otp.ErrNotDelivered, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(raw))
-	if err != nil {
-		return "", fmt.Errorf("%s: build request: %w: %w", s.name, otp.ErrNotDelivered, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-
-	r, err := do(s.client, req)
-	if err != nil {
-		return "", transportError(s.name, err)
+		return "", err
 	}
 	var body sinchReply
 	jsonErr := json.Unmarshal(r.body, &body)

@@ -1,7 +1,6 @@
 package sms
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -168,24 +167,12 @@ func (t *Telnyx) Send(ctx context.Context, m otp.Message) (string, error) {
 	if ch := otp.ChannelOf(m); ch != otp.ChannelSMS {
 		return "", fmt.Errorf("%s: channel %q: %w", t.name, ch, otp.ErrNotDelivered)
 	}
-	raw, err := json.Marshal(telnyxMessage{
+	msg := telnyxMessage{
 		From: t.from, MessagingProfileID: t.profile, To: m.To, Text: m.Body, Type: "SMS", WebhookURL: t.webhook,
-	})
-	if err != nil {
-		return "", fmt.Errorf("%s: encode: %w: %w", t.name, otp.ErrNotDelivered, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(raw))
+	r, err := postJSON(ctx, t.client, t.name, t.endpoint, msg, bearer("Bearer", t.key))
 	if err != nil {
-		return "", fmt.Errorf("%s: build request: %w: %w", t.name, otp.ErrNotDelivered, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+t.key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-
-	r, err := do(t.client, req)
-	if err != nil {
-		return "", transportError(t.name, err)
+		return "", err
 	}
 	var body telnyxReply
 	jsonErr := json.Unmarshal(r.body, &body)

@@ -213,18 +213,9 @@ func (t *Twilio) Send(ctx context.Context, m otp.Message) (string, error) {
 
 // post sends one form to the API; secret is masked in any reply quoted in an error.
 func (t *Twilio) post(ctx context.Context, endpoint string, form url.Values, secret string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	r, err := postForm(ctx, t.client, t.name, endpoint, form, basicAuth(t.sid, t.token))
 	if err != nil {
-		return "", fmt.Errorf("twilio: build request: %w: %w", otp.ErrNotDelivered, err)
-	}
-	req.SetBasicAuth(t.sid, t.token)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-
-	r, err := do(t.client, req)
-	if err != nil {
-		return "", transportError(t.name, err)
+		return "", err
 	}
 	var body twilioReply
 	jsonErr := json.Unmarshal(r.body, &body)

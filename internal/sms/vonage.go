@@ -164,17 +164,9 @@ func (v *Vonage) Send(ctx context.Context, m otp.Message) (string, error) {
 	if v.callback != "" {
 		form.Set("callback", v.callback)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.endpoint, strings.NewReader(form.Encode()))
+	r, err := postForm(ctx, v.client, v.name, v.endpoint, form, nil)
 	if err != nil {
-		return "", fmt.Errorf("%s: build request: %w: %w", v.name, otp.ErrNotDelivered, err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-
-	r, err := do(v.client, req)
-	if err != nil {
-		return "", transportError(v.name, err)
+		return "", err
 	}
 	mask := maskOf(m)
 	if r.status < 200 || r.status > 299 {

@@ -1,7 +1,6 @@
 package sms
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,18 +98,10 @@ func (w *Webhook) Send(ctx context.Context, m otp.Message) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("webhook: encode: %w: %w", otp.ErrNotDelivered, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(raw))
+	sign := func(r *http.Request) { r.Header.Set(SignatureHeader, Sign(w.secret, w.Now(), raw)) }
+	r, err := post(ctx, w.client, w.name, w.url, "application/json", raw, sign)
 	if err != nil {
-		return "", fmt.Errorf("webhook: build request: %w: %w", otp.ErrNotDelivered, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "otpgate")
-	req.Header.Set(SignatureHeader, Sign(w.secret, w.Now(), raw))
-
-	r, err := do(w.client, req)
-	if err != nil {
-		return "", transportError(w.name, err)
+		return "", err
 	}
 	if r.status < 200 || r.status > 299 {
 		return "", statusError(w.name, r, replyDetail(r.body, m.Body))
