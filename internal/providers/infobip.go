@@ -3,10 +3,8 @@ package providers
 import (
 	"fmt"
 
-	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Infobip's variables, without an instance's suffix.
@@ -45,14 +43,10 @@ func newInfobip(s Settings, o Options) (Built, error) {
 	b, err := sms.NewInfobip(sms.InfobipConfig{
 		Name: s.Name, BaseURL: s.Get(infobipBaseURL), APIKey: s.Get(infobipAPIKey), From: s.Get(infobipFrom),
 		NotifyURL: notify, WebhookSecret: s.Get(infobipWebhookSecret),
-		Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s (%s): %w", s.Name, s.Var(infobipBaseURL), err)
 	}
-	out := Built{Provider: delivery.Provider{Sender: b}}
-	if notify != "" {
-		out.Receipts = b
-	}
-	return out, nil
+	return builtReading(b, notify), nil
 }

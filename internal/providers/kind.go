@@ -11,15 +11,20 @@
 package providers
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"otpgate/internal/delivery"
+	"otpgate/internal/otp"
 	"otpgate/internal/outbound"
 	"otpgate/internal/receipt"
+	"otpgate/internal/tracing"
 )
 
 // Kind is one kind of provider instance.
@@ -83,6 +88,34 @@ func (o Options) callbackURL(kind, instance string) string {
 		return ""
 	}
 	return strings.TrimRight(o.PublicURL, "/") + "/v1/receipts/" + kind + "/" + instance
+}
+
+// httpClient is the client an HTTP kind sends through: under the outbound address policy,
+// each request traced.
+func (o Options) httpClient() *http.Client { return tracing.Client(o.Tracer, o.Outbound.Client()) }
+
+// readingReceipts is a sender that reads its own delivery callbacks.
+type readingReceipts interface {
+	otp.Sender
+	receipt.Reader
+}
+
+// builtReading is the instance of such a sender: it reads callbacks when it asked for them,
+// which is when callback is not empty.
+func builtReading(sender readingReceipts, callback string) Built {
+	b := Built{Provider: delivery.Provider{Sender: sender}}
+	if callback != "" {
+		b.Receipts = sender
+	}
+	return b
+}
+
+// checkOneOf refuses a value of setting name that is not one of choices.
+func checkOneOf(s Settings, name string, choices []string) error {
+	if v := s.Get(name); !slices.Contains(choices, v) {
+		return fmt.Errorf("%s=%q: must be %s", s.Var(name), v, strings.Join(choices, ", "))
+	}
+	return nil
 }
 
 // Built is one instance made ready: the router's entry for it, and its receipt reader.

@@ -3,10 +3,8 @@ package providers
 import (
 	"fmt"
 
-	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Plivo's variables, without an instance's suffix.
@@ -51,14 +49,10 @@ func newPlivo(s Settings, o Options) (Built, error) {
 	p, err := sms.NewPlivo(sms.PlivoConfig{
 		Name: s.Name, AuthID: s.Get(plivoAuthID), AuthToken: s.Get(plivoAuthToken), From: s.Get(plivoFrom),
 		PowerpackUUID: s.Get(plivoPowerpack), Callback: callback,
-		BaseURL: s.Get(plivoBaseURL), Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		BaseURL: s.Get(plivoBaseURL), Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)
 	}
-	b := Built{Provider: delivery.Provider{Sender: p}}
-	if callback != "" {
-		b.Receipts = p
-	}
-	return b, nil
+	return builtReading(p, callback), nil
 }

@@ -2,13 +2,9 @@ package providers
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
-	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Sinch's variables, without an instance's suffix.
@@ -46,10 +42,7 @@ func sinchKind() Kind {
 
 // checkSinchRegion refuses a region Sinch's SMS API does not have.
 func checkSinchRegion(s Settings) error {
-	if r := s.Get(sinchRegion); !slices.Contains(sms.SinchRegions(), r) {
-		return fmt.Errorf("%s=%q: must be %s", s.Var(sinchRegion), r, strings.Join(sms.SinchRegions(), ", "))
-	}
-	return nil
+	return checkOneOf(s, sinchRegion, sms.SinchRegions())
 }
 
 // newSinch builds a Sinch sender; it reads delivery reports when it asks for them.
@@ -61,14 +54,10 @@ func newSinch(s Settings, o Options) (Built, error) {
 	c, err := sms.NewSinch(sms.SinchConfig{
 		Name: s.Name, ServicePlanID: s.Get(sinchServicePlan), APIToken: s.Get(sinchAPIToken), From: s.Get(sinchFrom),
 		Region: s.Get(sinchRegion), CallbackSecret: s.Get(sinchCallbackSecret), Callback: callback,
-		BaseURL: s.Get(sinchBaseURL), Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		BaseURL: s.Get(sinchBaseURL), Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)
 	}
-	b := Built{Provider: delivery.Provider{Sender: c}}
-	if callback != "" {
-		b.Receipts = c
-	}
-	return b, nil
+	return builtReading(c, callback), nil
 }

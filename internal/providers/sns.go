@@ -7,7 +7,6 @@ import (
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Amazon SNS's variables, without an instance's suffix.
@@ -59,7 +58,7 @@ func newSNS(s Settings, o Options) (Built, error) {
 		Name: s.Name, Region: s.Get(snsRegion),
 		AccessKeyID: s.Get(snsAccessKeyID), SecretAccessKey: s.Get(snsSecretAccessKey), SessionToken: s.Get(snsSessionToken),
 		SenderID: s.Get(snsSenderID), OriginationNumber: s.Get(snsOriginationNumber), Endpoint: s.Get(snsEndpoint),
-		Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s (%s, %s): %w", s.Name, s.Var(snsRegion), s.Var(snsEndpoint), err)

@@ -4,10 +4,8 @@ import (
 	"crypto/ed25519"
 	"fmt"
 
-	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Telnyx's variables, without an instance's suffix.
@@ -62,14 +60,10 @@ func newTelnyx(s Settings, o Options) (Built, error) {
 	t, err := sms.NewTelnyx(sms.TelnyxConfig{
 		Name: s.Name, APIKey: s.Get(telnyxAPIKey), From: s.Get(telnyxFrom), MessagingProfileID: s.Get(telnyxProfileID),
 		PublicKey: public, WebhookURL: webhook, BaseURL: s.Get(telnyxBaseURL),
-		Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)
 	}
-	b := Built{Provider: delivery.Provider{Sender: t}}
-	if webhook != "" {
-		b.Receipts = t
-	}
-	return b, nil
+	return builtReading(t, webhook), nil
 }

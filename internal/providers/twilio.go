@@ -3,10 +3,8 @@ package providers
 import (
 	"fmt"
 
-	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Twilio's variables, without an instance's suffix.
@@ -60,16 +58,13 @@ func newTwilio(s Settings, o Options) (Built, error) {
 		Name: s.Name, AccountSID: s.Get(twilioAccountSID), AuthToken: s.Get(twilioAuthToken),
 		From: s.Get(twilioFrom), MessagingServiceSID: s.Get(twilioMessagingSID),
 		WhatsAppFrom: s.Get(twilioWhatsAppFrom), WhatsAppContentSID: s.Get(twilioWhatsAppContentSID), VoiceFrom: s.Get(twilioVoiceFrom),
-		StatusCallback: callback, BaseURL: s.Get(twilioBaseURL), Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		StatusCallback: callback, BaseURL: s.Get(twilioBaseURL), Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)
 	}
 	// The account's numbers decide its channels (a From that is a number can call).
-	b := Built{Provider: delivery.Provider{Sender: t}}
+	b := builtReading(t, callback)
 	b.Channels = t.Channels()
-	if callback != "" {
-		b.Receipts = t
-	}
 	return b, nil
 }

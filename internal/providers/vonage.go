@@ -2,13 +2,9 @@ package providers
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
-	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // Vonage's variables, without an instance's suffix.
@@ -44,10 +40,7 @@ func vonageKind() Kind {
 
 // checkVonageMethod refuses a signature method Vonage does not offer.
 func checkVonageMethod(s Settings) error {
-	if m := s.Get(vonageSignatureMethod); !slices.Contains(sms.VonageSignatureMethods(), m) {
-		return fmt.Errorf("%s=%q: must be %s", s.Var(vonageSignatureMethod), m, strings.Join(sms.VonageSignatureMethods(), ", "))
-	}
-	return nil
+	return checkOneOf(s, vonageSignatureMethod, sms.VonageSignatureMethods())
 }
 
 // newVonage builds a Vonage sender; it reads delivery receipts when it asks for them.
@@ -59,14 +52,10 @@ func newVonage(s Settings, o Options) (Built, error) {
 	v, err := sms.NewVonage(sms.VonageConfig{
 		Name: s.Name, APIKey: s.Get(vonageAPIKey), APISecret: s.Get(vonageAPISecret), From: s.Get(vonageFrom),
 		SignatureSecret: s.Get(vonageSignatureSecret), SignatureMethod: s.Get(vonageSignatureMethod), Callback: callback,
-		BaseURL: s.Get(vonageBaseURL), Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		BaseURL: s.Get(vonageBaseURL), Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("provider %s: %w", s.Name, err)
 	}
-	b := Built{Provider: delivery.Provider{Sender: v}}
-	if callback != "" {
-		b.Receipts = v
-	}
-	return b, nil
+	return builtReading(v, callback), nil
 }

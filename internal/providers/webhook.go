@@ -6,7 +6,6 @@ import (
 	"otpgate/internal/delivery"
 	"otpgate/internal/otp"
 	"otpgate/internal/sms"
-	"otpgate/internal/tracing"
 )
 
 // The webhook's variables, without an instance's suffix.
@@ -33,7 +32,7 @@ func webhookKind() Kind {
 // newWebhook builds a webhook sender, which also reads the receiver's receipts.
 func newWebhook(s Settings, o Options) (Built, error) {
 	w, err := sms.NewWebhook(sms.WebhookConfig{
-		URL: s.Get(webhookURL), Secret: s.Get(webhookSecret), Name: s.Name, Timeout: o.Timeout, HTTPClient: tracing.Client(o.Tracer, o.Outbound.Client()),
+		URL: s.Get(webhookURL), Secret: s.Get(webhookSecret), Name: s.Name, Timeout: o.Timeout, HTTPClient: o.httpClient(),
 	})
 	if err != nil {
 		return Built{}, fmt.Errorf("%s: %w", s.Var(webhookURL), err)
