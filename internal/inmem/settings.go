@@ -17,15 +17,18 @@ type setting struct {
 	version int64
 }
 
+// settingState holds the live settings by name.
+type settingState struct{ byName map[string]*setting }
+
+func (t *settingState) init() { t.byName = map[string]*setting{} }
+
 // settingOf returns name's setting, made on first use; the caller holds the lock.
 func (s *Store) settingOf(name string) *setting {
-	if s.settings == nil {
-		s.settings = map[string]*setting{}
+	byName := part[settingState](s).byName
+	if byName[name] == nil {
+		byName[name] = &setting{}
 	}
-	if s.settings[name] == nil {
-		s.settings[name] = &setting{}
-	}
-	return s.settings[name]
+	return byName[name]
 }
 
 // Setting implements settings.Store.

@@ -31,7 +31,6 @@ type Store struct {
 	attempts      []history.Attempt
 	attemptSeq    int64
 	admin         []history.AdminAction
-	settings      map[string]*setting // live settings by name
 	// parts are each feature's tables by their type (part), made on first use.
 	parts   map[any]any
 	dropped atomic.Uint64
