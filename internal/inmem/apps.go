@@ -42,9 +42,10 @@ func (s *Store) LoadApps(ctx context.Context) (apps.Set, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set := apps.Set{Version: s.settingOf(apps.SettingName).version}
-	for _, id := range slices.Sorted(maps.Keys(s.appTables().apps)) {
-		if !s.appTables().deleted[id] {
-			set.Apps = append(set.Apps, cloneApp(s.appTables().apps[id]))
+	tables := s.appTables()
+	for _, id := range slices.Sorted(maps.Keys(tables.apps)) {
+		if !tables.deleted[id] {
+			set.Apps = append(set.Apps, cloneApp(tables.apps[id]))
 		}
 	}
 	for _, k := range s.sortedKeys("") {
@@ -69,8 +70,9 @@ func (s *Store) AppByID(ctx context.Context, id string) (otp.App, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id = strings.ToLower(id)
-	a, ok := s.appTables().apps[id]
-	if !ok || s.appTables().deleted[id] {
+	tables := s.appTables()
+	a, ok := tables.apps[id]
+	if !ok || tables.deleted[id] {
 		return otp.App{}, fmt.Errorf("inmem: app: %w", otp.ErrNotFound)
 	}
 	return cloneApp(a), nil
@@ -103,10 +105,11 @@ func (s *Store) CreateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		if err != nil {
 			return err
 		}
-		if _, taken := s.appTables().apps[a.ID]; taken || a.ID == "" || a.ID == otp.DefaultAppID {
+		tables := s.appTables()
+		if _, taken := tables.apps[a.ID]; taken || a.ID == "" || a.ID == otp.DefaultAppID {
 			return fmt.Errorf("app %q exists", a.ID)
 		}
-		s.appTables().apps[a.ID] = cloneApp(stamp(a))
+		tables.apps[a.ID] = cloneApp(stamp(a))
 		return nil
 	})
 }
@@ -118,12 +121,13 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAct
 		if err != nil {
 			return err
 		}
-		old, ok := s.appTables().apps[a.ID]
-		if !ok || s.appTables().deleted[a.ID] {
+		tables := s.appTables()
+		old, ok := tables.apps[a.ID]
+		if !ok || tables.deleted[a.ID] {
 			return otp.ErrNotFound
 		}
 		a.CreatedAt = old.CreatedAt
-		s.appTables().apps[a.ID] = cloneApp(stamp(a))
+		tables.apps[a.ID] = cloneApp(stamp(a))
 		return nil
 	})
 }
@@ -132,14 +136,15 @@ func (s *Store) UpdateApp(ctx context.Context, a otp.App, audit history.AdminAct
 func (s *Store) DeleteApp(ctx context.Context, id string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "delete app", audit, func() error {
 		id = strings.ToLower(id)
-		if _, ok := s.appTables().apps[id]; !ok || s.appTables().deleted[id] {
+		tables := s.appTables()
+		if _, ok := tables.apps[id]; !ok || tables.deleted[id] {
 			return otp.ErrNotFound
 		}
-		s.appTables().deleted[id] = true
-		for kid, k := range s.appTables().keys {
+		tables.deleted[id] = true
+		for kid, k := range tables.keys {
 			if k.AppID == id && !k.Revoked() {
 				k.RevokedAt = ts(at)
-				s.appTables().keys[kid] = k
+				tables.keys[kid] = k
 			}
 		}
 		s.dropEndpoints(func(e events.Endpoint) bool { return e.AppID == id })
@@ -153,11 +158,12 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAc
 		return fmt.Errorf("inmem: create key: %w", err)
 	}
 	return s.changeApps(ctx, "create key", audit, func() error {
-		if _, taken := s.appTables().keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
+		tables := s.appTables()
+		if _, taken := tables.keys[k.ID]; taken || k.ID == "" || len(k.Hash) == 0 {
 			return fmt.Errorf("key %q exists or is incomplete", k.ID)
 		}
 		k.Hash, k.CreatedAt = slices.Clone(k.Hash), ts(k.CreatedAt)
-		s.appTables().keys[k.ID] = k
+		tables.keys[k.ID] = k
 		return nil
 	})
 }
@@ -165,12 +171,13 @@ func (s *Store) CreateKey(ctx context.Context, k apps.Key, audit history.AdminAc
 // RevokeKey implements apps.Store.
 func (s *Store) RevokeKey(ctx context.Context, appID, keyID string, at time.Time, audit history.AdminAction) error {
 	return s.changeApps(ctx, "revoke key", audit, func() error {
-		k, ok := s.appTables().keys[keyID]
+		tables := s.appTables()
+		k, ok := tables.keys[keyID]
 		if !ok || k.AppID != strings.ToLower(appID) || k.Revoked() {
 			return otp.ErrNotFound
 		}
 		k.RevokedAt = ts(at)
-		s.appTables().keys[keyID] = k
+		tables.keys[keyID] = k
 		return nil
 	})
 }
@@ -183,9 +190,10 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, at := range used {
-		if k, ok := s.appTables().keys[id]; ok && at.After(k.LastUsedAt) {
+		tables := s.appTables()
+		if k, ok := tables.keys[id]; ok && at.After(k.LastUsedAt) {
 			k.LastUsedAt = ts(at)
-			s.appTables().keys[id] = k
+			tables.keys[id] = k
 		}
 	}
 	return nil

@@ -50,11 +50,12 @@ func (s *Store) EraseAddress(ctx context.Context, address, redacted string, audi
 	n := len(s.attempts)
 	s.attempts = slices.DeleteFunc(s.attempts, func(a history.Attempt) bool { return ids[a.VerificationID] })
 	out.Attempts = n - len(s.attempts)
-	n = len(s.eventTables().outbox)
-	s.eventTables().outbox = slices.DeleteFunc(s.eventTables().outbox, func(r *outboxRow) bool {
+	tables := s.eventTables()
+	n = len(tables.outbox)
+	tables.outbox = slices.DeleteFunc(tables.outbox, func(r *outboxRow) bool {
 		return ids[r.subject] || r.subject == "" && payloadTo(r.event.Data) == address
 	})
-	out.Events = n - len(s.eventTables().outbox)
+	out.Events = n - len(tables.outbox)
 	for i, a := range s.admin {
 		if a.Target == "phone:"+address || a.Target == "email:"+address {
 			s.admin[i].Target = redacted
@@ -75,9 +76,10 @@ func (s *Store) redactFraud(address, redacted string) (blocks, audited int) {
 	_, mask, _ := strings.Cut(redacted, ":")
 	was, now := fraud.TrippedBy(address), fraud.TrippedBy(mask)
 	ids := map[string]bool{}
-	for i, b := range s.fraudTables().blocks {
+	fraudT := s.fraudTables()
+	for i, b := range fraudT.blocks {
 		if strings.Contains(b.Reason, was) {
-			s.fraudTables().blocks[i].Reason = strings.ReplaceAll(b.Reason, was, now)
+			fraudT.blocks[i].Reason = strings.ReplaceAll(b.Reason, was, now)
 			ids[b.ID] = true
 		}
 	}

@@ -29,6 +29,8 @@ type eventState struct {
 	written map[[2]string]bool
 }
 
+func (e *eventState) init() { e.blocksEnded, e.written = map[string]bool{}, map[[2]string]bool{} }
+
 // eventTables is the store's webhook endpoints and the outbox; call with s.mu held.
 func (s *Store) eventTables() *eventState { return part[eventState](s) }
 
@@ -53,23 +55,21 @@ type outboxRow struct {
 func (s *Store) emit(appID, typ, key, subject string, data any, at time.Time) {
 	var raw json.RawMessage
 	id := events.EventID(typ, key)
-	for _, e := range s.eventTables().endpoints {
+	tables := s.eventTables()
+	for _, e := range tables.endpoints {
 		if (appID != "" && e.AppID != otp.StoredAppID(appID)) || !slices.Contains(e.Types, typ) {
 			continue
 		}
-		if s.eventTables().written[[2]string{id, e.ID}] {
+		if tables.written[[2]string{id, e.ID}] {
 			continue
 		}
-		if s.eventTables().written == nil {
-			s.eventTables().written = map[[2]string]bool{}
-		}
-		s.eventTables().written[[2]string{id, e.ID}] = true
+		tables.written[[2]string{id, e.ID}] = true
 		if raw == nil {
 			raw, _ = json.Marshal(data) // plain structs of strings and ints
 		}
-		s.eventTables().seq++
-		s.eventTables().outbox = append(s.eventTables().outbox, &outboxRow{
-			id: s.eventTables().seq, event: events.Event{ID: id, Type: typ, CreatedAt: ts(at), Data: raw},
+		tables.seq++
+		tables.outbox = append(tables.outbox, &outboxRow{
+			id: tables.seq, event: events.Event{ID: id, Type: typ, CreatedAt: ts(at), Data: raw},
 			endpointID: e.ID, subject: subject, status: events.Pending, next: ts(at),
 		})
 	}
@@ -104,7 +104,8 @@ func (s *Store) CreateEndpoint(ctx context.Context, e events.Endpoint, a history
 	defer s.mu.Unlock()
 	e.ID, e.AppID, e.CreatedAt = id, otp.StoredAppID(e.AppID), ts(e.CreatedAt)
 	e.Types, e.SecretSealed = slices.Clone(e.Types), slices.Clone(e.SecretSealed)
-	s.eventTables().endpoints = append(s.eventTables().endpoints, e)
+	tables := s.eventTables()
+	tables.endpoints = append(tables.endpoints, e)
 	s.audit(ctx, a)
 	return nil
 }
@@ -166,13 +167,14 @@ func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string, a history.
 // dropEndpoints deletes the endpoints that match and their deliveries; s.mu is held.
 func (s *Store) dropEndpoints(match func(events.Endpoint) bool) {
 	gone := map[string]bool{}
-	s.eventTables().endpoints = slices.DeleteFunc(s.eventTables().endpoints, func(e events.Endpoint) bool {
+	tables := s.eventTables()
+	tables.endpoints = slices.DeleteFunc(tables.endpoints, func(e events.Endpoint) bool {
 		if match(e) {
 			gone[e.ID] = true
 		}
 		return gone[e.ID]
 	})
-	s.eventTables().outbox = slices.DeleteFunc(s.eventTables().outbox, func(r *outboxRow) bool { return gone[r.endpointID] })
+	tables.outbox = slices.DeleteFunc(tables.outbox, func(r *outboxRow) bool { return gone[r.endpointID] })
 }
 
 // ExpireVerifications implements events.Store.
@@ -212,8 +214,9 @@ func (s *Store) EndFraudBlocks(ctx context.Context, now time.Time, limit int) (i
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for i := range s.fraudTables().blocks {
-		b := &s.fraudTables().blocks[i]
+	fraudT := s.fraudTables()
+	for i := range fraudT.blocks {
+		b := &fraudT.blocks[i]
 		if n >= limit || s.eventTables().blocksEnded[b.ID] || !b.LiftedAt.IsZero() || b.EndsAt.After(now) {
 			continue
 		}
@@ -233,9 +236,6 @@ func blockData(b *fraud.Block) events.FraudBlockData {
 
 // endBlock reports that b ended at end; the caller holds the lock.
 func (s *Store) endBlock(b *fraud.Block, end, now time.Time) {
-	if s.eventTables().blocksEnded == nil {
-		s.eventTables().blocksEnded = map[string]bool{}
-	}
 	s.eventTables().blocksEnded[b.ID] = true
 	d := blockData(b)
 	d.EndedAt, d.LiftedBy = events.Time(end), b.LiftedBy

@@ -20,7 +20,8 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 	defer s.mu.Unlock()
 	// Only the first pending event (by rank, then id) of an endpoint and subject may go.
 	head := map[[2]string]*outboxRow{}
-	for _, r := range s.eventTables().outbox { // in id order
+	tables := s.eventTables()
+	for _, r := range tables.outbox { // in id order
 		k := [2]string{r.endpointID, r.subject}
 		if r.status != events.Pending || r.subject == "" {
 			continue
@@ -36,7 +37,7 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 		}
 	}
 	var due []*outboxRow
-	for _, r := range s.eventTables().outbox {
+	for _, r := range tables.outbox {
 		switch {
 		case r.status != events.Pending || r.next.After(now):
 		case r.subject != "" && head[[2]string{r.endpointID, r.subject}] != r:
@@ -54,7 +55,7 @@ func (s *Store) ClaimEvents(ctx context.Context, now time.Time, limit int, lease
 		r.attempts++
 		r.next, r.last = ts(now.Add(lease)), ts(now)
 		i, _ := s.endpointByID(r.endpointID)
-		e := s.eventTables().endpoints[i]
+		e := tables.endpoints[i]
 		window := r.event.CreatedAt
 		if !r.redelivered.IsZero() {
 			window = r.redelivered
@@ -81,11 +82,12 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, res := range results {
-		i := slices.IndexFunc(s.eventTables().outbox, func(r *outboxRow) bool { return r.id == res.DeliveryID })
+		tables := s.eventTables()
+		i := slices.IndexFunc(tables.outbox, func(r *outboxRow) bool { return r.id == res.DeliveryID })
 		if i < 0 {
 			continue
 		}
-		r := s.eventTables().outbox[i]
+		r := tables.outbox[i]
 		if r.status != events.Pending || (r.attempts != res.Attempt && res.Outcome != events.Delivered) {
 			continue
 		}
@@ -96,7 +98,7 @@ func (s *Store) SettleEvents(ctx context.Context, results []events.Result) error
 		case events.Pending:
 			r.next = ts(res.Next)
 			// What waits behind it waits as long, as in postgres.
-			for _, l := range s.eventTables().outbox {
+			for _, l := range tables.outbox {
 				if l != r && r.subject != "" && l.status == events.Pending && l.endpointID == r.endpointID &&
 					l.subject == r.subject && l.next.Before(r.next) {
 					l.next = r.next
@@ -145,10 +147,11 @@ func (s *Store) Deliveries(ctx context.Context, appID, endpointID string, f even
 	if limit <= 0 || limit > events.MaxDeliveries {
 		limit = events.DefaultDeliveries
 	}
-	id := s.eventTables().endpoints[i].ID
+	tables := s.eventTables()
+	id := tables.endpoints[i].ID
 	out := []events.Delivery{}
-	for j := len(s.eventTables().outbox) - 1; j >= 0 && len(out) < limit; j-- {
-		r := s.eventTables().outbox[j]
+	for j := len(tables.outbox) - 1; j >= 0 && len(out) < limit; j-- {
+		r := tables.outbox[j]
 		if r.endpointID == id && (f.Status == "" || r.status == f.Status) {
 			out = append(out, r.delivery())
 		}
@@ -167,9 +170,10 @@ func (s *Store) Redeliver(ctx context.Context, appID, endpointID, eventID string
 	eventID, _ = canonID(eventID)
 	var r *outboxRow
 	if ok {
-		id := s.eventTables().endpoints[i].ID
-		if j := slices.IndexFunc(s.eventTables().outbox, func(r *outboxRow) bool { return r.endpointID == id && r.event.ID == eventID }); j >= 0 {
-			r = s.eventTables().outbox[j]
+		tables := s.eventTables()
+		id := tables.endpoints[i].ID
+		if j := slices.IndexFunc(tables.outbox, func(r *outboxRow) bool { return r.endpointID == id && r.event.ID == eventID }); j >= 0 {
+			r = tables.outbox[j]
 		}
 	}
 	if r == nil {

@@ -64,18 +64,19 @@ func (s *Store) AddFraudListEntry(ctx context.Context, e fraud.ListEntry, a hist
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.fraudTables().entries {
+	tables := s.fraudTables()
+	for _, old := range tables.entries {
 		if old.List == e.List && old.Kind == e.Kind && old.Value == e.Value {
 			return fraud.ListEntry{}, &otp.ErrInvalidRequest{Fields: map[string]string{"value": "already on the " + string(e.List) + " list"}}
 		}
 	}
-	s.fraudTables().nextID++
-	e.ID = s.fraudTables().nextID
+	tables.nextID++
+	e.ID = tables.nextID
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.Now()
 	}
 	e.CreatedAt = ts(e.CreatedAt)
-	s.fraudTables().entries = append(s.fraudTables().entries, e)
+	tables.entries = append(tables.entries, e)
 	s.bumpSetting(fraud.SettingName)
 	s.audit(ctx, fraud.AuditListAdd(a, e))
 	return e, nil
@@ -88,12 +89,13 @@ func (s *Store) DeleteFraudListEntry(ctx context.Context, id int64, a history.Ad
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.fraudTables().entries, func(e fraud.ListEntry) bool { return e.ID == id })
+	tables := s.fraudTables()
+	i := slices.IndexFunc(tables.entries, func(e fraud.ListEntry) bool { return e.ID == id })
 	if i < 0 {
 		return fraud.ListEntry{}, fmt.Errorf("inmem: delete fraud list entry: %w", otp.ErrNotFound)
 	}
-	e := s.fraudTables().entries[i]
-	s.fraudTables().entries = slices.Delete(s.fraudTables().entries, i, i+1)
+	e := tables.entries[i]
+	tables.entries = slices.Delete(tables.entries, i, i+1)
 	s.bumpSetting(fraud.SettingName)
 	a = fraud.AuditListRemove(a, e)
 	s.audit(ctx, a)
@@ -115,7 +117,8 @@ func (s *Store) RecordFraudBlock(ctx context.Context, b fraud.Block, a history.A
 	defer s.mu.Unlock()
 	b.StartedAt, b.EndsAt = ts(b.StartedAt), ts(b.EndsAt)
 	b.Why = copyExplanation(b.Why)
-	s.fraudTables().blocks = append(s.fraudTables().blocks, b)
+	tables := s.fraudTables()
+	tables.blocks = append(tables.blocks, b)
 	s.emit("", events.FraudBlockStarted, b.ID, b.ID, blockData(&b), b.StartedAt)
 	s.audit(ctx, a)
 	return nil
@@ -154,11 +157,12 @@ func (s *Store) LiftFraudBlock(ctx context.Context, id string, at time.Time, by 
 	id, _ = canonID(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.fraudTables().blocks, func(b fraud.Block) bool { return b.ID == id })
+	fraudT := s.fraudTables()
+	i := slices.IndexFunc(fraudT.blocks, func(b fraud.Block) bool { return b.ID == id })
 	if i < 0 {
 		return fraud.Block{}, fmt.Errorf("inmem: lift fraud block: %w", otp.ErrNotFound)
 	}
-	b := &s.fraudTables().blocks[i]
+	b := &fraudT.blocks[i]
 	if b.LiftedAt.IsZero() {
 		b.LiftedAt, b.LiftedBy = ts(at), by
 	}

@@ -22,6 +22,10 @@ type operatorState struct {
 	logins map[string]time.Time
 }
 
+func (o *operatorState) init() {
+	o.byID, o.tokens, o.logins = map[string]operators.Operator{}, map[string]operators.Token{}, map[string]time.Time{}
+}
+
 // operatorTables is the store's operator accounts, tokens and logins; call with s.mu held.
 func (s *Store) operatorTables() *operatorState { return part[operatorState](s) }
 
@@ -83,7 +87,8 @@ func (s *Store) CreateOperator(ctx context.Context, o operators.Operator, audit 
 // UpdateOperator implements operators.Store.
 func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAnAdmin bool, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "update operator", audit, func() error {
-		old, ok := s.operatorTables().byID[o.ID]
+		tables := s.operatorTables()
+		old, ok := tables.byID[o.ID]
 		if !ok {
 			return otp.ErrNotFound
 		}
@@ -94,7 +99,7 @@ func (s *Store) UpdateOperator(ctx context.Context, o operators.Operator, keepAn
 			return err
 		}
 		o.CreatedAt, o.LastSeenAt, o.SignedInAt, o.SessionEpoch = old.CreatedAt, old.LastSeenAt, old.SignedInAt, old.SessionEpoch
-		s.operatorTables().byID[o.ID] = stampOperator(o)
+		tables.byID[o.ID] = stampOperator(o)
 		return nil
 	})
 }
@@ -147,12 +152,13 @@ func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]operat
 // CreateToken implements operators.Store.
 func (s *Store) CreateToken(ctx context.Context, t operators.Token, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "create operator token", audit, func() error {
-		if _, ok := s.operatorTables().byID[t.OperatorID]; !ok {
+		tables := s.operatorTables()
+		if _, ok := tables.byID[t.OperatorID]; !ok {
 			return otp.ErrNotFound
 		}
 		t.CreatedAt, t.ExpiresAt, t.RevokedAt, t.LastUsedAt = ts(t.CreatedAt), ts(t.ExpiresAt), ts(t.RevokedAt), ts(t.LastUsedAt)
 		t.Hash = bytes.Clone(t.Hash)
-		s.operatorTables().tokens[t.ID] = t
+		tables.tokens[t.ID] = t
 		return nil
 	})
 }
@@ -160,12 +166,13 @@ func (s *Store) CreateToken(ctx context.Context, t operators.Token, audit histor
 // RevokeToken implements operators.Store.
 func (s *Store) RevokeToken(ctx context.Context, operatorID, tokenID string, at time.Time, audit history.AdminAction) error {
 	return s.changeOperators(ctx, "revoke operator token", audit, func() error {
-		t, ok := s.operatorTables().tokens[tokenID]
+		tables := s.operatorTables()
+		t, ok := tables.tokens[tokenID]
 		if !ok || t.OperatorID != operatorID || t.Revoked() {
 			return otp.ErrNotFound
 		}
 		t.RevokedAt = ts(at)
-		s.operatorTables().tokens[tokenID] = t
+		tables.tokens[tokenID] = t
 		return nil
 	})
 }
@@ -192,9 +199,10 @@ func (s *Store) EndSessions(ctx context.Context, operatorID string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if o, ok := s.operatorTables().byID[operatorID]; ok {
+	tables := s.operatorTables()
+	if o, ok := tables.byID[operatorID]; ok {
 		o.SessionEpoch++
-		s.operatorTables().byID[operatorID] = o
+		tables.byID[operatorID] = o
 	}
 	return nil
 }
@@ -206,14 +214,12 @@ func (s *Store) UseLoginState(ctx context.Context, stateHash []byte, expires, no
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.operatorTables().logins == nil {
-		s.operatorTables().logins = map[string]time.Time{}
-	}
-	maps.DeleteFunc(s.operatorTables().logins, func(_ string, until time.Time) bool { return until.Before(now) })
-	if _, used := s.operatorTables().logins[string(stateHash)]; used {
+	tables := s.operatorTables()
+	maps.DeleteFunc(tables.logins, func(_ string, until time.Time) bool { return until.Before(now) })
+	if _, used := tables.logins[string(stateHash)]; used {
 		return operators.ErrLoginUsed
 	}
-	s.operatorTables().logins[string(stateHash)] = expires
+	tables.logins[string(stateHash)] = expires
 	return nil
 }
 
@@ -224,16 +230,17 @@ func (s *Store) TouchOperator(ctx context.Context, operatorID, tokenID string, a
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if o, ok := s.operatorTables().byID[operatorID]; ok {
+	tables := s.operatorTables()
+	if o, ok := tables.byID[operatorID]; ok {
 		o.LastSeenAt = ts(at)
 		if tokenID == "" {
 			o.SignedInAt = ts(at)
 		}
-		s.operatorTables().byID[operatorID] = o
+		tables.byID[operatorID] = o
 	}
-	if t, ok := s.operatorTables().tokens[tokenID]; ok && t.OperatorID == operatorID {
+	if t, ok := tables.tokens[tokenID]; ok && t.OperatorID == operatorID {
 		t.LastUsedAt = ts(at)
-		s.operatorTables().tokens[tokenID] = t
+		tables.tokens[tokenID] = t
 	}
 	return nil
 }
@@ -249,9 +256,6 @@ func (s *Store) changeOperators(ctx context.Context, op string, audit history.Ad
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.operatorTables().byID == nil {
-		s.operatorTables().byID, s.operatorTables().tokens = map[string]operators.Operator{}, map[string]operators.Token{}
-	}
 	if err := change(); err != nil {
 		return fmt.Errorf("inmem: %s: %w", op, err)
 	}

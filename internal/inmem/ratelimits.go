@@ -39,12 +39,13 @@ func (s *Store) CreateRateLimit(ctx context.Context, r apps.RateLimit) error {
 	r.CreatedAt, r.UpdatedAt, r.Buckets = ts(r.CreatedAt), ts(r.UpdatedAt), nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range s.appTables().rateLimits {
+	tables := s.appTables()
+	for _, o := range tables.rateLimits {
 		if o.AppID == r.AppID && o.UniqueName == r.UniqueName {
 			return &otp.ErrInvalidRequest{Fields: map[string]string{"unique_name": "is the name of another rate limit of this service"}}
 		}
 	}
-	s.appTables().rateLimits = append(s.appTables().rateLimits, r)
+	tables.rateLimits = append(tables.rateLimits, r)
 	return nil
 }
 
@@ -65,7 +66,8 @@ func (s *Store) UpdateRateLimit(ctx context.Context, appID, id, description stri
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	s.appTables().rateLimits[i].Description, s.appTables().rateLimits[i].UpdatedAt = description, ts(now)
+	tables := s.appTables()
+	tables.rateLimits[i].Description, tables.rateLimits[i].UpdatedAt = description, ts(now)
 	return nil
 }
 
@@ -80,7 +82,8 @@ func (s *Store) DeleteRateLimit(ctx context.Context, appID, id string) error {
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	s.appTables().rateLimits = slices.Delete(s.appTables().rateLimits, i, i+1)
+	tables := s.appTables()
+	tables.rateLimits = slices.Delete(tables.rateLimits, i, i+1)
 	return nil
 }
 
@@ -96,7 +99,8 @@ func (s *Store) CreateBucket(ctx context.Context, appID string, b apps.Bucket) e
 		return otp.ErrNotFound
 	}
 	b.CreatedAt, b.UpdatedAt = ts(b.CreatedAt), ts(b.UpdatedAt)
-	s.appTables().rateLimits[i].Buckets = append(s.appTables().rateLimits[i].Buckets, b)
+	tables := s.appTables()
+	tables.rateLimits[i].Buckets = append(tables.rateLimits[i].Buckets, b)
 	return nil
 }
 
@@ -131,11 +135,12 @@ func (s *Store) DeleteBucket(ctx context.Context, appID, rateLimitID, id string)
 	if i < 0 {
 		return otp.ErrNotFound
 	}
-	buckets := s.appTables().rateLimits[i].Buckets
+	tables := s.appTables()
+	buckets := tables.rateLimits[i].Buckets
 	j := slices.IndexFunc(buckets, func(o apps.Bucket) bool { return o.ID == id })
 	if j < 0 {
 		return otp.ErrNotFound
 	}
-	s.appTables().rateLimits[i].Buckets = slices.Delete(slices.Clone(buckets), j, j+1)
+	tables.rateLimits[i].Buckets = slices.Delete(slices.Clone(buckets), j, j+1)
 	return nil
 }

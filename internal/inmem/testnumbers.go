@@ -46,17 +46,18 @@ func (s *Store) CreateTestNumber(ctx context.Context, t apps.TestNumber, audit h
 	}
 	return s.changeApps(ctx, "create test number", audit, func() error {
 		t.AppID = strings.ToLower(t.AppID)
-		for id, old := range s.appTables().tests {
+		tables := s.appTables()
+		for id, old := range tables.tests {
 			if old.AppID != t.AppID || old.Address != t.Address {
 				continue
 			}
 			if t.CreatedAt.Before(old.ExpiresAt) {
 				return &otp.ErrInvalidRequest{Fields: map[string]string{"address": "is a working test number of this app already"}}
 			}
-			delete(s.appTables().tests, id)
+			delete(tables.tests, id)
 		}
 		t.Sealed, t.CreatedAt, t.ExpiresAt = slices.Clone(t.Sealed), ts(t.CreatedAt), ts(t.ExpiresAt)
-		s.appTables().tests[t.ID] = t
+		tables.tests[t.ID] = t
 		return nil
 	})
 }
@@ -66,11 +67,12 @@ func (s *Store) DeleteTestNumber(ctx context.Context, appID, id string, audit hi
 	var t apps.TestNumber
 	err := s.changeApps(ctx, "delete test number", audit, func() error {
 		var ok bool
-		t, ok = s.appTables().tests[strings.ToLower(id)]
+		tables := s.appTables()
+		t, ok = tables.tests[strings.ToLower(id)]
 		if !ok || t.AppID != strings.ToLower(appID) {
 			return otp.ErrNotFound
 		}
-		delete(s.appTables().tests, t.ID)
+		delete(tables.tests, t.ID)
 		return nil
 	})
 	return t, err

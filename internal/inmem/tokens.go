@@ -15,6 +15,8 @@ type tokenState struct {
 	redeemed map[string]time.Time
 }
 
+func (t *tokenState) init() { t.redeemed = map[string]time.Time{} }
+
 // tokenTables is the store's signing keys and redemptions; call with s.mu held.
 func (s *Store) tokenTables() *tokenState { return part[tokenState](s) }
 
@@ -37,13 +39,14 @@ func (s *Store) AddSigningKey(ctx context.Context, k tokens.StoredKey, staleBefo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.tokenTables().keys {
+	tables := s.tokenTables()
+	for _, old := range tables.keys {
 		if old.CreatedAt.After(staleBefore) {
 			return false, nil
 		}
 	}
 	k.Sealed, k.CreatedAt, k.ActiveAt = slices.Clone(k.Sealed), ts(k.CreatedAt), ts(k.ActiveAt)
-	s.tokenTables().keys = append(s.tokenTables().keys, k)
+	tables.keys = append(tables.keys, k)
 	return true, nil
 }
 
@@ -54,7 +57,8 @@ func (s *Store) DeleteSigningKeys(ctx context.Context, ids []string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokenTables().keys = slices.DeleteFunc(s.tokenTables().keys, func(k tokens.StoredKey) bool { return slices.Contains(ids, k.ID) })
+	tables := s.tokenTables()
+	tables.keys = slices.DeleteFunc(tables.keys, func(k tokens.StoredKey) bool { return slices.Contains(ids, k.ID) })
 	return nil
 }
 
@@ -66,17 +70,15 @@ func (s *Store) Redeem(ctx context.Context, r tokens.Redemption) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tokenTables().redeemed == nil {
-		s.tokenTables().redeemed = map[string]time.Time{}
-	}
-	if _, ok := s.tokenTables().redeemed[r.JTI]; ok {
+	tables := s.tokenTables()
+	if _, ok := tables.redeemed[r.JTI]; ok {
 		return tokens.ErrRedeemed
 	}
-	for jti, exp := range s.tokenTables().redeemed {
+	for jti, exp := range tables.redeemed {
 		if exp.Before(r.RedeemedAt.Add(-time.Minute)) {
-			delete(s.tokenTables().redeemed, jti)
+			delete(tables.redeemed, jti)
 		}
 	}
-	s.tokenTables().redeemed[r.JTI] = r.ExpiresAt
+	tables.redeemed[r.JTI] = r.ExpiresAt
 	return nil
 }

@@ -88,23 +88,25 @@ func (s *Store) DeleteEntity(ctx context.Context, appID, identity string) error 
 	if !ok {
 		return otp.ErrNotFound
 	}
-	for id, f := range s.totpTables().factors {
+	tables := s.totpTables()
+	for id, f := range tables.factors {
 		if f.EntityID == e.ID {
 			s.dropFactor(id)
 		}
 	}
-	delete(s.totpTables().entities, e.ID)
+	delete(tables.entities, e.ID)
 	return nil
 }
 
 // dropFactor deletes a factor with its challenges; call with s.mu held.
 func (s *Store) dropFactor(id string) {
-	for cid, c := range s.totpTables().challenges {
+	tables := s.totpTables()
+	for cid, c := range tables.challenges {
 		if c.FactorID == id {
-			delete(s.totpTables().challenges, cid)
+			delete(tables.challenges, cid)
 		}
 	}
-	delete(s.totpTables().factors, id)
+	delete(tables.factors, id)
 }
 
 // CreateFactor implements totp.Store.
@@ -114,11 +116,12 @@ func (s *Store) CreateFactor(ctx context.Context, f totp.Factor) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.totpTables().entities[f.EntityID]; !ok {
+	tables := s.totpTables()
+	if _, ok := tables.entities[f.EntityID]; !ok {
 		return otp.ErrNotFound
 	}
 	f.AppID, f.Sealed, f.CreatedAt, f.UpdatedAt = strings.ToLower(f.AppID), slices.Clone(f.Sealed), ts(f.CreatedAt), ts(f.UpdatedAt)
-	s.totpTables().factors[f.ID] = f
+	tables.factors[f.ID] = f
 	return nil
 }
 
@@ -207,14 +210,15 @@ func (s *Store) AcceptStep(ctx context.Context, appID, id string, step int64, no
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, ok := s.totpTables().factors[strings.ToLower(id)]
+	tables := s.totpTables()
+	f, ok := tables.factors[strings.ToLower(id)]
 	if !ok || f.AppID != strings.ToLower(appID) {
 		return totp.Factor{}, false, otp.ErrNotFound
 	}
 	accepted := step > f.LastStep
 	if accepted {
 		f.LastStep, f.Status, f.UpdatedAt = step, totp.FactorVerified, ts(now)
-		s.totpTables().factors[f.ID] = f
+		tables.factors[f.ID] = f
 	}
 	f.Sealed = slices.Clone(f.Sealed)
 	return f, accepted, nil
@@ -227,11 +231,12 @@ func (s *Store) CreateChallenge(ctx context.Context, c totp.Challenge) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.totpTables().factors[c.FactorID]; !ok {
+	tables := s.totpTables()
+	if _, ok := tables.factors[c.FactorID]; !ok {
 		return otp.ErrNotFound
 	}
 	c.AppID, c.CreatedAt = strings.ToLower(c.AppID), ts(c.CreatedAt)
-	s.totpTables().challenges[c.ID] = c
+	tables.challenges[c.ID] = c
 	return nil
 }
 

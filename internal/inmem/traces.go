@@ -29,9 +29,10 @@ func (s *Store) SetSendTrace(ctx context.Context, sendID, traceparent string) er
 	if !ok || row == nil {
 		return fmt.Errorf("inmem: set send trace: %w", otp.ErrNotFound)
 	}
-	s.traceTables().byID[id] = traceparent
-	if _, ok := s.traceTables().byID[row.VerificationID]; !ok && row.VerificationID != "" {
-		s.traceTables().byID[row.VerificationID] = traceparent
+	tables := s.traceTables()
+	tables.byID[id] = traceparent
+	if _, ok := tables.byID[row.VerificationID]; !ok && row.VerificationID != "" {
+		tables.byID[row.VerificationID] = traceparent
 	}
 	return nil
 }
